@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# sluice: one top-level Makefile, everything out of tree in $(BUILD)/.
+
+BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+ARCH := $(shell uname -m | sed 's/x86_64/x86_64/;s/aarch64/aarch64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
+CPPFLAGS_ALL := -Iinclude -Iuser/lib -I$(BUILD) -D_GNU_SOURCE
+DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
+DEP_LIBS := $(shell $(PKG_CONFIG) --libs libxdp libbpf 2>/dev/null) -lelf -lz -lpthread -lm
+
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Werror -Wno-unused-function \
+	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all clean help install uninstall test bench demo deps check-deps
+
+all:
+
+help:
+	@echo 'sluice make targets:'
+	@echo '  all        build sluice, sluicectl and the traffic generator into $(BUILD)/ (default)'
+	@echo '  test       build and run every test suite (TAP; the bpf and net suites need root)'
+	@echo '  bench      run the benchmarks (root, several minutes), results in $(BUILD)/bench/'
+	@echo '  demo       install what is missing, build, show sluice holding a flood in a lab'
+	@echo '  deps       install the build and test dependencies with apt-get (root)'
+	@echo '  install    install binaries and man pages under DESTDIR/PREFIX ($(PREFIX))'
+	@echo '  uninstall  remove what install put there'
+	@echo '  clean      remove $(BUILD)/'
+	@echo 'Variables: V=1 (full commands), BUILD=dir, PREFIX=, DESTDIR=, CC=, CLANG=, BPFTOOL='
+
+# ---- BPF object and skeleton ----
+
+BPF_HDRS := $(wildcard bpf/lib/*.h) $(wildcard include/sluice/*.h)
+
+$(BUILD)/sluice.tmp.bpf.o: bpf/sluice.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/sluice.bpf.o: $(BUILD)/sluice.tmp.bpf.o
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
+
+$(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sluice_bpf > $@
+
+# ---- userspace ----
+
+LIB_SRCS := $(wildcard user/lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+SLUICE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard user/sluice/*.c))
+CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/sluicectl/*.c))
+GEN_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/gen/*.c))
+TESTLIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/lib/*.c))
+
+PROGS := $(if $(SLUICE_OBJS),$(BUILD)/sluice) $(if $(CTL_OBJS),$(BUILD)/sluicectl) \
+	$(if $(GEN_OBJS),$(BUILD)/sluice-gen)
+
+all: $(BUILD)/libsluice.a $(PROGS)
+
+$(BUILD):
+	$(Q)mkdir -p $@
+
+$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h tests/lib/*.h) | $(BUILD)/sluice.skel.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/libsluice.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/sluice: $(SLUICE_OBJS) $(BUILD)/libsluice.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+$(BUILD)/sluicectl: $(CTL_OBJS) $(BUILD)/libsluice.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+$(BUILD)/sluice-gen: $(GEN_OBJS) $(BUILD)/libsluice.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+# ---- tests: every tests/{unit,bpf}/*.c is one TAP program ----
+
+TEST_PROGS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c tests/bpf/*.c))
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(BUILD)/libsluice.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+tests: all $(TEST_PROGS)
+
+test: check-deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+bench: check-deps all
+	$(Q)BUILD=$(BUILD) tools/bench/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) scripts/demo.sh
+
+deps:
+	$(Q)scripts/deps.sh
+
+# Cheap: only calls apt-get when a needed tool or header is missing.
+check-deps:
+	$(Q)scripts/deps.sh --if-missing
+
+# ---- install ----
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(BUILD)/sluice $(BUILD)/sluicectl $(DESTDIR)$(SBINDIR)/
+	install -m 0644 man/sluice.8 man/sluicectl.8 $(DESTDIR)$(MANDIR)/man8/
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(SBINDIR)/sluicectl
+	rm -f $(DESTDIR)$(MANDIR)/man8/sluice.8 $(DESTDIR)$(MANDIR)/man8/sluicectl.8
+
+clean:
+	$(call msg,CLEAN,$(BUILD))
+	$(Q)rm -rf $(BUILD)

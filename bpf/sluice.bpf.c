@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * sluice: per-source rate limiting at XDP.
+ *
+ * packet -> parse -> policy (default or longest-prefix rule) -> key (source
+ * masked to the policy's prefix) -> bucket (LRU hash, created full) -> verdict
+ * -> per-CPU counters and a sampled drop event.
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <errno.h>
+
+#include "lib/parse.h"
+#include <sluice/sluice.h>
+#include <sluice/algo.h>
+
+/* ---- Maps: pinned under /sys/fs/bpf/sluice/<ifname>/ by the loader ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_KEYS); /* --max-keys at attach */
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_bucket);
+} sluice_buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_LOG_KEYS); /* --max-log-keys */
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_log);
+} sluice_logs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_config);
+} sluice_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 2 * SLUICE_MAX_RULES); /* two generations */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_rule_key);
+	__type(value, struct sluice_rule);
+} sluice_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_stats);
+} sluice_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct sluice_rstats);
+} sluice_rstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} sluice_events SEC(".maps");
+
+/* ---- Load-time knobs (skel->rodata); the verifier prunes what is off ---- */
+
+/* Tests drive the clock through test_now_ns instead of bpf_ktime_get_ns(). */
+const volatile __u8 test_clock = 0;
+/* Bench builds: stop after parsing, or give every packet a random source
+ * among bench_vary_keys, to measure parsing and key-table churn alone. */
+const volatile __u8 bench_parse_only = 0;
+const volatile __u32 bench_vary_keys = 0;
+
+volatile __u64 test_now_ns = 0;
+
+static const struct sluice_bucket zero_bucket;
+static const struct sluice_log zero_log;
+
+static __always_inline __u64 now_ticks(void)
+{
+	__u64 ns = test_clock ? test_now_ns : bpf_ktime_get_ns();
+
+	return ns << SLUICE_TICK_SHIFT;
+}
+
+/*
+ * Find the state of key in map, creating it full (zeroed) on first sight.
+ * New keys may first have to pass the global new-key limit; past it they are
+ * charged to their aggregate prefix's bucket, so a flood of spoofed sources
+ * can neither evict heavy hitters for free nor refill its own buckets by
+ * churning the table. NULL when the table refused the key.
+ */
+static __always_inline void *state_get(void *map, const void *zero, struct sluice_key *key,
+				       struct sluice_config *cfg, struct sluice_settings *set,
+				       struct sluice_stats *st, __u64 now)
+{
+	void *val = bpf_map_lookup_elem(map, key);
+	long err;
+
+	if (val)
+		return val;
+	if (set->new_keys.interval | set->new_keys.interval_frac) {
+		__u64 cost = sluice_limit_cost(&set->new_keys, 1);
+
+		if (sluice_gcra(&cfg->newkey_tat, now, cost, set->new_keys.tolerance) !=
+		    SLUICE_PASS) {
+			key->tag |= SLUICE_TAG_AGGREGATE;
+			key->prefixlen = key->family == 4 ? set->agg4 : set->agg6;
+			mask_addr(key->addr, key->prefixlen);
+			st->aggregated++;
+			val = bpf_map_lookup_elem(map, key);
+			if (val)
+				return val;
+		}
+	}
+	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	if (!err)
+		st->new_keys++;
+	else if (err != -EEXIST)
+		return NULL;
+	/* Another CPU may have created it first (-EEXIST): use theirs. */
+	return bpf_map_lookup_elem(map, key);
+}
+
+static __always_inline void emit_event(struct sluice_stats *st, struct sluice_settings *set,
+				       struct sluice_key *key, __u8 *src, __u8 reason, __u32 len)
+{
+	struct sluice_event *ev;
+
+	if (st->dropped & set->event_mask)
+		return;
+	ev = bpf_ringbuf_reserve(&sluice_events, sizeof(*ev), 0);
+	if (!ev) {
+		st->events_lost++;
+		return;
+	}
+	ev->ts_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(ev->addr, src, 16);
+	ev->family = key->family;
+	ev->reason = reason;
+	ev->pkt_len = len > 0xffff ? 0xffff : len;
+	ev->slot = key->tag >> 16 & 0x7fff;
+	ev->sample = set->event_mask + 1;
+	ev->pad = 0;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+SEC("xdp")
+int sluice_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 len = data_end - data;
+	struct sluice_key key = {};
+	__u8 src[16] __attribute__((aligned(8))) = {};
+	struct sluice_config *cfg;
+	struct sluice_settings *set;
+	struct sluice_policy *policy;
+	struct sluice_rstats *rs;
+	struct sluice_stats *st;
+	__u32 zero = 0, slot;
+	__u64 now, *dropped;
+	__u8 reason;
+	int v;
+
+	st = bpf_map_lookup_elem(&sluice_stats, &zero);
+	cfg = bpf_map_lookup_elem(&sluice_config, &zero);
+	if (!st || !cfg)
+		return XDP_PASS; /* cannot happen: arrays always have entry 0 */
+	st->rx++;
+	st->rx_bytes += len;
+
+	switch (parse_source(data, data_end, &key.family, key.addr)) {
+	case PARSE_OK:
+		break;
+	case PARSE_NON_IP:
+		st->non_ip++;
+		st->passed++;
+		return XDP_PASS;
+	default:
+		st->malformed++;
+		st->passed++;
+		return XDP_PASS;
+	}
+	if (bench_parse_only) {
+		st->passed++;
+		return XDP_PASS;
+	}
+	if (bench_vary_keys) {
+		__u32 r = bpf_get_prandom_u32() % bench_vary_keys;
+
+		__builtin_memcpy(&key.addr[key.family == 4 ? 0 : 12], &r, 4);
+	}
+	__builtin_memcpy(src, key.addr, 16);
+
+	/* One load of `active`: the whole packet uses one half of the config. */
+	set = &cfg->settings[SLUICE_READ(cfg->active) & 1];
+	policy = &set->def;
+	if (set->nr_rules) {
+		struct sluice_rule_key rk = {
+			.prefixlen = SLUICE_RULE_KEY_PREFIX(128),
+			.gen = set->rules_gen,
+		};
+		struct sluice_rule *rule;
+
+		if (key.family == 4) {
+			rk.addr[10] = 0xff;
+			rk.addr[11] = 0xff;
+			__builtin_memcpy(&rk.addr[12], key.addr, 4);
+		} else {
+			__builtin_memcpy(rk.addr, key.addr, 16);
+		}
+		rule = bpf_map_lookup_elem(&sluice_rules, &rk);
+		if (rule)
+			policy = &rule->policy;
+	}
+
+	slot = (policy->tag >> 16) & (SLUICE_MAX_RULES - 1);
+	rs = bpf_map_lookup_elem(&sluice_rstats, &slot);
+	if (!rs)
+		return XDP_PASS;
+
+	if (policy->action == SLUICE_ACT_EXEMPT) {
+		st->exempt++;
+		goto pass;
+	}
+	if (policy->action == SLUICE_ACT_DENY) {
+		reason = SLUICE_REASON_DENIED;
+		dropped = NULL;
+		goto over;
+	}
+
+	key.tag = policy->tag;
+	key.prefixlen = key.family == 4 ? policy->prefix4 : policy->prefix6;
+	mask_addr(key.addr, key.prefixlen);
+	now = now_ticks();
+
+	if (policy->algo == SLUICE_ALGO_SLIDING_LOG) {
+		struct sluice_log *log = state_get(&sluice_logs, &zero_log, &key, cfg, set, st, now);
+
+		if (!log)
+			goto failed;
+		v = sluice_sliding_log(log, now, policy->window, policy->window_limit);
+		dropped = &log->dropped;
+	} else {
+		struct sluice_bucket *b =
+			state_get(&sluice_buckets, &zero_bucket, &key, cfg, set, st, now);
+
+		if (!b)
+			goto failed;
+		v = sluice_admit(policy, b->s, now, len);
+		dropped = &b->dropped;
+	}
+	if (v == SLUICE_PASS)
+		goto pass;
+	reason = v == SLUICE_CONTENDED ? SLUICE_REASON_CONTENDED : SLUICE_REASON_LIMITED;
+
+over:
+	if ((policy->flags & SLUICE_POLICY_DRY_RUN) || (set->flags & SLUICE_DRY_RUN)) {
+		st->would_drop++;
+		goto pass;
+	}
+	if (reason == SLUICE_REASON_DENIED)
+		st->denied++;
+	else if (reason == SLUICE_REASON_CONTENDED)
+		st->contended++;
+	else
+		st->limited++;
+	if (dropped)
+		__sync_fetch_and_add(dropped, 1);
+	goto drop;
+
+failed:
+	/* The key table refused the key: explicit policy, fail-open by default. */
+	st->update_failed++;
+	if (set->flags & SLUICE_FAIL_CLOSED) {
+		reason = SLUICE_REASON_FAIL_CLOSED;
+		goto drop;
+	}
+pass:
+	st->passed++;
+	rs->passed++;
+	rs->passed_bytes += len;
+	return XDP_PASS;
+
+drop:
+	emit_event(st, set, &key, src, reason, len);
+	st->dropped++;
+	st->dropped_bytes += len;
+	rs->dropped++;
+	rs->dropped_bytes += len;
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

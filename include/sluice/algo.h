@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * sluice: the counting algorithms, written once and compiled twice: into the
+ * XDP program (clang -target bpf -mcpu=v3) and into the host unit tests, so a
+ * scenario run through both gives the same verdicts packet for packet.
+ *
+ * Every state update is a compare-and-swap on one u64 (or, for the sliding
+ * window, two u64s in an order that keeps readers exact, see below): LRU hash
+ * values cannot hold a bpf_spin_lock, and a lock per packet would cost more
+ * than the rest of the program. A CAS that fails means another CPU updated the
+ * same key; we reread and decide again, at most SLUICE_CAS_TRIES times.
+ *
+ * Time is in ticks (ns << SLUICE_TICK_SHIFT), see sluice.h. A reading older
+ * than the state (another CPU's clock a little ahead, or a test clock moved
+ * back) counts as no time elapsed: it can cost a packet, never admit one extra.
+ */
+#ifndef SLUICE_ALGO_H
+#define SLUICE_ALGO_H
+
+#include <linux/types.h>
+#include "sluice.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#define SLUICE_READ(x) (*(volatile __typeof__(x) *)&(x))
+#define SLUICE_WRITE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+/* Hide a value from the compiler so a bounds mask the verifier needs stays. */
+#define SLUICE_OPAQUE(x) __asm__ volatile("" : "+r"(x))
+
+enum sluice_verdict {
+	SLUICE_PASS = 0,
+	SLUICE_DROP = 1,
+	SLUICE_CONTENDED = 2, /* CAS retries exhausted: dropped, never admitted */
+};
+
+static __always_inline int sluice_cas(__u64 *p, __u64 old, __u64 new_val)
+{
+	return __sync_val_compare_and_swap(p, old, new_val) == old;
+}
+
+/* Ticks that `units` packets or bytes cost under limit l, rounded up so that
+ * rounding can only ever admit less than the rate, never more. */
+static __always_inline __u64 sluice_limit_cost(const struct sluice_limit *l, __u64 units)
+{
+	__u64 frac = units * l->interval_frac; /* units < 2^16: fits */
+
+	return units * l->interval + (frac >> 32) + ((frac & 0xffffffffULL) != 0);
+}
+
+/*
+ * GCRA, virtual-scheduling form. *tat is the theoretical arrival time: the
+ * moment the bucket would be full again. A unit costing `cost` ticks is
+ * admitted if, after paying, the TAT is at most `tolerance` ahead of now.
+ * A zero TAT is a full bucket, so a new key starts full. Since the new TAT is
+ * max(tat, now) + cost and the test is against now, no arithmetic can
+ * underflow, and a clock moving back only makes the test stricter.
+ */
+static __always_inline int sluice_gcra(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
+		__u64 old = SLUICE_READ(*tat);
+		__u64 base = old > now ? old : now;
+		__u64 next = base + cost;
+
+		if (next - now > tolerance)
+			return SLUICE_DROP;
+		if (sluice_cas(tat, old, next))
+			return SLUICE_PASS;
+	}
+	return SLUICE_CONTENDED;
+}
+
+/* Give back what sluice_gcra took for a packet another limit then refused. */
+static __always_inline void sluice_gcra_refund(__u64 *tat, __u64 cost)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
+		__u64 old = SLUICE_READ(*tat);
+
+		/* If the refund cannot be made it stays charged: the packet
+		 * cost budget it did not use, which can only admit less. */
+		if (old < cost || sluice_cas(tat, old, old - cost))
+			return;
+	}
+}
+
+/*
+ * Window algorithms pack (window number mod 2^32) << 32 | count into a u64.
+ * Windows are at least 100 ms, so 2^32 of them are 13 years of uptime.
+ * sluice_window_delta() says how many windows `now` is past the packed one,
+ * as a signed number: 0 the same window, < 0 a clock behind the state.
+ * (A key idle for 2^31 windows, 6.8 years at 100 ms, would read as behind.)
+ */
+static __always_inline __s32 sluice_window_delta(__u64 packed, __u32 win_now)
+{
+	/* A zero state is a new key: no count is ever stored as 0. */
+	if (!packed)
+		return 2;
+	return (__s32)(win_now - (__u32)(packed >> 32));
+}
+
+#define SLUICE_WIN_PACK(win, count) (((__u64)(__u32)(win) << 32) | (__u32)(count))
+#define SLUICE_WIN_COUNT(packed) ((__u32)(packed))
+#define SLUICE_WIN_ID(packed) ((__u32)((packed) >> 32))
+
+/* Fixed window: one counter per window, reset at the boundary. */
+static __always_inline int sluice_fixed_window(__u64 *state, __u64 now, __u64 window, __u32 limit)
+{
+	__u32 win = (__u32)(now / window);
+	int i;
+
+	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
+		__u64 old = SLUICE_READ(*state);
+		__u32 count = sluice_window_delta(old, win) <= 0 ? SLUICE_WIN_COUNT(old) : 0;
+		__u64 next;
+
+		if (count >= limit)
+			return SLUICE_DROP;
+		next = sluice_window_delta(old, win) <= 0 ? old + 1 : SLUICE_WIN_PACK(win, 1);
+		if (sluice_cas(state, old, next))
+			return SLUICE_PASS;
+	}
+	return SLUICE_CONTENDED;
+}
+
+/*
+ * Weight of the previous window at `elapsed` ticks into the current one, in
+ * 1/65536ths, rounded up so the estimate errs towards the previous window.
+ */
+static __always_inline __u64 sluice_prev_weight(__u64 elapsed, __u64 window)
+{
+	__u64 rest = (window - elapsed) << 16; /* window <= 1 h: fits in 63 bits */
+
+	return rest / window + (rest % window != 0);
+}
+
+/*
+ * Record that window `win` ended with `count` packets into *prev, keeping the
+ * largest count of the newest window: a CPU with an older snapshot can never
+ * lower it.
+ */
+static __always_inline void sluice_window_retire(__u64 *prev, __u32 win, __u32 count)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
+		__u64 old = SLUICE_READ(*prev);
+		__s32 d = sluice_window_delta(old, win);
+
+		if (d < 0 || (d == 0 && SLUICE_WIN_COUNT(old) >= count))
+			return;
+		if (sluice_cas(prev, old, SLUICE_WIN_PACK(win, count)))
+			return;
+	}
+}
+
+/*
+ * Sliding-window counter: estimate = previous x (1 - elapsed/window) + current.
+ * s[0] holds the current window, s[1] the count the previous window ended on.
+ *
+ * Rolling over writes s[1] before the CAS that moves s[0] into the new window,
+ * and s[1] only ever grows for a given window; so anyone who reads s[0] in
+ * window w finds in s[1] the final count of w-1 (or something older, meaning
+ * 0). That keeps the estimate exact across CPUs with two plain u64s.
+ */
+static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 window, __u32 limit)
+{
+	__u64 w64 = now / window;
+	__u32 win = (__u32)w64;
+	__u64 elapsed = now - w64 * window;
+	__u64 budget = (__u64)limit << 16;
+	int i;
+
+	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
+		__u64 cur = SLUICE_READ(s[0]);
+		__s32 d = sluice_window_delta(cur, win);
+		__u64 prev_count = 0, cur_count = 0, weight, next;
+
+		if (d <= 0) {
+			__u64 prev = SLUICE_READ(s[1]);
+
+			cur_count = SLUICE_WIN_COUNT(cur);
+			if (SLUICE_WIN_ID(prev) == SLUICE_WIN_ID(cur) - 1)
+				prev_count = SLUICE_WIN_COUNT(prev);
+			/* behind the state: as if at the start of its window */
+			weight = d == 0 ? sluice_prev_weight(elapsed, window) : 1 << 16;
+			next = cur + 1;
+		} else {
+			if (d == 1)
+				prev_count = SLUICE_WIN_COUNT(cur);
+			weight = sluice_prev_weight(elapsed, window);
+			next = SLUICE_WIN_PACK(win, 1);
+		}
+		if (prev_count * weight + ((cur_count + 1) << 16) > budget)
+			return SLUICE_DROP;
+		if (d == 1)
+			sluice_window_retire(&s[1], SLUICE_WIN_ID(cur), SLUICE_WIN_COUNT(cur));
+		if (sluice_cas(&s[0], cur, next))
+			return SLUICE_PASS;
+	}
+	return SLUICE_CONTENDED;
+}
+
+/*
+ * Sliding log: the arrival ticks of the last `limit` admitted packets, one
+ * slot each. A slot is free when empty (0) or when its packet left the window
+ * (ts + window <= now). Admitting claims a free slot by CAS. Exact: a packet
+ * admitted at t holds its slot until t + window, so any trailing window holds
+ * at most `limit` admissions. Without concurrency the oldest slot is always
+ * at hint, so one probe decides; the extra probes only matter when two CPUs
+ * race for the same slot, and running out of them drops, never admits.
+ */
+#define SLUICE_LOG_PROBES 4
+
+static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now, __u64 window,
+					      __u32 limit)
+{
+	__u64 hint = SLUICE_READ(log->hint);
+	__u64 stamp = now ? now : 1; /* 0 marks an empty slot */
+	int i;
+
+	if (limit == 0 || limit > SLUICE_LOG_MAX)
+		return SLUICE_DROP;
+	for (i = 0; i < SLUICE_LOG_PROBES; i++) {
+		__u32 idx = (__u32)((hint + i) % limit);
+		__u64 ts;
+
+		SLUICE_OPAQUE(idx);
+		idx &= SLUICE_LOG_MAX - 1; /* idx < limit <= 64: for the verifier */
+		ts = SLUICE_READ(log->ts[idx]);
+
+		if (ts != 0 && (ts > now || now - ts < window))
+			continue;
+		if (sluice_cas(&log->ts[idx], ts, stamp)) {
+			SLUICE_WRITE(log->hint, idx + 1);
+			return SLUICE_PASS;
+		}
+	}
+	return SLUICE_DROP;
+}
+
+/*
+ * Token bucket (GCRA) and leaky bucket (as a meter) share their state and
+ * their decision: see README, "Leaky bucket". s[0] is the packet TAT, s[1]
+ * the byte TAT. A packet passes only if both limits admit it; one the byte
+ * limit refuses gets its packet charge back.
+ */
+static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __u64 *s, __u64 now,
+					       __u32 len)
+{
+	__u64 pkt_cost = 0;
+	int v;
+
+	if (p->pkt.interval | p->pkt.interval_frac) {
+		pkt_cost = sluice_limit_cost(&p->pkt, 1);
+		v = sluice_gcra(&s[0], now, pkt_cost, p->pkt.tolerance);
+		if (v != SLUICE_PASS)
+			return v;
+	}
+	if (p->bytes.interval | p->bytes.interval_frac) {
+		v = sluice_gcra(&s[1], now, sluice_limit_cost(&p->bytes, len), p->bytes.tolerance);
+		if (v != SLUICE_PASS) {
+			if (pkt_cost)
+				sluice_gcra_refund(&s[0], pkt_cost);
+			return v;
+		}
+	}
+	return SLUICE_PASS;
+}
+
+/* The verdict of policy p for a packet of `len` bytes on a key's state. */
+static __always_inline int sluice_admit(const struct sluice_policy *p, __u64 *s, __u64 now,
+					__u32 len)
+{
+	switch (p->algo) {
+	case SLUICE_ALGO_TOKEN_BUCKET:
+	case SLUICE_ALGO_LEAKY_BUCKET:
+		return sluice_bucket_admit(p, s, now, len);
+	case SLUICE_ALGO_SLIDING_WINDOW:
+		return sluice_sliding_window(s, now, p->window, p->window_limit);
+	case SLUICE_ALGO_FIXED_WINDOW:
+		return sluice_fixed_window(s, now, p->window, p->window_limit);
+	}
+	return SLUICE_PASS; /* sliding-log keys live in sluice_logs */
+}
+
+/* ---- Views of a key's state for `sluicectl show`/`top` (no side effects) ---- */
+
+/* Whole units left in a GCRA bucket at `now`. */
+static inline __u64 sluice_gcra_left(const struct sluice_limit *l, __u64 tat, __u64 now)
+{
+	__u64 per = sluice_limit_cost(l, 1);
+	__u64 debt = tat > now ? tat - now : 0;
+
+	if (!per || debt >= l->tolerance)
+		return 0;
+	return (l->tolerance - debt) / per;
+}
+
+/* Ticks from `now` until a GCRA bucket admits one more unit. */
+static inline __u64 sluice_gcra_wait(const struct sluice_limit *l, __u64 tat, __u64 now)
+{
+	__u64 next = (tat > now ? tat : now) + sluice_limit_cost(l, 1);
+
+	return next - now > l->tolerance ? next - now - l->tolerance : 0;
+}
+
+#endif /* SLUICE_ALGO_H */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * sluice: everything the XDP program and userspace share. One definition of
+ * every map key, map value and knob; nothing here is declared twice.
+ *
+ * Plain __u8/__u32/__u64 with explicit padding so that the BPF target and the
+ * host agree on the layout; every struct has a size assertion so a change that
+ * moves a field breaks the build instead of the map.
+ */
+#ifndef SLUICE_SLUICE_H
+#define SLUICE_SLUICE_H
+
+#include <linux/types.h>
+
+/*
+ * Map layout version. A loader refuses pinned maps whose config carries another
+ * version instead of misreading them. Bump on any change to a pinned struct.
+ */
+#define SLUICE_LAYOUT_VERSION 1
+
+/* Pinned map names, also the names of the maps in the object. */
+#define SLUICE_MAP_BUCKETS "sluice_buckets"
+#define SLUICE_MAP_LOGS    "sluice_logs"
+#define SLUICE_MAP_CONFIG  "sluice_config"
+#define SLUICE_MAP_RULES   "sluice_rules"
+#define SLUICE_MAP_STATS   "sluice_stats"
+#define SLUICE_MAP_RSTATS  "sluice_rstats"
+#define SLUICE_MAP_EVENTS  "sluice_events"
+#define SLUICE_PIN_ROOT    "/sys/fs/bpf/sluice"
+#define SLUICE_PROG_PIN    "sluice_prog"
+
+/*
+ * Time inside sluice is counted in ticks of 1/16 ns: ktime_get_ns() << 4.
+ * The fraction lets byte limits at tens of Gbit/s cost a packet its exact
+ * share (64 bytes at 10 Gbit/s is 51.2 ns); a u64 of ticks still covers 36
+ * years of uptime, so a tick count never wraps.
+ */
+#define SLUICE_TICK_SHIFT 4
+#define SLUICE_TICKS_PER_NS (1ULL << SLUICE_TICK_SHIFT)
+#define SLUICE_NS_PER_SEC 1000000000ULL
+#define SLUICE_TICKS_PER_SEC (SLUICE_NS_PER_SEC << SLUICE_TICK_SHIFT)
+
+/* Limits that keep every product in the datapath inside a u64. */
+#define SLUICE_MAX_TOLERANCE (1ULL << 62)          /* burst x interval, in ticks */
+#define SLUICE_MAX_WINDOW_NS (3600ULL * SLUICE_NS_PER_SEC) /* 1 h: (W << 16) fits */
+#define SLUICE_MIN_WINDOW_NS (100ULL * 1000000ULL) /* 100 ms: 2^32 windows = 13 years */
+#define SLUICE_MAX_WINDOW_LIMIT 0xffffffffULL      /* a window count is 32 bits */
+#define SLUICE_LOG_MAX 64                          /* sliding-log slots per key */
+#define SLUICE_MAX_RULES 4096                      /* slot 0 is the default policy */
+#define SLUICE_DEFAULT_MAX_KEYS (1U << 20)
+#define SLUICE_DEFAULT_MAX_LOG_KEYS (1U << 16)
+#define SLUICE_CAS_TRIES 8
+
+enum sluice_algo {
+	SLUICE_ALGO_TOKEN_BUCKET = 0,
+	SLUICE_ALGO_LEAKY_BUCKET = 1,
+	SLUICE_ALGO_SLIDING_WINDOW = 2,
+	SLUICE_ALGO_FIXED_WINDOW = 3,
+	SLUICE_ALGO_SLIDING_LOG = 4,
+	SLUICE_ALGO_MAX,
+};
+
+enum sluice_action {
+	SLUICE_ACT_LIMIT = 0, /* run the algorithm */
+	SLUICE_ACT_EXEMPT = 1, /* never limited, counted */
+	SLUICE_ACT_DENY = 2, /* always dropped, counted */
+};
+
+/* sluice_policy.flags */
+#define SLUICE_POLICY_DRY_RUN (1U << 0) /* count would-drop, pass everything */
+
+/* sluice_settings.flags */
+#define SLUICE_FAIL_CLOSED (1U << 0) /* drop when the key table refuses a key */
+#define SLUICE_DRY_RUN (1U << 1) /* every policy counts would-drop, passes all */
+
+/*
+ * A GCRA limit: every admitted unit (a packet, or a byte) pushes the bucket's
+ * theoretical arrival time (TAT) forward by `interval` ticks plus
+ * `interval_frac`/2^32 of a tick; a unit is admitted while the TAT stays no
+ * more than `tolerance` ticks ahead of now. tolerance = burst x interval.
+ * interval == 0 means no limit of this kind.
+ */
+struct sluice_limit {
+	__u64 interval;
+	__u32 interval_frac;
+	__u32 burst; /* as given, for display; the datapath uses tolerance */
+	__u64 tolerance;
+	__u64 rate; /* as given: `rate` units per `period_ns`, for display */
+	__u64 period_ns;
+};
+_Static_assert(sizeof(struct sluice_limit) == 40, "sluice_limit layout");
+
+/* What one policy (the default, or one rule) asks of its sources. */
+struct sluice_policy {
+	__u32 tag; /* identity of the bucket state: slot << 16 | generation */
+	__u8 algo; /* enum sluice_algo */
+	__u8 action; /* enum sluice_action */
+	__u8 flags; /* SLUICE_POLICY_* */
+	__u8 prefix4; /* IPv4 sources are keyed by this prefix */
+	__u8 prefix6; /* IPv6 sources are keyed by this prefix */
+	__u8 pad[3];
+	__u32 window_limit; /* window algorithms: packets per window */
+	struct sluice_limit pkt; /* token/leaky bucket: packets */
+	struct sluice_limit bytes; /* token/leaky bucket: bytes; interval 0 = none */
+	__u64 window; /* window algorithms: window length in ticks */
+};
+_Static_assert(sizeof(struct sluice_policy) == 104, "sluice_policy layout");
+
+/* Everything a change replaces at once; the datapath reads one consistently. */
+struct sluice_settings {
+	struct sluice_policy def; /* sources no rule matches */
+	struct sluice_limit new_keys; /* admission of new keys; interval 0 = off */
+	__u32 nr_rules; /* 0: the datapath skips the rule lookup */
+	__u32 flags; /* SLUICE_FAIL_CLOSED */
+	__u8 rules_gen; /* which generation of sluice_rules is live (0 or 1) */
+	__u8 agg4; /* over-quota new IPv4 keys share this prefix's bucket */
+	__u8 agg6; /* ... and IPv6 keys this one */
+	__u8 pad[1];
+	__u32 event_mask; /* emit a drop event when (dropped & mask) == 0 */
+};
+_Static_assert(sizeof(struct sluice_settings) == 160, "sluice_settings layout");
+
+/*
+ * The one entry of sluice_config. It is a BPF_F_MMAPABLE array: a writer
+ * (holding the interface lock) fills settings[!active] in place, then stores
+ * `active` with release order, then waits one RCU grace period before the old
+ * half may be written again. A packet loads `active` once and reads only that
+ * half, so it never sees half of a change.
+ */
+struct sluice_config {
+	__u32 layout; /* SLUICE_LAYOUT_VERSION */
+	__u32 active; /* index of the live settings */
+	__u64 seq; /* bumped by every change */
+	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
+	__u64 pad;
+	struct sluice_settings settings[2];
+};
+_Static_assert(sizeof(struct sluice_config) == 352, "sluice_config layout");
+
+/* Key of sluice_buckets and sluice_logs: a masked source under one policy. */
+struct sluice_key {
+	__u32 tag; /* sluice_policy.tag; bit 31 set for an aggregate bucket */
+	__u8 family; /* 4 or 6 */
+	__u8 prefixlen; /* the mask applied to addr */
+	__u16 pad;
+	__u8 addr[16] __attribute__((aligned(8))); /* IPv4 first, network order */
+};
+_Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
+#define SLUICE_TAG_AGGREGATE (1U << 31)
+
+/*
+ * Per-key state. s[0] and s[1] mean what the key's algorithm says
+ * (include/sluice/algo.h); dropped counts this key's drops for `top`.
+ */
+struct sluice_bucket {
+	__u64 s[2];
+	__u64 dropped;
+};
+_Static_assert(sizeof(struct sluice_bucket) == 24, "sluice_bucket layout");
+
+/*
+ * Sliding-log state: the arrival ticks of the last admitted packets, one slot
+ * each; `hint` is where the oldest probably is. Fixed size, whatever the traffic.
+ */
+struct sluice_log {
+	__u64 hint;
+	__u64 dropped;
+	__u64 ts[SLUICE_LOG_MAX];
+};
+_Static_assert(sizeof(struct sluice_log) == 16 + 8 * SLUICE_LOG_MAX, "sluice_log layout");
+
+/*
+ * Rules live in one LPM trie keyed by generation + address, IPv4 as
+ * ::ffff:a.b.c.d. A change writes the rules of the idle generation, flips
+ * settings.rules_gen, then clears the old one: a packet looks up one
+ * generation only and so sees one whole rule set.
+ */
+struct sluice_rule_key {
+	__u32 prefixlen; /* 8 (the generation byte) + address bits */
+	__u8 gen;
+	__u8 addr[16];
+	__u8 pad[3];
+};
+_Static_assert(sizeof(struct sluice_rule_key) == 24, "sluice_rule_key layout");
+#define SLUICE_RULE_KEY_PREFIX(addr_bits) (8 + (addr_bits))
+
+/* Value of sluice_rules: the rule as written, with its policy. */
+struct sluice_rule {
+	struct sluice_policy policy; /* policy.tag >> 16 is the rule's stats slot */
+	__u8 family; /* as written, for listing */
+	__u8 prefixlen; /* as written: address bits */
+	__u8 pad[6];
+};
+_Static_assert(sizeof(struct sluice_rule) == 112, "sluice_rule layout");
+
+/* Per-CPU counters; every exit of the program is counted in exactly one of
+ * passed/dropped, and in the reason fields below. */
+struct sluice_stats {
+	__u64 rx; /* every packet the program saw */
+	__u64 rx_bytes;
+	__u64 passed; /* XDP_PASS, for any reason */
+	__u64 dropped; /* XDP_DROP, for any reason */
+	__u64 dropped_bytes;
+	__u64 non_ip; /* passed: not IPv4/IPv6 (ARP, LLDP, ...) */
+	__u64 malformed; /* passed: too short or a bad header length */
+	__u64 limited; /* dropped: over the limit */
+	__u64 would_drop; /* passed: over the limit under dry-run */
+	__u64 exempt; /* passed: an --exempt rule */
+	__u64 denied; /* dropped: a --deny rule */
+	__u64 new_keys; /* buckets created */
+	__u64 aggregated; /* new keys charged to their aggregate bucket */
+	__u64 update_failed; /* the key table refused a key (fail-open: passed) */
+	__u64 contended; /* dropped: CAS retries exhausted under contention */
+	__u64 events_lost; /* drop events the ring buffer had no room for */
+};
+_Static_assert(sizeof(struct sluice_stats) == 16 * 8, "sluice_stats layout");
+
+/* Per-CPU counters of one policy, indexed by its slot (0: the default). */
+struct sluice_rstats {
+	__u64 passed;
+	__u64 dropped;
+	__u64 passed_bytes;
+	__u64 dropped_bytes;
+};
+_Static_assert(sizeof(struct sluice_rstats) == 32, "sluice_rstats layout");
+
+enum sluice_reason {
+	SLUICE_REASON_LIMITED = 1,
+	SLUICE_REASON_DENIED = 2,
+	SLUICE_REASON_CONTENDED = 3,
+	SLUICE_REASON_FAIL_CLOSED = 4,
+};
+
+/* A sampled drop, on sluice_events. */
+struct sluice_event {
+	__u64 ts_ns; /* bpf_ktime_get_ns() */
+	__u8 addr[16]; /* the source, unmasked */
+	__u8 family;
+	__u8 reason; /* enum sluice_reason */
+	__u16 pkt_len;
+	__u32 slot; /* policy slot */
+	__u32 sample; /* this event stands for `sample` drops */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct sluice_event) == 40, "sluice_event layout");
+
+#endif /* SLUICE_SLUICE_H */

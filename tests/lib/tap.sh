@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# TAP helpers for sluice's shell tests; source this file.
+# Lines are "ok - name" / "not ok - name"; tests/run.sh numbers them.
+
+TAP_FAILED=0
+BUILD=${BUILD:-build}
+SLUICE=${SLUICE:-$BUILD/sluice}
+SLUICECTL=${SLUICECTL:-$BUILD/sluicectl}
+SLUICE_GEN=${SLUICE_GEN:-$BUILD/sluice-gen}
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; TAP_FAILED=$((TAP_FAILED + 1)); }
+skip() { local why=$1; shift; echo "ok - $* # SKIP $why"; }
+diag() { local l; while IFS= read -r l; do echo "# $l"; done <<<"$*"; }
+
+# check NAME CMD...: ok if CMD succeeds; its output is shown when it fails.
+check() {
+	local name=$1 out; shift
+	if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name"; diag "$out"; fi
+}
+
+# expect_status WANT NAME CMD...: ok if CMD exits with WANT; sets $OUT to its output.
+expect_status() {
+	local want=$1 name=$2 st; shift 2
+	OUT=$("$@" 2>&1); st=$?
+	if [ "$st" = "$want" ]; then ok "$name"; return 0; fi
+	not_ok "$name"; diag "exit status $st, want $want: $*"; diag "$OUT"; return 1
+}
+
+tap_done() { [ "$TAP_FAILED" = 0 ]; }

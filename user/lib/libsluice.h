@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * libsluice: what the loader, the ctl tool, the tests and the bench share.
+ * Functions return 0 or -errno; those that take `err` write a sentence that
+ * names what was wrong and what to do, for the caller to print.
+ */
+#ifndef SLUICE_LIBSLUICE_H
+#define SLUICE_LIBSLUICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <net/if.h>
+#include <linux/types.h>
+#include <sluice/sluice.h>
+
+/* ---- logging (log.c) ---- */
+
+enum sluice_log_level { SLUICE_LOG_WARN, SLUICE_LOG_INFO, SLUICE_LOG_DEBUG };
+void sluice_set_log_level(enum sluice_log_level level);
+void sluice_log(enum sluice_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define pr_warn(...) sluice_log(SLUICE_LOG_WARN, __VA_ARGS__)
+#define pr_info(...) sluice_log(SLUICE_LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) sluice_log(SLUICE_LOG_DEBUG, __VA_ARGS__)
+/* Route libbpf's and libxdp's messages through ours: only shown under -v. */
+void sluice_quiet_libs(void);
+
+/* Exit statuses of both binaries. */
+#define SLUICE_EXIT_OK 0
+#define SLUICE_EXIT_RUNTIME 1
+#define SLUICE_EXIT_USAGE 2
+
+#define SLUICE_ERR_LEN 256
+
+/* ---- parsing of command-line values (parse.c) ---- */
+
+/* A rate: `count` packets (or bytes, when is_bytes) per `period_ns`. */
+struct sluice_rate {
+	__u64 count;
+	__u64 period_ns;
+	bool is_bytes;
+};
+
+/* Packets: 100/s 6000/m 1/h 100pps. Bytes: 10mbit 1gbit 500kbps 2mbps 1000bps
+ * (bit units are converted to bytes exactly, or refused if not a whole number
+ * of bytes per second). */
+int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t errlen);
+/* A positive integer no larger than max, for --burst, -n, --max-keys. */
+int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, char *err,
+		      size_t errlen);
+/* A duration: 100ms 1s 1m 1h (bare numbers are seconds). */
+int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err, size_t errlen);
+/* token-bucket | leaky-bucket | sliding-window | fixed-window | sliding-log */
+int sluice_parse_algo(const char *s, char *err, size_t errlen); /* enum or -EINVAL */
+const char *sluice_algo_name(unsigned int algo);
+/* on|off */
+int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, size_t errlen);
+
+struct sluice_cidr {
+	__u8 family; /* 4 or 6 */
+	__u8 prefixlen; /* address bits */
+	__u8 addr[16] __attribute__((aligned(8))); /* IPv4 in the first 4 bytes, masked */
+};
+/* An address (a host prefix) or CIDR; bits past the prefix must be zero. */
+int sluice_parse_cidr(const char *s, struct sluice_cidr *c, char *err, size_t errlen);
+int sluice_parse_addr(const char *s, struct sluice_cidr *c, char *err, size_t errlen);
+/* "198.18.0.0/15", "2001:2::/48"; with_len false prints the address alone. */
+void sluice_format_cidr(const struct sluice_cidr *c, bool with_len, char *buf, size_t len);
+void sluice_mask(__u8 *addr, unsigned int prefixlen);
+/* A human rate: "100/s", "10mbit" style, as the user would write it. */
+void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len);
+
+/* ---- policy derivation (policy.c) ---- */
+
+/* Set l from a rate and a burst; refuses rates or bursts whose arithmetic
+ * would overflow the datapath's u64s, with a message saying which. */
+int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,
+		     char *err, size_t errlen);
+/* Fill the window fields of p from a rate (count per period = per window). */
+int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, char *err,
+		      size_t errlen);
+/* Check p is self-consistent for its algorithm (e.g. sliding-log limit <= 64,
+ * byte limits only with the bucket algorithms). */
+int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen);
+/* Fresh default settings: 100/s burst 200 token bucket, /32 and /64 keys. */
+void sluice_settings_init(struct sluice_settings *s);
+/* A policy's default burst for a rate when --burst is not given: one
+ * second's worth of the rate, at least 1. */
+__u64 sluice_default_burst(__u64 count, __u64 period_ns);
+
+/* ---- pinned state of one interface (state.c) ---- */
+
+struct sluice_handle {
+	char ifname[IF_NAMESIZE];
+	char dir[256]; /* /sys/fs/bpf/sluice/<ifname> */
+	int config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
+	struct sluice_config *cfg; /* the mmapped config entry */
+	int lock_fd; /* flock()ed while a change is being made */
+};
+
+/* Mount bpffs at /sys/fs/bpf if nothing is mounted there. */
+int sluice_ensure_bpffs(char *err, size_t errlen);
+/* "/sys/fs/bpf/sluice/<ifname>" */
+void sluice_pin_dir(const char *ifname, char *buf, size_t len);
+/* Open the pinned maps of ifname. -ENOENT with "sluice is not attached to X:
+ * run 'sluice attach X'" when there is nothing pinned. */
+int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen);
+void sluice_close(struct sluice_handle *h);
+/* Interfaces with pins, sorted; returns how many (<= max) or -errno. */
+int sluice_list_attached(char names[][IF_NAMESIZE], int max);
+/* Resolve -i: the given name, or the only attached interface. */
+int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen);
+/* Check the layout version in cfg; message names both versions. */
+int sluice_check_layout(const struct sluice_config *cfg, char *err, size_t errlen);
+
+/* Sum of the per-CPU counters. */
+int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out);
+int sluice_read_rstats(const struct sluice_handle *h, __u32 slot, struct sluice_rstats *out);
+/* Zero the counters of one policy slot (a new rule must start from 0). */
+int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot);
+/* Field names and offsets of struct sluice_stats, for printing and JSON. */
+struct sluice_field {
+	const char *name;
+	size_t offset;
+};
+extern const struct sluice_field sluice_stats_fields[];
+extern const size_t sluice_stats_nfields;
+
+/* Now, in the datapath's ticks (CLOCK_MONOTONIC, as bpf_ktime_get_ns). */
+__u64 sluice_now_ticks(void);
+
+/* ---- changes: one transaction per command (txn.c) ---- */
+
+struct sluice_txn_rule {
+	struct sluice_rule rule;
+	struct sluice_rule_key key; /* gen left 0; set at commit */
+};
+
+struct sluice_txn {
+	struct sluice_handle *h;
+	struct sluice_settings set; /* copy of the live settings, edit freely */
+	struct sluice_txn_rule *rules; /* copy of the live rules, edit freely */
+	size_t nr_rules;
+	bool rules_changed; /* set by the rule helpers below */
+};
+
+/* Lock the interface and copy the live settings and rules. */
+int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, size_t errlen);
+/* Make the edited copy live atomically: the idle halves are written, `active`
+ * (and the rule generation) flips in one store, and the call returns after an
+ * RCU grace period, when no packet can still be reading the old half. */
+int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen);
+/* Unlock and drop the copy; nothing changed. Safe after commit. */
+void sluice_txn_end(struct sluice_txn *t);
+
+/* Rule edits on a transaction; they allocate a stats slot and a tag. */
+struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct sluice_cidr *c);
+int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
+			const struct sluice_policy *p, char *err, size_t errlen);
+int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char *err,
+			size_t errlen);
+/* New tag generation for a policy whose state format changes (algo, window,
+ * prefix): its sources get fresh, full buckets instead of misread old ones.
+ * Keeps the policy's slot (tag >> 16). */
+void sluice_txn_retag(struct sluice_txn *t, struct sluice_policy *p);
+
+/* ---- JSON output (json.c): a tiny streaming writer, no allocation ---- */
+
+struct sluice_json {
+	FILE *f;
+	int depth;
+	bool need_comma[16];
+};
+void json_init(struct sluice_json *j, FILE *f);
+void json_obj_begin(struct sluice_json *j, const char *key); /* key NULL in arrays/top */
+void json_obj_end(struct sluice_json *j);
+void json_arr_begin(struct sluice_json *j, const char *key);
+void json_arr_end(struct sluice_json *j);
+void json_str(struct sluice_json *j, const char *key, const char *val);
+void json_u64(struct sluice_json *j, const char *key, __u64 val);
+void json_f64(struct sluice_json *j, const char *key, double val);
+void json_bool(struct sluice_json *j, const char *key, bool val);
+void json_end(struct sluice_json *j); /* newline after the top value */
+
+#endif /* SLUICE_LIBSLUICE_H */

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stdio.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "libsluice.h"
+
+static enum sluice_log_level log_level = SLUICE_LOG_INFO;
+
+void sluice_set_log_level(enum sluice_log_level level)
+{
+	log_level = level;
+}
+
+void sluice_log(enum sluice_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static int lib_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (log_level < SLUICE_LOG_DEBUG && level != LIBBPF_WARN)
+		return 0;
+	/* libbpf's own warnings are only worth showing under -v too: every
+	 * failure it reports is reported again by us, in words. */
+	if (log_level < SLUICE_LOG_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int xdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (log_level < SLUICE_LOG_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void sluice_quiet_libs(void)
+{
+	libbpf_set_print(lib_print);
+	libxdp_set_print(xdp_print);
+}

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Parsing of command-line values: every refusal says what was wrong. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "libsluice.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Leading decimal digits of s as a u64: -ERANGE on overflow, -EINVAL if none. */
+static int parse_digits(const char **sp, __u64 *out)
+{
+	const char *s = *sp;
+	__u64 v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*s); s++) {
+		__u64 d = *s - '0';
+
+		if (v > (~0ULL - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*sp = s;
+	*out = v;
+	return 0;
+}
+
+static __u64 gcd64(__u64 a, __u64 b)
+{
+	while (b) {
+		__u64 t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+struct unit {
+	const char *name;
+	__u64 mult; /* count multiplier */
+	__u64 period_ns;
+	bool bytes;
+	bool bits; /* count is in bits: bytes = bits / 8 */
+};
+
+static const struct unit rate_units[] = {
+	{ "/s", 1, SLUICE_NS_PER_SEC, false, false },
+	{ "/sec", 1, SLUICE_NS_PER_SEC, false, false },
+	{ "/m", 1, 60 * SLUICE_NS_PER_SEC, false, false },
+	{ "/min", 1, 60 * SLUICE_NS_PER_SEC, false, false },
+	{ "/h", 1, 3600 * SLUICE_NS_PER_SEC, false, false },
+	{ "/hour", 1, 3600 * SLUICE_NS_PER_SEC, false, false },
+	{ "pps", 1, SLUICE_NS_PER_SEC, false, false },
+	/* tc's convention: "bit" units are bits, "bps" units are bytes. */
+	{ "bit", 1, SLUICE_NS_PER_SEC, true, true },
+	{ "kbit", 1000ULL, SLUICE_NS_PER_SEC, true, true },
+	{ "mbit", 1000000ULL, SLUICE_NS_PER_SEC, true, true },
+	{ "gbit", 1000000000ULL, SLUICE_NS_PER_SEC, true, true },
+	{ "tbit", 1000000000000ULL, SLUICE_NS_PER_SEC, true, true },
+	{ "bps", 1, SLUICE_NS_PER_SEC, true, false },
+	{ "kbps", 1000ULL, SLUICE_NS_PER_SEC, true, false },
+	{ "mbps", 1000000ULL, SLUICE_NS_PER_SEC, true, false },
+	{ "gbps", 1000000000ULL, SLUICE_NS_PER_SEC, true, false },
+	{ "tbps", 1000000000000ULL, SLUICE_NS_PER_SEC, true, false },
+};
+
+#define RATE_FORMS "100/s, 6000/m, 1/h, 100pps; bytes: 10mbit, 1gbit, 500kbps"
+
+int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t errlen)
+{
+	const char *p = s;
+	__u64 count, g;
+	size_t i;
+	int ret;
+
+	if (!s || !*s)
+		return fail(err, errlen, "missing rate: write it as " RATE_FORMS);
+	if (*p == '-')
+		return fail(err, errlen, "rate '%s' is negative: a rate must be positive", s);
+	ret = parse_digits(&p, &count);
+	if (ret == -ERANGE)
+		return fail(err, errlen, "rate '%s' is too large", s);
+	if (ret)
+		return fail(err, errlen, "rate '%s' is not a number: write it as " RATE_FORMS, s);
+	if (*p == '.' || *p == ',')
+		return fail(err, errlen,
+			    "rate '%s' is not a whole number: use a longer period (90/m, not 1.5/s)",
+			    s);
+	for (i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++) {
+		const struct unit *u = &rate_units[i];
+
+		if (strcasecmp(p, u->name))
+			continue;
+		if (count == 0)
+			return fail(err, errlen, "rate '%s' is zero: a limit must admit something "
+				    "(to drop everything use a --deny rule)", s);
+		if (count > ~0ULL / u->mult)
+			return fail(err, errlen, "rate '%s' is too large", s);
+		rate->count = count * u->mult;
+		rate->period_ns = u->period_ns * (u->bits ? 8 : 1);
+		rate->is_bytes = u->bytes;
+		g = gcd64(rate->count, rate->period_ns);
+		rate->count /= g;
+		rate->period_ns /= g;
+		return 0;
+	}
+	if (!*p)
+		return fail(err, errlen, "rate '%s' has no unit: write it as " RATE_FORMS, s);
+	return fail(err, errlen, "rate '%s' has an unknown unit '%s': write it as " RATE_FORMS, s,
+		    p);
+}
+
+int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, char *err,
+		      size_t errlen)
+{
+	const char *p = s;
+	__u64 v;
+	int ret;
+
+	if (!s || !*s)
+		return fail(err, errlen, "missing value for %s", what);
+	if (*p == '-')
+		return fail(err, errlen, "%s '%s' is negative: it must be a positive whole number",
+			    what, s);
+	ret = parse_digits(&p, &v);
+	if (ret == -ERANGE || (!ret && !*p && v > max))
+		return fail(err, errlen, "%s '%s' is too large: at most %llu", what, s,
+			    (unsigned long long)max);
+	if (ret || *p)
+		return fail(err, errlen, "%s '%s' is not a whole number", what, s);
+	if (v == 0)
+		return fail(err, errlen, "%s is 0: it must be at least 1", what);
+	*out = v;
+	return 0;
+}
+
+int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		__u64 ns;
+	} units[] = {
+		{ "", SLUICE_NS_PER_SEC },	{ "s", SLUICE_NS_PER_SEC },
+		{ "ms", 1000000ULL },		{ "m", 60 * SLUICE_NS_PER_SEC },
+		{ "min", 60 * SLUICE_NS_PER_SEC }, { "h", 3600 * SLUICE_NS_PER_SEC },
+	};
+	const char *p = s;
+	__u64 v;
+	size_t i;
+	int ret;
+
+	if (!s || !*s)
+		return fail(err, errlen, "missing value for %s", what);
+	if (*p == '-')
+		return fail(err, errlen, "%s '%s' is negative", what, s);
+	ret = parse_digits(&p, &v);
+	if (ret)
+		return fail(err, errlen, "%s '%s' is not a duration: write 100ms, 1s, 1m or 1h",
+			    what, s);
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(p, units[i].name))
+			continue;
+		if (v == 0)
+			return fail(err, errlen, "%s is 0: it must be longer", what);
+		if (v > ~0ULL / units[i].ns)
+			return fail(err, errlen, "%s '%s' is too long", what, s);
+		*ns = v * units[i].ns;
+		return 0;
+	}
+	return fail(err, errlen, "%s '%s' has an unknown unit: write 100ms, 1s, 1m or 1h", what,
+		    s);
+}
+
+static const char *const algo_names[SLUICE_ALGO_MAX] = {
+	[SLUICE_ALGO_TOKEN_BUCKET] = "token-bucket",
+	[SLUICE_ALGO_LEAKY_BUCKET] = "leaky-bucket",
+	[SLUICE_ALGO_SLIDING_WINDOW] = "sliding-window",
+	[SLUICE_ALGO_FIXED_WINDOW] = "fixed-window",
+	[SLUICE_ALGO_SLIDING_LOG] = "sliding-log",
+};
+
+int sluice_parse_algo(const char *s, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_ALGO_MAX; i++)
+		if (s && !strcmp(s, algo_names[i]))
+			return i;
+	return fail(err, errlen,
+		    "unknown algorithm '%s': use token-bucket, leaky-bucket, sliding-window, "
+		    "fixed-window or sliding-log",
+		    s ? s : "");
+}
+
+const char *sluice_algo_name(unsigned int algo)
+{
+	return algo < SLUICE_ALGO_MAX ? algo_names[algo] : "unknown";
+}
+
+int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, size_t errlen)
+{
+	if (s && !strcmp(s, "on")) {
+		*out = true;
+		return 0;
+	}
+	if (s && !strcmp(s, "off")) {
+		*out = false;
+		return 0;
+	}
+	return fail(err, errlen, "%s takes 'on' or 'off', not '%s'", what, s ? s : "");
+}
+
+void sluice_mask(__u8 *addr, unsigned int prefixlen)
+{
+	unsigned int i;
+
+	for (i = 0; i < 16; i++) {
+		unsigned int bit = i * 8;
+
+		if (prefixlen <= bit)
+			addr[i] = 0;
+		else if (prefixlen < bit + 8)
+			addr[i] &= (__u8)(0xff << (bit + 8 - prefixlen));
+	}
+}
+
+static int parse_ip(const char *s, struct sluice_cidr *c)
+{
+	memset(c->addr, 0, sizeof(c->addr));
+	if (inet_pton(AF_INET, s, c->addr) == 1) {
+		c->family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, c->addr) == 1) {
+		c->family = 6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int sluice_parse_addr(const char *s, struct sluice_cidr *c, char *err, size_t errlen)
+{
+	if (!s || parse_ip(s, c))
+		return fail(err, errlen, "'%s' is not an IPv4 or IPv6 address", s ? s : "");
+	c->prefixlen = c->family == 4 ? 32 : 128;
+	return 0;
+}
+
+int sluice_parse_cidr(const char *s, struct sluice_cidr *c, char *err, size_t errlen)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	__u8 masked[16];
+	char *slash;
+	__u64 len;
+	unsigned int max;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return fail(err, errlen, "'%s' is not an address or CIDR", s ? s : "");
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	if (parse_ip(buf, c))
+		return fail(err, errlen, "'%s' is not an IPv4 or IPv6 address or CIDR", s);
+	max = c->family == 4 ? 32 : 128;
+	if (!slash) {
+		c->prefixlen = max;
+		return 0;
+	}
+	{
+		const char *p = slash + 1;
+
+		if (parse_digits(&p, &len) || *p || len > max)
+			return fail(err, errlen, "prefix length in '%s' must be 0 to %u", s, max);
+	}
+	c->prefixlen = len;
+	memcpy(masked, c->addr, 16);
+	sluice_mask(masked, c->prefixlen);
+	if (memcmp(masked, c->addr, 16)) {
+		char net[INET6_ADDRSTRLEN];
+
+		inet_ntop(c->family == 4 ? AF_INET : AF_INET6, masked, net, sizeof(net));
+		return fail(err, errlen, "'%s' has host bits set: did you mean %s/%u?", s, net,
+			    c->prefixlen);
+	}
+	return 0;
+}
+
+void sluice_format_cidr(const struct sluice_cidr *c, bool with_len, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(c->family == 4 ? AF_INET : AF_INET6, c->addr, a, sizeof(a));
+	if (with_len)
+		snprintf(buf, len, "%s/%u", a, c->prefixlen);
+	else
+		snprintf(buf, len, "%s", a);
+}
+
+void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len)
+{
+	__u64 n = l->rate, p = l->period_ns;
+
+	if (!p) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	if (is_bytes) {
+		/* bytes per period -> bits per second when whole, else bytes/s */
+		if ((n * 8 * SLUICE_NS_PER_SEC) % p == 0 && n < ~0ULL / 8 / SLUICE_NS_PER_SEC) {
+			__u64 bits = n * 8 * SLUICE_NS_PER_SEC / p;
+			static const char *const u[] = { "bit", "kbit", "mbit", "gbit", "tbit" };
+			int i = 0;
+
+			while (i < 4 && bits % 1000 == 0 && bits >= 1000) {
+				bits /= 1000;
+				i++;
+			}
+			snprintf(buf, len, "%llu%s", (unsigned long long)bits, u[i]);
+		} else {
+			snprintf(buf, len, "%.3fbps", (double)n * SLUICE_NS_PER_SEC / p);
+		}
+		return;
+	}
+	if (p % (3600 * SLUICE_NS_PER_SEC) == 0 && p / (3600 * SLUICE_NS_PER_SEC) == 1)
+		snprintf(buf, len, "%llu/h", (unsigned long long)n);
+	else if (p == 60 * SLUICE_NS_PER_SEC)
+		snprintf(buf, len, "%llu/m", (unsigned long long)n);
+	else if (p == SLUICE_NS_PER_SEC)
+		snprintf(buf, len, "%llu/s", (unsigned long long)n);
+	else if (SLUICE_NS_PER_SEC % p == 0)
+		snprintf(buf, len, "%llu/s", (unsigned long long)(n * (SLUICE_NS_PER_SEC / p)));
+	else
+		snprintf(buf, len, "%llu/%llums", (unsigned long long)n,
+			 (unsigned long long)(p / 1000000ULL));
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * From what an operator writes (rate, burst, window) to what the datapath
+ * reads (intervals and tolerances in ticks). Every product the datapath will
+ * form is checked here, so the program itself never overflows.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "libsluice.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -ERANGE;
+}
+
+/* Largest packet the datapath charges for; byte costs are computed for it. */
+#define MAX_PKT_LEN 65535ULL
+
+__u64 sluice_default_burst(__u64 count, __u64 period_ns)
+{
+	unsigned __int128 per_sec = (unsigned __int128)count * SLUICE_NS_PER_SEC / period_ns;
+
+	if (per_sec < 1)
+		return 1;
+	return per_sec > 0xffffffffULL ? 0xffffffffULL : (__u64)per_sec;
+}
+
+int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,
+		     char *err, size_t errlen)
+{
+	unsigned __int128 ticks = (unsigned __int128)period_ns << SLUICE_TICK_SHIFT;
+	unsigned __int128 interval, rem, frac, tol, unit;
+
+	if (!count || !period_ns)
+		return fail(err, errlen, "a rate must be positive");
+	if (!burst)
+		return fail(err, errlen, "burst is 0: it must be at least 1");
+	if (burst > 0xffffffffULL)
+		return fail(err, errlen, "burst %llu is too large: at most %u",
+			    (unsigned long long)burst, 0xffffffffU);
+	interval = ticks / count;
+	rem = ticks % count;
+	/* The fraction of a tick, rounded up: rounding may only admit less. */
+	frac = ((rem << 32) + count - 1) / count;
+	if (frac >> 32) {
+		interval++;
+		frac = 0;
+	}
+	if (interval == 0 && frac < (1ULL << 28))
+		return fail(err, errlen,
+			    "rate is too high: at most %llu units per second per key can be told apart",
+			    (unsigned long long)(SLUICE_TICKS_PER_SEC << 4));
+	if (interval * MAX_PKT_LEN > SLUICE_MAX_TOLERANCE)
+		return fail(err, errlen, "rate is too slow: one unit per more than %llu hours",
+			    (unsigned long long)(SLUICE_MAX_TOLERANCE / MAX_PKT_LEN /
+						 SLUICE_TICKS_PER_SEC / 3600));
+	/* Whole units: burst x the per-unit cost, which is what burst back-to-back
+	 * units cost (sluice_limit_cost rounds each one up). */
+	unit = interval + (frac != 0);
+	tol = unit * burst;
+	if (tol > SLUICE_MAX_TOLERANCE)
+		return fail(err, errlen,
+			    "burst %llu at this rate takes too long to refill (over %llu years): "
+			    "lower --burst or raise --rate",
+			    (unsigned long long)burst,
+			    (unsigned long long)(SLUICE_MAX_TOLERANCE / SLUICE_TICKS_PER_SEC /
+						 (365ULL * 86400)));
+	l->interval = (__u64)interval;
+	l->interval_frac = (__u32)frac;
+	l->burst = (__u32)burst;
+	l->tolerance = (__u64)tol;
+	l->rate = count;
+	l->period_ns = period_ns;
+	return 0;
+}
+
+int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, char *err,
+		      size_t errlen)
+{
+	__u64 window_ns = p->window ? p->window >> SLUICE_TICK_SHIFT : 0;
+	unsigned __int128 limit;
+
+	if (!window_ns)
+		window_ns = period_ns < SLUICE_MIN_WINDOW_NS ? SLUICE_NS_PER_SEC : period_ns;
+	if (window_ns < SLUICE_MIN_WINDOW_NS || window_ns > SLUICE_MAX_WINDOW_NS)
+		return fail(err, errlen, "window must be from 100ms to 1h");
+	limit = (unsigned __int128)count * window_ns;
+	if (limit % period_ns)
+		return fail(err, errlen,
+			    "the rate is not a whole number of packets per %llums window: "
+			    "choose a longer --window or a rate that divides it",
+			    (unsigned long long)(window_ns / 1000000ULL));
+	limit /= period_ns;
+	if (limit > SLUICE_MAX_WINDOW_LIMIT)
+		return fail(err, errlen, "more than %llu packets per window: use a shorter --window",
+			    (unsigned long long)SLUICE_MAX_WINDOW_LIMIT);
+	if (p->algo == SLUICE_ALGO_SLIDING_LOG && limit > SLUICE_LOG_MAX)
+		return fail(err, errlen,
+			    "sliding-log keeps at most %d timestamps per key, and this rate needs "
+			    "%llu per window: use a shorter --window, a lower rate, or another --algo",
+			    SLUICE_LOG_MAX, (unsigned long long)limit);
+	p->window = window_ns << SLUICE_TICK_SHIFT;
+	p->window_limit = (__u32)limit;
+	return 0;
+}
+
+static bool is_window_algo(__u8 algo)
+{
+	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
+	       algo == SLUICE_ALGO_SLIDING_LOG;
+}
+
+int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
+{
+	if (p->algo >= SLUICE_ALGO_MAX)
+		return fail(err, errlen, "unknown algorithm %u", p->algo);
+	if (p->prefix4 < 1 || p->prefix4 > 32)
+		return fail(err, errlen, "IPv4 key prefix /%u is out of range: 1 to 32", p->prefix4);
+	if (p->prefix6 < 1 || p->prefix6 > 128)
+		return fail(err, errlen, "IPv6 key prefix /%u is out of range: 1 to 128", p->prefix6);
+	if (p->action != SLUICE_ACT_LIMIT)
+		return 0;
+	if (is_window_algo(p->algo)) {
+		if (p->bytes.period_ns)
+			return fail(err, errlen, "%s counts packets: byte limits need token-bucket "
+				    "or leaky-bucket", sluice_algo_name(p->algo));
+		if (!p->window || !p->window_limit)
+			return fail(err, errlen, "%s needs a packet rate", sluice_algo_name(p->algo));
+		if (p->algo == SLUICE_ALGO_SLIDING_LOG && p->window_limit > SLUICE_LOG_MAX)
+			return fail(err, errlen, "sliding-log allows at most %d packets per window",
+				    SLUICE_LOG_MAX);
+		return 0;
+	}
+	if (!p->pkt.period_ns && !p->bytes.period_ns)
+		return fail(err, errlen, "the policy has neither a packet nor a byte rate");
+	return 0;
+}
+
+void sluice_settings_init(struct sluice_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->def.algo = SLUICE_ALGO_TOKEN_BUCKET;
+	s->def.action = SLUICE_ACT_LIMIT;
+	s->def.prefix4 = 32;
+	s->def.prefix6 = 64;
+	s->def.tag = 1; /* slot 0, generation 1 */
+	sluice_limit_set(&s->def.pkt, 100, SLUICE_NS_PER_SEC, 200, NULL, 0);
+	s->agg4 = 24;
+	s->agg6 = 48;
+	s->event_mask = 63; /* one event per 64 drops per CPU */
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The pinned state of one interface: finding it, opening it, reading counters. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "libsluice.h"
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+int sluice_ensure_bpffs(char *err, size_t errlen)
+{
+	struct statfs st;
+
+	if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST)
+		return fail(err, errlen, -errno, "Couldn't create /sys/fs/bpf: %s", strerror(errno));
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
+		return fail(err, errlen, -errno, "Couldn't mount bpffs at /sys/fs/bpf: %s",
+			    strerror(errno));
+	pr_debug("mounted bpffs at /sys/fs/bpf\n");
+	return 0;
+}
+
+void sluice_pin_dir(const char *ifname, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", SLUICE_PIN_ROOT, ifname);
+}
+
+static int open_pin(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return bpf_obj_get(path);
+}
+
+void sluice_close(struct sluice_handle *h)
+{
+	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
+		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd };
+	size_t i;
+
+	if (h->cfg && h->cfg != MAP_FAILED)
+		munmap(h->cfg, sizeof(*h->cfg));
+	h->cfg = NULL;
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int sluice_check_layout(const struct sluice_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->layout == SLUICE_LAYOUT_VERSION)
+		return 0;
+	return fail(err, errlen, -EPROTO,
+		    "the pinned maps have layout version %u, this sluice uses %u: detach with the "
+		    "sluice that attached them ('sluice detach IFACE'), then attach again",
+		    cfg->layout, SLUICE_LAYOUT_VERSION);
+}
+
+int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
+{
+	struct {
+		const char *name;
+		int *fd;
+	} maps[] = {
+		{ SLUICE_MAP_CONFIG, &h->config_fd }, { SLUICE_MAP_BUCKETS, &h->buckets_fd },
+		{ SLUICE_MAP_LOGS, &h->logs_fd },     { SLUICE_MAP_RULES, &h->rules_fd },
+		{ SLUICE_MAP_STATS, &h->stats_fd },   { SLUICE_MAP_RSTATS, &h->rstats_fd },
+		{ SLUICE_MAP_EVENTS, &h->events_fd },
+	};
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	size_t i;
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
+	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
+	if (strlen(ifname) >= sizeof(h->ifname))
+		return fail(err, errlen, -EINVAL, "interface name '%s' is too long", ifname);
+	strcpy(h->ifname, ifname);
+	sluice_pin_dir(ifname, h->dir, sizeof(h->dir));
+
+	ret = sluice_ensure_bpffs(err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		*maps[i].fd = open_pin(h->dir, maps[i].name);
+		if (*maps[i].fd >= 0)
+			continue;
+		ret = -errno;
+		if (ret == -ENOENT && i == 0 && !if_nametoindex(ifname))
+			fail(err, errlen, ret, "there is no interface '%s' (see 'ip link')", ifname);
+		else if (ret == -ENOENT && i == 0)
+			fail(err, errlen, ret, "sluice is not attached to %s: run 'sluice attach %s'",
+			     ifname, ifname);
+		else
+			fail(err, errlen, ret,
+			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice detach %s' "
+			     "and attach again)",
+			     h->dir, maps[i].name, strerror(-ret), ifname);
+		goto out_err;
+	}
+	if (bpf_obj_get_info_by_fd(h->config_fd, &info, &info_len) ||
+	    info.value_size != sizeof(struct sluice_config)) {
+		ret = fail(err, errlen, -EPROTO,
+			   "the pinned config of %s has another layout (value size %u, expected %zu): "
+			   "detach with the sluice that attached it, then attach again",
+			   ifname, info.value_size, sizeof(struct sluice_config));
+		goto out_err;
+	}
+	h->cfg = mmap(NULL, sizeof(*h->cfg), PROT_READ | PROT_WRITE, MAP_SHARED, h->config_fd, 0);
+	if (h->cfg == MAP_FAILED) {
+		ret = fail(err, errlen, -errno, "Couldn't map the config of %s: %s", ifname,
+			   strerror(errno));
+		h->cfg = NULL;
+		goto out_err;
+	}
+	ret = sluice_check_layout(h->cfg, err, errlen);
+	if (ret)
+		goto out_err;
+	return 0;
+
+out_err:
+	sluice_close(h);
+	return ret;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int sluice_list_attached(char names[][IF_NAMESIZE], int max)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	d = opendir(SLUICE_PIN_ROOT);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char path[512];
+		struct stat st;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/%s", SLUICE_PIN_ROOT, de->d_name,
+			 SLUICE_MAP_CONFIG);
+		if (stat(path, &st))
+			continue;
+		if (n < max)
+			strcpy(names[n], de->d_name);
+		n++;
+	}
+	closedir(d);
+	if (n > max)
+		n = max;
+	qsort(names, n, IF_NAMESIZE, cmp_names);
+	return n;
+}
+
+int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
+{
+	char names[64][IF_NAMESIZE];
+	int n;
+
+	if (given) {
+		if (strlen(given) >= IF_NAMESIZE)
+			return fail(err, errlen, -EINVAL, "interface name '%s' is too long", given);
+		strcpy(out, given);
+		return 0;
+	}
+	n = sluice_ensure_bpffs(err, errlen);
+	if (n)
+		return n;
+	n = sluice_list_attached(names, 64);
+	if (n < 0)
+		return fail(err, errlen, n, "Couldn't list %s: %s", SLUICE_PIN_ROOT, strerror(-n));
+	if (n == 0)
+		return fail(err, errlen, -ENOENT,
+			    "sluice is not attached to any interface: run 'sluice attach IFACE'");
+	if (n > 1)
+		return fail(err, errlen, -EINVAL,
+			    "sluice is attached to %d interfaces (%s, %s%s): say which with -i IFACE",
+			    n, names[0], names[1], n > 2 ? ", ..." : "");
+	strcpy(out, names[0]);
+	return 0;
+}
+
+const struct sluice_field sluice_stats_fields[] = {
+#define F(x) { #x, offsetof(struct sluice_stats, x) }
+	F(rx),	       F(rx_bytes),   F(passed),     F(dropped),    F(dropped_bytes),
+	F(non_ip),     F(malformed),  F(limited),    F(would_drop), F(exempt),
+	F(denied),     F(new_keys),   F(aggregated), F(update_failed), F(contended),
+	F(events_lost),
+#undef F
+};
+const size_t sluice_stats_nfields = sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]);
+
+/* Sum `nr` u64 fields of a per-CPU value at key. */
+static int read_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+	int i, ret = 0;
+	size_t f;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu, nr * sizeof(__u64));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &key, vals)) {
+		ret = -errno;
+		goto out;
+	}
+	memset(out, 0, nr * sizeof(__u64));
+	for (i = 0; i < ncpu; i++)
+		for (f = 0; f < nr; f++)
+			out[f] += vals[(size_t)i * nr + f];
+out:
+	free(vals);
+	return ret;
+}
+
+int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out)
+{
+	return read_percpu_sum(h->stats_fd, 0, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+}
+
+int sluice_read_rstats(const struct sluice_handle *h, __u32 slot, struct sluice_rstats *out)
+{
+	return read_percpu_sum(h->rstats_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+}
+
+int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	void *zero;
+	int ret = 0;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	zero = calloc((size_t)ncpu, sizeof(struct sluice_rstats));
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(h->rstats_fd, &slot, zero, BPF_ANY))
+		ret = -errno;
+	free(zero);
+	return ret;
+}
+
+__u64 sluice_now_ticks(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((__u64)ts.tv_sec * SLUICE_NS_PER_SEC + (__u64)ts.tv_nsec) << SLUICE_TICK_SHIFT;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Changes to the settings and rules of a live interface, made atomically.
+ *
+ * The datapath reads settings[active] of the mmapped config and the rules of
+ * generation settings.rules_gen. A change writes the idle half and the idle
+ * rule generation, publishes both with one release store of `active`, then
+ * waits an RCU grace period (membarrier(MEMBARRIER_CMD_GLOBAL) is
+ * synchronize_rcu(); XDP programs run inside RCU read sections) so that no
+ * packet still reads the old half before it may be reused. Writers are
+ * serialized by flock() on the pin directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+
+#include "libsluice.h"
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static void wait_grace_period(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	/* nohz_full kernels refuse MEMBARRIER_CMD_GLOBAL; an XDP program runs
+	 * for microseconds, so a long sleep is a grace period in practice. */
+	pr_debug("membarrier: %s; sleeping instead\n", strerror(errno));
+	usleep(200 * 1000);
+}
+
+/* Read every rule of generation gen into a malloc()ed array. */
+static int read_rules(int fd, __u8 gen, struct sluice_txn_rule **out, size_t *nr)
+{
+	struct sluice_rule_key key, next;
+	struct sluice_txn_rule *rules = NULL;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.gen != gen)
+			continue;
+		if (n == cap) {
+			struct sluice_txn_rule *r;
+
+			cap = cap ? 2 * cap : 16;
+			r = realloc(rules, cap * sizeof(*rules));
+			if (!r) {
+				free(rules);
+				return -ENOMEM;
+			}
+			rules = r;
+		}
+		if (bpf_map_lookup_elem(fd, &key, &rules[n].rule))
+			continue; /* deleted meanwhile: not ours, we hold the lock */
+		rules[n].key = key;
+		rules[n].key.gen = 0;
+		n++;
+	}
+	*out = rules;
+	*nr = n;
+	return 0;
+}
+
+/* Delete every entry of generation gen. */
+static int clear_gen(int fd, __u8 gen)
+{
+	struct sluice_rule_key key, next;
+	void *prev = NULL;
+	int ret = 0;
+
+	/* Deleting while walking restarts the walk at the beginning. */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		if (key.gen == gen) {
+			if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
+				ret = -errno;
+			prev = NULL;
+			if (ret)
+				break;
+			continue;
+		}
+		prev = &key;
+	}
+	return ret;
+}
+
+int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->h = h;
+	if (h->lock_fd < 0) {
+		h->lock_fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (h->lock_fd < 0)
+			return fail(err, errlen, -errno, "Couldn't open %s: %s", h->dir,
+				    strerror(errno));
+	}
+	if (flock(h->lock_fd, LOCK_EX))
+		return fail(err, errlen, -errno, "Couldn't lock %s: %s", h->dir, strerror(errno));
+	t->set = h->cfg->settings[__atomic_load_n(&h->cfg->active, __ATOMIC_ACQUIRE) & 1];
+	ret = read_rules(h->rules_fd, t->set.rules_gen, &t->rules, &t->nr_rules);
+	if (ret) {
+		flock(h->lock_fd, LOCK_UN);
+		return fail(err, errlen, ret, "Couldn't read the rules of %s: %s", h->ifname,
+			    strerror(-ret));
+	}
+	return 0;
+}
+
+void sluice_txn_end(struct sluice_txn *t)
+{
+	free(t->rules);
+	t->rules = NULL;
+	t->nr_rules = 0;
+	if (t->h && t->h->lock_fd >= 0)
+		flock(t->h->lock_fd, LOCK_UN);
+	t->h = NULL;
+}
+
+static __u16 next_generation(const struct sluice_txn *t)
+{
+	__u16 gen = (__u16)(t->h->cfg->seq + 1);
+
+	return gen ? gen : 1;
+}
+
+void sluice_txn_retag(struct sluice_txn *t, struct sluice_policy *p)
+{
+	p->tag = (p->tag & 0xffff0000U) | next_generation(t);
+}
+
+struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct sluice_cidr *c)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_rules; i++) {
+		struct sluice_rule *r = &t->rules[i].rule;
+
+		if (r->family == c->family && r->prefixlen == c->prefixlen &&
+		    !memcmp(t->rules[i].key.addr + (c->family == 4 ? 12 : 0), c->addr,
+			    c->family == 4 ? 4 : 16))
+			return &t->rules[i];
+	}
+	return NULL;
+}
+
+static __u32 free_slot(const struct sluice_txn *t)
+{
+	static unsigned char used[SLUICE_MAX_RULES];
+	__u32 s;
+	size_t i;
+
+	memset(used, 0, sizeof(used));
+	for (i = 0; i < t->nr_rules; i++)
+		used[(t->rules[i].rule.policy.tag >> 16) & (SLUICE_MAX_RULES - 1)] = 1;
+	for (s = 1; s < SLUICE_MAX_RULES; s++)
+		if (!used[s])
+			return s;
+	return 0;
+}
+
+static bool same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
+{
+	return a->algo == b->algo && a->window == b->window && a->prefix4 == b->prefix4 &&
+	       a->prefix6 == b->prefix6;
+}
+
+int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
+			const struct sluice_policy *p, char *err, size_t errlen)
+{
+	struct sluice_txn_rule *r = sluice_txn_find_rule(t, c);
+	struct sluice_policy np = *p;
+	int ret;
+
+	ret = sluice_policy_check(&np, err, errlen);
+	if (ret)
+		return ret;
+	if (r) {
+		np.tag = r->rule.policy.tag;
+		if (!same_state_format(&r->rule.policy, &np))
+			sluice_txn_retag(t, &np);
+	} else {
+		__u32 slot = free_slot(t);
+		struct sluice_txn_rule *n;
+
+		if (!slot)
+			return fail(err, errlen, -ENOSPC, "too many rules: at most %d",
+				    SLUICE_MAX_RULES - 1);
+		n = realloc(t->rules, (t->nr_rules + 1) * sizeof(*n));
+		if (!n)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		t->rules = n;
+		r = &t->rules[t->nr_rules++];
+		memset(r, 0, sizeof(*r));
+		r->rule.family = c->family;
+		r->rule.prefixlen = c->prefixlen;
+		if (c->family == 4) {
+			r->key.addr[10] = 0xff;
+			r->key.addr[11] = 0xff;
+			memcpy(r->key.addr + 12, c->addr, 4);
+			r->key.prefixlen = SLUICE_RULE_KEY_PREFIX(96 + c->prefixlen);
+		} else {
+			memcpy(r->key.addr, c->addr, 16);
+			r->key.prefixlen = SLUICE_RULE_KEY_PREFIX(c->prefixlen);
+		}
+		np.tag = slot << 16 | next_generation(t);
+	}
+	r->rule.policy = np;
+	t->rules_changed = true;
+	return 0;
+}
+
+int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char *err,
+			size_t errlen)
+{
+	struct sluice_txn_rule *r = sluice_txn_find_rule(t, c);
+	char buf[64];
+
+	if (!r) {
+		sluice_format_cidr(c, true, buf, sizeof(buf));
+		return fail(err, errlen, -ENOENT, "there is no rule for %s: see 'sluicectl rule list'",
+			    buf);
+	}
+	*r = t->rules[--t->nr_rules];
+	t->rules_changed = true;
+	return 0;
+}
+
+int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
+{
+	struct sluice_handle *h = t->h;
+	struct sluice_config *cfg = h->cfg;
+	__u32 active = __atomic_load_n(&cfg->active, __ATOMIC_ACQUIRE) & 1;
+	__u8 old_gen = t->set.rules_gen, new_gen = old_gen;
+	size_t i;
+	int ret;
+
+	ret = sluice_policy_check(&t->set.def, err, errlen);
+	if (ret)
+		return ret;
+	if (t->rules_changed) {
+		new_gen = !old_gen;
+		/* Leftovers of a writer that died mid-change are not live. */
+		ret = clear_gen(h->rules_fd, new_gen);
+		for (i = 0; !ret && i < t->nr_rules; i++) {
+			struct sluice_txn_rule *r = &t->rules[i];
+			struct sluice_rule live;
+			__u32 slot = r->rule.policy.tag >> 16;
+
+			/* A rule new to this change starts its counters at 0. */
+			r->key.gen = old_gen;
+			if (bpf_map_lookup_elem(h->rules_fd, &r->key, &live) ||
+			    (live.policy.tag >> 16) != slot)
+				ret = sluice_clear_rstats(h, slot);
+			r->key.gen = new_gen;
+			if (!ret && bpf_map_update_elem(h->rules_fd, &r->key, &r->rule, BPF_ANY))
+				ret = -errno;
+		}
+		if (ret) {
+			clear_gen(h->rules_fd, new_gen);
+			return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing "
+				    "was changed", h->ifname, strerror(-ret));
+		}
+		t->set.rules_gen = new_gen;
+		t->set.nr_rules = t->nr_rules;
+	}
+
+	cfg->settings[!active] = t->set;
+	__atomic_store_n(&cfg->seq, cfg->seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&cfg->active, !active, __ATOMIC_RELEASE);
+	wait_grace_period();
+
+	if (t->rules_changed) {
+		ret = clear_gen(h->rules_fd, old_gen);
+		if (ret)
+			pr_warn("warning: Couldn't clear the old rules of %s: %s (harmless: the "
+				"next change clears them)\n", h->ifname, strerror(-ret));
+	}
+	/* Keep the idle half equal to the live one, so a reader of the pinned
+	 * map (bpftool) sees the same settings in both. */
+	cfg->settings[active] = t->set;
+	t->rules_changed = false;
+	return 0;
+}
