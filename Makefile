@@ -50,21 +50,27 @@ help:
 	@echo '  clean      remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), BUILD=dir, PREFIX=, DESTDIR=, CC=, CLANG=, BPFTOOL='
 
-# ---- BPF object and skeleton ----
+# ---- BPF objects and skeletons ----
+# Every *.bpf.c becomes $(BUILD)/<name>.bpf.o and $(BUILD)/<name>.skel.h
+# (struct <name>_bpf): bpf/sluice.bpf.c is the datapath; tools/ hold the
+# traffic generator's and the bench's own small programs.
 
+BPF_SRCS := bpf/sluice.bpf.c $(wildcard tools/*/*.bpf.c)
 BPF_HDRS := $(wildcard bpf/lib/*.h) $(wildcard include/sluice/*.h)
+SKELS := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
+vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
 
-$(BUILD)/sluice.tmp.bpf.o: bpf/sluice.bpf.c $(BPF_HDRS) | $(BUILD)
+$(BUILD)/%.tmp.bpf.o: %.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/sluice.bpf.o: $(BUILD)/sluice.tmp.bpf.o
+$(BUILD)/%.bpf.o: $(BUILD)/%.tmp.bpf.o
 	$(call msg,GEN-OBJ,$@)
 	$(Q)$(BPFTOOL) gen object $@ $<
 
-$(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name sluice_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 # ---- userspace ----
 
@@ -83,7 +89,7 @@ all: $(BUILD)/libsluice.a $(PROGS)
 $(BUILD):
 	$(Q)mkdir -p $@
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h tests/lib/*.h) | $(BUILD)/sluice.skel.h
+$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h tests/lib/*.h) | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
