@@ -26,6 +26,13 @@
 
 #define SLUICE_READ(x) (*(volatile __typeof__(x) *)&(x))
 #define SLUICE_WRITE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+/* Keep CAS retry loops rolled: only the first pass runs in the common case,
+ * and eight unrolled copies would only crowd the instruction cache. */
+#ifdef __clang__
+#define SLUICE_NOUNROLL _Pragma("clang loop unroll(disable)")
+#else
+#define SLUICE_NOUNROLL
+#endif
 /* Hide a value from the compiler so a bounds mask the verifier needs stays. */
 #define SLUICE_OPAQUE(x) __asm__ volatile("" : "+r"(x))
 
@@ -61,6 +68,7 @@ static __always_inline int sluice_gcra(__u64 *tat, __u64 now, __u64 cost, __u64 
 {
 	int i;
 
+	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*tat);
 		__u64 base = old > now ? old : now;
@@ -79,6 +87,7 @@ static __always_inline void sluice_gcra_refund(__u64 *tat, __u64 cost)
 {
 	int i;
 
+	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*tat);
 
@@ -114,6 +123,7 @@ static __always_inline int sluice_fixed_window(__u64 *state, __u64 now, __u64 wi
 	__u32 win = (__u32)(now / window);
 	int i;
 
+	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*state);
 		__u32 count = sluice_window_delta(old, win) <= 0 ? SLUICE_WIN_COUNT(old) : 0;
@@ -148,6 +158,7 @@ static __always_inline void sluice_window_retire(__u64 *prev, __u32 win, __u32 c
 {
 	int i;
 
+	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*prev);
 		__s32 d = sluice_window_delta(old, win);
@@ -176,6 +187,7 @@ static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 wind
 	__u64 budget = (__u64)limit << 16;
 	int i;
 
+	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 cur = SLUICE_READ(s[0]);
 		__s32 d = sluice_window_delta(cur, win);
@@ -226,6 +238,7 @@ static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now,
 
 	if (limit == 0 || limit > SLUICE_LOG_MAX)
 		return SLUICE_DROP;
+	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_LOG_PROBES; i++) {
 		__u32 idx = (__u32)((hint + i) % limit);
 		__u64 ts;
