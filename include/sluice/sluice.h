@@ -48,7 +48,7 @@
 #define SLUICE_LOG_MAX 64                          /* sliding-log slots per key */
 #define SLUICE_MAX_RULES 4096                      /* slot 0 is the default policy */
 #define SLUICE_DEFAULT_MAX_KEYS (1U << 20)
-#define SLUICE_DEFAULT_MAX_LOG_KEYS (1U << 16)
+#define SLUICE_DEFAULT_MAX_LOG_KEYS (1U << 14) /* 616 B each: 10 MB */
 #define SLUICE_CAS_TRIES 8
 
 enum sluice_algo {
