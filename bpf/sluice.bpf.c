@@ -225,6 +225,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	if (!rs)
 		return XDP_PASS;
 
+	key.tag = policy->tag;
 	if (policy->action == SLUICE_ACT_EXEMPT) {
 		st->exempt++;
 		goto pass;
@@ -235,7 +236,6 @@ int sluice_xdp(struct xdp_md *ctx)
 		goto over;
 	}
 
-	key.tag = policy->tag;
 	key.prefixlen = key.family == 4 ? policy->prefix4 : policy->prefix6;
 	mask_addr(key.addr, key.prefixlen);
 	now = now_ticks();
