@@ -1,0 +1,755 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The editing commands (set, rule add, rule del): from argv to a change of a
+ * transaction's copy of the settings and rules.
+ *
+ * Work happens in two steps. parse_edit() reads the words alone and checks
+ * everything that does not depend on the live settings, so that bad input is
+ * refused (exit status 2) before an interface is even opened. apply_edit()
+ * then merges the request into the live policy and checks the result. Both
+ * are used by sluicectl, by its batch files and by `sluice attach`, so
+ * nothing here prints or exits: errors are returned with a sentence in err.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+/*
+ * A byte limit charges a packet its whole frame. A byte burst smaller than a
+ * full frame (1500 bytes of MTU plus the Ethernet header) would refuse every
+ * full-size packet forever, which is never what an operator means.
+ */
+#define MIN_BYTE_BURST 1514ULL
+#define MAX_BURST 0xffffffffULL
+#define MAX_WORDS 64
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+#define usage(err, errlen, ...) fail(err, errlen, -EINVAL, __VA_ARGS__)
+
+enum edit_op { EDIT_SET, EDIT_RULE_ADD, EDIT_RULE_DEL };
+
+struct rate_arg {
+	bool given;
+	const char *text; /* as written, for messages */
+	struct sluice_rate rate;
+	__u64 burst; /* 0: not given */
+};
+
+/* One editing command as written; -1 (or 0 for counts) means not given. */
+struct edit {
+	enum edit_op op;
+	const char *name; /* "set", "rule add", "rule del": for messages */
+	bool have_cidr;
+	struct sluice_cidr cidr;
+	const char *cidr_text;
+	int algo;
+	struct rate_arg pkt, bytes;
+	struct rate_arg *last_rate; /* the --rate a following --burst belongs to */
+	__u64 burst; /* a --burst given before any --rate */
+	__u64 window_ns;
+	int prefix4, prefix6, prefix;
+	int dry_run;
+	int action; /* SLUICE_ACT_EXEMPT or _DENY */
+	int nr_policy_opts; /* options that change a policy (all but --dry-run of set) */
+};
+
+enum opt_id {
+	OPT_RATE,
+	OPT_BURST,
+	OPT_ALGO,
+	OPT_WINDOW,
+	OPT_PREFIX4,
+	OPT_PREFIX6,
+	OPT_PREFIX,
+	OPT_DRY_RUN,
+	OPT_EXEMPT,
+	OPT_DENY,
+};
+
+#define FOR_SET (1U << EDIT_SET)
+#define FOR_ADD (1U << EDIT_RULE_ADD)
+
+static const struct {
+	const char *name;
+	enum opt_id id;
+	bool has_arg;
+	unsigned int ops;
+} opts[] = {
+	{ "rate", OPT_RATE, true, FOR_SET | FOR_ADD },
+	{ "burst", OPT_BURST, true, FOR_SET | FOR_ADD },
+	{ "algo", OPT_ALGO, true, FOR_SET | FOR_ADD },
+	{ "window", OPT_WINDOW, true, FOR_SET | FOR_ADD },
+	{ "prefix4", OPT_PREFIX4, true, FOR_SET },
+	{ "prefix6", OPT_PREFIX6, true, FOR_SET },
+	{ "prefix", OPT_PREFIX, true, FOR_ADD },
+	/* `set --dry-run on|off`; `rule add ... --dry-run [on|off]` */
+	{ "dry-run", OPT_DRY_RUN, false, FOR_SET | FOR_ADD },
+	{ "exempt", OPT_EXEMPT, false, FOR_ADD },
+	{ "deny", OPT_DENY, false, FOR_ADD },
+};
+
+static bool is_window_algo(int algo)
+{
+	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
+	       algo == SLUICE_ALGO_SLIDING_LOG;
+}
+
+static const char *help_of(const struct edit *e)
+{
+	return e->op == EDIT_SET ? "see 'sluicectl set help'" : "see 'sluicectl rule help'";
+}
+
+static int parse_rate_opt(struct edit *e, const char *v, char *err, size_t errlen)
+{
+	struct sluice_rate r;
+	struct rate_arg *slot;
+	int ret;
+
+	ret = sluice_parse_rate(v, &r, err, errlen);
+	if (ret)
+		return -EINVAL;
+	slot = r.is_bytes ? &e->bytes : &e->pkt;
+	if (slot->given)
+		return usage(err, errlen,
+			     "two %s rates given (%s and %s): give at most one packet rate and one "
+			     "byte rate, e.g. --rate 100/s --rate 10mbit",
+			     r.is_bytes ? "byte" : "packet", slot->text, v);
+	slot->given = true;
+	slot->text = v;
+	slot->rate = r;
+	/* A --burst written before the first --rate belongs to it. */
+	if (e->burst && !e->last_rate) {
+		slot->burst = e->burst;
+		e->burst = 0;
+	}
+	e->last_rate = slot;
+	return 0;
+}
+
+static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errlen)
+{
+	__u64 b;
+
+	if (sluice_parse_uint("--burst", v, MAX_BURST, &b, err, errlen))
+		return -EINVAL;
+	if (e->last_rate) {
+		if (e->last_rate->burst)
+			return usage(err, errlen,
+				     "two --burst values for --rate %s: give one --burst after each "
+				     "--rate", e->last_rate->text);
+		e->last_rate->burst = b;
+		return 0;
+	}
+	if (e->burst)
+		return usage(err, errlen,
+			     "two --burst values: give one --burst after each --rate");
+	e->burst = b;
+	return 0;
+}
+
+/* Returns how many words the option used (1 or 2), or -EINVAL. */
+static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
+{
+	const char *word = argv[i] + 2, *eq = strchr(word, '='), *v = NULL;
+	size_t len = eq ? (size_t)(eq - word) : strlen(word);
+	unsigned int k;
+	int used = 1;
+	__u64 n;
+
+	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+		if (strlen(opts[k].name) == len && !strncmp(opts[k].name, word, len))
+			break;
+	if (k == sizeof(opts) / sizeof(opts[0]) || !(opts[k].ops & (1U << e->op)))
+		return usage(err, errlen, "unknown option '%s' for %s: %s", argv[i], e->name,
+			     help_of(e));
+
+	if (opts[k].id == OPT_DRY_RUN) {
+		/* set needs on|off; rule add takes an optional on|off */
+		if (eq) {
+			v = eq + 1;
+		} else if (i + 1 < argc && (e->op == EDIT_SET || !strcmp(argv[i + 1], "on") ||
+					    !strcmp(argv[i + 1], "off"))) {
+			v = argv[i + 1];
+			used = 2;
+		}
+		if (e->dry_run >= 0)
+			return usage(err, errlen, "--dry-run is given twice");
+		if (!v && e->op == EDIT_SET)
+			return usage(err, errlen, "--dry-run needs 'on' or 'off'");
+		if (v) {
+			bool on;
+
+			if (sluice_parse_onoff("--dry-run", v, &on, err, errlen))
+				return -EINVAL;
+			e->dry_run = on;
+		} else {
+			e->dry_run = 1;
+		}
+		if (e->op != EDIT_SET)
+			e->nr_policy_opts++;
+		return used;
+	}
+
+	if (opts[k].has_arg) {
+		if (eq) {
+			v = eq + 1;
+		} else {
+			if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
+				return usage(err, errlen, "--%s needs a value: %s", opts[k].name,
+					     help_of(e));
+			v = argv[i + 1];
+			used = 2;
+		}
+	} else if (eq) {
+		return usage(err, errlen, "--%s takes no value", opts[k].name);
+	}
+	e->nr_policy_opts++;
+
+	switch (opts[k].id) {
+	case OPT_RATE:
+		return parse_rate_opt(e, v, err, errlen) ?: used;
+	case OPT_BURST:
+		return parse_burst_opt(e, v, err, errlen) ?: used;
+	case OPT_ALGO:
+		if (e->algo >= 0)
+			return usage(err, errlen, "--algo is given twice");
+		e->algo = sluice_parse_algo(v, err, errlen);
+		return e->algo < 0 ? -EINVAL : used;
+	case OPT_WINDOW:
+		if (e->window_ns)
+			return usage(err, errlen, "--window is given twice");
+		if (sluice_parse_duration("--window", v, &n, err, errlen))
+			return -EINVAL;
+		if (n < SLUICE_MIN_WINDOW_NS || n > SLUICE_MAX_WINDOW_NS)
+			return usage(err, errlen, "--window %s is out of range: 100ms to 1h", v);
+		e->window_ns = n;
+		return used;
+	case OPT_PREFIX4:
+	case OPT_PREFIX6:
+	case OPT_PREFIX: {
+		int *dst = opts[k].id == OPT_PREFIX4 ? &e->prefix4 :
+			   opts[k].id == OPT_PREFIX6 ? &e->prefix6 : &e->prefix;
+		char what[16];
+
+		snprintf(what, sizeof(what), "--%s", opts[k].name);
+		if (*dst >= 0)
+			return usage(err, errlen, "%s is given twice", what);
+		if (sluice_parse_uint(what, v, opts[k].id == OPT_PREFIX4 ? 32 : 128, &n, err,
+				      errlen))
+			return -EINVAL;
+		*dst = (int)n;
+		return used;
+	}
+	case OPT_EXEMPT:
+	case OPT_DENY:
+		if (e->action >= 0)
+			return usage(err, errlen, "give one of --exempt and --deny, not both");
+		e->action = opts[k].id == OPT_EXEMPT ? SLUICE_ACT_EXEMPT : SLUICE_ACT_DENY;
+		return used;
+	case OPT_DRY_RUN:
+		break;
+	}
+	return usage(err, errlen, "unknown option '%s'", argv[i]);
+}
+
+static bool burst_given(const struct edit *e)
+{
+	return e->burst || e->pkt.burst || e->bytes.burst;
+}
+
+/* Check a rate and its burst as the bucket algorithms would use them. */
+static int check_rate(const struct rate_arg *r, char *err, size_t errlen)
+{
+	struct sluice_limit l;
+	char inner[SLUICE_ERR_LEN];
+	__u64 burst = r->burst;
+
+	if (!r->given)
+		return 0;
+	if (r->rate.is_bytes && burst && burst < MIN_BYTE_BURST)
+		return usage(err, errlen,
+			     "--burst %llu for the byte rate %s is smaller than one full %llu-byte "
+			     "frame, which then could never pass: use at least %llu (a byte "
+			     "rate's burst counts bytes)",
+			     (unsigned long long)burst, r->text, MIN_BYTE_BURST, MIN_BYTE_BURST);
+	if (!burst)
+		burst = sluice_default_burst(r->rate.count, r->rate.period_ns);
+	if (sluice_limit_set(&l, r->rate.count, r->rate.period_ns, burst, inner, sizeof(inner)))
+		return usage(err, errlen, "--rate %s: %s", r->text, inner);
+	return 0;
+}
+
+static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t errlen)
+{
+	int i, ret;
+
+	memset(e, 0, sizeof(*e));
+	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
+	if (argc < 1 || !argv[0])
+		return usage(err, errlen, "missing command: use set, rule add or rule del");
+	if (!strcmp(argv[0], "set")) {
+		e->op = EDIT_SET;
+		e->name = "set";
+		i = 1;
+	} else if (!strcmp(argv[0], "rule")) {
+		if (argc < 2)
+			return usage(err, errlen,
+				     "rule needs a command: rule add CIDR ... or rule del CIDR");
+		if (!strcmp(argv[1], "add")) {
+			e->op = EDIT_RULE_ADD;
+			e->name = "rule add";
+		} else if (!strcmp(argv[1], "del")) {
+			e->op = EDIT_RULE_DEL;
+			e->name = "rule del";
+		} else {
+			return usage(err, errlen,
+				     "unknown command 'rule %s': use rule add or rule del", argv[1]);
+		}
+		i = 2;
+	} else {
+		return usage(err, errlen,
+			     "unknown editing command '%s': use set, rule add or rule del", argv[0]);
+	}
+
+	while (i < argc) {
+		const char *a = argv[i];
+
+		if (!strncmp(a, "--", 2) && a[2]) {
+			ret = parse_opt(e, argc, argv, i, err, errlen);
+			if (ret < 0)
+				return ret;
+			i += ret;
+			continue;
+		}
+		if (a[0] == '-')
+			return usage(err, errlen, "unknown option '%s' for %s: %s", a, e->name,
+				     help_of(e));
+		if (e->op == EDIT_SET)
+			return usage(err, errlen, "unexpected argument '%s' to set: %s", a,
+				     help_of(e));
+		if (e->have_cidr)
+			return usage(err, errlen, "unexpected argument '%s': %s takes one CIDR", a,
+				     e->name);
+		if (sluice_parse_cidr(a, &e->cidr, err, errlen))
+			return -EINVAL;
+		e->have_cidr = true;
+		e->cidr_text = a;
+		i++;
+	}
+
+	switch (e->op) {
+	case EDIT_SET:
+		if (!e->nr_policy_opts && e->dry_run < 0)
+			return usage(err, errlen,
+				     "set needs something to change: --rate, --burst, --algo, "
+				     "--window, --prefix4, --prefix6 or --dry-run");
+		break;
+	case EDIT_RULE_DEL:
+		if (!e->have_cidr)
+			return usage(err, errlen, "rule del needs a CIDR: rule del 198.18.0.0/15");
+		return 0;
+	case EDIT_RULE_ADD:
+		if (!e->have_cidr)
+			return usage(err, errlen,
+				     "rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
+		if (e->action >= 0) {
+			if (e->pkt.given || e->bytes.given || burst_given(e) || e->algo >= 0 ||
+			    e->window_ns || e->prefix >= 0)
+				return usage(err, errlen,
+					     "--%s takes no --rate, --burst, --algo, --window or "
+					     "--prefix: its sources are %s",
+					     e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
+					     e->action == SLUICE_ACT_EXEMPT ? "never limited" :
+									      "always dropped");
+			return 0;
+		}
+		if (!e->pkt.given && !e->bytes.given)
+			return usage(err, errlen, "rule add %s needs --rate RATE, --exempt or --deny",
+				     e->cidr_text);
+		if (e->prefix > (e->cidr.family == 4 ? 32 : 128))
+			return usage(err, errlen,
+				     "--prefix %d is out of range for the IPv%u rule %s: 1 to %u",
+				     e->prefix, e->cidr.family, e->cidr_text,
+				     e->cidr.family == 4 ? 32 : 128);
+		break;
+	}
+
+	if (e->algo >= 0 && is_window_algo(e->algo)) {
+		if (e->bytes.given)
+			return usage(err, errlen,
+				     "%s counts packets: the byte rate %s needs token-bucket or "
+				     "leaky-bucket",
+				     sluice_algo_name(e->algo), e->bytes.text);
+		if (burst_given(e))
+			return usage(err, errlen,
+				     "%s has no --burst: it admits the rate's count per --window "
+				     "(leave --burst out, or use token-bucket)",
+				     sluice_algo_name(e->algo));
+	}
+	if (e->algo >= 0 && !is_window_algo(e->algo) && e->window_ns)
+		return usage(err, errlen,
+			     "--window applies to sliding-window, fixed-window and sliding-log, "
+			     "not to %s (whose burst is --burst)", sluice_algo_name(e->algo));
+	ret = check_rate(&e->pkt, err, errlen);
+	if (!ret)
+		ret = check_rate(&e->bytes, err, errlen);
+	return ret;
+}
+
+/*
+ * The policy a limit edit asks for, on top of base. For `set`, whatever the
+ * command does not give is kept from base; a burst or window that was only a
+ * default of the old rate follows the new rate instead.
+ */
+static int build_policy(const struct edit *e, const struct sluice_policy *base,
+			struct sluice_policy *np, char *err, size_t errlen)
+{
+	struct rate_arg pkt = e->pkt, bytes = e->bytes;
+	int algo = e->algo >= 0 ? e->algo : base->algo;
+	bool inherited = false;
+	char inner[SLUICE_ERR_LEN];
+	__u64 window_ns = e->window_ns;
+
+	*np = *base;
+	if (!pkt.given && !bytes.given) {
+		/* keep the rates; their bursts only if they still mean a burst */
+		bool keep_burst = !is_window_algo(base->algo);
+
+		inherited = true;
+		if (base->pkt.period_ns) {
+			pkt.given = true;
+			pkt.rate.count = base->pkt.rate;
+			pkt.rate.period_ns = base->pkt.period_ns;
+			pkt.burst = keep_burst ? base->pkt.burst : 0;
+		}
+		if (base->bytes.period_ns) {
+			bytes.given = true;
+			bytes.rate.count = base->bytes.rate;
+			bytes.rate.period_ns = base->bytes.period_ns;
+			bytes.rate.is_bytes = true;
+			bytes.burst = keep_burst ? base->bytes.burst : 0;
+		}
+		if (e->burst) {
+			struct rate_arg *r = pkt.given ? &pkt : &bytes;
+
+			if (!r->given)
+				return usage(err, errlen, "--burst needs a --rate: the policy has none");
+			if (r == &bytes && e->burst < MIN_BYTE_BURST)
+				return usage(err, errlen,
+					     "--burst %llu is for the byte rate, and is smaller than "
+					     "one full %llu-byte frame: use at least %llu",
+					     (unsigned long long)e->burst, MIN_BYTE_BURST,
+					     MIN_BYTE_BURST);
+			r->burst = e->burst;
+		}
+		if (!window_ns && is_window_algo(base->algo))
+			window_ns = base->window >> SLUICE_TICK_SHIFT;
+	}
+
+	np->algo = (__u8)algo;
+	if (is_window_algo(algo)) {
+		if (bytes.given && inherited)
+			return usage(err, errlen,
+				     "%s counts packets, and the policy has a byte rate: give a "
+				     "packet --rate too (e.g. --algo %s --rate 100/s)",
+				     sluice_algo_name(algo), sluice_algo_name(algo));
+		if (bytes.given)
+			return usage(err, errlen,
+				     "%s counts packets: a byte rate needs token-bucket or "
+				     "leaky-bucket", sluice_algo_name(algo));
+		if (!pkt.given)
+			return usage(err, errlen, "%s needs a packet --rate", sluice_algo_name(algo));
+		if (burst_given(e))
+			return usage(err, errlen,
+				     "%s has no --burst: it admits the rate's count per --window "
+				     "(leave --burst out, or use token-bucket)",
+				     sluice_algo_name(algo));
+		np->window = window_ns << SLUICE_TICK_SHIFT;
+		if (sluice_window_set(np, pkt.rate.count, pkt.rate.period_ns, inner,
+				      sizeof(inner)))
+			return usage(err, errlen, "%s", inner);
+		/* The rate is kept in pkt too, for display and for a later
+		 * change of algorithm; the window algorithms never read it. */
+		if (sluice_limit_set(&np->pkt, pkt.rate.count, pkt.rate.period_ns,
+				     np->window_limit, inner, sizeof(inner)))
+			return usage(err, errlen, "%s", inner);
+		memset(&np->bytes, 0, sizeof(np->bytes));
+	} else {
+		if (e->window_ns)
+			return usage(err, errlen,
+				     "--window applies to sliding-window, fixed-window and "
+				     "sliding-log, not to %s (whose burst is --burst)",
+				     sluice_algo_name(algo));
+		np->window = 0;
+		np->window_limit = 0;
+		memset(&np->pkt, 0, sizeof(np->pkt));
+		memset(&np->bytes, 0, sizeof(np->bytes));
+		if (pkt.given) {
+			__u64 b = pkt.burst ?: sluice_default_burst(pkt.rate.count,
+								    pkt.rate.period_ns);
+
+			if (sluice_limit_set(&np->pkt, pkt.rate.count, pkt.rate.period_ns, b,
+					     inner, sizeof(inner)))
+				return usage(err, errlen, "packet rate: %s", inner);
+		}
+		if (bytes.given) {
+			__u64 b = bytes.burst;
+
+			if (!b) {
+				b = sluice_default_burst(bytes.rate.count, bytes.rate.period_ns);
+				if (b < MIN_BYTE_BURST)
+					b = MIN_BYTE_BURST;
+			}
+			if (sluice_limit_set(&np->bytes, bytes.rate.count, bytes.rate.period_ns,
+					     b, inner, sizeof(inner)))
+				return usage(err, errlen, "byte rate: %s", inner);
+		}
+	}
+	if (e->prefix4 >= 0)
+		np->prefix4 = (__u8)e->prefix4;
+	if (e->prefix6 >= 0)
+		np->prefix6 = (__u8)e->prefix6;
+	if (sluice_policy_check(np, inner, sizeof(inner)))
+		return usage(err, errlen, "%s", inner);
+	return 0;
+}
+
+/* A rule's policy: a fresh one, keyed like the default policy unless --prefix. */
+static int build_rule_policy(const struct edit *e, const struct sluice_policy *def,
+			     struct sluice_policy *np, char *err, size_t errlen)
+{
+	struct sluice_policy base;
+	char inner[SLUICE_ERR_LEN];
+	int ret;
+
+	memset(&base, 0, sizeof(base));
+	base.algo = SLUICE_ALGO_TOKEN_BUCKET;
+	base.prefix4 = def->prefix4;
+	base.prefix6 = def->prefix6;
+	if (e->prefix >= 0) {
+		if (e->cidr.family == 4)
+			base.prefix4 = (__u8)e->prefix;
+		else
+			base.prefix6 = (__u8)e->prefix;
+	}
+	if (e->action >= 0) {
+		*np = base;
+		np->action = (__u8)e->action;
+	} else {
+		base.action = SLUICE_ACT_LIMIT;
+		ret = build_policy(e, &base, np, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (e->dry_run > 0)
+		np->flags |= SLUICE_POLICY_DRY_RUN;
+	if (sluice_policy_check(np, inner, sizeof(inner)))
+		return usage(err, errlen, "%s", inner);
+	return 0;
+}
+
+static bool same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
+{
+	return a->algo == b->algo && a->window == b->window && a->prefix4 == b->prefix4 &&
+	       a->prefix6 == b->prefix6;
+}
+
+static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, size_t errlen)
+{
+	struct sluice_policy np;
+	int ret;
+
+	switch (e->op) {
+	case EDIT_SET:
+		if (e->nr_policy_opts) {
+			ret = build_policy(e, &t->set.def, &np, err, errlen);
+			if (ret)
+				return ret;
+			/* New state format: fresh, full buckets rather than old
+			 * state read the wrong way. A rate or burst change keeps
+			 * every bucket (GCRA state stays meaningful). */
+			if (!same_state_format(&t->set.def, &np))
+				sluice_txn_retag(t, &np);
+			t->set.def = np;
+		}
+		if (e->dry_run == 1)
+			t->set.flags |= SLUICE_DRY_RUN;
+		else if (e->dry_run == 0)
+			t->set.flags &= ~SLUICE_DRY_RUN;
+		return 0;
+	case EDIT_RULE_ADD:
+		ret = build_rule_policy(e, &t->set.def, &np, err, errlen);
+		if (ret)
+			return ret;
+		ret = sluice_txn_put_rule(t, &e->cidr, &np, err, errlen);
+		/* policy_check already passed: what is left is runtime */
+		return ret == -ERANGE ? -EINVAL : ret;
+	case EDIT_RULE_DEL:
+		return sluice_txn_del_rule(t, &e->cidr, err, errlen);
+	}
+	return -EINVAL;
+}
+
+int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size_t errlen)
+{
+	struct edit e;
+	int ret;
+
+	ret = parse_edit(argc, argv, &e, err, errlen);
+	if (ret)
+		return ret;
+	return apply_edit(t, &e, err, errlen);
+}
+
+int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen)
+{
+	struct sluice_settings s;
+	struct sluice_policy np;
+	struct edit e;
+	int ret;
+
+	ret = parse_edit(argc, argv, &e, err, errlen);
+	if (ret)
+		return ret;
+	sluice_settings_init(&s);
+	if (e.op == EDIT_RULE_ADD)
+		return build_rule_policy(&e, &s.def, &np, err, errlen);
+	/* A set that gives both the algorithm and the rate does not depend
+	 * on the live policy: check it whole. */
+	if (e.op == EDIT_SET && e.algo >= 0 && (e.pkt.given || e.bytes.given))
+		return build_policy(&e, &s.def, &np, err, errlen);
+	return 0;
+}
+
+typedef int (*line_fn)(void *ctx, int argc, char **argv, char *err, size_t errlen);
+
+/* Split line into words in place; a word starting with '#' starts a comment. */
+static int split_words(char *line, char **argv, int max)
+{
+	char *p = line;
+	int argc = 0;
+
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			break;
+		if (argc == max)
+			return -E2BIG;
+		argv[argc++] = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		if (*p)
+			*p++ = '\0';
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+static int for_each_line(const char *path, line_fn fn, void *ctx, int *nr_cmds, char *err,
+			 size_t errlen)
+{
+	char *argv[MAX_WORDS + 1], inner[SLUICE_ERR_LEN];
+	unsigned int lineno = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int argc, ret = 0;
+	FILE *f;
+
+	*nr_cmds = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return fail(err, errlen, errno == ENOENT || errno == EISDIR ? -EINVAL : -errno,
+			    "Couldn't open %s: %s", path, strerror(errno));
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (memchr(line, '\0', (size_t)n)) {
+			ret = usage(err, errlen, "%s:%u: a NUL byte: is this a text file?", path,
+				    lineno);
+			break;
+		}
+		argc = split_words(line, argv, MAX_WORDS);
+		if (argc < 0) {
+			ret = usage(err, errlen, "%s:%u: more than %d words on one line", path,
+				    lineno, MAX_WORDS);
+			break;
+		}
+		if (!argc)
+			continue;
+		ret = fn(ctx, argc, argv, inner, sizeof(inner));
+		if (ret) {
+			fail(err, errlen, ret, "%s:%u: %s", path, lineno, inner);
+			break;
+		}
+		(*nr_cmds)++;
+	}
+	if (!ret && ferror(f))
+		ret = fail(err, errlen, -EIO, "Couldn't read %s: %s", path, strerror(EIO));
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+static int check_line(void *ctx, int argc, char **argv, char *err, size_t errlen)
+{
+	(void)ctx;
+	return sluice_cmd_check(argc, argv, err, errlen);
+}
+
+static int edit_line(void *ctx, int argc, char **argv, char *err, size_t errlen)
+{
+	return sluice_cmd_edit(ctx, argc, argv, err, errlen);
+}
+
+int sluice_cmd_check_file(const char *path, char *err, size_t errlen)
+{
+	int nr;
+
+	return for_each_line(path, check_line, NULL, &nr, err, errlen);
+}
+
+int sluice_cmd_edit_file(struct sluice_txn *t, const char *path, char *err, size_t errlen)
+{
+	int nr;
+
+	return for_each_line(path, edit_line, t, &nr, err, errlen);
+}
+
+int sluice_cmd_apply_file(struct sluice_handle *h, const char *path, char *err, size_t errlen)
+{
+	struct sluice_txn t;
+	int nr, ret;
+
+	/* Check the words before taking the interface's lock. */
+	ret = sluice_cmd_check_file(path, err, errlen);
+	if (ret)
+		return ret;
+	ret = sluice_txn_begin(h, &t, err, errlen);
+	if (ret)
+		return ret;
+	ret = for_each_line(path, edit_line, &t, &nr, err, errlen);
+	if (!ret && nr)
+		ret = sluice_txn_commit(&t, err, errlen);
+	sluice_txn_end(&t);
+	return ret;
+}
