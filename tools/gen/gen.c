@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * sluice-gen: a traffic generator for sluice's tests, demo and bench.
+ *
+ * It builds one valid UDP frame and hands it to a tiny XDP program with
+ * BPF_PROG_TEST_RUN and BPF_F_TEST_XDP_LIVE_FRAMES; the program sends every
+ * copy out of DEV (XDP_TX, or a redirect), so the frames arrive at DEV's peer
+ * as a NIC would deliver them: through the peer's XDP hook first. With a
+ * source prefix the program gives each frame a random source inside it.
+ *
+ * It refuses any address outside the benchmarking ranges 198.18.0.0/15 and
+ * 2001:2::/48, and it must run in the sender's network namespace.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "gen.h"
+#include "gen.skel.h"
+
+#define DEFAULT_SECONDS 10
+
+struct worker {
+	pthread_t tid;
+	int cpu; /* pinned to this CPU, or -1 */
+	__u64 quota; /* packets to send; 0: until the deadline */
+	double rate; /* packets per second; 0: as fast as it goes */
+	__u64 sent;
+	__u64 start_ns, end_ns;
+	int err;
+};
+
+struct run {
+	int prog_fd;
+	int ifindex;
+	__u8 frame[GEN_MAX_FRAME];
+	unsigned int len;
+	__u64 deadline_ns; /* 0: none */
+	bool slow_calls; /* every test run pays a dispatcher update: batch more */
+};
+
+static struct run run;
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void sleep_until(__u64 ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000ULL, .tv_nsec = ns % 1000000000ULL };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stopping)
+		;
+}
+
+/* Send n copies of the frame; they are all sent when this returns 0. */
+static int send_frames(__u32 n)
+{
+	struct xdp_md ctx = {
+		.data = 0,
+		.data_end = run.len,
+		.ingress_ifindex = run.ifindex,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = run.frame, .data_size_in = run.len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = n,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+
+	return bpf_prog_test_run_opts(run.prog_fd, &opts) ? -errno : 0;
+}
+
+static __u64 clamp64(__u64 v, __u64 lo, __u64 hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void *worker_main(void *arg)
+{
+	/* Time one call should take: long enough that its fixed cost is
+	 * noise, short enough to stop on time and to pace smoothly. */
+	__u64 call_ns = run.slow_calls ? 250000000ULL : 10000000ULL;
+	struct worker *w = arg;
+	__u64 chunk = 1024, n, t0, t1, dt;
+	sigset_t set;
+
+	/* Signals go to the main thread only: a test run interrupted midway
+	 * would leave the count of frames sent unknown. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (w->cpu >= 0) {
+		cpu_set_t cpus;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(w->cpu, &cpus);
+		w->err = -pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+		if (w->err)
+			return NULL;
+	}
+	if (w->rate > 0) {
+		/* Paced: batches of 1/5 of a call's time worth of traffic, each
+		 * sent when the schedule says it is due. */
+		chunk = clamp64((__u64)(w->rate * call_ns / 5e9), 1, 1U << 20);
+	}
+	w->start_ns = now_ns();
+	while (!stopping && (!w->quota || w->sent < w->quota)) {
+		t0 = now_ns();
+		if (run.deadline_ns && t0 >= run.deadline_ns)
+			break;
+		if (w->rate > 0) {
+			__u64 due = w->start_ns + (__u64)(w->sent * 1e9 / w->rate);
+
+			if (due > t0) {
+				if (run.deadline_ns && due >= run.deadline_ns)
+					break;
+				sleep_until(due);
+				if (stopping)
+					break;
+			}
+		}
+		n = chunk;
+		if (w->quota && n > w->quota - w->sent)
+			n = w->quota - w->sent;
+		w->err = send_frames(n);
+		if (w->err)
+			break;
+		w->sent += n;
+		t1 = now_ns();
+		if (w->rate > 0)
+			continue;
+		/* As fast as it goes: size the next call from this one's speed,
+		 * and no further than the deadline at that speed. */
+		dt = t1 - t0 ?: 1;
+		chunk = clamp64(n * call_ns / dt, 64, 1U << 24);
+		if (run.deadline_ns && run.deadline_ns > t1)
+			chunk = clamp64(n * (run.deadline_ns - t1) / dt + 1, 1, chunk);
+	}
+	w->end_ns = now_ns();
+	return NULL;
+}
+
+/* "0", "0,1", "0-3,6": CPUs this process may run on. */
+static int parse_cpus(const char *s, int *cpus, int max, int *n, char *err, size_t errlen)
+{
+	cpu_set_t allowed;
+	const char *p = s;
+	char *end;
+	long a, b, c;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	*n = 0;
+	while (*p) {
+		a = strtol(p, &end, 10);
+		if (end == p || a < 0)
+			goto bad;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				goto bad;
+			p = end;
+		}
+		for (c = a; c <= b; c++) {
+			if (c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed)) {
+				snprintf(err, errlen, "CPU %ld in -c %s is not one this process may "
+					 "run on: see 'nproc' and 'taskset -p $$'", c, s);
+				return -EINVAL;
+			}
+			if (*n == max) {
+				snprintf(err, errlen, "-c %s names more than %d CPUs", s, max);
+				return -EINVAL;
+			}
+			cpus[(*n)++] = c;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (*n)
+		return 0;
+bad:
+	snprintf(err, errlen, "-c '%s' is not a CPU list: write it like 0 or 0,1 or 0-3", s);
+	return -EINVAL;
+}
+
+/*
+ * A test run with repeat > 1 adds the program to the kernel's XDP dispatcher
+ * and removes it again when it returns, each time waiting for an RCU grace
+ * period (~25 ms a call here). Attached somewhere for as long as we run, the
+ * program stays in the dispatcher and a call costs microseconds. Loopback in
+ * generic mode is the one device every namespace has and nothing of ours
+ * uses; the program passes every real packet (its ingress_ifindex is not
+ * DEV's), and the bpf_link goes away with the process, however it ends.
+ */
+static int attach_keeper(int prog_fd, bool verbose)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_SKB_MODE);
+	int lo = if_nametoindex("lo"), fd;
+
+	fd = lo ? bpf_link_create(prog_fd, lo, BPF_XDP, &opts) : -ENODEV;
+	if (fd < 0 && verbose)
+		fprintf(stderr, "sluice-gen: Couldn't keep the program in the XDP dispatcher "
+			"(loopback: %s): every batch will cost ~25 ms more\n", strerror(-fd));
+	return fd;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: sluice-gen -i DEV -s SRC[/LEN] -d DST [options]\n"
+"Send UDP frames out of DEV with BPF_PROG_TEST_RUN live frames, so that they\n"
+"arrive at DEV's peer (e.g. the other end of a veth pair) through its XDP hook.\n"
+"Addresses must lie in 198.18.0.0/15 or 2001:2::/48. Needs root; run it in the\n"
+"sender's network namespace (ip netns exec NS sluice-gen ...).\n"
+"\n"
+"  -i, --dev DEV         send out of DEV\n"
+"  -s, --src SRC[/LEN]   source address; with /LEN a random source inside the prefix per frame\n"
+"  -d, --dst DST         destination address\n"
+"      --dst-mac MAC     destination MAC (default: the veth peer's address)\n"
+"      --src-mac MAC     source MAC (default: DEV's address)\n"
+"  -l, --len BYTES       Ethernet frame length without FCS (default 60, or the headers' size)\n"
+"  -t, --time SECS       send for this long (default %d s unless -n is given; 500ms works)\n"
+"  -n, --count PACKETS   send this many in total, then stop\n"
+"  -c, --cpus CPUS       one sending thread pinned on each CPU listed: 0 | 0,1 | 0-3\n"
+"  -r, --rate PPS        pace the total to about PPS packets per second\n"
+"      --keys N          with /LEN: draw the source from N distinct addresses only\n"
+"      --vlan ID         add an 802.1Q tag\n"
+"      --sport PORT, --dport PORT   UDP ports (default 4242 and 9)\n"
+"      --redirect        XDP_REDIRECT to DEV instead of XDP_TX (same path, other action)\n"
+"  -j, --json            print {\"packets\":N,\"seconds\":S,\"pps\":P}\n"
+"  -v, --verbose         say what is sent, and show libbpf's messages\n"
+"  -h, --help            this text\n",
+		DEFAULT_SECONDS);
+}
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "sluice-gen: %s\n", msg);
+	fprintf(stderr, "Try 'sluice-gen --help'.\n");
+	return SLUICE_EXIT_USAGE;
+}
+
+/* Split the source prefix into the knobs of the program. */
+static int set_source_knobs(struct gen_bpf *skel, const struct sluice_cidr *src, __u64 keys,
+			    char *err, size_t errlen)
+{
+	unsigned int host = (src->family == 4 ? 32 : 128) - src->prefixlen;
+	__u64 hi = 0, lo = 0;
+	int i;
+
+	if (keys && host < 64 && keys > (1ULL << host)) {
+		snprintf(err, errlen, "--keys %llu is more than the %llu addresses in the source "
+			 "prefix: use a shorter prefix or fewer keys", (unsigned long long)keys,
+			 1ULL << host);
+		return -EINVAL;
+	}
+	if (keys > 0xffffffffULL) {
+		snprintf(err, errlen, "--keys %llu is too large: at most %u",
+			 (unsigned long long)keys, 0xffffffffU);
+		return -EINVAL;
+	}
+	if (!host)
+		return 0;
+	skel->rodata->rewrite_family = src->family;
+	skel->rodata->nkeys = keys;
+	if (src->family == 4) {
+		for (i = 0; i < 4; i++)
+			lo = lo << 8 | src->addr[i];
+		skel->rodata->base_lo = lo;
+		skel->rodata->mask_lo = (1ULL << host) - 1;
+		return 0;
+	}
+	for (i = 0; i < 8; i++) {
+		hi = hi << 8 | src->addr[i];
+		lo = lo << 8 | src->addr[8 + i];
+	}
+	skel->rodata->base_hi = hi;
+	skel->rodata->base_lo = lo;
+	if (src->prefixlen < 64) {
+		/* Host numbers fill the /64 network half first: distinct keys. */
+		skel->rodata->hi_bits = 64 - src->prefixlen;
+		skel->rodata->mask_hi = (1ULL << (64 - src->prefixlen)) - 1;
+		skel->rodata->mask_lo = ~0ULL;
+	} else {
+		skel->rodata->mask_lo = host == 64 ? ~0ULL : (1ULL << host) - 1;
+	}
+	return 0;
+}
+
+enum {
+	OPT_DST_MAC = 256,
+	OPT_SRC_MAC,
+	OPT_KEYS,
+	OPT_VLAN,
+	OPT_SPORT,
+	OPT_DPORT,
+	OPT_REDIRECT,
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dev", required_argument, NULL, 'i' },
+		{ "src", required_argument, NULL, 's' },
+		{ "dst", required_argument, NULL, 'd' },
+		{ "dst-mac", required_argument, NULL, OPT_DST_MAC },
+		{ "src-mac", required_argument, NULL, OPT_SRC_MAC },
+		{ "len", required_argument, NULL, 'l' },
+		{ "time", required_argument, NULL, 't' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "keys", required_argument, NULL, OPT_KEYS },
+		{ "vlan", required_argument, NULL, OPT_VLAN },
+		{ "sport", required_argument, NULL, OPT_SPORT },
+		{ "dport", required_argument, NULL, OPT_DPORT },
+		{ "redirect", no_argument, NULL, OPT_REDIRECT },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *dev = NULL, *src_s = NULL, *dst_s = NULL, *dst_mac_s = NULL;
+	const char *src_mac_s = NULL;
+	struct gen_frame_spec spec = { .vlan = -1, .sport = 4242, .dport = 9 };
+	__u64 v, count = 0, rate = 0, keys = 0, len = 0, time_ns = 0;
+	int cpus[CPU_SETSIZE], ncpus = 0, nworkers, i, opt, ret;
+	bool json = false, redirect = false, verbose = false;
+	struct worker *workers = NULL;
+	struct gen_bpf *skel = NULL;
+	int keeper_fd = -1;
+	__u64 sent = 0, first = ~0ULL, last = 0;
+	char err[SLUICE_ERR_LEN];
+	struct gen_link link;
+	struct sigaction sa;
+	double secs;
+
+	while ((opt = getopt_long(argc, argv, "i:s:d:l:t:n:c:r:jvh", opts, NULL)) != -1) {
+		ret = 0;
+		switch (opt) {
+		case 'i':
+			dev = optarg;
+			break;
+		case 's':
+			src_s = optarg;
+			break;
+		case 'd':
+			dst_s = optarg;
+			break;
+		case OPT_DST_MAC:
+			dst_mac_s = optarg;
+			break;
+		case OPT_SRC_MAC:
+			src_mac_s = optarg;
+			break;
+		case 'l':
+			ret = sluice_parse_uint("frame length (-l)", optarg, GEN_MAX_FRAME, &len,
+						err, sizeof(err));
+			break;
+		case 't':
+			ret = sluice_parse_duration("time (-t)", optarg, &time_ns, err,
+						    sizeof(err));
+			break;
+		case 'n':
+			ret = sluice_parse_uint("packet count (-n)", optarg, ~0ULL, &count, err,
+						sizeof(err));
+			break;
+		case 'c':
+			ret = parse_cpus(optarg, cpus, CPU_SETSIZE, &ncpus, err, sizeof(err));
+			break;
+		case 'r':
+			ret = sluice_parse_uint("rate (-r, packets per second)", optarg,
+						1000000000ULL, &rate, err, sizeof(err));
+			break;
+		case OPT_KEYS:
+			ret = sluice_parse_uint("--keys", optarg, ~0ULL, &keys, err, sizeof(err));
+			break;
+		case OPT_VLAN:
+			ret = sluice_parse_uint("--vlan", optarg, 4094, &v, err, sizeof(err));
+			spec.vlan = v;
+			break;
+		case OPT_SPORT:
+			ret = sluice_parse_uint("--sport", optarg, 65535, &v, err, sizeof(err));
+			spec.sport = v;
+			break;
+		case OPT_DPORT:
+			ret = sluice_parse_uint("--dport", optarg, 65535, &v, err, sizeof(err));
+			spec.dport = v;
+			break;
+		case OPT_REDIRECT:
+			redirect = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return SLUICE_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'sluice-gen --help'.\n");
+			return SLUICE_EXIT_USAGE;
+		}
+		if (ret)
+			return usage_error(err);
+	}
+	if (optind < argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
+		return usage_error(err);
+	}
+	if (!dev || !src_s || !dst_s)
+		return usage_error("-i DEV, -s SRC and -d DST are required");
+
+	/* The safety property first: nothing leaves for an address outside the
+	 * benchmarking ranges, whatever else is wrong with the command. */
+	if (sluice_parse_cidr(src_s, &spec.src, err, sizeof(err)) ||
+	    gen_check_range("source", &spec.src, err, sizeof(err)))
+		return usage_error(err);
+	if (sluice_parse_addr(dst_s, &spec.dst, err, sizeof(err)) ||
+	    gen_check_range("destination", &spec.dst, err, sizeof(err)))
+		return usage_error(err);
+	if (spec.src.family != spec.dst.family)
+		return usage_error("the source and the destination must both be IPv4 or both IPv6");
+	if (keys && spec.src.prefixlen == (spec.src.family == 4 ? 32 : 128))
+		return usage_error("--keys needs a source prefix to draw from: -s ADDR/LEN");
+	if (dst_mac_s && gen_parse_mac(dst_mac_s, spec.dst_mac, err, sizeof(err)))
+		return usage_error(err);
+	if (src_mac_s && gen_parse_mac(src_mac_s, spec.src_mac, err, sizeof(err)))
+		return usage_error(err);
+	spec.len = len ? len : gen_min_len(&spec) > 60 ? gen_min_len(&spec) : 60;
+	if (spec.len < gen_min_len(&spec)) {
+		snprintf(err, sizeof(err), "frame length %u is too short: these headers need %u",
+			 spec.len, gen_min_len(&spec));
+		return usage_error(err);
+	}
+
+	run.ifindex = if_nametoindex(dev);
+	if (!run.ifindex) {
+		snprintf(err, sizeof(err), "there is no interface %s in this network namespace: "
+			 "run sluice-gen in the sender's (ip netns exec NS sluice-gen ...)", dev);
+		return usage_error(err);
+	}
+	if (gen_read_link(run.ifindex, &link, err, sizeof(err))) {
+		fprintf(stderr, "sluice-gen: %s\n", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	if (!src_mac_s)
+		memcpy(spec.src_mac, link.mac, 6);
+	if (!dst_mac_s) {
+		if (!link.has_peer) {
+			snprintf(err, sizeof(err), "%s is not a veth whose peer can be read: give "
+				 "the receiver's MAC with --dst-mac", dev);
+			return usage_error(err);
+		}
+		memcpy(spec.dst_mac, link.peer_mac, 6);
+	}
+	if (link.mtu && spec.len > link.mtu + 14 + (spec.vlan >= 0 ? 4 : 0)) {
+		snprintf(err, sizeof(err), "frame length %u does not fit %s's MTU %u: at most %u",
+			 spec.len, dev, link.mtu, link.mtu + 14 + (spec.vlan >= 0 ? 4 : 0));
+		return usage_error(err);
+	}
+	if (gen_build_frame(&spec, run.frame, err, sizeof(err)))
+		return usage_error(err);
+	run.len = spec.len;
+
+	sluice_quiet_libs();
+	if (verbose)
+		sluice_set_log_level(SLUICE_LOG_DEBUG);
+	skel = gen_bpf__open();
+	if (!skel) {
+		ret = -errno;
+		fprintf(stderr, "sluice-gen: Couldn't open the generator's BPF object: %s\n",
+			strerror(-ret));
+		return SLUICE_EXIT_RUNTIME;
+	}
+	skel->rodata->l3_off = 14 + (spec.vlan >= 0 ? 4 : 0);
+	skel->rodata->tx_ifindex = run.ifindex;
+	skel->rodata->redirect_ifindex = redirect ? run.ifindex : 0;
+	if (set_source_knobs(skel, &spec.src, keys, err, sizeof(err))) {
+		gen_bpf__destroy(skel);
+		return usage_error(err);
+	}
+	ret = gen_bpf__load(skel);
+	if (ret) {
+		fprintf(stderr, "sluice-gen: Couldn't load the generator's XDP program: %s%s\n",
+			strerror(-ret), ret == -EPERM ? ": run it as root" : "");
+		ret = SLUICE_EXIT_RUNTIME;
+		goto out;
+	}
+	run.prog_fd = bpf_program__fd(skel->progs.gen_xdp);
+	keeper_fd = attach_keeper(run.prog_fd, verbose);
+	run.slow_calls = keeper_fd < 0;
+
+	if (verbose) {
+		char s[INET6_ADDRSTRLEN + 8], d[INET6_ADDRSTRLEN], m[24];
+
+		sluice_format_cidr(&spec.src, true, s, sizeof(s));
+		sluice_format_cidr(&spec.dst, false, d, sizeof(d));
+		gen_format_mac(spec.dst_mac, m, sizeof(m));
+		fprintf(stderr, "sluice-gen: %u-byte UDP frames from %s to %s (MAC %s) out of %s\n",
+			spec.len, s, d, m, dev);
+	}
+
+	nworkers = ncpus ? ncpus : 1;
+	workers = calloc(nworkers, sizeof(*workers));
+	if (!workers) {
+		fprintf(stderr, "sluice-gen: Couldn't allocate %d threads: %s\n", nworkers,
+			strerror(ENOMEM));
+		ret = SLUICE_EXIT_RUNTIME;
+		goto out;
+	}
+	for (i = 0; i < nworkers; i++) {
+		workers[i].cpu = ncpus ? cpus[i] : -1;
+		/* Shares of the total; the first threads take the remainders. */
+		if (count)
+			workers[i].quota = count / nworkers + ((__u64)i < count % nworkers);
+		if (rate)
+			workers[i].rate = (double)rate / nworkers;
+	}
+	if (count && count < (__u64)nworkers)
+		nworkers = count; /* a thread with a quota of 0 would never stop */
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!count && !time_ns)
+		time_ns = DEFAULT_SECONDS * 1000000000ULL;
+	if (time_ns)
+		run.deadline_ns = now_ns() + time_ns;
+
+	ret = SLUICE_EXIT_OK;
+	for (i = 0; i < nworkers; i++) {
+		int e = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
+
+		if (e) {
+			fprintf(stderr, "sluice-gen: Couldn't start a sending thread: %s\n",
+				strerror(e));
+			stopping = 1;
+			nworkers = i;
+			ret = SLUICE_EXIT_RUNTIME;
+			break;
+		}
+	}
+	for (i = 0; i < nworkers; i++) {
+		struct worker *w = &workers[i];
+
+		pthread_join(w->tid, NULL);
+		if (w->err) {
+			if (w->cpu >= 0 && !w->sent && w->err == -EINVAL)
+				fprintf(stderr, "sluice-gen: Couldn't pin a thread on CPU %d: %s\n",
+					w->cpu, strerror(-w->err));
+			else
+				fprintf(stderr, "sluice-gen: Couldn't send frames out of %s: %s\n",
+					dev, strerror(-w->err));
+			ret = SLUICE_EXIT_RUNTIME;
+		}
+		sent += w->sent;
+		if (w->start_ns && w->start_ns < first)
+			first = w->start_ns;
+		if (w->end_ns > last)
+			last = w->end_ns;
+	}
+	secs = last > first ? (last - first) / 1e9 : 0;
+	if (skel->bss->bad_frames)
+		fprintf(stderr, "sluice-gen: %llu frames were not sent: their headers were not "
+			"where the program expected them\n",
+			(unsigned long long)skel->bss->bad_frames);
+	if (json) {
+		struct sluice_json j;
+
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "packets", sent);
+		json_f64(&j, "seconds", secs);
+		json_f64(&j, "pps", secs > 0 ? sent / secs : 0);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		printf("sent %llu packets in %.3f s: %.3f Mpps\n", (unsigned long long)sent, secs,
+		       secs > 0 ? sent / secs / 1e6 : 0);
+	}
+out:
+	if (keeper_fd >= 0)
+		close(keeper_fd);
+	free(workers);
+	gen_bpf__destroy(skel);
+	return ret;
+}
