@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# A two-namespace lab for sluice's net tests, the demo and the bench; source it.
+#
+#   netns_setup PREFIX [N]   two fresh namespaces and a veth pair between them:
+#       NS_TX / IF_TX  the sender's namespace and its veth end,   198.18.N.1/24  2001:2:0:N::1/64
+#       NS_RX / IF_RX  the receiver's namespace and its veth end, 198.18.N.2/24  2001:2:0:N::2/64
+#     Names carry PREFIX and $$, so runs side by side never meet. No default
+#     route, no other address. A trap removes everything on exit, failure and
+#     Ctrl-C included: sluice is detached, its pins under
+#     /sys/fs/bpf/sluice/IF_RX removed, background jobs stopped, the
+#     namespaces deleted.
+#   rx_sluice ARGS / rx_ctl ARGS   run $SLUICE / $SLUICECTL in the receiver's namespace
+#   rx_exec CMD / tx_exec CMD       run anything in one namespace
+#   tx_gen ARGS                     run $SLUICE_GEN out of IF_TX
+#   netns_bg CMD...                 run CMD in the background, stopped by the cleanup
+#   rx_counter_add NAME MATCH...    count at the receiver what passed XDP (nft netdev
+#   rx_counter NAME                 ingress, after XDP): e.g. rx_counter_add a ip saddr X
+#
+# sluice runs through `nsenter --net`: `ip netns exec` would remount /sys and
+# hide the root bpffs where sluice keeps its pins; the generator pins nothing,
+# so plain `ip netns exec` is fine for it.
+
+NETNS_PIDS=()
+NETNS_READY=0
+
+# netns_need_root NAME: print a TAP skip and exit unless we may build a lab.
+netns_need_root() {
+	local t
+	if [ "$(id -u)" != 0 ]; then
+		skip "needs root (CAP_NET_ADMIN, CAP_BPF): run 'sudo make test'" "$1"
+		exit 0
+	fi
+	for t in ip nsenter; do
+		if ! command -v "$t" >/dev/null; then
+			skip "'$t' is not installed: run 'sudo make deps'" "$1"
+			exit 0
+		fi
+	done
+}
+
+# netns_need_sluice NAME: print a TAP skip and exit unless sluice, sluicectl
+# and sluice-gen are built.
+netns_need_sluice() {
+	local b
+	for b in "$SLUICE" "$SLUICECTL" "$SLUICE_GEN"; do
+		if [ ! -x "$b" ]; then
+			skip "sluice not built ($b is missing): run 'make'" "$1"
+			exit 0
+		fi
+	done
+}
+
+netns_setup() {
+	local prefix=$1 n=${2:-1} ns
+	NS_TX="${prefix}-tx-$$"
+	NS_RX="${prefix}-rx-$$"
+	IF_TX="${prefix}t$$"
+	IF_RX="${prefix}r$$"
+	if [ ${#IF_RX} -gt 15 ]; then
+		echo "netns_setup: interface name $IF_RX is longer than 15 characters:" \
+			"use a shorter prefix than '$prefix'" >&2
+		return 1
+	fi
+	ADDR4_TX="198.18.$n.1"
+	ADDR4_RX="198.18.$n.2"
+	ADDR6_TX="2001:2:0:$n::1"
+	ADDR6_RX="2001:2:0:$n::2"
+	trap netns_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	NETNS_READY=1
+	ip netns add "$NS_TX" || return 1
+	ip netns add "$NS_RX" || return 1
+	ip link add "$IF_TX" netns "$NS_TX" type veth peer name "$IF_RX" netns "$NS_RX" ||
+		return 1
+	ip -n "$NS_TX" addr add "$ADDR4_TX/24" dev "$IF_TX" &&
+		ip -n "$NS_TX" addr add "$ADDR6_TX/64" dev "$IF_TX" nodad &&
+		ip -n "$NS_RX" addr add "$ADDR4_RX/24" dev "$IF_RX" &&
+		ip -n "$NS_RX" addr add "$ADDR6_RX/64" dev "$IF_RX" nodad || return 1
+	for ns in "$NS_TX" "$NS_RX"; do
+		# No router solicitations, no MLD: the receiver sees only what
+		# the test sends (and a little ARP/ND, counted as such).
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.router_solicitations=0 \
+			net.ipv6.conf.default.router_solicitations=0 2>/dev/null
+		ip -n "$ns" link set lo up || return 1
+	done
+	ip -n "$NS_TX" link set "$IF_TX" up && ip -n "$NS_RX" link set "$IF_RX" up || return 1
+	# A veth takes frames sent to it with XDP (the generator's) only while
+	# its peer runs NAPI: with an XDP program attached, or with GRO on.
+	# GRO on makes the lab work with no program on the receiver too.
+	if command -v ethtool >/dev/null; then
+		ip netns exec "$NS_RX" ethtool -K "$IF_RX" gro on >/dev/null 2>&1
+	fi
+	return 0
+}
+
+rx_exec() { nsenter --net="/var/run/netns/$NS_RX" "$@"; }
+tx_exec() { nsenter --net="/var/run/netns/$NS_TX" "$@"; }
+rx_sluice() { rx_exec "$SLUICE" "$@"; }
+rx_ctl() { rx_exec "$SLUICECTL" "$@"; }
+tx_gen() { ip netns exec "$NS_TX" "$SLUICE_GEN" -i "$IF_TX" "$@"; }
+
+netns_bg() {
+	"$@" &
+	NETNS_PIDS+=($!)
+}
+
+# Counters after XDP: an nft netdev ingress chain sees only what XDP passed.
+rx_counter_add() {
+	local name=$1
+	shift
+	if ! rx_exec nft list table netdev sluice_test >/dev/null 2>&1; then
+		rx_exec nft -f - <<-EOF || return 1
+		table netdev sluice_test {
+			chain in {
+				type filter hook ingress device "$IF_RX" priority 0;
+			}
+		}
+		EOF
+	fi
+	rx_exec nft add counter netdev sluice_test "$name" &&
+		rx_exec nft add rule netdev sluice_test in "$@" counter name "$name"
+}
+
+rx_counter() {
+	rx_exec nft list counter netdev sluice_test "$1" |
+		awk '$1 == "packets" { print $2; found = 1 } END { if (!found) exit 1 }'
+}
+
+rx_counter_reset() {
+	rx_exec nft reset counter netdev sluice_test "$1" >/dev/null
+}
+
+netns_cleanup() {
+	local st=$? pid
+	trap - EXIT INT TERM
+	[ "$NETNS_READY" = 1 ] || return $st
+	NETNS_READY=0
+	if declare -F netns_extra_cleanup >/dev/null; then
+		netns_extra_cleanup
+	fi
+	for pid in "${NETNS_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in "${NETNS_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	if [ -x "$SLUICE" ] && ip netns list | grep -qw "$NS_RX"; then
+		rx_sluice detach "$IF_RX" >/dev/null 2>&1
+	fi
+	# The pins outlive the interface: remove them even when detach could not.
+	rm -rf "/sys/fs/bpf/sluice/$IF_RX"
+	ip netns del "$NS_TX" 2>/dev/null
+	ip netns del "$NS_RX" 2>/dev/null
+	return $st
+}
