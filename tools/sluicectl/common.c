@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluicectl: dispatch, errors, policy snapshots, formatting, map walks, tables. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include <sluice/algo.h>
+#include "sluicectl.h"
+#include "cmd.h"
+
+bool ctl_is_help(const char *word)
+{
+	return !strcmp(word, "help") || !strcmp(word, "-h") || !strcmp(word, "--help");
+}
+
+static void vreport(const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (ctl.json) {
+		struct sluice_json j;
+
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "error", msg);
+		json_obj_end(&j);
+		json_end(&j);
+		return;
+	}
+	fprintf(stderr, "sluicectl: %s\n", msg);
+}
+
+int ctl_err(int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+	return ret == -EINVAL ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+}
+
+int ctl_usage(const char *object, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (object)
+		return ctl_err(-EINVAL, "%s (see 'sluicectl %s help')", msg, object);
+	return ctl_err(-EINVAL, "%s (see 'sluicectl help')", msg);
+}
+
+int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
+		 void (*help)(FILE *f))
+{
+	const struct ctl_cmd *found = NULL;
+	const char *what = object ? "command" : "object";
+	size_t len;
+	int i, nr = 0;
+
+	if (argc < 1) {
+		help(stderr);
+		return SLUICE_EXIT_USAGE;
+	}
+	if (ctl_is_help(argv[0])) {
+		help(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	/* An exact name, or a prefix of exactly one: "sluicectl rule l". */
+	len = strlen(argv[0]);
+	for (i = 0; cmds[i].name; i++) {
+		if (!strcmp(cmds[i].name, argv[0])) {
+			found = &cmds[i];
+			nr = 1;
+			break;
+		}
+		if (!strncmp(cmds[i].name, argv[0], len)) {
+			found = &cmds[i];
+			nr++;
+		}
+	}
+	if (nr == 1 && len > 0)
+		return found->func(argc - 1, argv + 1);
+	if (nr > 1)
+		return ctl_usage(object, "%s '%s' is ambiguous", what, argv[0]);
+	if (object)
+		return ctl_usage(object, "unknown command '%s %s'", object, argv[0]);
+	return ctl_usage(NULL, "unknown object '%s'", argv[0]);
+}
+
+int ctl_open(struct sluice_handle *h)
+{
+	char ifname[IF_NAMESIZE], err[SLUICE_ERR_LEN];
+	int ret;
+
+	ret = sluice_pick_iface(ctl.iface, ifname, err, sizeof(err));
+	if (!ret)
+		ret = sluice_open(ifname, h, err, sizeof(err));
+	if (ret)
+		return ctl_err(ret, "%s", err);
+	return 0;
+}
+
+/* ---- policies ---- */
+
+void ctl_rule_cidr(const struct sluice_rule *r, const struct sluice_rule_key *k,
+		   struct sluice_cidr *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->family = r->family;
+	c->prefixlen = r->prefixlen;
+	if (r->family == 4)
+		memcpy(c->addr, k->addr + 12, 4);
+	else
+		memcpy(c->addr, k->addr, 16);
+}
+
+static int cmp_rules(const void *a, const void *b)
+{
+	const struct sluice_txn_rule *x = a, *y = b;
+	int d;
+
+	if (x->rule.family != y->rule.family)
+		return x->rule.family - y->rule.family;
+	d = memcmp(x->key.addr, y->key.addr, 16);
+	if (d)
+		return d;
+	return x->rule.prefixlen - y->rule.prefixlen;
+}
+
+int ctl_read_policies(struct sluice_handle *h, struct ctl_policies *pol)
+{
+	char err[SLUICE_ERR_LEN];
+	struct sluice_txn t;
+	int ret;
+
+	memset(pol, 0, sizeof(*pol));
+	ret = sluice_txn_begin(h, &t, err, sizeof(err));
+	if (ret)
+		return ctl_err(ret, "%s", err);
+	pol->set = t.set;
+	pol->rules = t.rules;
+	pol->nr_rules = t.nr_rules;
+	t.rules = NULL; /* ours now */
+	t.nr_rules = 0;
+	sluice_txn_end(&t);
+	if (pol->nr_rules)
+		qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
+	return 0;
+}
+
+void ctl_free_policies(struct ctl_policies *pol)
+{
+	free(pol->rules);
+	pol->rules = NULL;
+	pol->nr_rules = 0;
+}
+
+const struct sluice_policy *ctl_policy_of_tag(const struct ctl_policies *pol, __u32 tag,
+					      char *match, size_t len)
+{
+	size_t i;
+
+	tag &= ~SLUICE_TAG_AGGREGATE;
+	if (pol->set.def.tag == tag) {
+		snprintf(match, len, "default");
+		return &pol->set.def;
+	}
+	for (i = 0; i < pol->nr_rules; i++) {
+		const struct sluice_txn_rule *r = &pol->rules[i];
+		struct sluice_cidr c;
+
+		if (r->rule.policy.tag != tag)
+			continue;
+		ctl_rule_cidr(&r->rule, &r->key, &c);
+		sluice_format_cidr(&c, true, match, len);
+		return &r->rule.policy;
+	}
+	snprintf(match, len, "(replaced)");
+	return NULL;
+}
+
+const char *ctl_action_name(unsigned int action)
+{
+	switch (action) {
+	case SLUICE_ACT_LIMIT:
+		return "limit";
+	case SLUICE_ACT_EXEMPT:
+		return "exempt";
+	case SLUICE_ACT_DENY:
+		return "deny";
+	}
+	return "unknown";
+}
+
+static bool is_window_algo(unsigned int algo)
+{
+	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
+	       algo == SLUICE_ALGO_SLIDING_LOG;
+}
+
+void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len)
+{
+	char a[48] = "", b[48] = "";
+
+	if (p->action != SLUICE_ACT_LIMIT) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (p->pkt.period_ns)
+		sluice_format_rate(&p->pkt, false, a, sizeof(a));
+	if (p->bytes.period_ns && !is_window_algo(p->algo))
+		sluice_format_rate(&p->bytes, true, b, sizeof(b));
+	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
+}
+
+void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len)
+{
+	char a[24] = "", b[24] = "";
+
+	if (p->action != SLUICE_ACT_LIMIT || is_window_algo(p->algo)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (p->pkt.period_ns)
+		snprintf(a, sizeof(a), "%u", p->pkt.burst);
+	if (p->bytes.period_ns)
+		snprintf(b, sizeof(b), "%uB", p->bytes.burst);
+	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
+}
+
+void ctl_fmt_duration(__u64 ns, char *buf, size_t len)
+{
+	if (ns && ns % (3600 * SLUICE_NS_PER_SEC) == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(ns / (3600 * SLUICE_NS_PER_SEC)));
+	else if (ns && ns % (60 * SLUICE_NS_PER_SEC) == 0)
+		snprintf(buf, len, "%llum", (unsigned long long)(ns / (60 * SLUICE_NS_PER_SEC)));
+	else if (ns && ns % SLUICE_NS_PER_SEC == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(ns / SLUICE_NS_PER_SEC));
+	else if (ns >= SLUICE_NS_PER_SEC)
+		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+}
+
+void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len)
+{
+	if (p->action != SLUICE_ACT_LIMIT || !is_window_algo(p->algo)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	ctl_fmt_duration(p->window >> SLUICE_TICK_SHIFT, buf, len);
+}
+
+void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len)
+{
+	char rate[96], burst[64], win[32], key[24];
+
+	if (family == 4)
+		snprintf(key, sizeof(key), "/%u", p->prefix4);
+	else if (family == 6)
+		snprintf(key, sizeof(key), "/%u", p->prefix6);
+	else
+		snprintf(key, sizeof(key), "/%u and /%u", p->prefix4, p->prefix6);
+	if (p->action != SLUICE_ACT_LIMIT) {
+		snprintf(buf, len, "%s%s", ctl_action_name(p->action),
+			 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
+		return;
+	}
+	ctl_fmt_rate(p, rate, sizeof(rate));
+	if (is_window_algo(p->algo)) {
+		ctl_fmt_window(p, win, sizeof(win));
+		snprintf(buf, len, "limit %s %s: %u per %s window, keyed by %s%s",
+			 sluice_algo_name(p->algo), rate, p->window_limit, win, key,
+			 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
+		return;
+	}
+	ctl_fmt_burst(p, burst, sizeof(burst));
+	snprintf(buf, len, "limit %s %s burst %s, keyed by %s%s", sluice_algo_name(p->algo), rate,
+		 burst, key, p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
+}
+
+static void json_limit(struct sluice_json *j, const char *key, const struct sluice_limit *l,
+		       bool is_bytes, bool with_burst)
+{
+	char text[48];
+
+	sluice_format_rate(l, is_bytes, text, sizeof(text));
+	json_obj_begin(j, key);
+	json_str(j, "rate", text);
+	json_u64(j, "count", l->rate);
+	json_u64(j, "period_ns", l->period_ns);
+	json_f64(j, "per_second", (double)l->rate * 1e9 / (double)l->period_ns);
+	if (with_burst)
+		json_u64(j, "burst", l->burst);
+	json_obj_end(j);
+}
+
+void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int family)
+{
+	json_str(j, "action", ctl_action_name(p->action));
+	json_bool(j, "dry_run", p->flags & SLUICE_POLICY_DRY_RUN);
+	if (family != 6)
+		json_u64(j, "prefix4", p->prefix4);
+	if (family != 4)
+		json_u64(j, "prefix6", p->prefix6);
+	json_u64(j, "slot", p->tag >> 16);
+	json_u64(j, "tag", p->tag);
+	if (p->action != SLUICE_ACT_LIMIT)
+		return;
+	json_str(j, "algo", sluice_algo_name(p->algo));
+	if (is_window_algo(p->algo)) {
+		json_limit(j, "packets", &p->pkt, false, false);
+		json_u64(j, "window_ns", p->window >> SLUICE_TICK_SHIFT);
+		json_u64(j, "window_limit", p->window_limit);
+		return;
+	}
+	if (p->pkt.period_ns)
+		json_limit(j, "packets", &p->pkt, false, true);
+	if (p->bytes.period_ns)
+		json_limit(j, "bytes", &p->bytes, true, true);
+}
+
+/* ---- key state ---- */
+
+void ctl_fmt_key(const struct sluice_key *k, char *buf, size_t len)
+{
+	struct sluice_cidr c;
+
+	memset(&c, 0, sizeof(c));
+	c.family = k->family;
+	c.prefixlen = k->prefixlen;
+	memcpy(c.addr, k->addr, 16);
+	sluice_format_cidr(&c, true, buf, len);
+}
+
+static __u64 ticks_to_ns(__u64 t)
+{
+	return (t + SLUICE_TICKS_PER_NS - 1) >> SLUICE_TICK_SHIFT;
+}
+
+static void bucket_state(const struct sluice_policy *p, const __u64 *st, __u64 now,
+			 struct ctl_state *s)
+{
+	s->full = !st[0] && !st[1];
+	s->admits = true;
+	if (p->pkt.interval | p->pkt.interval_frac) {
+		s->has_pkt = true;
+		s->pkt_cap = p->pkt.burst;
+		s->pkt_left = sluice_gcra_left(&p->pkt, st[0], now);
+		s->pkt_wait_ns = ticks_to_ns(sluice_gcra_wait(&p->pkt, st[0], now));
+		s->admits = !s->pkt_wait_ns;
+	}
+	if (p->bytes.interval | p->bytes.interval_frac) {
+		s->has_bytes = true;
+		s->bytes_cap = p->bytes.burst;
+		s->bytes_left = sluice_gcra_left(&p->bytes, st[1], now);
+		s->bytes_wait_ns = ticks_to_ns(sluice_gcra_wait(&p->bytes, st[1], now));
+	}
+}
+
+/* Mirrors sluice_sliding_window() and sluice_fixed_window() without the CAS. */
+static void window_state(const struct sluice_policy *p, const __u64 *st, __u64 now,
+			 struct ctl_state *s)
+{
+	__u64 window = p->window, w64 = now / window, elapsed = now - w64 * window;
+	__u32 win = (__u32)w64;
+	__u64 cur = st[0], weight = sluice_prev_weight(elapsed, window);
+	__s32 d = sluice_window_delta(cur, win);
+
+	s->full = !cur;
+	s->limit = p->window_limit;
+	s->next_window_ns = ticks_to_ns(window - elapsed);
+	s->cur = d <= 0 ? SLUICE_WIN_COUNT(cur) : 0;
+	if (p->algo == SLUICE_ALGO_FIXED_WINDOW) {
+		s->prev = d == 1 ? SLUICE_WIN_COUNT(cur) : 0;
+		s->estimate = (double)s->cur;
+		s->admits = s->cur < s->limit;
+		return;
+	}
+	if (d <= 0) {
+		__u64 prev = st[1];
+
+		if (SLUICE_WIN_ID(prev) == SLUICE_WIN_ID(cur) - 1)
+			s->prev = SLUICE_WIN_COUNT(prev);
+		if (d < 0)
+			weight = 1 << 16;
+	} else if (d == 1) {
+		s->prev = SLUICE_WIN_COUNT(cur);
+	}
+	s->estimate = (double)(s->prev * weight) / 65536.0 + (double)s->cur;
+	s->admits = s->prev * weight + ((s->cur + 1) << 16) <= (__u64)s->limit << 16;
+}
+
+static void log_state(const struct sluice_policy *p, const struct sluice_log *log, __u64 now,
+		      struct ctl_state *s)
+{
+	__u32 i, limit = p->window_limit > SLUICE_LOG_MAX ? SLUICE_LOG_MAX : p->window_limit;
+	__u64 soonest = ~0ULL;
+
+	s->limit = limit;
+	s->full = true;
+	for (i = 0; i < limit; i++) {
+		__u64 ts = log->ts[i];
+
+		if (!ts)
+			continue;
+		s->full = false;
+		if (ts <= now && now - ts >= p->window)
+			continue;
+		s->used++;
+		if (ts + p->window - now < soonest)
+			soonest = ts + p->window - now;
+	}
+	s->admits = s->used < limit;
+	s->free_in_ns = s->admits ? 0 : ticks_to_ns(soonest);
+}
+
+void ctl_state_of(const struct sluice_policy *p, const void *val, __u64 now, struct ctl_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->algo = p->algo;
+	if (p->algo == SLUICE_ALGO_SLIDING_LOG) {
+		const struct sluice_log *log = val;
+
+		s->dropped = log->dropped;
+		log_state(p, log, now, s);
+		return;
+	}
+	s->dropped = ((const struct sluice_bucket *)val)->dropped;
+	if (is_window_algo(p->algo))
+		window_state(p, ((const struct sluice_bucket *)val)->s, now, s);
+	else
+		bucket_state(p, ((const struct sluice_bucket *)val)->s, now, s);
+}
+
+void ctl_fmt_state(const struct ctl_state *s, char *buf, size_t len)
+{
+	char wait[32], b[64] = "";
+
+	switch (s->algo) {
+	case SLUICE_ALGO_TOKEN_BUCKET:
+	case SLUICE_ALGO_LEAKY_BUCKET:
+		if (s->has_bytes)
+			snprintf(b, sizeof(b), "%s%llu/%llu bytes", s->has_pkt ? ", " : "",
+				 (unsigned long long)s->bytes_left,
+				 (unsigned long long)s->bytes_cap);
+		if (s->has_pkt && s->pkt_wait_ns) {
+			ctl_fmt_duration(s->pkt_wait_ns, wait, sizeof(wait));
+			snprintf(buf, len, "%llu/%llu pkts%s, next in %s",
+				 (unsigned long long)s->pkt_left, (unsigned long long)s->pkt_cap, b,
+				 wait);
+		} else if (s->has_pkt) {
+			snprintf(buf, len, "%llu/%llu pkts%s", (unsigned long long)s->pkt_left,
+				 (unsigned long long)s->pkt_cap, b);
+		} else {
+			snprintf(buf, len, "%s", b);
+		}
+		return;
+	case SLUICE_ALGO_SLIDING_WINDOW:
+		snprintf(buf, len, "%.1f/%llu (prev %llu, cur %llu)", s->estimate,
+			 (unsigned long long)s->limit, (unsigned long long)s->prev,
+			 (unsigned long long)s->cur);
+		return;
+	case SLUICE_ALGO_FIXED_WINDOW:
+		ctl_fmt_duration(s->next_window_ns, wait, sizeof(wait));
+		snprintf(buf, len, "%llu/%llu, resets in %s", (unsigned long long)s->cur,
+			 (unsigned long long)s->limit, wait);
+		return;
+	case SLUICE_ALGO_SLIDING_LOG:
+		if (s->free_in_ns) {
+			ctl_fmt_duration(s->free_in_ns, wait, sizeof(wait));
+			snprintf(buf, len, "%llu/%llu, next in %s", (unsigned long long)s->used,
+				 (unsigned long long)s->limit, wait);
+		} else {
+			snprintf(buf, len, "%llu/%llu", (unsigned long long)s->used,
+				 (unsigned long long)s->limit);
+		}
+		return;
+	}
+	snprintf(buf, len, "-");
+}
+
+void ctl_json_state(struct sluice_json *j, const struct ctl_state *s)
+{
+	json_obj_begin(j, "state");
+	json_str(j, "algo", sluice_algo_name(s->algo));
+	json_bool(j, "admits_now", s->admits);
+	switch (s->algo) {
+	case SLUICE_ALGO_TOKEN_BUCKET:
+	case SLUICE_ALGO_LEAKY_BUCKET:
+		if (s->has_pkt) {
+			json_u64(j, "packets_left", s->pkt_left);
+			json_u64(j, "packets_burst", s->pkt_cap);
+			json_u64(j, "packets_wait_ns", s->pkt_wait_ns);
+		}
+		if (s->has_bytes) {
+			json_u64(j, "bytes_left", s->bytes_left);
+			json_u64(j, "bytes_burst", s->bytes_cap);
+			json_u64(j, "bytes_wait_ns", s->bytes_wait_ns);
+		}
+		break;
+	case SLUICE_ALGO_SLIDING_WINDOW:
+	case SLUICE_ALGO_FIXED_WINDOW:
+		json_u64(j, "current", s->cur);
+		json_u64(j, "previous", s->prev);
+		json_f64(j, "estimate", s->estimate);
+		json_u64(j, "limit", s->limit);
+		json_u64(j, "next_window_ns", s->next_window_ns);
+		break;
+	case SLUICE_ALGO_SLIDING_LOG:
+		json_u64(j, "used", s->used);
+		json_u64(j, "limit", s->limit);
+		json_u64(j, "free_in_ns", s->free_in_ns);
+		break;
+	}
+	json_obj_end(j);
+}
+
+/* ---- walking a key map ---- */
+
+#define WALK_BATCH 4096
+
+static int walk_one_by_one(int fd, size_t value_size, ctl_walk_fn fn, void *ctx)
+{
+	struct sluice_key key, next;
+	void *val = malloc(value_size);
+	void *prev = NULL;
+	int ret = 0;
+
+	if (!val)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, val))
+			continue; /* evicted meanwhile */
+		ret = fn(&key, val, ctx);
+		if (ret)
+			break;
+	}
+	free(val);
+	return ret;
+}
+
+int ctl_walk(int fd, size_t value_size, ctl_walk_fn fn, void *ctx)
+{
+	/* The batch cursor of a hash map is a bucket index: 4 bytes, but keep
+	 * room for a whole key in case a kernel uses one. */
+	__u64 in[4] = {}, out[4] = {};
+	struct sluice_key *keys = calloc(WALK_BATCH, sizeof(*keys));
+	char *vals = calloc(WALK_BATCH, value_size);
+	bool first = true, done = false;
+	int ret = 0;
+
+	if (!keys || !vals) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (!done) {
+		__u32 i, count = WALK_BATCH;
+		int err;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &count, NULL);
+		if (err) {
+			err = -errno;
+			if (err == -ENOENT) {
+				done = true; /* the last (maybe partial) batch */
+			} else if (first) {
+				/* no batch support: walk the slow way */
+				ret = walk_one_by_one(fd, value_size, fn, ctx);
+				goto out;
+			} else {
+				ret = err;
+				goto out;
+			}
+		}
+		first = false;
+		for (i = 0; i < count && !ret; i++)
+			ret = fn(&keys[i], vals + (size_t)i * value_size, ctx);
+		if (ret)
+			goto out;
+		memcpy(in, out, sizeof(in));
+	}
+out:
+	free(keys);
+	free(vals);
+	return ret;
+}
+
+/* ---- tables ---- */
+
+void ctl_table_init(struct ctl_table *t, const char *const *head, const char *align)
+{
+	memset(t, 0, sizeof(*t));
+	while (t->ncols < CTL_MAX_COLS && head[t->ncols]) {
+		t->head[t->ncols] = head[t->ncols];
+		t->right[t->ncols] = align && align[t->ncols] == 'r';
+		t->ncols++;
+	}
+}
+
+int ctl_table_row(struct ctl_table *t, ...)
+{
+	va_list ap;
+	int c;
+
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		char **cells = realloc(t->cells, cap * t->ncols * sizeof(*cells));
+
+		if (!cells)
+			return -ENOMEM;
+		t->cells = cells;
+		t->cap = cap;
+	}
+	va_start(ap, t);
+	for (c = 0; c < t->ncols; c++) {
+		const char *s = va_arg(ap, const char *);
+
+		t->cells[t->nrows * t->ncols + c] = strdup(s ? s : "");
+	}
+	va_end(ap);
+	t->nrows++;
+	return 0;
+}
+
+void ctl_table_print(const struct ctl_table *t, FILE *f)
+{
+	size_t w[CTL_MAX_COLS], r;
+	int c;
+
+	for (c = 0; c < t->ncols; c++) {
+		w[c] = strlen(t->head[c]);
+		for (r = 0; r < t->nrows; r++) {
+			const char *s = t->cells[r * t->ncols + c];
+			size_t l = s ? strlen(s) : 0;
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	}
+	for (r = 0; r <= t->nrows; r++) {
+		for (c = 0; c < t->ncols; c++) {
+			const char *s = r ? t->cells[(r - 1) * t->ncols + c] : t->head[c];
+			bool last = c == t->ncols - 1;
+
+			if (!s)
+				s = "?";
+			if (t->right[c])
+				fprintf(f, "%*s%s", (int)w[c], s, last ? "" : "  ");
+			else if (last)
+				fputs(s, f);
+			else
+				fprintf(f, "%-*s  ", (int)w[c], s);
+		}
+		fputc('\n', f);
+	}
+}
+
+void ctl_table_free(struct ctl_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nrows * (size_t)t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->cap = 0;
+}
+
+/* ---- one editing command, one transaction ---- */
+
+int ctl_edit(int argc, char **argv)
+{
+	char err[SLUICE_ERR_LEN];
+	struct sluice_handle h;
+	struct sluice_txn t;
+	int ret, st;
+
+	/* Bad words are a usage error whether or not sluice is attached. */
+	ret = sluice_cmd_check(argc, argv, err, sizeof(err));
+	if (ret)
+		return ctl_err(ret, "%s", err);
+	st = ctl_open(&h);
+	if (st)
+		return st;
+	ret = sluice_txn_begin(&h, &t, err, sizeof(err));
+	if (!ret) {
+		ret = sluice_cmd_edit(&t, argc, argv, err, sizeof(err));
+		if (!ret)
+			ret = sluice_txn_commit(&t, err, sizeof(err));
+		sluice_txn_end(&t);
+	}
+	sluice_close(&h);
+	return ret ? ctl_err(ret, "%s", err) : SLUICE_EXIT_OK;
+}

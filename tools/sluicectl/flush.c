@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluicectl flush: forget the state of some or all sources (full buckets again). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "sluicectl.h"
+
+void flush_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluicectl [-i IFACE] [-j] flush [ADDR|CIDR]\n"
+		"\n"
+		"Delete the buckets and sliding logs of the keys that overlap ADDR or CIDR\n"
+		"(every key when none is given), and say how many. Their sources start again\n"
+		"with full buckets and zero drop counts. Policies, rules and the counters of\n"
+		"'stats' and 'rule list' are not touched.\n"
+		"\n"
+		"Examples:\n"
+		"  sluicectl flush 198.18.0.5\n"
+		"  sluicectl flush 2001:2::/48\n"
+		"  sluicectl flush\n");
+}
+
+struct flush {
+	const struct sluice_cidr *match; /* NULL: all */
+	struct sluice_key *keys;
+	size_t n, cap;
+	__u64 seen;
+};
+
+/* A key covers key.addr/key.prefixlen; it matches if that and the CIDR overlap. */
+static bool overlaps(const struct sluice_key *k, const struct sluice_cidr *c)
+{
+	unsigned int len = k->prefixlen < c->prefixlen ? k->prefixlen : c->prefixlen;
+	__u8 a[16], b[16];
+
+	if (k->family != c->family)
+		return false;
+	memcpy(a, k->addr, 16);
+	memcpy(b, c->addr, 16);
+	sluice_mask(a, len);
+	sluice_mask(b, len);
+	return !memcmp(a, b, 16);
+}
+
+static int pick(const struct sluice_key *key, const void *val, void *ctx)
+{
+	struct flush *f = ctx;
+
+	(void)val;
+	f->seen++;
+	if (f->match && !overlaps(key, f->match))
+		return 0;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+		struct sluice_key *k = realloc(f->keys, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		f->keys = k;
+		f->cap = cap;
+	}
+	f->keys[f->n++] = *key;
+	return 0;
+}
+
+/* Collect first, delete after: deleting while walking a hash map restarts
+ * or skips buckets. Returns how many were deleted, or -errno. */
+static long flush_map(int fd, size_t value_size, struct flush *f)
+{
+	long deleted = 0;
+	size_t i;
+	int ret;
+
+	f->n = 0;
+	ret = ctl_walk(fd, value_size, pick, f);
+	if (ret)
+		return ret;
+	for (i = 0; i < f->n; i++) {
+		if (!bpf_map_delete_elem(fd, &f->keys[i]))
+			deleted++;
+		else if (errno != ENOENT) /* ENOENT: evicted meanwhile */
+			return -errno;
+	}
+	return deleted;
+}
+
+int do_flush(int argc, char **argv)
+{
+	char err[SLUICE_ERR_LEN], what[64] = "every source";
+	struct sluice_handle h;
+	struct sluice_cidr c;
+	struct flush f = {};
+	struct sluice_json j;
+	long buckets, logs;
+	int st;
+
+	if (argc >= 1 && ctl_is_help(argv[0])) {
+		flush_help(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	if (argc > 1)
+		return ctl_usage("flush", "flush takes at most one address or CIDR, not '%s'",
+				 argv[1]);
+	if (argc == 1) {
+		if (sluice_parse_cidr(argv[0], &c, err, sizeof(err)))
+			return ctl_usage("flush", "%s", err);
+		f.match = &c;
+		sluice_format_cidr(&c, true, what, sizeof(what));
+	}
+
+	st = ctl_open(&h);
+	if (st)
+		return st;
+	buckets = flush_map(h.buckets_fd, sizeof(struct sluice_bucket), &f);
+	logs = buckets < 0 ? 0 : flush_map(h.logs_fd, sizeof(struct sluice_log), &f);
+	if (buckets < 0 || logs < 0) {
+		int ret = buckets < 0 ? (int)buckets : (int)logs;
+
+		st = ctl_err(ret, "Couldn't flush the keys of %s: %s", h.ifname, strerror(-ret));
+		goto out;
+	}
+	if (ctl.json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "match", what);
+		json_u64(&j, "buckets", (__u64)buckets);
+		json_u64(&j, "logs", (__u64)logs);
+		json_u64(&j, "keys", f.seen);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		printf("flushed %ld bucket%s and %ld sliding log%s of %s (%llu keys were tracked)\n",
+		       buckets, buckets == 1 ? "" : "s", logs, logs == 1 ? "" : "s", what,
+		       (unsigned long long)f.seen);
+	}
+out:
+	free(f.keys);
+	sluice_close(&h);
+	return st;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * sluicectl: tune a running sluice and read its counters.
+ *
+ *   sluicectl [-i IFACE] [-j] [-v] OBJECT COMMAND ...
+ *   sluicectl [-i IFACE] -b FILE
+ *
+ * This file reads the global options and dispatches from a table, like
+ * bpftool's main.c; every object lives in its own file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sluicectl.h"
+
+struct ctl_opts ctl;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluicectl [-i IFACE] [-j] [-v] OBJECT COMMAND [ARGS]\n"
+		"       sluicectl [-i IFACE] -b FILE\n"
+		"\n"
+		"Tune a running sluice (see sluice(8)) and read its counters.\n"
+		"\n"
+		"Objects and commands:\n"
+		"  set [--rate RATE [--burst N]]... [--algo ALGO] [--window DUR]\n"
+		"      [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]   change the default policy\n"
+		"  rule add CIDR (--rate RATE [--burst N]... [--algo ALGO] [--window DUR]\n"
+		"      [--prefix LEN] | --exempt | --deny) [--dry-run]      add or replace a rule\n"
+		"  rule del CIDR                                            delete a rule\n"
+		"  rule list                                                rules and their counters\n"
+		"  stats [--watch SECS] [--prometheus]                      the datapath's counters\n"
+		"  top [-n N]                                               sources with most drops\n"
+		"  show ADDR                                                one source's policy and state\n"
+		"  flush [ADDR|CIDR]                                        reset buckets to full\n"
+		"  help | OBJECT help                                       this help, or an object's\n"
+		"\n"
+		"Options:\n"
+		"  -i, --interface IFACE  the interface (may be left out when sluice is attached\n"
+		"                         to exactly one)\n"
+		"  -j, --json             JSON output; errors as {\"error\": \"...\"} on stdout\n"
+		"  -b, --batch FILE       apply every line of FILE (set / rule add / rule del) in\n"
+		"                         one change: all lines are checked first, then all apply\n"
+		"  -v, --verbose          show what libbpf says\n"
+		"  -V, --version          print the version\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"RATE  packets: 100/s 6000/m 1/h 100pps   bytes: 10mbit 1gbit 500kbps\n"
+		"ALGO  token-bucket (default) | leaky-bucket | sliding-window | fixed-window |\n"
+		"      sliding-log\n"
+		"\n"
+		"Exit status: 0 success, 1 runtime failure, 2 usage error. See sluicectl(8).\n");
+}
+
+static void help_top(FILE *f)
+{
+	usage(f);
+}
+
+static int do_help(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*help)(FILE *f);
+	} helps[] = {
+		{ "set", set_help },	 { "rule", rule_help },	  { "stats", stats_help },
+		{ "top", top_help },	 { "show", show_help },	  { "flush", flush_help },
+		{ "batch", batch_help },
+	};
+	size_t i;
+
+	if (argc == 0) {
+		usage(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		if (!strcmp(argv[0], helps[i].name)) {
+			helps[i].help(stdout);
+			return SLUICE_EXIT_OK;
+		}
+	}
+	return ctl_usage(NULL, "no help for '%s': objects are set, rule, stats, top, show, flush",
+			 argv[0]);
+}
+
+static const struct ctl_cmd objects[] = {
+	{ "set", do_set },     { "rule", do_rule },   { "stats", do_stats },
+	{ "top", do_top },     { "show", do_show },   { "flush", do_flush },
+	{ "help", do_help },   { NULL, NULL },
+};
+
+/* The value of an option: "-iX", "-i X", "--interface=X", "--interface X". */
+static const char *opt_value(int argc, char **argv, int *i, size_t skip)
+{
+	const char *a = argv[*i];
+
+	if (a[skip] == '=' && a[1] == '-')
+		return a + skip + 1;
+	if (a[skip] && a[1] != '-')
+		return a + skip;
+	if (*i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *batch = NULL;
+	int i;
+
+	/* Line-buffered: --watch output is read line by line by people and pipes. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	sluice_set_log_level(SLUICE_LOG_INFO);
+	sluice_quiet_libs();
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-' || !a[1])
+			break;
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+			ctl.json = true;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			sluice_set_log_level(SLUICE_LOG_DEBUG);
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return SLUICE_EXIT_OK;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			printf("sluicectl (sluice map layout %d)\n", SLUICE_LAYOUT_VERSION);
+			return SLUICE_EXIT_OK;
+		} else if (!strncmp(a, "-i", 2) || !strncmp(a, "--interface", 11)) {
+			size_t skip = a[1] == '-' ? 11 : 2;
+
+			if (a[1] == '-' && a[skip] && a[skip] != '=')
+				return ctl_usage(NULL, "unknown option '%s'", a);
+			ctl.iface = opt_value(argc, argv, &i, skip);
+			if (!ctl.iface || !*ctl.iface)
+				return ctl_usage(NULL, "-i needs an interface name: -i eth0");
+		} else if (!strncmp(a, "-b", 2) || !strncmp(a, "--batch", 7)) {
+			size_t skip = a[1] == '-' ? 7 : 2;
+
+			if (a[1] == '-' && a[skip] && a[skip] != '=')
+				return ctl_usage(NULL, "unknown option '%s'", a);
+			batch = opt_value(argc, argv, &i, skip);
+			if (!batch || !*batch)
+				return ctl_usage(NULL, "-b needs a file: -b rules.conf");
+		} else if (a[1] != '-' && strspn(a + 1, "jv") == strlen(a + 1)) {
+			/* grouped short flags: -jv */
+			ctl.json = ctl.json || strchr(a, 'j');
+			if (strchr(a, 'v'))
+				sluice_set_log_level(SLUICE_LOG_DEBUG);
+		} else {
+			return ctl_usage(NULL, "unknown option '%s'", a);
+		}
+	}
+
+	if (batch) {
+		if (i < argc)
+			return ctl_usage(NULL, "-b FILE takes no command, but '%s' follows it: put "
+					 "the commands in the file", argv[i]);
+		return do_batch(batch);
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return SLUICE_EXIT_USAGE;
+	}
+	return ctl_dispatch(NULL, objects, argc - i, argv + i, help_top);
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluicectl rule: per-prefix policies (add, del) and their counters (list). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluicectl.h"
+
+void rule_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]... [--algo ALGO]\n"
+		"                 [--window DUR] [--prefix LEN] | --exempt | --deny) [--dry-run]\n"
+		"       sluicectl [-i IFACE] rule del CIDR\n"
+		"       sluicectl [-i IFACE] [-j] rule list\n"
+		"\n"
+		"A rule gives the sources in CIDR their own policy; the longest matching\n"
+		"prefix wins, sources no rule matches get the default policy ('set').\n"
+		"\n"
+		"  add   add a rule, or replace the rule of the same CIDR\n"
+		"        --rate, --burst, --algo, --window as for 'set' (see 'sluicectl set help')\n"
+		"        --prefix LEN  sources of the rule share a bucket per /LEN (default: the\n"
+		"                      default policy's prefix for the CIDR's family)\n"
+		"        --exempt      never limit these sources (still counted)\n"
+		"        --deny        drop every packet of these sources\n"
+		"        --dry-run     only count what the rule would drop\n"
+		"  del   delete the rule of exactly this CIDR\n"
+		"  list  every rule with its effective policy and its own passed/dropped\n"
+		"        counters, the default policy last\n"
+		"\n"
+		"Examples:\n"
+		"  sluicectl rule add 198.18.0.0/24 --rate 10/s --burst 20\n"
+		"  sluicectl rule add 198.18.4.0/22 --rate 1000/s --rate 50mbit --prefix 24\n"
+		"  sluicectl rule add 2001:2::/48 --algo sliding-log --rate 30/m --dry-run\n"
+		"  sluicectl rule add 198.19.0.0/16 --exempt\n"
+		"  sluicectl rule del 198.18.0.0/24\n");
+}
+
+static int rule_edit(const char *verb, int argc, char **argv)
+{
+	char *args[argc + 3];
+	int i;
+
+	if (argc >= 1 && ctl_is_help(argv[0])) {
+		rule_help(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	args[0] = "rule";
+	args[1] = (char *)verb;
+	for (i = 0; i < argc; i++)
+		args[i + 2] = argv[i];
+	args[argc + 2] = NULL;
+	return ctl_edit(argc + 2, args);
+}
+
+static int do_add(int argc, char **argv)
+{
+	return rule_edit("add", argc, argv);
+}
+
+static int do_del(int argc, char **argv)
+{
+	return rule_edit("del", argc, argv);
+}
+
+static void json_row(struct sluice_json *j, const char *match, int family,
+		     const struct sluice_policy *p, const struct sluice_rstats *rs, bool global_dry)
+{
+	json_obj_begin(j, NULL);
+	json_str(j, "match", match);
+	ctl_json_policy(j, p, family);
+	json_bool(j, "effective_dry_run", global_dry || (p->flags & SLUICE_POLICY_DRY_RUN));
+	json_u64(j, "passed", rs->passed);
+	json_u64(j, "dropped", rs->dropped);
+	json_u64(j, "passed_bytes", rs->passed_bytes);
+	json_u64(j, "dropped_bytes", rs->dropped_bytes);
+	json_obj_end(j);
+}
+
+static int text_row(struct ctl_table *t, const char *match, int family,
+		    const struct sluice_policy *p, const struct sluice_rstats *rs, bool global_dry)
+{
+	char rate[96], burst[64], win[32], key[24], passed[24], dropped[24];
+	bool limit = p->action == SLUICE_ACT_LIMIT;
+
+	ctl_fmt_rate(p, rate, sizeof(rate));
+	ctl_fmt_burst(p, burst, sizeof(burst));
+	ctl_fmt_window(p, win, sizeof(win));
+	if (!limit)
+		snprintf(key, sizeof(key), "-");
+	else if (family == 4)
+		snprintf(key, sizeof(key), "/%u", p->prefix4);
+	else if (family == 6)
+		snprintf(key, sizeof(key), "/%u", p->prefix6);
+	else
+		snprintf(key, sizeof(key), "/%u /%u", p->prefix4, p->prefix6);
+	snprintf(passed, sizeof(passed), "%llu", (unsigned long long)rs->passed);
+	snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)rs->dropped);
+	return ctl_table_row(t, match, ctl_action_name(p->action),
+			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key,
+			     p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no",
+			     passed, dropped);
+}
+
+static int do_list(int argc, char **argv)
+{
+	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
+					    "WINDOW", "KEY", "DRY-RUN", "PASSED", "DROPPED",
+					    NULL };
+	struct sluice_rstats *rs = NULL;
+	struct ctl_policies pol;
+	struct sluice_handle h;
+	struct sluice_json j;
+	struct ctl_table t;
+	bool global_dry;
+	size_t i, n;
+	int st, ret = 0;
+
+	if (argc >= 1 && ctl_is_help(argv[0])) {
+		rule_help(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	if (argc >= 1)
+		return ctl_usage("rule", "rule list takes no arguments, not '%s'", argv[0]);
+	st = ctl_open(&h);
+	if (st)
+		return st;
+	st = ctl_read_policies(&h, &pol);
+	if (st)
+		goto out_close;
+	global_dry = pol.set.flags & SLUICE_DRY_RUN;
+
+	/* Rows: every rule, then the default policy. */
+	n = pol.nr_rules + 1;
+	rs = calloc(n, sizeof(*rs));
+	if (!rs) {
+		st = ctl_err(-ENOMEM, "out of memory");
+		goto out_free;
+	}
+	for (i = 0; i < n; i++) {
+		const struct sluice_policy *p =
+			i < pol.nr_rules ? &pol.rules[i].rule.policy : &pol.set.def;
+
+		ret = sluice_read_rstats(&h, p->tag >> 16, &rs[i]);
+		if (ret) {
+			st = ctl_err(ret, "Couldn't read the counters of policy slot %u: %s",
+				     p->tag >> 16, strerror(-ret));
+			goto out_free;
+		}
+	}
+
+	json_init(&j, stdout);
+	ctl_table_init(&t, head, "        rr");
+	if (ctl.json)
+		json_arr_begin(&j, NULL);
+	for (i = 0; i < n && !ret; i++) {
+		const struct sluice_policy *p = &pol.set.def;
+		char match[64] = "default";
+		int family = 0;
+
+		if (i < pol.nr_rules) {
+			struct sluice_cidr c;
+
+			ctl_rule_cidr(&pol.rules[i].rule, &pol.rules[i].key, &c);
+			sluice_format_cidr(&c, true, match, sizeof(match));
+			family = c.family;
+			p = &pol.rules[i].rule.policy;
+		}
+		if (ctl.json)
+			json_row(&j, match, family, p, &rs[i], global_dry);
+		else
+			ret = text_row(&t, match, family, p, &rs[i], global_dry);
+	}
+	if (ctl.json) {
+		json_arr_end(&j);
+		json_end(&j);
+	} else if (!ret) {
+		ctl_table_print(&t, stdout);
+	} else {
+		st = ctl_err(ret, "out of memory");
+	}
+	ctl_table_free(&t);
+out_free:
+	free(rs);
+	ctl_free_policies(&pol);
+out_close:
+	sluice_close(&h);
+	return st;
+}
+
+static const struct ctl_cmd cmds[] = {
+	{ "add", do_add },
+	{ "del", do_del },
+	{ "list", do_list },
+	{ NULL, NULL },
+};
+
+int do_rule(int argc, char **argv)
+{
+	return ctl_dispatch("rule", cmds, argc, argv, rule_help);
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluicectl set: change the default policy (sources no rule matches). */
+#include <stdio.h>
+
+#include "sluicectl.h"
+
+void set_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluicectl [-i IFACE] set [--rate RATE [--burst N]]... [--algo ALGO]\n"
+		"                 [--window DUR] [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]\n"
+		"\n"
+		"Change the default policy: the limit of every source that no rule matches.\n"
+		"What is not given is kept. The change is atomic: a packet sees the old\n"
+		"policy or the new one, never a mix.\n"
+		"\n"
+		"  --rate RATE     packets (100/s 6000/m 1/h 100pps) or bytes (10mbit 1gbit\n"
+		"                  500kbps) per source; give it twice, once of each kind, to\n"
+		"                  limit both: a packet passes only if both admit it\n"
+		"  --burst N       the --rate before it may be exceeded by N back-to-back units\n"
+		"                  (packets, or bytes for a byte rate); default one second's\n"
+		"                  worth. For leaky-bucket it is the queue the meter emulates.\n"
+		"  --algo ALGO     token-bucket | leaky-bucket | sliding-window | fixed-window |\n"
+		"                  sliding-log (without --rate the rate is kept)\n"
+		"  --window DUR    window of the window algorithms, 100ms to 1h; default the\n"
+		"                  rate's period (1s for 100/s, 1m for 6000/m)\n"
+		"  --prefix4 LEN   IPv4 sources share a bucket per /LEN (default 32)\n"
+		"  --prefix6 LEN   IPv6 sources share a bucket per /LEN (default 64)\n"
+		"  --dry-run on|off  every policy only counts what it would drop\n"
+		"\n"
+		"A new rate or burst keeps every bucket's state. A new algorithm, window or\n"
+		"prefix starts every source with a fresh, full bucket.\n"
+		"\n"
+		"Examples:\n"
+		"  sluicectl set --rate 1000/s --burst 2000\n"
+		"  sluicectl set --rate 500/s --rate 20mbit\n"
+		"  sluicectl set --algo sliding-window --rate 6000/m --window 10s\n"
+		"  sluicectl set --prefix6 56 --dry-run on\n");
+}
+
+int do_set(int argc, char **argv)
+{
+	char *args[argc + 2];
+	int i;
+
+	if (argc >= 1 && ctl_is_help(argv[0])) {
+		set_help(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	args[0] = "set";
+	for (i = 0; i < argc; i++)
+		args[i + 1] = argv[i];
+	args[argc + 1] = NULL;
+	return ctl_edit(argc + 1, args);
+}

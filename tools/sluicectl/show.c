@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluicectl show ADDR: the policy of one source and its state right now. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "sluicectl.h"
+
+void show_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluicectl [-i IFACE] [-j] show ADDR\n"
+		"\n"
+		"Which policy a source gets (the longest matching rule, or the default), the\n"
+		"key its packets are counted under, and that key's state now in its\n"
+		"algorithm's terms: tokens left and when the next packet is allowed (token\n"
+		"and leaky bucket), the current and previous window counts (window\n"
+		"algorithms), or the log fill (sliding-log); and how many packets it lost.\n"
+		"\n"
+		"Examples:\n"
+		"  sluicectl show 198.18.0.5\n"
+		"  sluicectl -j show 2001:2::1\n");
+}
+
+/* The rule a packet from c gets, as the datapath finds it: one LPM lookup
+ * with the whole address in the live generation. */
+static const struct sluice_policy *find_policy(struct sluice_handle *h,
+					       const struct sluice_settings *set,
+					       const struct sluice_cidr *c,
+					       struct sluice_rule *rule, char *match, size_t len)
+{
+	struct sluice_rule_key rk;
+	struct sluice_cidr rc;
+
+	snprintf(match, len, "default");
+	if (!set->nr_rules)
+		return &set->def;
+	memset(&rk, 0, sizeof(rk));
+	rk.prefixlen = SLUICE_RULE_KEY_PREFIX(128);
+	rk.gen = set->rules_gen;
+	if (c->family == 4) {
+		rk.addr[10] = 0xff;
+		rk.addr[11] = 0xff;
+		memcpy(rk.addr + 12, c->addr, 4);
+	} else {
+		memcpy(rk.addr, c->addr, 16);
+	}
+	if (bpf_map_lookup_elem(h->rules_fd, &rk, rule))
+		return &set->def;
+	/* The value says which prefix matched; the key of a lookup does not. */
+	memset(&rc, 0, sizeof(rc));
+	rc.family = rule->family;
+	rc.prefixlen = rule->prefixlen;
+	memcpy(rc.addr, c->addr, rule->family == 4 ? 4 : 16);
+	sluice_mask(rc.addr, rc.prefixlen);
+	sluice_format_cidr(&rc, true, match, len);
+	return &rule->policy;
+}
+
+struct found {
+	bool ok;
+	struct sluice_key key;
+	struct ctl_state st;
+};
+
+static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
+		      const struct sluice_cidr *c, __u32 tag, __u8 prefixlen, __u64 now,
+		      struct found *f)
+{
+	struct sluice_log log;
+	struct sluice_bucket b;
+	void *val;
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	f->key.tag = tag;
+	f->key.family = c->family;
+	f->key.prefixlen = prefixlen;
+	memcpy(f->key.addr, c->addr, 16);
+	sluice_mask(f->key.addr, prefixlen);
+	if (p->algo == SLUICE_ALGO_SLIDING_LOG) {
+		fd = h->logs_fd;
+		val = &log;
+	} else {
+		fd = h->buckets_fd;
+		val = &b;
+	}
+	if (bpf_map_lookup_elem(fd, &f->key, val))
+		return errno == ENOENT ? 0 : -errno;
+	f->ok = true;
+	ctl_state_of(p, val, now, &f->st);
+	return 0;
+}
+
+static void text_state(const char *label, const struct found *f, const struct sluice_policy *p)
+{
+	const struct ctl_state *s = &f->st;
+	char key[64], a[32], b[32];
+
+	ctl_fmt_key(&f->key, key, sizeof(key));
+	printf("%-9s %s\n", label, key);
+	switch (s->algo) {
+	case SLUICE_ALGO_TOKEN_BUCKET:
+	case SLUICE_ALGO_LEAKY_BUCKET:
+		if (s->has_pkt) {
+			ctl_fmt_duration(s->pkt_wait_ns, a, sizeof(a));
+			printf("%-9s %llu of %llu packets left; the next packet %s%s\n", "state",
+			       (unsigned long long)s->pkt_left, (unsigned long long)s->pkt_cap,
+			       s->pkt_wait_ns ? "is allowed in " : "is allowed now",
+			       s->pkt_wait_ns ? a : "");
+		}
+		if (s->has_bytes) {
+			ctl_fmt_duration(s->bytes_wait_ns, a, sizeof(a));
+			printf("%-9s %llu of %llu bytes left%s%s\n", s->has_pkt ? "" : "state",
+			       (unsigned long long)s->bytes_left, (unsigned long long)s->bytes_cap,
+			       s->bytes_wait_ns ? "; one more byte is allowed in " : "",
+			       s->bytes_wait_ns ? a : "");
+		}
+		break;
+	case SLUICE_ALGO_SLIDING_WINDOW:
+		ctl_fmt_duration(s->next_window_ns, a, sizeof(a));
+		ctl_fmt_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
+		printf("%-9s %llu in this %s window, %llu in the previous one; estimate %.1f of "
+		       "%llu: the next packet %s\n", "state",
+		       (unsigned long long)s->cur, b, (unsigned long long)s->prev, s->estimate,
+		       (unsigned long long)s->limit, s->admits ? "passes" : "is dropped");
+		printf("%-9s the window turns in %s\n", "", a);
+		break;
+	case SLUICE_ALGO_FIXED_WINDOW:
+		ctl_fmt_duration(s->next_window_ns, a, sizeof(a));
+		printf("%-9s %llu of %llu in this window, which resets in %s\n", "state",
+		       (unsigned long long)s->cur, (unsigned long long)s->limit, a);
+		break;
+	case SLUICE_ALGO_SLIDING_LOG:
+		ctl_fmt_duration(s->free_in_ns, a, sizeof(a));
+		ctl_fmt_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
+		printf("%-9s %llu of %llu slots hold a packet of the last %s; the next packet %s%s\n",
+		       "state", (unsigned long long)s->used, (unsigned long long)s->limit, b,
+		       s->admits ? "passes" : "is allowed in ", s->admits ? "" : a);
+		break;
+	}
+	printf("%-9s %llu\n", "dropped", (unsigned long long)s->dropped);
+}
+
+static void json_found(struct sluice_json *j, const char *name, const struct found *f)
+{
+	char key[64];
+
+	json_obj_begin(j, name);
+	ctl_fmt_key(&f->key, key, sizeof(key));
+	json_str(j, "key", key);
+	json_bool(j, "found", f->ok);
+	if (f->ok) {
+		ctl_json_state(j, &f->st);
+		json_u64(j, "dropped", f->st.dropped);
+	}
+	json_obj_end(j);
+}
+
+int do_show(int argc, char **argv)
+{
+	const struct sluice_policy *p;
+	char err[SLUICE_ERR_LEN], match[64], line[256], addr[64];
+	struct sluice_settings set;
+	struct sluice_handle h;
+	struct sluice_rule rule;
+	struct sluice_txn t;
+	struct sluice_cidr c;
+	struct found own, agg;
+	struct sluice_json j;
+	int st, ret;
+	__u64 now;
+
+	if (argc >= 1 && ctl_is_help(argv[0])) {
+		show_help(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	if (argc < 1)
+		return ctl_usage("show", "show needs an address: show 198.18.0.5");
+	if (argc > 1)
+		return ctl_usage("show", "show takes one address, not '%s'", argv[1]);
+	if (sluice_parse_addr(argv[0], &c, err, sizeof(err)))
+		return ctl_usage("show", "%s", err);
+	sluice_format_cidr(&c, false, addr, sizeof(addr));
+
+	st = ctl_open(&h);
+	if (st)
+		return st;
+	/* Under the lock, so the generation we look up stays live. */
+	ret = sluice_txn_begin(&h, &t, err, sizeof(err));
+	if (ret) {
+		st = ctl_err(ret, "%s", err);
+		goto out_close;
+	}
+	set = t.set;
+	p = find_policy(&h, &set, &c, &rule, match, sizeof(match));
+	sluice_txn_end(&t);
+	now = sluice_now_ticks();
+	memset(&own, 0, sizeof(own));
+	memset(&agg, 0, sizeof(agg));
+	if (p->action == SLUICE_ACT_LIMIT) {
+		ret = lookup_key(&h, p, &c, p->tag, c.family == 4 ? p->prefix4 : p->prefix6, now,
+				 &own);
+		/* Past the new-key limit a source is charged to its prefix. */
+		if (!ret)
+			ret = lookup_key(&h, p, &c, p->tag | SLUICE_TAG_AGGREGATE,
+					 c.family == 4 ? set.agg4 : set.agg6, now, &agg);
+		if (ret) {
+			st = ctl_err(ret, "Couldn't look up the state of %s: %s", addr,
+				     strerror(-ret));
+			goto out_close;
+		}
+	}
+
+	ctl_fmt_policy(p, c.family, line, sizeof(line));
+	if (ctl.json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "address", addr);
+		json_obj_begin(&j, "policy");
+		json_str(&j, "match", match);
+		ctl_json_policy(&j, p, c.family);
+		json_obj_end(&j);
+		json_bool(&j, "global_dry_run", set.flags & SLUICE_DRY_RUN);
+		if (p->action == SLUICE_ACT_LIMIT) {
+			json_found(&j, "bucket", &own);
+			if (agg.ok)
+				json_found(&j, "aggregate", &agg);
+		}
+		json_obj_end(&j);
+		json_end(&j);
+		goto out_close;
+	}
+	printf("%-9s %s\n", "address", addr);
+	printf("%-9s %s: %s\n", "policy", !strcmp(match, "default") ? "default" : match, line);
+	if (set.flags & SLUICE_DRY_RUN)
+		printf("%-9s on for every policy: drops are only counted\n", "dry-run");
+	if (p->action == SLUICE_ACT_EXEMPT) {
+		printf("%-9s exempt: its packets are never limited\n", "state");
+	} else if (p->action == SLUICE_ACT_DENY) {
+		printf("%-9s denied: every packet is dropped\n", "state");
+	} else if (own.ok) {
+		text_state("key", &own, p);
+	} else {
+		ctl_fmt_key(&own.key, line, sizeof(line));
+		printf("%-9s %s\n", "key", line);
+		printf("no bucket for %s: it is full (never seen or evicted)\n", addr);
+	}
+	if (agg.ok)
+		text_state("aggregate", &agg, p);
+out_close:
+	sluice_close(&h);
+	return st;
+}

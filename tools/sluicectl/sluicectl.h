@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * sluicectl: what its subcommands share. One file per object (set, rule,
+ * stats, top, show, flush, batch); common.c holds the helpers below.
+ */
+#ifndef SLUICECTL_H
+#define SLUICECTL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "libsluice.h"
+
+/* Global options, read by main.c before the object. */
+struct ctl_opts {
+	const char *iface; /* -i, or NULL: the only attached interface */
+	bool json; /* -j */
+};
+extern struct ctl_opts ctl;
+
+/* A command word and what runs it; argv starts after the word. */
+struct ctl_cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+};
+
+/* Run the command argv[0] names (a unique prefix will do); help is the
+ * fallback for a missing word. Returns the exit status. */
+int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
+		 void (*help)(FILE *f));
+bool ctl_is_help(const char *word);
+
+/*
+ * Report an error (stderr, or {"error": "..."} on stdout under -j) and
+ * return the exit status for ret: 2 for -EINVAL (a usage error), else 1.
+ */
+int ctl_err(int ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error of `object` (NULL: the top level), with a pointer to its help. */
+int ctl_usage(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Resolve -i and open the pinned maps; on failure report and return the
+ * exit status (nonzero). */
+int ctl_open(struct sluice_handle *h);
+
+/* Snapshot of the live policies: the default and the rules, sorted by
+ * address. Taken under the interface's lock, so it is one whole version. */
+struct ctl_policies {
+	struct sluice_settings set;
+	struct sluice_txn_rule *rules;
+	size_t nr_rules;
+};
+int ctl_read_policies(struct sluice_handle *h, struct ctl_policies *pol);
+void ctl_free_policies(struct ctl_policies *pol);
+/* The policy that owns a key's tag, NULL if none does any more (a key of
+ * an older generation, waiting to be evicted); match gets its name. */
+const struct sluice_policy *ctl_policy_of_tag(const struct ctl_policies *pol, __u32 tag,
+					      char *match, size_t len);
+void ctl_rule_cidr(const struct sluice_rule *r, const struct sluice_rule_key *k,
+		   struct sluice_cidr *c);
+
+/* Texts of a policy for tables: "100/s", "200", "1s", "/32 /64". */
+void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
+void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len);
+void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len);
+void ctl_fmt_duration(__u64 ns, char *buf, size_t len);
+const char *ctl_action_name(unsigned int action);
+/* One line: "limit token-bucket 100/s burst 200, keyed by /32". family 0: both. */
+void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len);
+/* The policy's fields into the open JSON object. */
+void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int family);
+
+/* The state of one key in its algorithm's terms, at `now` (ticks). */
+struct ctl_state {
+	int algo;
+	bool full; /* nothing charged yet: a fresh bucket */
+	/* token/leaky bucket */
+	__u64 pkt_left, pkt_cap, pkt_wait_ns;
+	bool has_pkt, has_bytes;
+	__u64 bytes_left, bytes_cap, bytes_wait_ns;
+	/* windows: counts in the current and previous window */
+	__u64 cur, prev, limit, next_window_ns;
+	double estimate; /* sliding window: prev x (1 - elapsed/window) + cur */
+	bool admits; /* would the next packet pass now */
+	/* sliding log */
+	__u64 used, free_in_ns;
+	__u64 dropped;
+};
+void ctl_state_of(const struct sluice_policy *p, const void *val, __u64 now, struct ctl_state *s);
+/* "150/200 pkts left, next now" style summary for tables. */
+void ctl_fmt_state(const struct ctl_state *s, char *buf, size_t len);
+void ctl_json_state(struct sluice_json *j, const struct ctl_state *s);
+
+/* A key as "198.18.0.5/32". */
+void ctl_fmt_key(const struct sluice_key *k, char *buf, size_t len);
+
+/* Walk every entry of a bucket or log map (batched where the kernel can). */
+typedef int (*ctl_walk_fn)(const struct sluice_key *key, const void *val, void *ctx);
+int ctl_walk(int fd, size_t value_size, ctl_walk_fn fn, void *ctx);
+
+/* A text table with columns sized to fit. */
+#define CTL_MAX_COLS 12
+struct ctl_table {
+	int ncols;
+	const char *head[CTL_MAX_COLS];
+	bool right[CTL_MAX_COLS]; /* numbers: right-aligned */
+	char **cells;
+	size_t nrows, cap;
+};
+void ctl_table_init(struct ctl_table *t, const char *const *head, const char *align);
+int ctl_table_row(struct ctl_table *t, ...); /* ncols const char * */
+void ctl_table_print(const struct ctl_table *t, FILE *f);
+void ctl_table_free(struct ctl_table *t);
+
+/* The objects. */
+int do_set(int argc, char **argv);
+int do_rule(int argc, char **argv);
+int do_stats(int argc, char **argv);
+int do_top(int argc, char **argv);
+int do_show(int argc, char **argv);
+int do_flush(int argc, char **argv);
+int do_batch(const char *path);
+void set_help(FILE *f);
+void rule_help(FILE *f);
+void stats_help(FILE *f);
+void top_help(FILE *f);
+void show_help(FILE *f);
+void flush_help(FILE *f);
+void batch_help(FILE *f);
+
+/* Run one editing command (set, rule add, rule del) as its own transaction. */
+int ctl_edit(int argc, char **argv);
+
+#endif /* SLUICECTL_H */

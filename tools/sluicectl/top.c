@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluicectl top: the sources that lost the most packets. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluicectl.h"
+
+#define TOP_DEFAULT 10
+#define TOP_MAX 100000
+
+void top_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: sluicectl [-i IFACE] [-j] top [-n N]\n"
+		"\n"
+		"The N keys (sources, or source prefixes) with the most dropped packets,\n"
+		"from every bucket and sliding log of the interface: the key, the policy it\n"
+		"is counted under, its drops and its state now. A key's drop count lives as\n"
+		"long as its bucket: a flushed or evicted key starts again from 0.\n"
+		"\n"
+		"  -n N   how many keys (default %d, at most %d)\n"
+		"\n"
+		"Examples:\n"
+		"  sluicectl top\n"
+		"  sluicectl -j top -n 100\n", TOP_DEFAULT, TOP_MAX);
+}
+
+struct entry {
+	struct sluice_key key;
+	bool is_log;
+	__u64 dropped;
+	union {
+		struct sluice_bucket b;
+		struct sluice_log log;
+	} val;
+};
+
+/* A min-heap of the N entries with most drops seen so far. */
+struct top {
+	struct entry *heap;
+	size_t n, max;
+	bool is_log;
+	__u64 keys, with_drops;
+};
+
+static void sift_down(struct top *t, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct entry tmp;
+
+		if (l < t->n && t->heap[l].dropped < t->heap[m].dropped)
+			m = l;
+		if (r < t->n && t->heap[r].dropped < t->heap[m].dropped)
+			m = r;
+		if (m == i)
+			return;
+		tmp = t->heap[i];
+		t->heap[i] = t->heap[m];
+		t->heap[m] = tmp;
+		i = m;
+	}
+}
+
+static void sift_up(struct top *t, size_t i)
+{
+	while (i) {
+		size_t parent = (i - 1) / 2;
+		struct entry tmp;
+
+		if (t->heap[parent].dropped <= t->heap[i].dropped)
+			return;
+		tmp = t->heap[i];
+		t->heap[i] = t->heap[parent];
+		t->heap[parent] = tmp;
+		i = parent;
+	}
+}
+
+static int collect(const struct sluice_key *key, const void *val, void *ctx)
+{
+	struct top *t = ctx;
+	__u64 dropped = t->is_log ? ((const struct sluice_log *)val)->dropped :
+				    ((const struct sluice_bucket *)val)->dropped;
+	struct entry *e;
+
+	t->keys++;
+	if (!dropped)
+		return 0;
+	t->with_drops++;
+	if (t->n == t->max) {
+		if (dropped <= t->heap[0].dropped)
+			return 0;
+		e = &t->heap[0];
+	} else {
+		e = &t->heap[t->n++];
+	}
+	e->key = *key;
+	e->is_log = t->is_log;
+	e->dropped = dropped;
+	if (t->is_log)
+		e->val.log = *(const struct sluice_log *)val;
+	else
+		e->val.b = *(const struct sluice_bucket *)val;
+	if (e == &t->heap[0] && t->n == t->max)
+		sift_down(t, 0);
+	else
+		sift_up(t, t->n - 1);
+	return 0;
+}
+
+static int cmp_dropped(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
+}
+
+static void print_top(const struct top *t, const struct ctl_policies *pol)
+{
+	static const char *const head[] = { "KEY", "POLICY", "ALGO", "DROPPED", "STATE", NULL };
+	__u64 now = sluice_now_ticks();
+	struct sluice_json j;
+	struct ctl_table tab;
+	size_t i;
+
+	json_init(&j, stdout);
+	if (ctl.json) {
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "keys", t->keys);
+		json_u64(&j, "keys_with_drops", t->with_drops);
+		json_arr_begin(&j, "top");
+	} else {
+		ctl_table_init(&tab, head, "   r");
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct entry *e = &t->heap[i];
+		const struct sluice_policy *p;
+		char key[80], match[64], state[128] = "-", dropped[24];
+		struct ctl_state st;
+		bool agg = e->key.tag & SLUICE_TAG_AGGREGATE;
+		bool live;
+
+		p = ctl_policy_of_tag(pol, e->key.tag, match, sizeof(match));
+		/* State is only readable under the policy that wrote it. */
+		live = p && p->action == SLUICE_ACT_LIMIT &&
+		       (p->algo == SLUICE_ALGO_SLIDING_LOG) == e->is_log;
+		if (live)
+			ctl_state_of(p, &e->val, now, &st);
+		ctl_fmt_key(&e->key, key, sizeof(key));
+		if (agg)
+			strncat(key, " (aggregate)", sizeof(key) - strlen(key) - 1);
+		if (ctl.json) {
+			json_obj_begin(&j, NULL);
+			json_str(&j, "key", key);
+			json_bool(&j, "aggregate", agg);
+			json_str(&j, "policy", match);
+			json_u64(&j, "dropped", e->dropped);
+			if (live)
+				ctl_json_state(&j, &st);
+			json_obj_end(&j);
+			continue;
+		}
+		if (live)
+			ctl_fmt_state(&st, state, sizeof(state));
+		snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)e->dropped);
+		ctl_table_row(&tab, key, match,
+			      live ? sluice_algo_name(p->algo) : e->is_log ? "sliding-log" : "-",
+			      dropped, state);
+	}
+	if (ctl.json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+		return;
+	}
+	if (!t->n) {
+		printf("no source has lost a packet (%llu keys tracked)\n",
+		       (unsigned long long)t->keys);
+	} else {
+		ctl_table_print(&tab, stdout);
+		printf("%llu keys tracked, %llu with drops\n", (unsigned long long)t->keys,
+		       (unsigned long long)t->with_drops);
+	}
+	ctl_table_free(&tab);
+}
+
+int do_top(int argc, char **argv)
+{
+	char err[SLUICE_ERR_LEN];
+	struct ctl_policies pol;
+	struct sluice_handle h;
+	struct top t = {};
+	__u64 n = TOP_DEFAULT;
+	int i, ret, st;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (ctl_is_help(a)) {
+			top_help(stdout);
+			return SLUICE_EXIT_OK;
+		} else if (!strcmp(a, "-n")) {
+			if (i + 1 >= argc)
+				return ctl_usage("top", "-n needs a number: top -n 20");
+			if (sluice_parse_uint("-n", argv[++i], TOP_MAX, &n, err, sizeof(err)))
+				return ctl_usage("top", "%s", err);
+		} else {
+			return ctl_usage("top", "unknown argument '%s' to top", a);
+		}
+	}
+
+	st = ctl_open(&h);
+	if (st)
+		return st;
+	st = ctl_read_policies(&h, &pol);
+	if (st)
+		goto out_close;
+	t.max = n;
+	t.heap = calloc(n, sizeof(*t.heap));
+	if (!t.heap) {
+		st = ctl_err(-ENOMEM, "out of memory for %llu entries: ask for fewer with -n",
+			     (unsigned long long)n);
+		goto out_free;
+	}
+	t.is_log = false;
+	ret = ctl_walk(h.buckets_fd, sizeof(struct sluice_bucket), collect, &t);
+	if (!ret) {
+		t.is_log = true;
+		ret = ctl_walk(h.logs_fd, sizeof(struct sluice_log), collect, &t);
+	}
+	if (ret) {
+		st = ctl_err(ret, "Couldn't read the keys of %s: %s", h.ifname, strerror(-ret));
+		goto out_free;
+	}
+	qsort(t.heap, t.n, sizeof(*t.heap), cmp_dropped);
+	print_top(&t, &pol);
+out_free:
+	free(t.heap);
+	ctl_free_policies(&pol);
+out_close:
+	sluice_close(&h);
+	return st;
+}
