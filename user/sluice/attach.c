@@ -1,0 +1,845 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * sluice attach IFACE: pin the maps, set the policy, attach the program; or,
+ * when sluice is already attached, upgrade the program in place.
+ *
+ * Order matters, so that no packet ever meets a half-made sluice:
+ *  1. check every option, the config file, the pinned maps and what runs on
+ *     the interface, touching nothing (bad input: exit 2, nothing changed);
+ *  2. create (or reuse) the pinned maps; a new config gets the defaults;
+ *  3. apply --config and the options in one transaction;
+ *  4. attach the program: a fresh attach through libxdp; an upgrade replaces
+ *     the old program in one step (legacy mode) or adds the new one to the
+ *     dispatcher before removing the old (dispatcher mode).
+ * A failure after step 2 undoes what this call did: pins it created are
+ * removed, settings it changed are put back.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cmd.h"
+#include "loader.h"
+#include "sluice.skel.h"
+
+enum attach_kind {
+	ATTACH_FRESH, /* no sluice program on the interface */
+	ATTACH_UPGRADE_LEGACY, /* ours is the interface's only program */
+	ATTACH_UPGRADE_DISPATCHER, /* ours is a component of libxdp's dispatcher */
+};
+
+struct attach_ctx {
+	struct attach_opts *o;
+	char dir[256];
+	bool dir_existed;
+	bool pins_existed; /* every map was pinned before this call */
+	bool fresh_config; /* the config has layout 0: give it the defaults */
+	__u32 max_keys, max_log_keys;
+	struct attachment a;
+	enum attach_kind kind;
+	/* the settings and rules before this call, to put back on failure */
+	bool have_snapshot;
+	struct sluice_settings snap_set;
+	struct sluice_txn_rule *snap_rules;
+	size_t snap_nr_rules;
+	char err[2 * SLUICE_ERR_LEN]; /* room for a libsluice message and context */
+};
+
+void attach_usage(FILE *f)
+{
+	fprintf(f,
+		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N] [--algo ALGO]\n"
+		"                [--window DUR] [--prefix4 LEN] [--prefix6 LEN] [--max-keys N]\n"
+		"                [--max-log-keys N] [--new-keys RATE|off] [--fail-closed|--fail-open]\n"
+		"                [--config FILE]\n"
+		"      attach sluice to IFACE, or upgrade it in place when it is attached\n");
+}
+
+static void attach_help(void)
+{
+	printf("Usage:\n");
+	attach_usage(stdout);
+	printf("\n"
+	       "  --mode native|skb   XDP in the driver (default) or generic XDP\n"
+	       "  --rate RATE         default limit per source: 100/s 6000/m 1/h 100pps,\n"
+	       "                      or bytes: 10mbit 1gbit 500kbps (give both to limit both)\n"
+	       "  --burst N           packets (or bytes) a quiet source may send at once\n"
+	       "  --algo ALGO         token-bucket (default), leaky-bucket, sliding-window,\n"
+	       "                      fixed-window, sliding-log\n"
+	       "  --window DUR        window of the window algorithms: 100ms to 1h\n"
+	       "  --prefix4 LEN       IPv4 sources share a bucket per /LEN (default 32)\n"
+	       "  --prefix6 LEN       IPv6 sources share a bucket per /LEN (default 64)\n"
+	       "  --max-keys N        size of the key table (default %u); fixed once pinned\n"
+	       "  --max-log-keys N    size of the sliding-log table (default %u)\n"
+	       "  --new-keys RATE     admit at most RATE new sources; past it, new sources\n"
+	       "                      share their /24 (/48) bucket; 'off' to stop\n"
+	       "  --fail-closed       drop packets whose source the key table cannot hold\n"
+	       "  --fail-open         pass them (default)\n"
+	       "  --config FILE       sluicectl editing commands (set, rule add, rule del),\n"
+	       "                      one per line, applied with the options in one step\n"
+	       "\n"
+	       "Options given change the policy; those not given keep the current one.\n"
+	       "Pins live in %s/IFACE/. See sluice(8).\n",
+	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_PIN_ROOT);
+}
+
+/* Pin paths and table sizes: the same for the maps-only object and the
+ * program's object, so that the second reuses what the first pinned. */
+static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
+{
+	char path[512];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sluice_nr_maps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, sluice_map_names[i]);
+
+		if (!m)
+			return -ENOENT;
+		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_map_names[i]);
+		ret = bpf_map__set_pin_path(m, path);
+		if (ret)
+			return ret;
+	}
+	ret = bpf_map__set_max_entries(skel->maps.sluice_buckets, c->max_keys);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_logs, c->max_log_keys);
+	return ret;
+}
+
+static int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Compare one pinned map with what this sluice would create. */
+static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const char *name,
+			    int fd)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, name);
+	const char *ifn = c->o->ifname;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return refuse(c, -errno, "Couldn't read %s/%s: %s", c->dir, name, strerror(errno));
+	if (!strcmp(name, SLUICE_MAP_CONFIG) && info.value_size != sizeof(struct sluice_config))
+		return refuse(c, -EPROTO,
+			      "the pinned config of %s has another layout (value size %u, this "
+			      "sluice uses %zu): detach with the sluice that attached it, then "
+			      "attach again",
+			      ifn, info.value_size, sizeof(struct sluice_config));
+	if (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
+	    info.value_size != bpf_map__value_size(m) || info.map_flags != bpf_map__map_flags(m))
+		return refuse(c, -EPROTO,
+			      "the pinned map %s/%s does not match this sluice (key/value size "
+			      "%u/%u, expected %u/%u): detach with the sluice that attached it "
+			      "('sluice detach %s'), then attach again",
+			      c->dir, name, info.key_size, info.value_size, bpf_map__key_size(m),
+			      bpf_map__value_size(m), ifn);
+	if (!strcmp(name, SLUICE_MAP_BUCKETS) || !strcmp(name, SLUICE_MAP_LOGS)) {
+		bool buckets = !strcmp(name, SLUICE_MAP_BUCKETS);
+		__u64 want = buckets ? c->o->max_keys : c->o->max_log_keys;
+
+		if (want && want != info.max_entries)
+			return refuse(c, -EEXIST,
+				      "the pinned %s table of %s holds %u keys, not %llu: detach "
+				      "first to resize ('sluice detach %s' drops its state), then "
+				      "attach with %s %llu",
+				      buckets ? "key" : "sliding-log key", ifn, info.max_entries,
+				      (unsigned long long)want, ifn,
+				      buckets ? "--max-keys" : "--max-log-keys",
+				      (unsigned long long)want);
+		if (buckets)
+			c->max_keys = info.max_entries;
+		else
+			c->max_log_keys = info.max_entries;
+		return 0;
+	}
+	if (info.max_entries != bpf_map__max_entries(m))
+		return refuse(c, -EPROTO,
+			      "the pinned map %s/%s has %u entries, this sluice expects %u: "
+			      "detach with the sluice that attached it, then attach again",
+			      c->dir, name, info.max_entries, bpf_map__max_entries(m));
+	return 0;
+}
+
+/* What is pinned for this interface, and is it something we can reuse? */
+static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
+{
+	int fds[16], nr_found = 0, ret = 0, cfd = -1;
+	const char *missing = NULL;
+	char path[512];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < sluice_nr_maps; i++)
+		fds[i] = -1;
+	c->dir_existed = stat(c->dir, &st) == 0;
+	for (i = 0; i < sluice_nr_maps; i++) {
+		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_map_names[i]);
+		fds[i] = bpf_obj_get(path);
+		if (fds[i] >= 0) {
+			nr_found++;
+			if (!strcmp(sluice_map_names[i], SLUICE_MAP_CONFIG))
+				cfd = fds[i];
+		} else if (errno == ENOENT) {
+			missing = sluice_map_names[i];
+		} else {
+			ret = refuse(c, -errno, "Couldn't open %s: %s", path, strerror(errno));
+			goto out;
+		}
+	}
+	if (!nr_found)
+		goto out;
+	if (missing) {
+		ret = refuse(c, -EPROTO,
+			     "the pinned state of %s is incomplete (%s/%s is missing): run "
+			     "'sluice detach %s' to remove it, then attach again",
+			     c->o->ifname, c->dir, missing, c->o->ifname);
+		goto out;
+	}
+	c->pins_existed = true;
+	for (i = 0; i < sluice_nr_maps && !ret; i++)
+		ret = check_pinned_map(c, skel, sluice_map_names[i], fds[i]);
+	if (!ret) {
+		struct sluice_config cfg;
+		__u32 zero = 0;
+
+		if (bpf_map_lookup_elem(cfd, &zero, &cfg))
+			ret = refuse(c, -errno, "Couldn't read %s/%s: %s", c->dir,
+				     SLUICE_MAP_CONFIG, strerror(errno));
+		else if (cfg.layout == 0)
+			c->fresh_config = true; /* an attach died before setting it up */
+		else
+			ret = sluice_check_layout(&cfg, c->err, sizeof(c->err));
+	}
+out:
+	for (i = 0; i < sluice_nr_maps; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return ret;
+}
+
+/* What runs on the interface decides between a fresh attach and an upgrade. */
+static int inspect_iface(struct attach_ctx *c)
+{
+	struct attach_opts *o = c->o;
+	int ret;
+
+	ret = find_attachment(o->ifindex, &c->a);
+	if (ret)
+		return refuse(c, ret, "Couldn't query the XDP programs of %s: %s", o->ifname,
+			      strerror(-ret));
+	if (c->a.other_id)
+		return refuse(c, -EBUSY,
+			      "the XDP program '%s' (id %u) is attached to %s, not through libxdp's "
+			      "dispatcher, so sluice cannot run next to it: detach it first "
+			      "(e.g. 'ip link set dev %s xdp off' if nothing else needs it)",
+			      c->a.other_name, c->a.other_id, o->ifname, o->ifname);
+	if (!c->a.prog_id) {
+		c->kind = ATTACH_FRESH;
+		if (c->a.dispatcher && c->a.nr_progs) {
+			/* Join the dispatcher in the mode it runs in. */
+			if (o->mode_given && o->mode != c->a.mode)
+				return refuse(c, -EBUSY,
+					      "the XDP programs on %s run in %s mode: sluice can only "
+					      "join them in that mode (--mode %s)",
+					      o->ifname, mode_name(c->a.mode), mode_name(c->a.mode));
+			o->mode = c->a.mode;
+		}
+		return 0;
+	}
+	c->kind = c->a.dispatcher ? ATTACH_UPGRADE_DISPATCHER : ATTACH_UPGRADE_LEGACY;
+	if (o->mode_given && o->mode != c->a.mode)
+		return refuse(c, -EBUSY,
+			      "sluice is attached to %s in %s mode: to change the mode, run 'sluice "
+			      "detach %s --keep-state', then attach with --mode %s (%s is not "
+			      "limited in between)",
+			      o->ifname, mode_name(c->a.mode), o->ifname, mode_name(o->mode),
+			      o->ifname);
+	o->mode = c->a.mode;
+	if (!c->pins_existed)
+		pr_warn("warning: sluice runs on %s but its pinned state is gone: the upgrade "
+			"starts with empty key tables and the default policy\n", o->ifname);
+	return 0;
+}
+
+/* The options that only the loader sets (sluicectl cannot). */
+static int apply_attach_only(struct sluice_settings *s, const struct attach_opts *o, char *err,
+			     size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+
+	if (o->new_keys_given && o->new_keys_off) {
+		memset(&s->new_keys, 0, sizeof(s->new_keys));
+	} else if (o->new_keys_given) {
+		__u64 burst = sluice_default_burst(o->new_keys.count, o->new_keys.period_ns);
+
+		if (sluice_limit_set(&s->new_keys, o->new_keys.count, o->new_keys.period_ns, burst,
+				     inner, sizeof(inner))) {
+			snprintf(err, errlen, "--new-keys: %s", inner);
+			return -EINVAL;
+		}
+	}
+	if (o->fail_closed)
+		s->flags |= SLUICE_FAIL_CLOSED;
+	if (o->fail_open)
+		s->flags &= ~SLUICE_FAIL_CLOSED;
+	return 0;
+}
+
+static bool has_edits(const struct attach_opts *o)
+{
+	return o->config || o->set_argc > 1 || o->new_keys_given || o->fail_closed ||
+	       o->fail_open;
+}
+
+/* Apply --config and the options to a transaction's copy. */
+static int edit_txn(struct sluice_txn *t, struct attach_opts *o, char *err, size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+	int ret;
+
+	if (o->config) {
+		ret = sluice_cmd_edit_file(t, o->config, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (o->set_argc > 1) {
+		ret = sluice_cmd_edit(t, o->set_argc, o->set_argv, inner, sizeof(inner));
+		if (ret) {
+			snprintf(err, errlen, "%s", inner);
+			return ret;
+		}
+	}
+	ret = apply_attach_only(&t->set, o, err, errlen);
+	if (ret)
+		return ret;
+	if (sluice_policy_check(&t->set.def, inner, sizeof(inner))) {
+		snprintf(err, errlen, "%s", inner);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Step 1 for the policy: run every edit on a copy that is thrown away,
+ * against the live settings when there are some, the defaults otherwise.
+ */
+static int validate_edits(struct attach_ctx *c)
+{
+	struct attach_opts *o = c->o;
+	struct sluice_handle h;
+	struct sluice_txn t;
+	int ret;
+
+	if (o->config) {
+		ret = sluice_cmd_check_file(o->config, c->err, sizeof(c->err));
+		if (ret)
+			return ret;
+	}
+	if (o->set_argc > 1) {
+		ret = sluice_cmd_check(o->set_argc, o->set_argv, c->err, sizeof(c->err));
+		if (ret)
+			return ret;
+	}
+	if (c->pins_existed && !c->fresh_config) {
+		ret = sluice_open(o->ifname, &h, c->err, sizeof(c->err));
+		if (ret)
+			return ret;
+		ret = sluice_txn_begin(&h, &t, c->err, sizeof(c->err));
+		if (!ret) {
+			ret = edit_txn(&t, o, c->err, sizeof(c->err));
+			sluice_txn_end(&t);
+		}
+		sluice_close(&h);
+		return ret;
+	}
+
+	/* Nothing pinned yet: a scratch handle whose config holds the
+	 * defaults; set and rule edits only touch the copy. */
+	{
+		struct sluice_config cfg = {};
+
+		memset(&h, 0, sizeof(h));
+		h.config_fd = h.buckets_fd = h.logs_fd = h.rules_fd = -1;
+		h.stats_fd = h.rstats_fd = h.events_fd = h.lock_fd = -1;
+		snprintf(h.ifname, sizeof(h.ifname), "%s", o->ifname);
+		cfg.layout = SLUICE_LAYOUT_VERSION;
+		sluice_settings_init(&cfg.settings[0]);
+		cfg.settings[1] = cfg.settings[0];
+		h.cfg = &cfg;
+		memset(&t, 0, sizeof(t));
+		t.h = &h;
+		t.set = cfg.settings[0];
+		ret = edit_txn(&t, o, c->err, sizeof(c->err));
+		sluice_txn_end(&t);
+	}
+	return ret;
+}
+
+/* Remove what this call pinned (never what was there before it). */
+static void undo_pins(struct attach_ctx *c)
+{
+	char path[512];
+	size_t i;
+
+	if (c->pins_existed)
+		return;
+	for (i = 0; i < sluice_nr_maps; i++) {
+		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_map_names[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/%s", c->dir, PROG_PIN_NEW);
+	unlink(path);
+	if (!c->dir_existed)
+		rmdir(c->dir);
+}
+
+/* Step 2: create or reuse the pinned maps; a new config gets the defaults
+ * now, before any program can read it. */
+static int create_maps(struct attach_ctx *c)
+{
+	struct sluice_bpf *skel;
+	struct sluice_config cfg;
+	__u32 zero = 0;
+	int ret;
+
+	skel = sluice_bpf__open();
+	if (!skel)
+		return refuse(c, -errno, "Couldn't open the embedded BPF object: %s",
+			      strerror(errno));
+	ret = setup_skel(c, skel);
+	/* Only the maps: the program is loaded for the interface later.
+	 * (.rodata and .bss are created too, and freed at destroy: the
+	 * skeleton mmaps them and libbpf 1.1 fails the load without them.) */
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.sluice_xdp, false);
+	if (ret) {
+		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
+		goto out;
+	}
+	ret = sluice_bpf__load(skel);
+	if (ret) {
+		ret = -errno;
+		if (ret == -ENOMEM || ret == -E2BIG)
+			refuse(c, ret,
+			       "Couldn't create the maps of %s: %s (the key table of %u keys and "
+			       "the sliding-log table of %u keys must fit in kernel memory: lower "
+			       "--max-keys or --max-log-keys)",
+			       c->o->ifname, strerror(-ret), c->max_keys, c->max_log_keys);
+		else
+			refuse(c, ret, "Couldn't create the maps of %s in %s: %s (run with -v to "
+			       "see libbpf's reason)", c->o->ifname, c->dir, strerror(-ret));
+		goto out;
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg)) {
+		ret = refuse(c, -errno, "Couldn't read the config of %s: %s", c->o->ifname,
+			     strerror(errno));
+		goto out;
+	}
+	if (cfg.layout == 0) {
+		memset(&cfg, 0, sizeof(cfg));
+		sluice_settings_init(&cfg.settings[0]);
+		cfg.settings[1] = cfg.settings[0];
+		cfg.layout = SLUICE_LAYOUT_VERSION;
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
+			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+	}
+out:
+	sluice_bpf__destroy(skel);
+	return ret;
+}
+
+static void drop_snapshot(struct attach_ctx *c)
+{
+	free(c->snap_rules);
+	c->snap_rules = NULL;
+	c->have_snapshot = false;
+}
+
+/* Step 3: --config and the options, made live in one commit. */
+static int apply_settings(struct attach_ctx *c, struct sluice_handle *h)
+{
+	struct sluice_txn t;
+	int ret;
+
+	ret = sluice_txn_begin(h, &t, c->err, sizeof(c->err));
+	if (ret)
+		return ret;
+	if (c->pins_existed && has_edits(c->o)) {
+		c->snap_set = t.set;
+		c->snap_nr_rules = t.nr_rules;
+		c->snap_rules = calloc(t.nr_rules + 1, sizeof(*t.rules));
+		if (!c->snap_rules) {
+			ret = refuse(c, -ENOMEM, "out of memory");
+			goto out;
+		}
+		memcpy(c->snap_rules, t.rules, t.nr_rules * sizeof(*t.rules));
+		c->have_snapshot = true;
+	}
+	ret = edit_txn(&t, c->o, c->err, sizeof(c->err));
+	if (!ret && has_edits(c->o))
+		ret = sluice_txn_commit(&t, c->err, sizeof(c->err));
+out:
+	sluice_txn_end(&t);
+	return ret;
+}
+
+/* Put back the settings and rules of before this call. */
+static void restore_settings(struct attach_ctx *c, struct sluice_handle *h)
+{
+	char err[SLUICE_ERR_LEN];
+	struct sluice_txn t;
+	__u8 live_gen;
+
+	if (!c->have_snapshot)
+		return;
+	if (sluice_txn_begin(h, &t, err, sizeof(err))) {
+		pr_warn("warning: Couldn't restore the settings of %s: %s\n", h->ifname, err);
+		return;
+	}
+	/* The rule generation is the live one's: commit flips from there. */
+	live_gen = t.set.rules_gen;
+	t.set = c->snap_set;
+	t.set.rules_gen = live_gen;
+	free(t.rules);
+	t.rules = c->snap_rules;
+	t.nr_rules = c->snap_nr_rules;
+	c->snap_rules = NULL;
+	c->have_snapshot = false;
+	t.rules_changed = true;
+	if (sluice_txn_commit(&t, err, sizeof(err)))
+		pr_warn("warning: Couldn't restore the settings of %s: %s; check them with "
+			"'sluicectl -i %s set'\n", h->ifname, err, h->ifname);
+	sluice_txn_end(&t);
+}
+
+/* Pin the program where status and detach look: a new pin, then a rename
+ * over the old one, so the path always names a program. */
+static int pin_prog(struct attach_ctx *c, int prog_fd)
+{
+	char tmp[512], path[512];
+
+	snprintf(tmp, sizeof(tmp), "%s/%s", c->dir, PROG_PIN_NEW);
+	snprintf(path, sizeof(path), "%s/%s", c->dir, SLUICE_PROG_PIN);
+	unlink(tmp);
+	if (bpf_obj_pin(prog_fd, tmp))
+		return refuse(c, -errno, "Couldn't pin the program at %s: %s", tmp,
+			      strerror(errno));
+	if (rename(tmp, path)) {
+		int ret = refuse(c, -errno, "Couldn't rename %s to %s: %s", tmp, path,
+				 strerror(errno));
+
+		unlink(tmp);
+		return ret;
+	}
+	return 0;
+}
+
+static int attach_err(struct attach_ctx *c, int ret)
+{
+	const struct attach_opts *o = c->o;
+
+	switch (ret) {
+	case -EOPNOTSUPP:
+		if (o->mode == XDP_MODE_NATIVE)
+			return refuse(c, ret,
+				      "%s does not support native XDP: attach with --mode skb "
+				      "(generic XDP: same limits, more CPU per packet)", o->ifname);
+		return refuse(c, ret, "%s does not support XDP in %s mode", o->ifname,
+			      mode_name(o->mode));
+	case -EBUSY:
+	case -EEXIST:
+		return refuse(c, ret,
+			      "another XDP program is attached to %s and libxdp could not add "
+			      "sluice next to it: see 'xdp-loader status %s', detach it, then "
+			      "attach again", o->ifname, o->ifname);
+	case -EPERM:
+	case -EACCES:
+		return refuse(c, ret,
+			      "Couldn't attach sluice to %s: %s (run as root; with -v libbpf "
+			      "shows the verifier's log)", o->ifname, strerror(-ret));
+	default:
+		return refuse(c, ret, "Couldn't attach sluice to %s: %s (run with -v to see why)",
+			      o->ifname, strerror(-ret));
+	}
+}
+
+/* A fresh attach, or an upgrade inside libxdp's dispatcher. */
+static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
+{
+	struct xdp_program *xp, *old = NULL;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int ret;
+
+	xp = xdp_program__from_bpf_obj(skel->obj, NULL);
+	ret = (int)libxdp_get_error(xp);
+	if (ret)
+		return refuse(c, ret, "Couldn't prepare the program for libxdp: %s",
+			      strerror(-ret));
+	/* The dispatcher, when the kernel allows it, loads the program as an
+	 * extension of itself; otherwise libxdp loads it as a plain XDP
+	 * program and attaches it alone. */
+	ret = xdp_program__attach(xp, (int)c->o->ifindex, c->o->mode, 0);
+	if (ret) {
+		attach_err(c, ret);
+		goto out;
+	}
+	if (bpf_obj_get_info_by_fd(xdp_program__fd(xp), &info, &len) == 0)
+		*new_id = info.id;
+	ret = pin_prog(c, xdp_program__fd(xp));
+	if (ret && c->kind == ATTACH_FRESH) {
+		xdp_program__detach(xp, (int)c->o->ifindex, c->o->mode, 0);
+		goto out;
+	}
+	if (ret) {
+		/* An upgrade: the new program runs; only its pin is missing. */
+		pr_warn("warning: %s\n", c->err);
+		ret = 0;
+	}
+	if (c->kind == ATTACH_UPGRADE_DISPATCHER) {
+		/* The new program runs after the old one from here on: a
+		 * packet the old one passes is charged again by the new one,
+		 * so the interface is limited twice over, never unlimited,
+		 * until the old one is gone. */
+		old = xdp_program__from_id(c->a.prog_id);
+		ret = (int)libxdp_get_error(old);
+		if (!ret)
+			ret = xdp_program__detach(old, (int)c->o->ifindex, c->o->mode, 0);
+		if (ret) {
+			refuse(c, ret,
+			       "the new program runs on %s, but Couldn't detach the old one (id "
+			       "%u): %s; both limit every packet until 'xdp-loader unload %s -i "
+			       "%u' removes it",
+			       c->o->ifname, c->a.prog_id, strerror(-ret), c->o->ifname,
+			       c->a.prog_id);
+			old = NULL;
+		}
+	}
+out:
+	if (old)
+		xdp_program__close(old);
+	xdp_program__close(xp);
+	return ret;
+}
+
+/*
+ * Upgrade of a program attached alone: one netlink request swaps the old
+ * program for the new one (XDP_FLAGS_REPLACE, checked against the old fd),
+ * so every packet meets one of the two and none goes unlimited.
+ */
+static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), flags;
+	int ret, new_fd, old_fd;
+
+	ret = sluice_bpf__load(skel);
+	if (ret) {
+		ret = -errno;
+		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
+			      "the verifier's log)", strerror(-ret));
+	}
+	new_fd = bpf_program__fd(skel->progs.sluice_xdp);
+	if (bpf_obj_get_info_by_fd(new_fd, &info, &len) == 0)
+		*new_id = info.id;
+	/* Pinned first, so that a failed swap leaves the pin of the old. */
+	old_fd = bpf_prog_get_fd_by_id(c->a.prog_id);
+	if (old_fd < 0)
+		return refuse(c, -errno,
+			      "the program on %s (id %u) went away during the upgrade: run "
+			      "'sluice attach %s' again", c->o->ifname, c->a.prog_id, c->o->ifname);
+	opts.old_prog_fd = old_fd;
+	flags = XDP_FLAGS_REPLACE |
+		(c->a.mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	ret = bpf_xdp_attach((int)c->o->ifindex, new_fd, flags, &opts);
+	close(old_fd);
+	if (ret == -EEXIST || ret == -ENOENT)
+		return refuse(c, ret,
+			      "the program on %s changed during the upgrade: nothing was replaced; "
+			      "run 'sluice attach %s' again", c->o->ifname, c->o->ifname);
+	if (ret)
+		return attach_err(c, ret);
+	ret = pin_prog(c, new_fd);
+	if (ret) {
+		/* The new program runs; only the pin is stale. */
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s", c->dir, SLUICE_PROG_PIN);
+		unlink(path);
+		pr_warn("warning: %s\n", c->err);
+		ret = 0;
+	}
+	return ret;
+}
+
+/* Step 4. */
+static int attach_program(struct attach_ctx *c, __u32 *new_id)
+{
+	struct sluice_bpf *skel;
+	int ret;
+
+	skel = sluice_bpf__open();
+	if (!skel)
+		return refuse(c, -errno, "Couldn't open the embedded BPF object: %s",
+			      strerror(errno));
+	ret = setup_skel(c, skel);
+	if (ret)
+		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
+	else if (c->kind == ATTACH_UPGRADE_LEGACY)
+		ret = upgrade_legacy(c, skel, new_id);
+	else
+		ret = attach_libxdp(c, skel, new_id);
+	sluice_bpf__destroy(skel);
+	return ret;
+}
+
+static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 new_id)
+{
+	struct sluice_settings *s = &h->cfg->settings[h->cfg->active & 1];
+	struct attachment now;
+	char rate[128];
+	long keys = count_keys(h->buckets_fd);
+
+	format_policy_rate(&s->def, rate, sizeof(rate));
+	if (find_attachment(c->o->ifindex, &now))
+		memset(&now, 0, sizeof(now));
+	if (c->kind == ATTACH_FRESH)
+		printf("sluice attached to %s in %s mode: program %u, %s\n", c->o->ifname,
+		       mode_name(now.prog_id ? now.mode : c->o->mode), new_id,
+		       now.dispatcher ? "in libxdp's dispatcher" :
+					"alone (libxdp's dispatcher is not available)");
+	else
+		printf("sluice upgraded on %s in %s mode: program %u replaced by %u %s\n",
+		       c->o->ifname, mode_name(c->o->mode), c->a.prog_id, new_id,
+		       c->kind == ATTACH_UPGRADE_LEGACY ? "in one step" :
+							  "in libxdp's dispatcher");
+	printf("  policy: %s %s, per /%u (IPv4) and /%u (IPv6) source%s%s\n",
+	       sluice_algo_name(s->def.algo), rate, s->def.prefix4, s->def.prefix6,
+	       (s->flags & SLUICE_DRY_RUN) ? ", dry run" : "",
+	       (s->flags & SLUICE_FAIL_CLOSED) ? ", fail-closed" : "");
+	printf("  state: %ld of %u keys, %u rules, pinned in %s\n", keys < 0 ? 0 : keys,
+	       map_max_entries(h->buckets_fd), s->nr_rules, c->dir);
+}
+
+int sluice_attach(struct attach_opts *o)
+{
+	struct attach_ctx c = { .o = o };
+	struct sluice_handle h = { .cfg = NULL };
+	struct sluice_bpf *probe = NULL;
+	bool maps_made = false;
+	__u32 new_id = 0;
+	int lock_fd = -1, ret, status = SLUICE_EXIT_RUNTIME;
+
+	h.config_fd = h.buckets_fd = h.logs_fd = h.rules_fd = -1;
+	h.stats_fd = h.rstats_fd = h.events_fd = h.lock_fd = -1;
+	c.max_keys = o->max_keys ? (__u32)o->max_keys : SLUICE_DEFAULT_MAX_KEYS;
+	c.max_log_keys = o->max_log_keys ? (__u32)o->max_log_keys : SLUICE_DEFAULT_MAX_LOG_KEYS;
+
+	ret = sluice_ensure_bpffs(c.err, sizeof(c.err));
+	if (ret)
+		goto out;
+	o->ifindex = if_nametoindex(o->ifname);
+	if (!o->ifindex) {
+		refuse(&c, -ENODEV, "there is no interface '%s' (see 'ip link')", o->ifname);
+		status = SLUICE_EXIT_USAGE;
+		goto out;
+	}
+	sluice_pin_dir(o->ifname, c.dir, sizeof(c.dir));
+	lock_fd = lock_pin_root(c.err, sizeof(c.err));
+	if (lock_fd < 0)
+		goto out;
+
+	/* Step 1: look, touch nothing. */
+	probe = sluice_bpf__open();
+	if (!probe) {
+		refuse(&c, -errno, "Couldn't open the embedded BPF object: %s", strerror(errno));
+		goto out;
+	}
+	ret = inspect_pins(&c, probe);
+	if (!ret)
+		ret = inspect_iface(&c);
+	if (ret)
+		goto out;
+	ret = validate_edits(&c);
+	if (ret) {
+		if (ret == -EINVAL || ret == -ERANGE || ret == -ENOENT)
+			status = SLUICE_EXIT_USAGE;
+		goto out;
+	}
+
+	/* Step 2. */
+	ret = create_maps(&c);
+	maps_made = true;
+	if (ret)
+		goto undo;
+	ret = sluice_open(o->ifname, &h, c.err, sizeof(c.err));
+	if (ret)
+		goto undo;
+
+	/* Step 3. */
+	ret = apply_settings(&c, &h);
+	if (ret) {
+		if (ret == -EINVAL || ret == -ERANGE || ret == -ENOENT)
+			status = SLUICE_EXIT_USAGE;
+		goto undo;
+	}
+
+	/* Step 4. */
+	ret = attach_program(&c, &new_id);
+	if (ret)
+		goto undo;
+	print_summary(&c, &h, new_id);
+	status = SLUICE_EXIT_OK;
+	goto out;
+
+undo:
+	if (maps_made) {
+		restore_settings(&c, &h);
+		undo_pins(&c);
+	}
+out:
+	if (status != SLUICE_EXIT_OK)
+		p_err("%s", c.err[0] ? c.err : "attach failed");
+	drop_snapshot(&c);
+	sluice_close(&h);
+	if (probe)
+		sluice_bpf__destroy(probe);
+	unlock_pin_root(lock_fd);
+	return status;
+}
+
+int do_attach(int argc, char **argv)
+{
+	struct attach_opts o;
+	int ret;
+
+	ret = parse_attach_opts("attach", argc, argv, &o);
+	if (ret < 0) {
+		attach_help();
+		return SLUICE_EXIT_OK;
+	}
+	if (ret)
+		return ret;
+	return sluice_attach(&o);
+}

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* What the loader's commands share: attach options, finding sluice on an
+ * interface, pins, and reading the size of the key tables. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's own "not supported", seen by batch lookups */
+#endif
+
+const char *const sluice_map_names[] = {
+	SLUICE_MAP_BUCKETS, SLUICE_MAP_LOGS,   SLUICE_MAP_CONFIG, SLUICE_MAP_RULES,
+	SLUICE_MAP_STATS,   SLUICE_MAP_RSTATS, SLUICE_MAP_EVENTS,
+};
+const size_t sluice_nr_maps = sizeof(sluice_map_names) / sizeof(sluice_map_names[0]);
+
+/* Largest --max-keys: the kernel refuses larger hash tables anyway, and a
+ * table this size already holds tens of GiB. */
+#define MAX_KEYS_LIMIT (1ULL << 31)
+#define MIN_INTERVAL_NS (100ULL * 1000000ULL)
+
+enum {
+	OPT_MODE = 256,
+	OPT_RATE,
+	OPT_BURST,
+	OPT_ALGO,
+	OPT_WINDOW,
+	OPT_PREFIX4,
+	OPT_PREFIX6,
+	OPT_MAX_KEYS,
+	OPT_MAX_LOG_KEYS,
+	OPT_NEW_KEYS,
+	OPT_FAIL_CLOSED,
+	OPT_FAIL_OPEN,
+	OPT_CONFIG,
+	OPT_INTERVAL,
+	OPT_METRICS,
+	OPT_KEEP_STATE,
+};
+
+static const struct option attach_long[] = {
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "burst", required_argument, NULL, OPT_BURST },
+	{ "algo", required_argument, NULL, OPT_ALGO },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "prefix4", required_argument, NULL, OPT_PREFIX4 },
+	{ "prefix6", required_argument, NULL, OPT_PREFIX6 },
+	{ "max-keys", required_argument, NULL, OPT_MAX_KEYS },
+	{ "max-log-keys", required_argument, NULL, OPT_MAX_LOG_KEYS },
+	{ "new-keys", required_argument, NULL, OPT_NEW_KEYS },
+	{ "fail-closed", no_argument, NULL, OPT_FAIL_CLOSED },
+	{ "fail-open", no_argument, NULL, OPT_FAIL_OPEN },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "keep-state", no_argument, NULL, OPT_KEEP_STATE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void set_arg(struct attach_opts *o, const char *opt, char *val)
+{
+	/* Two slots per option, fewer options than slots: cannot overflow. */
+	o->set_argv[o->set_argc++] = (char *)opt;
+	o->set_argv[o->set_argc++] = val;
+}
+
+int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o)
+{
+	char *rate = NULL, *burst = NULL, *algo = NULL, *window = NULL, *p4 = NULL, *p6 = NULL;
+	bool is_run = !strcmp(cmd, "run");
+	char err[SLUICE_ERR_LEN];
+	struct sluice_rate r;
+	__u64 v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->mode = XDP_MODE_NATIVE;
+	o->interval_ns = SLUICE_NS_PER_SEC;
+	o->set_argv[o->set_argc++] = "set";
+	if (argc >= 2 && is_help(argv[1]))
+		return -1;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", attach_long, NULL)) != -1) {
+		const char *arg = optarg;
+
+		switch (c) {
+		case 'h':
+			return -1;
+		case OPT_MODE:
+			if (!strcmp(arg, "native"))
+				o->mode = XDP_MODE_NATIVE;
+			else if (!strcmp(arg, "skb"))
+				o->mode = XDP_MODE_SKB;
+			else
+				return usage_err(cmd, "--mode takes 'native' or 'skb', not '%s'", arg);
+			o->mode_given = true;
+			break;
+		case OPT_RATE:
+			if (sluice_parse_rate(arg, &r, err, sizeof(err)))
+				return usage_err(cmd, "--rate: %s", err);
+			rate = optarg;
+			break;
+		case OPT_BURST:
+			if (sluice_parse_uint("--burst", arg, 0xffffffffULL, &v, err, sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			burst = optarg;
+			break;
+		case OPT_ALGO:
+			if (sluice_parse_algo(arg, err, sizeof(err)) < 0)
+				return usage_err(cmd, "--algo: %s", err);
+			algo = optarg;
+			break;
+		case OPT_WINDOW:
+			if (sluice_parse_duration("--window", arg, &v, err, sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			window = optarg;
+			break;
+		case OPT_PREFIX4:
+			if (sluice_parse_uint("--prefix4", arg, 32, &v, err, sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			p4 = optarg;
+			break;
+		case OPT_PREFIX6:
+			if (sluice_parse_uint("--prefix6", arg, 128, &v, err, sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			p6 = optarg;
+			break;
+		case OPT_MAX_KEYS:
+		case OPT_MAX_LOG_KEYS:
+			if (sluice_parse_uint(c == OPT_MAX_KEYS ? "--max-keys" : "--max-log-keys",
+					      arg, MAX_KEYS_LIMIT, &v, err, sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			if (c == OPT_MAX_KEYS)
+				o->max_keys = v;
+			else
+				o->max_log_keys = v;
+			break;
+		case OPT_NEW_KEYS:
+			o->new_keys_given = true;
+			o->new_keys_off = !strcmp(arg, "off");
+			if (o->new_keys_off)
+				break;
+			if (sluice_parse_rate(arg, &o->new_keys, err, sizeof(err)))
+				return usage_err(cmd, "--new-keys: %s (or 'off')", err);
+			if (o->new_keys.is_bytes)
+				return usage_err(cmd, "--new-keys counts new sources, not bytes: "
+						 "write a rate like 1000/s, or 'off'");
+			break;
+		case OPT_FAIL_CLOSED:
+			o->fail_closed = true;
+			o->fail_open = false;
+			break;
+		case OPT_FAIL_OPEN:
+			o->fail_open = true;
+			o->fail_closed = false;
+			break;
+		case OPT_CONFIG:
+			o->config = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (!is_run)
+				goto unknown;
+			if (sluice_parse_duration("--interval", arg, &o->interval_ns, err,
+						  sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			if (o->interval_ns < MIN_INTERVAL_NS)
+				return usage_err(cmd, "--interval '%s' is too short: at least 100ms",
+						 arg);
+			break;
+		case OPT_METRICS:
+			if (!is_run)
+				goto unknown;
+			o->metrics = optarg;
+			break;
+		case OPT_KEEP_STATE:
+			if (!is_run)
+				goto unknown;
+			o->keep_state = true;
+			break;
+		case ':':
+			return usage_err(cmd, "option '%s' needs a value", argv[optind - 1]);
+		case '?':
+		default:
+unknown:
+			if (optopt && c == '?')
+				return usage_err(cmd, "unknown option '-%c'", optopt);
+			return usage_err(cmd, "unknown option '%s' for 'sluice %s'",
+					 argv[optind - 1], cmd);
+		}
+	}
+	if (optind >= argc)
+		return usage_err(cmd, "missing IFACE: say which interface, e.g. 'sluice %s eth0'",
+				 cmd);
+	if (optind + 1 < argc)
+		return usage_err(cmd, "one interface at a time: '%s' is extra", argv[optind + 1]);
+	if (is_help(argv[optind]))
+		return -1;
+	if (!valid_ifname(argv[optind]))
+		return usage_err(cmd, "'%s' is not an interface name (at most %d characters, "
+				 "no '/')", argv[optind], IF_NAMESIZE - 1);
+	strcpy(o->ifname, argv[optind]);
+
+	if (rate)
+		set_arg(o, "--rate", rate);
+	if (burst)
+		set_arg(o, "--burst", burst);
+	if (algo)
+		set_arg(o, "--algo", algo);
+	if (window)
+		set_arg(o, "--window", window);
+	if (p4)
+		set_arg(o, "--prefix4", p4);
+	if (p6)
+		set_arg(o, "--prefix6", p6);
+	o->set_argv[o->set_argc] = NULL;
+	return 0;
+}
+
+bool valid_ifname(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len && len < IF_NAMESIZE && !strchr(name, '/') && strcmp(name, ".") &&
+	       strcmp(name, "..");
+}
+
+const char *mode_name(enum xdp_attach_mode mode)
+{
+	switch (mode) {
+	case XDP_MODE_NATIVE:
+		return "native";
+	case XDP_MODE_SKB:
+		return "skb";
+	case XDP_MODE_HW:
+		return "hw";
+	default:
+		return "none";
+	}
+}
+
+int find_attachment(unsigned int ifindex, struct attachment *a)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *p;
+	long ret;
+
+	memset(a, 0, sizeof(*a));
+	mp = xdp_multiprog__get_from_ifindex((int)ifindex);
+	ret = libxdp_get_error(mp);
+	if (ret == -ENOENT || (!ret && !mp))
+		return 0;
+	if (ret)
+		return (int)ret;
+	a->mode = xdp_multiprog__attach_mode(mp);
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		a->nr_progs = p ? 1 : 0;
+		if (p && !strcmp(xdp_program__name(p), SLUICE_PROG_NAME)) {
+			a->prog_id = xdp_program__id(p);
+		} else if (p) {
+			a->other_id = xdp_program__id(p);
+			snprintf(a->other_name, sizeof(a->other_name), "%s", xdp_program__name(p));
+		}
+	} else {
+		a->dispatcher = true;
+		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
+			a->nr_progs++;
+			if (!a->prog_id && !strcmp(xdp_program__name(p), SLUICE_PROG_NAME))
+				a->prog_id = xdp_program__id(p);
+		}
+	}
+	xdp_multiprog__close(mp);
+	return 0;
+}
+
+int lock_pin_root(char *err, size_t errlen)
+{
+	int fd;
+
+	if (mkdir(SLUICE_PIN_ROOT, 0700) && errno != EEXIST) {
+		snprintf(err, errlen, "Couldn't create %s: %s", SLUICE_PIN_ROOT, strerror(errno));
+		return -errno;
+	}
+	fd = open(SLUICE_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "Couldn't open %s: %s", SLUICE_PIN_ROOT, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX)) {
+		snprintf(err, errlen, "Couldn't lock %s: %s", SLUICE_PIN_ROOT, strerror(errno));
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+void unlock_pin_root(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* releases the flock */
+}
+
+int remove_pins(const char *ifname, char *err, size_t errlen)
+{
+	static const char *const extra[] = { SLUICE_PROG_PIN, PROG_PIN_NEW };
+	char dir[256], path[512];
+	size_t i;
+
+	sluice_pin_dir(ifname, dir, sizeof(dir));
+	for (i = 0; i < sluice_nr_maps + 2; i++) {
+		const char *name = i < sluice_nr_maps ? sluice_map_names[i] :
+							extra[i - sluice_nr_maps];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		if (unlink(path) && errno != ENOENT) {
+			snprintf(err, errlen, "Couldn't remove %s: %s", path, strerror(errno));
+			return -errno;
+		}
+	}
+	if (rmdir(dir) && errno != ENOENT) {
+		int ret = -errno;
+
+		if (ret == -ENOTEMPTY)
+			snprintf(err, errlen,
+				 "Couldn't remove %s: it holds files sluice did not create; look "
+				 "at them and remove them by hand", dir);
+		else
+			snprintf(err, errlen, "Couldn't remove %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+__u32 map_max_entries(int fd)
+{
+	struct bpf_map_info info;
+
+	return map_info(fd, &info) ? 0 : info.max_entries;
+}
+
+/* Walk the keys one syscall each: the fallback when batches are refused. */
+static long count_keys_slow(int fd, __u32 key_size)
+{
+	char *key = calloc(2, key_size);
+	void *prev = NULL;
+	long n = 0;
+
+	if (!key)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, prev, key + key_size) == 0) {
+		memcpy(key, key + key_size, key_size);
+		prev = key;
+		n++;
+	}
+	free(key);
+	return n;
+}
+
+long count_keys(int fd)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct bpf_map_info info;
+	__u32 batch_sz = 4096, in = 0, out = 0, n;
+	char *keys = NULL, *vals = NULL;
+	bool first = true;
+	long total = 0;
+	int ret;
+
+	ret = map_info(fd, &info);
+	if (ret)
+		return ret;
+	for (;;) {
+		if (!keys) {
+			keys = calloc(batch_sz, info.key_size);
+			vals = calloc(batch_sz, info.value_size);
+			if (!keys || !vals) {
+				total = -ENOMEM;
+				break;
+			}
+		}
+		n = batch_sz;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &n, &opts);
+		if (ret && errno == ENOSPC && n == 0) {
+			/* One hash bucket holds more keys than the batch. */
+			free(keys);
+			free(vals);
+			keys = vals = NULL;
+			batch_sz *= 4;
+			continue;
+		}
+		if (ret && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP))
+				total = count_keys_slow(fd, info.key_size);
+			else
+				total = -errno;
+			break;
+		}
+		total += n;
+		if (ret) /* ENOENT: the last batch */
+			break;
+		in = out;
+		first = false;
+	}
+	free(keys);
+	free(vals);
+	return total;
+}
+
+__u64 map_memlock(int fd)
+{
+	unsigned long long v = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static void format_duration(__u64 ns, char *buf, size_t len)
+{
+	if (ns && ns % (3600 * SLUICE_NS_PER_SEC) == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(ns / (3600 * SLUICE_NS_PER_SEC)));
+	else if (ns && ns % (60 * SLUICE_NS_PER_SEC) == 0)
+		snprintf(buf, len, "%llum", (unsigned long long)(ns / (60 * SLUICE_NS_PER_SEC)));
+	else if (ns % SLUICE_NS_PER_SEC == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(ns / SLUICE_NS_PER_SEC));
+	else
+		snprintf(buf, len, "%llums", (unsigned long long)(ns / 1000000ULL));
+}
+
+void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len)
+{
+	char r[64], d[32];
+	int n = 0;
+
+	if (p->action == SLUICE_ACT_EXEMPT) {
+		snprintf(buf, len, "exempt");
+		return;
+	}
+	if (p->action == SLUICE_ACT_DENY) {
+		snprintf(buf, len, "deny");
+		return;
+	}
+	if (p->algo == SLUICE_ALGO_SLIDING_WINDOW || p->algo == SLUICE_ALGO_FIXED_WINDOW ||
+	    p->algo == SLUICE_ALGO_SLIDING_LOG) {
+		format_duration(p->window >> SLUICE_TICK_SHIFT, d, sizeof(d));
+		snprintf(buf, len, "%u per %s window", p->window_limit, d);
+		return;
+	}
+	buf[0] = '\0';
+	if (p->pkt.period_ns) {
+		sluice_format_rate(&p->pkt, false, r, sizeof(r));
+		n = snprintf(buf, len, "%s burst %u", r, p->pkt.burst);
+	}
+	if (p->bytes.period_ns && n >= 0 && (size_t)n < len) {
+		sluice_format_rate(&p->bytes, true, r, sizeof(r));
+		snprintf(buf + n, len - n, "%s%s burst %u bytes", n ? ", " : "", r, p->bytes.burst);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}

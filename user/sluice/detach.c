@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluice detach IFACE [--keep-state]: remove the program, and its state. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+
+void detach_usage(FILE *f)
+{
+	fprintf(f,
+		"  sluice detach IFACE [--keep-state]\n"
+		"      detach sluice from IFACE and remove its pinned state, unless\n"
+		"      --keep-state: then a later attach resumes every bucket and rule\n");
+}
+
+/*
+ * A program attached alone is removed with XDP_FLAGS_REPLACE against its own
+ * fd, so that a program someone else attached meanwhile is never removed.
+ */
+static int detach_legacy(unsigned int ifindex, const struct attachment *a)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	int fd, ret;
+
+	fd = bpf_prog_get_fd_by_id(a->prog_id);
+	if (fd < 0)
+		return -errno;
+	opts.old_prog_fd = fd;
+	ret = bpf_xdp_detach((int)ifindex,
+			     XDP_FLAGS_REPLACE | (a->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE :
+									    XDP_FLAGS_DRV_MODE),
+			     &opts);
+	close(fd);
+	return ret;
+}
+
+static int detach_component(unsigned int ifindex, const struct attachment *a)
+{
+	struct xdp_program *p;
+	int ret;
+
+	p = xdp_program__from_id(a->prog_id);
+	ret = (int)libxdp_get_error(p);
+	if (ret)
+		return ret;
+	ret = xdp_program__detach(p, (int)ifindex, a->mode, 0);
+	xdp_program__close(p);
+	return ret;
+}
+
+/* Detach every sluice program from ifindex (one, unless someone attached
+ * more through the dispatcher). Returns how many, or -errno. */
+static int detach_programs(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
+{
+	struct attachment a;
+	int n, ret;
+
+	for (n = 0; n < 16; n++) {
+		ret = find_attachment(ifindex, &a);
+		if (ret) {
+			snprintf(err, errlen, "Couldn't query the XDP programs of %s: %s", ifname,
+				 strerror(-ret));
+			return ret;
+		}
+		if (!a.prog_id)
+			return n;
+		ret = a.dispatcher ? detach_component(ifindex, &a) : detach_legacy(ifindex, &a);
+		/* Gone meanwhile (ENOENT, EEXIST): look again. */
+		if (ret && ret != -ENOENT && ret != -EEXIST) {
+			snprintf(err, errlen, "Couldn't detach program %u from %s: %s", a.prog_id,
+				 ifname, strerror(-ret));
+			return ret;
+		}
+		pr_debug("detached program %u from %s\n", a.prog_id, ifname);
+	}
+	snprintf(err, errlen, "Couldn't detach sluice from %s: programs keep appearing", ifname);
+	return -EAGAIN;
+}
+
+int sluice_detach(const char *ifname, bool keep_state, bool quiet)
+{
+	char err[SLUICE_ERR_LEN] = "", dir[256], path[512];
+	unsigned int ifindex;
+	bool has_state;
+	struct stat st;
+	int lock_fd, n = 0, ret, status = SLUICE_EXIT_RUNTIME;
+
+	ret = sluice_ensure_bpffs(err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	lock_fd = lock_pin_root(err, sizeof(err));
+	if (lock_fd < 0) {
+		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	sluice_pin_dir(ifname, dir, sizeof(dir));
+	has_state = stat(dir, &st) == 0;
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex && !has_state) {
+		p_err("there is no interface '%s' (see 'ip link'), and no sluice state for it", ifname);
+		status = SLUICE_EXIT_USAGE;
+		goto out;
+	}
+	if (ifindex) {
+		n = detach_programs(ifname, ifindex, err, sizeof(err));
+		if (n < 0) {
+			p_err("%s", err);
+			goto out;
+		}
+	}
+	if (!n && (!has_state || keep_state)) {
+		if (has_state)
+			p_err("sluice is not attached to %s (its state is kept in %s: 'sluice "
+			      "attach %s' resumes it, 'sluice detach %s' removes it)",
+			      ifname, dir, ifname, ifname);
+		else
+			p_err("sluice is not attached to %s", ifname);
+		goto out;
+	}
+
+	/* A detached program's pin would only keep it in memory. */
+	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_PROG_PIN);
+	if (unlink(path) && errno != ENOENT)
+		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
+	if (!keep_state) {
+		ret = remove_pins(ifname, err, sizeof(err));
+		if (ret) {
+			p_err("%s", err);
+			goto out;
+		}
+	}
+	status = SLUICE_EXIT_OK;
+	if (quiet)
+		goto out;
+	if (!n)
+		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
+	else if (keep_state)
+		printf("sluice detached from %s; its state is kept in %s: 'sluice attach %s' "
+		       "resumes every bucket\n", ifname, dir, ifname);
+	else
+		printf("sluice detached from %s; its pinned state is removed\n", ifname);
+out:
+	unlock_pin_root(lock_fd);
+	return status;
+}
+
+static void detach_help(void)
+{
+	printf("Usage:\n");
+	detach_usage(stdout);
+	printf("\nWithout --keep-state every pin in %s/IFACE/ is removed.\n"
+	       "If the program is gone already, detach removes the state left behind.\n",
+	       SLUICE_PIN_ROOT);
+}
+
+int do_detach(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "keep-state", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool keep_state = false;
+	int c;
+
+	if (argc >= 2 && is_help(argv[1])) {
+		detach_help();
+		return SLUICE_EXIT_OK;
+	}
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			keep_state = true;
+			break;
+		case 'h':
+			detach_help();
+			return SLUICE_EXIT_OK;
+		default:
+			return usage_err("detach", "unknown option '%s' for 'sluice detach'",
+					 argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_err("detach", "missing IFACE: e.g. 'sluice detach eth0'");
+	if (optind + 1 < argc)
+		return usage_err("detach", "one interface at a time: '%s' is extra",
+				 argv[optind + 1]);
+	if (is_help(argv[optind])) {
+		detach_help();
+		return SLUICE_EXIT_OK;
+	}
+	if (!valid_ifname(argv[optind]))
+		return usage_err("detach", "'%s' is not an interface name", argv[optind]);
+	return sluice_detach(argv[optind], keep_state, false);
+}

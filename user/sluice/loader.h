@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The loader `sluice`: what its subcommands (attach.c detach.c status.c
+ * run.c) share. main.c dispatches; common.c holds the shared helpers.
+ */
+#ifndef SLUICE_LOADER_H
+#define SLUICE_LOADER_H
+
+#include <stdbool.h>
+#include <net/if.h>
+#include <linux/types.h>
+#include <xdp/libxdp.h>
+
+#include "libsluice.h"
+
+/* ---- main.c ---- */
+
+extern bool json_output; /* -j: results and errors as JSON on stdout */
+extern bool verbose; /* -v */
+
+/* An error for the user: "sluice: <msg>" on stderr, or {"error": "<msg>"}
+ * on stdout under -j. */
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: the message, then where to read more. Returns SLUICE_EXIT_USAGE. */
+int usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+};
+
+/* "help", "-h" and "--help" all ask for help. */
+bool is_help(const char *arg);
+
+/* ---- the subcommands: argv[0] is the subcommand's name ---- */
+
+int do_attach(int argc, char **argv);
+int do_detach(int argc, char **argv);
+int do_status(int argc, char **argv);
+int do_run(int argc, char **argv);
+
+void attach_usage(FILE *f);
+void detach_usage(FILE *f);
+void status_usage(FILE *f);
+void run_usage(FILE *f);
+
+/* ---- attach options, shared by attach and run (common.c) ---- */
+
+#define SET_ARGV_MAX 16
+
+struct attach_opts {
+	char ifname[IF_NAMESIZE];
+	unsigned int ifindex;
+	enum xdp_attach_mode mode; /* XDP_MODE_NATIVE unless --mode */
+	bool mode_given;
+	/* --rate --burst --algo --window --prefix4 --prefix6 as one "set"
+	 * editing command (user/lib/cmd.h), argv[0] = "set" */
+	char *set_argv[SET_ARGV_MAX];
+	int set_argc;
+	__u64 max_keys, max_log_keys; /* 0: not given */
+	bool new_keys_given, new_keys_off;
+	struct sluice_rate new_keys;
+	bool fail_closed, fail_open;
+	const char *config; /* --config FILE */
+	/* run only */
+	bool keep_state;
+	__u64 interval_ns;
+	const char *metrics; /* ADDR:PORT */
+};
+
+/*
+ * Parse the options of `cmd` ("attach" or "run"; run also takes --interval,
+ * --metrics and --keep-state) and the one IFACE. Prints the problem and
+ * returns SLUICE_EXIT_USAGE on a bad option or value, -1 when help was
+ * printed (exit 0), 0 otherwise.
+ */
+int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o);
+
+/* Attach (or upgrade) as the options say; prints what it did. Returns an
+ * exit status. On failure nothing this call created is left behind. */
+int sluice_attach(struct attach_opts *o);
+
+/* Detach from ifname; remove the pinned state unless keep_state. Returns an
+ * exit status. */
+int sluice_detach(const char *ifname, bool keep_state, bool quiet);
+
+/* A name the kernel could give an interface (and safe in a pin path). */
+bool valid_ifname(const char *name);
+
+/* ---- the Prometheus listener of run (metrics.c) ---- */
+
+/* Listen on ADDR:PORT ("127.0.0.1:9100", "[::1]:9100"). -EINVAL when the
+ * text is not ADDR:PORT, another -errno when it cannot listen. */
+int metrics_open(const char *addr_port, int *fd, char *err, size_t errlen);
+/* Answer one request waiting on the listening socket. */
+void metrics_serve(int listen_fd, const char *ifname, const struct sluice_handle *h);
+
+/* ---- finding sluice on an interface (common.c) ---- */
+
+#define SLUICE_PROG_NAME "sluice_xdp"
+/* Where a new program is pinned before it is renamed over SLUICE_PROG_PIN
+ * (bpffs refuses names with a dot). */
+#define PROG_PIN_NEW SLUICE_PROG_PIN "_new"
+
+struct attachment {
+	__u32 prog_id; /* the attached sluice program; 0: none */
+	enum xdp_attach_mode mode; /* how the interface's program is attached */
+	bool dispatcher; /* ours is one component of libxdp's dispatcher */
+	__u32 nr_progs; /* programs on the interface (dispatcher components, or 1) */
+	__u32 other_id; /* a program that is not sluice's, attached directly */
+	char other_name[BPF_OBJ_NAME_LEN];
+};
+
+/* What is attached to ifindex; 0 or -errno. */
+int find_attachment(unsigned int ifindex, struct attachment *a);
+const char *mode_name(enum xdp_attach_mode mode);
+
+/* Serialize attach and detach (of any interface) across processes: an
+ * flock() on SLUICE_PIN_ROOT, created if missing. Returns the fd or -errno. */
+int lock_pin_root(char *err, size_t errlen);
+void unlock_pin_root(int fd);
+
+/* The names of the pinned maps, in one place. */
+extern const char *const sluice_map_names[];
+extern const size_t sluice_nr_maps;
+
+/* Remove every pin of ifname (maps and program) and its directory. */
+int remove_pins(const char *ifname, char *err, size_t errlen);
+
+/* Keys in a hash map (batched lookups); -errno on failure. */
+long count_keys(int fd);
+/* The kernel's count of the memory a map holds, from /proc/self/fdinfo. */
+__u64 map_memlock(int fd);
+/* max_entries of a map, 0 on failure. */
+__u32 map_max_entries(int fd);
+
+/* A policy's limit in words: "100/s burst 200", "10mbit burst 1500",
+ * "50 per 1s window". */
+void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len);
+
+#endif /* SLUICE_LOADER_H */

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* sluice status [-j]: every interface with sluice state, its program, policy
+ * and counters. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loader.h"
+
+#define MAX_IFACES 256
+
+void status_usage(FILE *f)
+{
+	fprintf(f,
+		"  sluice status [-j]\n"
+		"      show each interface with sluice: program, mode, policy, keys, counters\n");
+}
+
+struct iface_status {
+	char ifname[IF_NAMESIZE];
+	unsigned int ifindex;
+	struct attachment a;
+	int attach_err;
+	struct sluice_settings set;
+	long keys, log_keys;
+	__u32 max_keys, max_log_keys;
+	__u64 keys_mem, log_keys_mem;
+	struct sluice_stats stats;
+	char err[SLUICE_ERR_LEN];
+};
+
+static int read_status(const char *ifname, struct iface_status *s)
+{
+	struct sluice_handle h;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->ifname, ifname, strnlen(ifname, IF_NAMESIZE - 1));
+	s->ifindex = if_nametoindex(ifname);
+	if (s->ifindex)
+		s->attach_err = find_attachment(s->ifindex, &s->a);
+	ret = sluice_open(ifname, &h, s->err, sizeof(s->err));
+	if (ret)
+		return ret;
+	s->set = h.cfg->settings[__atomic_load_n(&h.cfg->active, __ATOMIC_ACQUIRE) & 1];
+	s->keys = count_keys(h.buckets_fd);
+	s->log_keys = count_keys(h.logs_fd);
+	s->max_keys = map_max_entries(h.buckets_fd);
+	s->max_log_keys = map_max_entries(h.logs_fd);
+	s->keys_mem = map_memlock(h.buckets_fd);
+	s->log_keys_mem = map_memlock(h.logs_fd);
+	ret = sluice_read_stats(&h, &s->stats);
+	if (ret)
+		snprintf(s->err, sizeof(s->err), "Couldn't read the counters of %s: %s", s->ifname,
+			 strerror(-ret));
+	sluice_close(&h);
+	return ret;
+}
+
+static __u64 stat_field(const struct sluice_stats *st, size_t i)
+{
+	return *(const __u64 *)((const char *)st + sluice_stats_fields[i].offset);
+}
+
+static const char *window_algo(__u8 algo)
+{
+	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
+	       algo == SLUICE_ALGO_SLIDING_LOG ? sluice_algo_name(algo) : NULL;
+}
+
+static void print_json(struct sluice_json *j, const struct iface_status *s, int ret)
+{
+	const struct sluice_policy *p = &s->set.def;
+	char buf[128];
+	size_t i;
+
+	json_obj_begin(j, NULL);
+	json_str(j, "ifname", s->ifname);
+	json_u64(j, "ifindex", s->ifindex);
+	json_bool(j, "attached", s->a.prog_id != 0);
+	json_u64(j, "prog_id", s->a.prog_id);
+	json_str(j, "mode", s->a.prog_id ? mode_name(s->a.mode) : "none");
+	json_bool(j, "dispatcher", s->a.dispatcher);
+	if (ret) {
+		json_str(j, "error", s->err);
+		json_obj_end(j);
+		return;
+	}
+
+	json_obj_begin(j, "policy");
+	json_str(j, "algo", sluice_algo_name(p->algo));
+	if (window_algo(p->algo)) {
+		json_u64(j, "limit", p->window_limit);
+		json_u64(j, "window_ms", (p->window >> SLUICE_TICK_SHIFT) / 1000000ULL);
+	}
+	if (p->pkt.period_ns) {
+		sluice_format_rate(&p->pkt, false, buf, sizeof(buf));
+		json_str(j, "rate", buf);
+		if (!window_algo(p->algo))
+			json_u64(j, "burst", p->pkt.burst);
+	}
+	if (p->bytes.period_ns) {
+		sluice_format_rate(&p->bytes, true, buf, sizeof(buf));
+		json_str(j, "byte_rate", buf);
+		json_u64(j, "byte_burst", p->bytes.burst);
+	}
+	json_u64(j, "prefix4", p->prefix4);
+	json_u64(j, "prefix6", p->prefix6);
+	json_bool(j, "dry_run", (s->set.flags & SLUICE_DRY_RUN) ||
+				       (p->flags & SLUICE_POLICY_DRY_RUN));
+	json_obj_end(j);
+
+	json_bool(j, "fail_closed", s->set.flags & SLUICE_FAIL_CLOSED);
+	if (s->set.new_keys.period_ns) {
+		sluice_format_rate(&s->set.new_keys, false, buf, sizeof(buf));
+		json_str(j, "new_keys", buf);
+	} else {
+		json_str(j, "new_keys", "off");
+	}
+	json_u64(j, "rules", s->set.nr_rules);
+	json_obj_begin(j, "keys");
+	json_u64(j, "used", s->keys < 0 ? 0 : (__u64)s->keys);
+	json_u64(j, "max", s->max_keys);
+	json_u64(j, "memlock", s->keys_mem);
+	json_obj_end(j);
+	json_obj_begin(j, "log_keys");
+	json_u64(j, "used", s->log_keys < 0 ? 0 : (__u64)s->log_keys);
+	json_u64(j, "max", s->max_log_keys);
+	json_u64(j, "memlock", s->log_keys_mem);
+	json_obj_end(j);
+	json_obj_begin(j, "stats");
+	for (i = 0; i < sluice_stats_nfields; i++)
+		json_u64(j, sluice_stats_fields[i].name, stat_field(&s->stats, i));
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
+static void human_bytes(__u64 b, char *buf, size_t len)
+{
+	if (b >= 1ULL << 30)
+		snprintf(buf, len, "%.1f GiB", (double)b / (1ULL << 30));
+	else if (b >= 1ULL << 20)
+		snprintf(buf, len, "%.1f MiB", (double)b / (1ULL << 20));
+	else
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+}
+
+static void print_text(const struct iface_status *s, int ret)
+{
+	const struct sluice_policy *p = &s->set.def;
+	char rate[128], mem[32], lmem[32];
+	size_t i;
+
+	if (!s->ifindex)
+		printf("%s: the interface is gone; its state is pinned ('sluice detach %s' "
+		       "removes it)\n", s->ifname, s->ifname);
+	else if (s->a.prog_id)
+		printf("%s (ifindex %u): attached in %s mode, program %u%s\n", s->ifname,
+		       s->ifindex, mode_name(s->a.mode), s->a.prog_id,
+		       s->a.dispatcher ? ", in libxdp's dispatcher" : "");
+	else
+		printf("%s (ifindex %u): not attached; state kept ('sluice attach %s' resumes "
+		       "it)\n", s->ifname, s->ifindex, s->ifname);
+	if (ret) {
+		printf("  error: %s\n", s->err);
+		return;
+	}
+	format_policy_rate(p, rate, sizeof(rate));
+	printf("  policy:   %s %s, per /%u (IPv4) and /%u (IPv6) source\n",
+	       sluice_algo_name(p->algo), rate, p->prefix4, p->prefix6);
+	if (s->set.new_keys.period_ns)
+		sluice_format_rate(&s->set.new_keys, false, rate, sizeof(rate));
+	else
+		snprintf(rate, sizeof(rate), "off");
+	printf("  dry-run:  %s   fail: %s   new keys: %s   rules: %u\n",
+	       (s->set.flags & SLUICE_DRY_RUN) ? "on" : "off",
+	       (s->set.flags & SLUICE_FAIL_CLOSED) ? "closed" : "open", rate, s->set.nr_rules);
+	human_bytes(s->keys_mem, mem, sizeof(mem));
+	human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
+	printf("  keys:     %ld of %u (%s); sliding-log keys: %ld of %u (%s)\n",
+	       s->keys < 0 ? 0 : s->keys, s->max_keys, mem, s->log_keys < 0 ? 0 : s->log_keys,
+	       s->max_log_keys, lmem);
+	printf("  counters:");
+	for (i = 0; i < sluice_stats_nfields; i++) {
+		if (i && i % 4 == 0)
+			printf("\n           ");
+		printf(" %-13s %-12llu", sluice_stats_fields[i].name,
+		       (unsigned long long)stat_field(&s->stats, i));
+	}
+	printf("\n");
+}
+
+int do_status(int argc, char **argv)
+{
+	static char names[MAX_IFACES][IF_NAMESIZE];
+	char err[SLUICE_ERR_LEN];
+	struct iface_status s;
+	struct sluice_json j;
+	int i, n, ret, status = SLUICE_EXIT_OK;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			json_output = true;
+		} else if (is_help(argv[i])) {
+			printf("Usage:\n");
+			status_usage(stdout);
+			printf("\n  -j, --json   one JSON object: {\"interfaces\": [...]}\n"
+			       "Counter names are those of struct sluice_stats, as bpftool shows "
+			       "them.\n");
+			return SLUICE_EXIT_OK;
+		} else {
+			return usage_err("status", "unexpected argument '%s' for 'sluice status'",
+					 argv[i]);
+		}
+	}
+	ret = sluice_ensure_bpffs(err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	n = sluice_list_attached(names, MAX_IFACES);
+	if (n < 0) {
+		p_err("Couldn't list %s: %s", SLUICE_PIN_ROOT, strerror(-n));
+		return SLUICE_EXIT_RUNTIME;
+	}
+	if (json_output) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_arr_begin(&j, "interfaces");
+	} else if (!n) {
+		printf("sluice is not attached to any interface ('sluice attach IFACE')\n");
+	}
+	for (i = 0; i < n; i++) {
+		ret = read_status(names[i], &s);
+		if (ret)
+			status = SLUICE_EXIT_RUNTIME;
+		if (json_output) {
+			print_json(&j, &s, ret);
+		} else {
+			if (i)
+				printf("\n");
+			print_text(&s, ret);
+		}
+	}
+	if (json_output) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	}
+	return status;
+}
