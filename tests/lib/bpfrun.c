@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* BPF_PROG_TEST_RUN harness for the sluice datapath (see bpfrun.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <sluice/algo.h>
+#include "libsluice.h"
+#include "sluice.skel.h"
+#include "bpfrun.h"
+#include "tap.h"
+
+#ifndef ETH_P_8021AD
+#define ETH_P_8021AD 0x88A8
+#endif
+
+/* libbpf's warnings become TAP notes; its chatter is dropped. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	if (level != LIBBPF_WARN)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	if (n && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	tap_diag("libbpf: %s", line);
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct bpfrun *r = ctx;
+
+	if (size < sizeof(struct sluice_event))
+		return 0;
+	if (r->nr_events == r->cap_events) {
+		size_t cap = r->cap_events ? 2 * r->cap_events : 64;
+		struct sluice_event *ev = realloc(r->events, cap * sizeof(*ev));
+
+		if (!ev)
+			return -ENOMEM;
+		r->events = ev;
+		r->cap_events = cap;
+	}
+	memcpy(&r->events[r->nr_events++], data, sizeof(struct sluice_event));
+	return 0;
+}
+
+int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
+{
+	struct bpfrun_opts none = { 0 };
+	struct sluice_bpf *skel;
+	int err;
+
+	if (!opts)
+		opts = &none;
+	memset(r, 0, sizeof(*r));
+	libbpf_set_print(print_libbpf);
+	r->ncpus = libbpf_num_possible_cpus();
+	if (r->ncpus <= 0) {
+		tap_diag("Couldn't count the possible CPUs: %s", strerror(-r->ncpus));
+		return r->ncpus;
+	}
+	skel = sluice_bpf__open();
+	if (!skel) {
+		err = -errno;
+		tap_diag("Couldn't open the sluice skeleton: %s", strerror(-err));
+		return err;
+	}
+	skel->rodata->test_clock = !opts->real_clock;
+	/* Small tables: preallocating a million LRU entries per test costs
+	 * seconds and hundreds of MB for nothing. */
+	err = bpf_map__set_max_entries(skel->maps.sluice_buckets,
+				       opts->max_keys ? opts->max_keys : 4096);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.sluice_logs,
+					       opts->max_log_keys ? opts->max_log_keys : 1024);
+	if (!err && opts->buckets_type)
+		err = bpf_map__set_type(skel->maps.sluice_buckets, opts->buckets_type);
+	if (!err && opts->buckets_flags)
+		err = bpf_map__set_map_flags(skel->maps.sluice_buckets,
+					     bpf_map__map_flags(skel->maps.sluice_buckets) |
+						     opts->buckets_flags);
+	if (!err)
+		err = sluice_bpf__load(skel);
+	if (err) {
+		tap_diag("Couldn't load the sluice program: %s", strerror(-err));
+		sluice_bpf__destroy(skel);
+		return err;
+	}
+	r->skel = skel;
+	r->prog_fd = bpf_program__fd(skel->progs.sluice_xdp);
+	r->config_fd = bpf_map__fd(skel->maps.sluice_config);
+	r->buckets_fd = bpf_map__fd(skel->maps.sluice_buckets);
+	r->logs_fd = bpf_map__fd(skel->maps.sluice_logs);
+	r->rules_fd = bpf_map__fd(skel->maps.sluice_rules);
+	r->stats_fd = bpf_map__fd(skel->maps.sluice_stats);
+	r->rstats_fd = bpf_map__fd(skel->maps.sluice_rstats);
+	r->events_fd = bpf_map__fd(skel->maps.sluice_events);
+	r->rb = ring_buffer__new(r->events_fd, on_event, r, NULL);
+	if (!r->rb) {
+		err = -errno;
+		tap_diag("Couldn't open the event ring buffer: %s", strerror(-err));
+		bpfrun_close(r);
+		return err;
+	}
+	return 0;
+}
+
+void bpfrun_close(struct bpfrun *r)
+{
+	ring_buffer__free(r->rb);
+	sluice_bpf__destroy(r->skel);
+	free(r->events);
+	memset(r, 0, sizeof(*r));
+}
+
+int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set)
+{
+	struct sluice_config cfg;
+	__u32 zero = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.layout = SLUICE_LAYOUT_VERSION;
+	cfg.active = 0;
+	cfg.seq = 1;
+	cfg.settings[0] = *set;
+	cfg.settings[1] = *set;
+	if (bpf_map_update_elem(r->config_fd, &zero, &cfg, BPF_ANY)) {
+		int err = -errno;
+
+		tap_diag("Couldn't write sluice_config: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Delete every key of a hash-like map. */
+static int empty_map(int fd, size_t key_size)
+{
+	__u8 key[64];
+
+	if (key_size > sizeof(key))
+		return -EINVAL;
+	while (!bpf_map_get_next_key(fd, NULL, key))
+		if (bpf_map_delete_elem(fd, key))
+			return -errno;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+static int zero_percpu(int fd, __u32 nr, size_t value_size, int ncpus)
+{
+	void *zero = calloc((size_t)ncpus, value_size);
+	int err = 0;
+	__u32 k;
+
+	if (!zero)
+		return -ENOMEM;
+	for (k = 0; k < nr && !err; k++)
+		if (bpf_map_update_elem(fd, &k, zero, BPF_ANY))
+			err = -errno;
+	free(zero);
+	return err;
+}
+
+int bpfrun_reset(struct bpfrun *r)
+{
+	int err;
+
+	err = empty_map(r->buckets_fd, sizeof(struct sluice_key));
+	if (!err)
+		err = empty_map(r->logs_fd, sizeof(struct sluice_key));
+	if (!err)
+		err = empty_map(r->rules_fd, sizeof(struct sluice_rule_key));
+	if (!err)
+		err = zero_percpu(r->stats_fd, 1, sizeof(struct sluice_stats), r->ncpus);
+	if (!err)
+		err = zero_percpu(r->rstats_fd, SLUICE_MAX_RULES, sizeof(struct sluice_rstats),
+				  r->ncpus);
+	if (err) {
+		tap_diag("Couldn't reset the sluice maps: %s", strerror(-err));
+		return err;
+	}
+	ring_buffer__consume(r->rb);
+	r->nr_events = 0;
+	return 0;
+}
+
+void bpfrun_clock(struct bpfrun *r, __u64 ns)
+{
+	/* .bss is mmapped: the next run reads it. */
+	r->skel->bss->test_now_ns = ns;
+}
+
+int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .repeat = 1);
+	int err;
+
+	err = bpf_prog_test_run_opts(r->prog_fd, &o);
+	if (err) {
+		err = -errno;
+		if (err != -EINVAL)
+			tap_diag("Couldn't run the program on a %u-byte frame: %s", len,
+				 strerror(-err));
+		return err;
+	}
+	*action = o.retval;
+	return 0;
+}
+
+static int sum_percpu(struct bpfrun *r, int fd, __u32 key, __u64 *out, size_t nr)
+{
+	__u64 *vals = calloc((size_t)r->ncpus, nr * sizeof(__u64));
+	int cpu, err = 0;
+	size_t f;
+
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &key, vals)) {
+		err = -errno;
+		goto out;
+	}
+	memset(out, 0, nr * sizeof(__u64));
+	for (cpu = 0; cpu < r->ncpus; cpu++)
+		for (f = 0; f < nr; f++)
+			out[f] += vals[(size_t)cpu * nr + f];
+out:
+	free(vals);
+	return err;
+}
+
+int bpfrun_stats(struct bpfrun *r, struct sluice_stats *out)
+{
+	return sum_percpu(r, r->stats_fd, 0, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+}
+
+int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out)
+{
+	return sum_percpu(r, r->rstats_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+}
+
+int bpfrun_count_keys(struct bpfrun *r, bool logs)
+{
+	int fd = logs ? r->logs_fd : r->buckets_fd;
+	struct sluice_key key, next;
+	int n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+int bpfrun_events(struct bpfrun *r)
+{
+	return ring_buffer__consume(r->rb);
+}
+
+bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *want,
+		     const char *fmt, ...)
+{
+	char name[256];
+	va_list ap;
+	bool same;
+	size_t i;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	same = !memcmp(got, want, sizeof(*got));
+	tap_ok(same, "%s", name);
+	if (same)
+		return true;
+	for (i = 0; i < sluice_stats_nfields; i++) {
+		size_t off = sluice_stats_fields[i].offset;
+		__u64 g = *(const __u64 *)((const char *)got + off);
+		__u64 w = *(const __u64 *)((const char *)want + off);
+
+		if (g != w)
+			tap_diag("  stats.%s: got %llu, want %llu", sluice_stats_fields[i].name,
+				 (unsigned long long)g, (unsigned long long)w);
+	}
+	return false;
+}
+
+int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
+		__u32 slot)
+{
+	char err[SLUICE_ERR_LEN] = "";
+	struct sluice_rule_key key;
+	struct sluice_rule rule;
+	struct sluice_cidr c;
+	int ret;
+
+	ret = sluice_parse_cidr(cidr, &c, err, sizeof(err));
+	if (ret) {
+		tap_diag("Couldn't parse rule %s: %s", cidr, err);
+		return ret;
+	}
+	memset(&key, 0, sizeof(key));
+	memset(&rule, 0, sizeof(rule));
+	key.gen = gen;
+	if (c.family == 4) {
+		/* IPv4 rules live at ::ffff:a.b.c.d/(96 + len) */
+		key.addr[10] = 0xff;
+		key.addr[11] = 0xff;
+		memcpy(&key.addr[12], c.addr, 4);
+		key.prefixlen = SLUICE_RULE_KEY_PREFIX(96 + c.prefixlen);
+	} else {
+		memcpy(key.addr, c.addr, 16);
+		key.prefixlen = SLUICE_RULE_KEY_PREFIX(c.prefixlen);
+	}
+	rule.policy = *p;
+	rule.policy.tag = slot << 16 | 1;
+	rule.family = c.family;
+	rule.prefixlen = c.prefixlen;
+	if (bpf_map_update_elem(r->rules_fd, &key, &rule, BPF_ANY)) {
+		ret = -errno;
+		tap_diag("Couldn't insert rule %s: %s", cidr, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char *src,
+		    const struct scn_pkt *pkts, size_t nr, int *verdicts)
+{
+	struct sluice_settings set;
+	__u8 frame[FRAME_MAX];
+	size_t i;
+	int err;
+
+	err = bpfrun_reset(r);
+	if (err)
+		return err;
+	sluice_settings_init(&set);
+	set.def = *p;
+	err = bpfrun_configure(r, &set);
+	if (err)
+		return err;
+	for (i = 0; i < nr; i++) {
+		size_t len = frame_ip(frame, src, pkts[i].len, NULL);
+		__u32 action;
+
+		if (!len) {
+			tap_diag("Couldn't build a %u-byte frame from %s", pkts[i].len, src);
+			return -EINVAL;
+		}
+		bpfrun_clock(r, pkts[i].t_ns);
+		err = bpfrun_run(r, frame, (__u32)len, &action);
+		if (err)
+			return err;
+		verdicts[i] = action == XDP_PASS ? SLUICE_PASS :
+			      action == XDP_DROP ? SLUICE_DROP : -1;
+	}
+	return 0;
+}
+
+/* ---- frames ---- */
+
+static __u32 csum_add(__u32 sum, const void *data, size_t len)
+{
+	const __u8 *p = data;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (__u32)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (__u32)p[len - 1] << 8;
+	return sum;
+}
+
+static __u16 csum_fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+static void put16(__u8 *p, __u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+size_t frame_ip(__u8 *buf, const char *src, __u32 len, const struct frame_opts *o)
+{
+	static const __u8 dst_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+	static const __u8 src_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+	struct frame_opts none = { 0 };
+	__u8 saddr[16], daddr[16];
+	bool v6 = strchr(src, ':') != NULL;
+	size_t l2, l3, off, i;
+	__u8 *ip, *udp;
+	__u32 sum;
+
+	if (!o)
+		o = &none;
+	if (len > FRAME_MAX)
+		return 0;
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, src, saddr) != 1)
+		return 0;
+	inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? "2001:2::fe" : "198.19.255.254", daddr);
+	l2 = ETH_HLEN + 4 * (size_t)o->vlans;
+	l3 = v6 ? sizeof(struct ipv6hdr) : 4 * (size_t)(o->ihl ? o->ihl : 5);
+	if (len < l2 + (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)))
+		return 0;
+	memset(buf, 0, len);
+	memcpy(buf, dst_mac, 6);
+	memcpy(buf + 6, src_mac, 6);
+	off = 12;
+	for (i = 0; i < (size_t)o->vlans; i++) {
+		/* outer 802.1ad when there are two or more, then 802.1Q */
+		put16(buf + off, i == 0 && o->vlans > 1 ? ETH_P_8021AD : ETH_P_8021Q);
+		put16(buf + off + 2, (__u16)(100 + i)); /* TCI: VLAN id */
+		off += 4;
+	}
+	put16(buf + off, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	ip = buf + l2;
+	if (v6) {
+		ip[0] = 0x60;
+		put16(ip + 4, (__u16)(len - l2 - l3));
+		ip[6] = IPPROTO_UDP;
+		ip[7] = 64;
+		memcpy(ip + 8, saddr, 16);
+		memcpy(ip + 24, daddr, 16);
+	} else {
+		ip[0] = 0x40 | (o->ihl ? o->ihl : 5);
+		put16(ip + 2, (__u16)(len - l2));
+		put16(ip + 6, 0x4000); /* DF */
+		ip[8] = 64;
+		ip[9] = IPPROTO_UDP;
+		memcpy(ip + 12, saddr, 4);
+		memcpy(ip + 16, daddr, 4);
+		/* A header longer than the frame (a malformed test) has no checksum
+		 * worth computing: the parser must refuse it before any of it. */
+		if (len >= l2 + l3)
+			put16(ip + 10, csum_fold(csum_add(0, ip, l3)));
+	}
+	if (len < l2 + l3 + sizeof(struct udphdr))
+		return len;
+	udp = ip + l3;
+	put16(udp, 1234);
+	put16(udp + 2, 9); /* discard */
+	put16(udp + 4, (__u16)(len - l2 - l3));
+	/* UDP checksum over the pseudo-header, the UDP header and payload. */
+	sum = csum_add(0, saddr, v6 ? 16 : 4);
+	sum = csum_add(sum, daddr, v6 ? 16 : 4);
+	sum += IPPROTO_UDP + (__u32)(len - l2 - l3);
+	sum = csum_add(sum, udp, len - l2 - l3);
+	put16(udp + 6, csum_fold(sum) ? csum_fold(sum) : 0xffff);
+	return len;
+}
+
+size_t frame_arp(__u8 *buf)
+{
+	static const __u8 arp[] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x06,
+		0x00, 0x01, 0x08, 0x00, 6, 4, 0x00, 0x01, /* request, Ethernet/IPv4 */
+		0x02, 0, 0, 0, 0, 0x01, 198, 18, 0, 1, /* sender */
+		0, 0, 0, 0, 0, 0, 198, 18, 0, 2, /* target */
+	};
+
+	memset(buf, 0, 60);
+	memcpy(buf, arp, sizeof(arp));
+	return 60;
+}

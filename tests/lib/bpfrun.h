@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Running the sluice XDP program with BPF_PROG_TEST_RUN: load the skeleton
+ * (never attached, never pinned), write its config, drive its test clock,
+ * run crafted frames, read every counter summed over all CPUs.
+ */
+#ifndef SLUICE_TEST_BPFRUN_H
+#define SLUICE_TEST_BPFRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <sluice/sluice.h>
+
+#include "scenario.h"
+
+struct sluice_bpf;
+
+struct bpfrun {
+	struct sluice_bpf *skel;
+	int prog_fd, config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
+	int ncpus; /* possible CPUs: the size of a per-CPU value */
+	struct ring_buffer *rb;
+	struct sluice_event *events; /* drained by bpfrun_events() */
+	size_t nr_events, cap_events;
+};
+
+struct bpfrun_opts {
+	bool real_clock; /* bpf_ktime_get_ns() instead of test_now_ns */
+	__u32 max_keys; /* sluice_buckets entries; 0: 4096 */
+	__u32 max_log_keys; /* sluice_logs entries; 0: 1024 */
+	__u32 buckets_type; /* enum bpf_map_type for sluice_buckets; 0: as built */
+	__u32 buckets_flags; /* extra map_flags for sluice_buckets */
+};
+
+/* Open and load; returns 0 or -errno, with a message printed as a TAP note. */
+int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts);
+void bpfrun_close(struct bpfrun *r);
+
+/* Write the config: layout, active 0, both halves `set`, newkey state 0. */
+int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set);
+/* Forget every key, log, rule, counter and pending event. */
+int bpfrun_reset(struct bpfrun *r);
+void bpfrun_clock(struct bpfrun *r, __u64 ns);
+
+/* Run one frame; *action is the XDP verdict. -EINVAL is returned quietly
+ * (the kernel refuses frames shorter than Ethernet); other errors are noted. */
+int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action);
+
+/* Counters summed over every CPU. */
+int bpfrun_stats(struct bpfrun *r, struct sluice_stats *out);
+int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out);
+/* Count of entries in sluice_buckets / sluice_logs. */
+int bpfrun_count_keys(struct bpfrun *r, bool logs);
+
+/* Drain the ring buffer into r->events (appending). Returns how many came. */
+int bpfrun_events(struct bpfrun *r);
+
+/* One TAP line: every field of got equals want; the differing ones are named. */
+bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *want,
+		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Put rule `cidr` with policy p (its tag set here: slot << 16 | 1) into
+ * generation gen of sluice_rules. */
+int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
+		__u32 slot);
+
+/* Run a scenario's packets from `src` under default policy p, from a fresh
+ * state, the test clock set to each packet's time; verdicts as
+ * SLUICE_PASS/SLUICE_DROP. */
+int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char *src,
+		    const struct scn_pkt *pkts, size_t nr, int *verdicts);
+
+/* ---- frames ---- */
+
+#define FRAME_MAX 2048
+
+/* Ethernet (+ VLAN tags, outer first) + IPv4 or IPv6 (by the form of src)
+ * + UDP, padded to `len` bytes; valid lengths and checksums. Returns the
+ * length, or 0 when len is too short for the headers. */
+struct frame_opts {
+	int vlans; /* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q); 3 for a third 802.1Q */
+	__u8 ihl; /* IPv4 header length in words; 0: 5 (options are zeroed) */
+};
+size_t frame_ip(__u8 *buf, const char *src, __u32 len, const struct frame_opts *o);
+/* An ARP request from 198.18.0.1. */
+size_t frame_arp(__u8 *buf);
+
+#endif /* SLUICE_TEST_BPFRUN_H */
