@@ -250,8 +250,9 @@ static int inspect_iface(struct attach_ctx *c)
 		return refuse(c, -EBUSY,
 			      "the XDP program '%s' (id %u) is attached to %s, not through libxdp's "
 			      "dispatcher, so sluice cannot run next to it: detach it first "
-			      "(e.g. 'ip link set dev %s xdp off' if nothing else needs it)",
-			      c->a.other_name, c->a.other_id, o->ifname, o->ifname);
+			      "(e.g. 'ip link set dev %s %s off' if nothing else needs it)",
+			      c->a.other_name, c->a.other_id, o->ifname, o->ifname,
+			      c->a.mode == XDP_MODE_SKB ? "xdpgeneric" : "xdpdrv");
 	if (!c->a.prog_id) {
 		c->kind = ATTACH_FRESH;
 		if (c->a.dispatcher && c->a.nr_progs) {
@@ -728,7 +729,7 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 		printf("sluice attached to %s in %s mode: program %u, %s\n", c->o->ifname,
 		       mode_name(now.prog_id ? now.mode : c->o->mode), new_id,
 		       now.dispatcher ? "in libxdp's dispatcher" :
-					"alone (libxdp's dispatcher is not available)");
+					"alone (not in libxdp's dispatcher)");
 	else
 		printf("sluice upgraded on %s in %s mode: program %u replaced by %u %s\n",
 		       c->o->ifname, mode_name(c->o->mode), c->a.prog_id, new_id,

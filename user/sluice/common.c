@@ -70,16 +70,20 @@ static const struct option attach_long[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void set_arg(struct attach_opts *o, const char *opt, char *val)
+/* Forward a policy option to the "set" command, in the order given: a
+ * --burst belongs to the --rate before it. */
+static int set_arg(const char *cmd, struct attach_opts *o, const char *opt, char *val)
 {
-	/* Two slots per option, fewer options than slots: cannot overflow. */
+	if (o->set_argc + 3 > SET_ARGV_MAX)
+		return usage_err(cmd, "too many policy options: give each at most twice");
 	o->set_argv[o->set_argc++] = (char *)opt;
 	o->set_argv[o->set_argc++] = val;
+	o->set_argv[o->set_argc] = NULL;
+	return 0;
 }
 
 int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o)
 {
-	char *rate = NULL, *burst = NULL, *algo = NULL, *window = NULL, *p4 = NULL, *p6 = NULL;
 	bool is_run = !strcmp(cmd, "run");
 	char err[SLUICE_ERR_LEN];
 	struct sluice_rate r;
@@ -113,32 +117,38 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		case OPT_RATE:
 			if (sluice_parse_rate(arg, &r, err, sizeof(err)))
 				return usage_err(cmd, "--rate: %s", err);
-			rate = optarg;
+			if (set_arg(cmd, o, "--rate", optarg))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_BURST:
 			if (sluice_parse_uint("--burst", arg, 0xffffffffULL, &v, err, sizeof(err)))
 				return usage_err(cmd, "%s", err);
-			burst = optarg;
+			if (set_arg(cmd, o, "--burst", optarg))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_ALGO:
 			if (sluice_parse_algo(arg, err, sizeof(err)) < 0)
 				return usage_err(cmd, "--algo: %s", err);
-			algo = optarg;
+			if (set_arg(cmd, o, "--algo", optarg))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_WINDOW:
 			if (sluice_parse_duration("--window", arg, &v, err, sizeof(err)))
 				return usage_err(cmd, "%s", err);
-			window = optarg;
+			if (set_arg(cmd, o, "--window", optarg))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_PREFIX4:
 			if (sluice_parse_uint("--prefix4", arg, 32, &v, err, sizeof(err)))
 				return usage_err(cmd, "%s", err);
-			p4 = optarg;
+			if (set_arg(cmd, o, "--prefix4", optarg))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_PREFIX6:
 			if (sluice_parse_uint("--prefix6", arg, 128, &v, err, sizeof(err)))
 				return usage_err(cmd, "%s", err);
-			p6 = optarg;
+			if (set_arg(cmd, o, "--prefix6", optarg))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_MAX_KEYS:
 		case OPT_MAX_LOG_KEYS:
@@ -214,20 +224,6 @@ unknown:
 		return usage_err(cmd, "'%s' is not an interface name (at most %d characters, "
 				 "no '/')", argv[optind], IF_NAMESIZE - 1);
 	strcpy(o->ifname, argv[optind]);
-
-	if (rate)
-		set_arg(o, "--rate", rate);
-	if (burst)
-		set_arg(o, "--burst", burst);
-	if (algo)
-		set_arg(o, "--algo", algo);
-	if (window)
-		set_arg(o, "--window", window);
-	if (p4)
-		set_arg(o, "--prefix4", p4);
-	if (p6)
-		set_arg(o, "--prefix6", p6);
-	o->set_argv[o->set_argc] = NULL;
 	return 0;
 }
 

@@ -46,7 +46,7 @@ void run_usage(FILE *f);
 
 /* ---- attach options, shared by attach and run (common.c) ---- */
 
-#define SET_ARGV_MAX 16
+#define SET_ARGV_MAX 32
 
 struct attach_opts {
 	char ifname[IF_NAMESIZE];
