@@ -221,6 +221,53 @@ int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action)
 	return 0;
 }
 
+int bpfrun_send(struct bpfrun *r, const char *src, __u32 len)
+{
+	__u8 frame[FRAME_MAX];
+	__u32 action;
+	int err;
+
+	if (!frame_ip(frame, src, len, NULL)) {
+		tap_diag("Couldn't build a %u-byte frame from %s", len, src);
+		return -EINVAL;
+	}
+	err = bpfrun_run(r, frame, len, &action);
+	return err ? err : (int)action;
+}
+
+const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned int n,
+			 char *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int a = bpfrun_send(r, src, len);
+
+		out[i] = a == XDP_PASS ? 'P' : a == XDP_DROP ? 'D' : '?';
+	}
+	out[n] = '\0';
+	return out;
+}
+
+int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 prefixlen,
+		  void *value)
+{
+	struct sluice_key key;
+	struct sluice_cidr c;
+
+	if (sluice_parse_addr(src, &c, NULL, 0))
+		return -EINVAL;
+	memset(&key, 0, sizeof(key));
+	key.tag = tag;
+	key.family = c.family;
+	key.prefixlen = prefixlen;
+	memcpy(key.addr, c.addr, 16);
+	sluice_mask(key.addr, prefixlen);
+	if (bpf_map_lookup_elem(logs ? r->logs_fd : r->buckets_fd, &key, value))
+		return -errno;
+	return 0;
+}
+
 static int sum_percpu(struct bpfrun *r, int fd, __u32 key, __u64 *out, size_t nr)
 {
 	__u64 *vals = calloc((size_t)r->ncpus, nr * sizeof(__u64));

@@ -47,6 +47,17 @@ void bpfrun_clock(struct bpfrun *r, __u64 ns);
  * (the kernel refuses frames shorter than Ethernet); other errors are noted. */
 int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action);
 
+/* Build a frame of len bytes from src and run it: the XDP action, or -errno. */
+int bpfrun_send(struct bpfrun *r, const char *src, __u32 len);
+/* Send n frames; out gets one letter each (P pass, D drop, ? error) and a NUL. */
+const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned int n,
+			 char *out);
+
+/* The state of key (tag, src masked to prefixlen) in sluice_buckets or, with
+ * logs, sluice_logs (value of the map's size). 0, or -ENOENT. */
+int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 prefixlen,
+		  void *value);
+
 /* Counters summed over every CPU. */
 int bpfrun_stats(struct bpfrun *r, struct sluice_stats *out);
 int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out);
