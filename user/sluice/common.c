@@ -82,6 +82,11 @@ static int set_arg(const char *cmd, struct attach_opts *o, const char *opt, char
 	return 0;
 }
 
+static int run_only(const char *cmd, const char *opt)
+{
+	return usage_err(cmd, "%s is an option of 'sluice run', not of 'sluice %s'", opt, cmd);
+}
+
 int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o)
 {
 	bool is_run = !strcmp(cmd, "run");
@@ -184,7 +189,7 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			break;
 		case OPT_INTERVAL:
 			if (!is_run)
-				goto unknown;
+				return run_only(cmd, "--interval");
 			if (sluice_parse_duration("--interval", arg, &o->interval_ns, err,
 						  sizeof(err)))
 				return usage_err(cmd, "%s", err);
@@ -194,19 +199,18 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			break;
 		case OPT_METRICS:
 			if (!is_run)
-				goto unknown;
+				return run_only(cmd, "--metrics");
 			o->metrics = optarg;
 			break;
 		case OPT_KEEP_STATE:
 			if (!is_run)
-				goto unknown;
+				return run_only(cmd, "--keep-state");
 			o->keep_state = true;
 			break;
 		case ':':
 			return usage_err(cmd, "option '%s' needs a value", argv[optind - 1]);
 		case '?':
 		default:
-unknown:
 			if (optopt && c == '?')
 				return usage_err(cmd, "unknown option '-%c'", optopt);
 			return usage_err(cmd, "unknown option '%s' for 'sluice %s'",

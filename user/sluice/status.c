@@ -152,8 +152,9 @@ static void print_text(const struct iface_status *s, int ret)
 	size_t i;
 
 	if (!s->ifindex)
-		printf("%s: the interface is gone; its state is pinned ('sluice detach %s' "
-		       "removes it)\n", s->ifname, s->ifname);
+		printf("%s: no such interface in this network namespace (gone, or in another "
+		       "one); its state is pinned ('sluice detach %s' removes it)\n", s->ifname,
+		       s->ifname);
 	else if (s->a.prog_id)
 		printf("%s (ifindex %u): attached in %s mode, program %u%s\n", s->ifname,
 		       s->ifindex, mode_name(s->a.mode), s->a.prog_id,
