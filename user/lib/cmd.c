@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd.h"
 
@@ -271,6 +272,42 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 	return usage(err, errlen, "unknown option '%s'", argv[i]);
 }
 
+/*
+ * The period a rate was written in (100/s: 1s, 30/m: 1m), which the default
+ * window of the window algorithms follows: sluice_parse_rate() reduces 30/m
+ * to 1 per 2s, and a 2s window allowing 1 is not what "30/m" asks for. For
+ * a rate kept from the live policy the text is gone: then the shortest of
+ * 1s, 1m, 1h that holds a whole number of packets.
+ */
+static __u64 written_period_ns(const struct rate_arg *r)
+{
+	static const struct {
+		const char *suffix;
+		__u64 ns;
+	} units[] = {
+		{ "/s", SLUICE_NS_PER_SEC },	   { "/sec", SLUICE_NS_PER_SEC },
+		{ "pps", SLUICE_NS_PER_SEC },	   { "/m", 60 * SLUICE_NS_PER_SEC },
+		{ "/min", 60 * SLUICE_NS_PER_SEC }, { "/h", 3600 * SLUICE_NS_PER_SEC },
+		{ "/hour", 3600 * SLUICE_NS_PER_SEC },
+	};
+	size_t i, tl = r->text ? strlen(r->text) : 0;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]) && r->text; i++) {
+		size_t sl = strlen(units[i].suffix);
+
+		if (tl > sl && !strcasecmp(r->text + tl - sl, units[i].suffix))
+			return units[i].ns;
+	}
+	for (i = 0; i < 3; i++) {
+		__u64 ns = i == 0 ? SLUICE_NS_PER_SEC : i == 1 ? 60 * SLUICE_NS_PER_SEC :
+								 3600 * SLUICE_NS_PER_SEC;
+
+		if ((unsigned __int128)r->rate.count * ns % r->rate.period_ns == 0)
+			return ns;
+	}
+	return 0; /* sluice_window_set picks */
+}
+
 static bool burst_given(const struct edit *e)
 {
 	return e->burst || e->pkt.burst || e->bytes.burst;
@@ -469,8 +506,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	if (is_window_algo(algo)) {
 		if (bytes.given && inherited)
 			return usage(err, errlen,
-				     "%s counts packets, and the policy has a byte rate: give a "
-				     "packet --rate too (e.g. --algo %s --rate 100/s)",
+				     "%s counts packets, and the policy has a byte rate: give the "
+				     "packet rate alone (e.g. --algo %s --rate 100/s)",
 				     sluice_algo_name(algo), sluice_algo_name(algo));
 		if (bytes.given)
 			return usage(err, errlen,
@@ -483,6 +520,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 				     "%s has no --burst: it admits the rate's count per --window "
 				     "(leave --burst out, or use token-bucket)",
 				     sluice_algo_name(algo));
+		if (!window_ns)
+			window_ns = written_period_ns(&pkt);
 		np->window = window_ns << SLUICE_TICK_SHIFT;
 		if (sluice_window_set(np, pkt.rate.count, pkt.rate.period_ns, inner,
 				      sizeof(inner)))
@@ -573,6 +612,24 @@ static bool same_state_format(const struct sluice_policy *a, const struct sluice
 	       a->prefix6 == b->prefix6;
 }
 
+/*
+ * sluice_txn_retag() takes the next generation from the config's change
+ * count; a fresh config (count 0) would hand the default policy its initial
+ * generation 1 again, and the new algorithm would read the old one's state.
+ * Step past both the tag being replaced and the live one (an earlier line of
+ * the same batch may have moved off it already): generations only need to
+ * differ from what the buckets may hold.
+ */
+static void retag(struct sluice_txn *t, struct sluice_policy *p, __u32 old_tag)
+{
+	const struct sluice_config *cfg = t->h->cfg;
+	__u32 live = cfg->settings[__atomic_load_n(&cfg->active, __ATOMIC_ACQUIRE) & 1].def.tag;
+
+	sluice_txn_retag(t, p);
+	while (p->tag == old_tag || p->tag == live || !(p->tag & 0xffff))
+		p->tag = (p->tag & 0xffff0000U) | ((p->tag + 1) & 0xffff);
+}
+
 static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, size_t errlen)
 {
 	struct sluice_policy np;
@@ -588,7 +645,7 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 			 * state read the wrong way. A rate or burst change keeps
 			 * every bucket (GCRA state stays meaningful). */
 			if (!same_state_format(&t->set.def, &np))
-				sluice_txn_retag(t, &np);
+				retag(t, &np, t->set.def.tag);
 			t->set.def = np;
 		}
 		if (e->dry_run == 1)
