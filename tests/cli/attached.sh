@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# sluicectl on an attached interface (a veth in namespaces of our own):
+# runtime errors exit 1, batch files are all or nothing, edits keep or reset
+# bucket state as documented, and show/top/flush/stats read what packets did.
+set -u
+source tests/lib/tap.sh
+source tests/lib/netns.sh
+
+netns_need_root "sluicectl on an attached interface"
+for b in "$SLUICE" "$SLUICECTL"; do
+	if [ ! -x "$b" ]; then
+		skip "$b is not built: run 'make'" "sluicectl on an attached interface"
+		exit 0
+	fi
+done
+
+N=9
+netns_setup ct $N || { not_ok "build the namespaces and the veth pair"; exit 1; }
+expect_status 0 "sluice attach" rx_sluice attach "$IF_RX" || exit 1
+
+ctl() { rx_ctl -i "$IF_RX" "$@"; }
+# row MATCH: the JSON object of one row of 'rule list -j'
+row() { ctl -j rule list | sed 's/{"match":/\n&/g' | grep -F "{\"match\":\"$1\""; }
+tag_of() { row "$1" | grep -o '"tag":[0-9]*' | head -1; }
+# has NAME PATTERN TEXT: ok when TEXT contains PATTERN
+has() {
+	if grep -qF -- "$2" <<<"$3"; then ok "$1"; else not_ok "$1"; diag "want '$2' in: $3"; fi
+}
+# has_line NAME LINE TEXT: ok when TEXT has LINE as a whole line
+has_line() {
+	if grep -qxF -- "$2" <<<"$3"; then ok "$1"; else not_ok "$1"; diag "want '$2' in: $3"; fi
+}
+# same NAME A B / differ NAME A B
+same() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; diag "'$2' != '$3'"; fi; }
+differ() { if [ "$2" != "$3" ]; then ok "$1"; else not_ok "$1"; diag "both '$2'"; fi; }
+
+# ---- runtime errors ----
+expect_status 1 "rule del of a missing rule: exit status 1" ctl rule del 198.18.$N.128/25
+has "rule del of a missing rule: names it" "there is no rule for 198.18.$N.128/25" "$OUT"
+
+# ---- batch files: all or nothing ----
+tmp=$NETNS_TMP
+cat >"$tmp/good.conf" <<EOF
+# the lab's policy
+set --rate 300/s --burst 600
+
+rule add 198.18.$N.64/26 --rate 10/s      # a noisy corner
+rule add 2001:2:0:$N::/64 --rate 100/s --rate 10mbit --prefix 128
+rule add 198.18.$N.128/25 --exempt
+EOF
+before=$(ctl -j rule list)
+cp "$tmp/good.conf" "$tmp/bad.conf"
+echo "rule add 198.18.$N.0/26 --rate 10/s --burst 0" >>"$tmp/bad.conf"
+expect_status 2 "batch with a bad last line: exit status 2" ctl -b "$tmp/bad.conf"
+has "batch with a bad last line: names FILE:LINE" "bad.conf:7: --burst is 0" "$OUT"
+if [ "$(ctl -j rule list)" = "$before" ]; then
+	ok "batch with a bad last line: nothing changed"
+else
+	not_ok "batch with a bad last line: nothing changed"
+fi
+cp "$tmp/good.conf" "$tmp/missing.conf"
+echo "rule del 198.18.$N.0/26" >>"$tmp/missing.conf"
+expect_status 1 "batch deleting a missing rule last: exit status 1" ctl -b "$tmp/missing.conf"
+has "batch deleting a missing rule last: names FILE:LINE" \
+	"missing.conf:7: there is no rule for 198.18.$N.0/26" "$OUT"
+if [ "$(ctl -j rule list)" = "$before" ]; then
+	ok "batch deleting a missing rule last: nothing changed"
+else
+	not_ok "batch deleting a missing rule last: nothing changed"
+fi
+expect_status 0 "a good batch applies" ctl -b "$tmp/good.conf"
+has "the batch set the default policy" '"rate":"300/s"' "$(row default)"
+has "the batch added the IPv4 rule" '"rate":"10/s"' "$(row "198.18.$N.64/26")"
+has "the batch added a rule with a packet and a byte rate" '"bytes":{"rate":"10mbit"' \
+	"$(row "2001:2:0:$N::/64")"
+has "the rule's --prefix keys each IPv6 source alone" '"prefix6":128' "$(row "2001:2:0:$N::/64")"
+has "the batch added the exempt rule" '"action":"exempt"' "$(row "198.18.$N.128/25")"
+list=$(ctl rule list)
+has "rule list shows both rates of a rule" "100/s+10mbit" "$list"
+has "rule list ends with the default policy" "default" "$(tail -1 <<<"$list")"
+
+# ---- which edits start fresh buckets ----
+t0=$(tag_of default)
+ctl set --rate 400/s
+same "set --rate keeps the default policy's buckets (same tag)" "$t0" "$(tag_of default)"
+ctl set --burst 50
+same "set --burst keeps them too" "$t0" "$(tag_of default)"
+ctl set --algo fixed-window
+t1=$(tag_of default)
+differ "set --algo starts fresh buckets (new tag)" "$t0" "$t1"
+has "set --algo keeps the rate" '"rate":"400/s"' "$(row default)"
+ctl set --prefix4 24
+differ "set --prefix4 starts fresh buckets" "$t1" "$(tag_of default)"
+ctl set --algo token-bucket --prefix4 32 --rate 100/s
+r0=$(tag_of "198.18.$N.64/26")
+ctl rule add 198.18.$N.64/26 --rate 20/s --burst 40
+same "replacing a rule's rate keeps its buckets" "$r0" "$(tag_of "198.18.$N.64/26")"
+ctl rule add 198.18.$N.64/26 --rate 20/s --algo leaky-bucket
+differ "replacing a rule's algorithm starts fresh buckets" "$r0" "$(tag_of "198.18.$N.64/26")"
+
+# ---- dry-run ----
+ctl rule add 198.18.$N.64/26 --rate 20/s --dry-run
+has "rule --dry-run is shown" '"dry_run":true' "$(row "198.18.$N.64/26")"
+ctl set --dry-run on
+has "set --dry-run on reaches every policy" '"effective_dry_run":true' \
+	"$(row "198.18.$N.128/25")"
+ctl set --dry-run off
+has "set --dry-run off" '"effective_dry_run":false' "$(row default)"
+
+# ---- what packets did: show, top, stats, flush ----
+if [ ! -x "$SLUICE_GEN" ]; then
+	skip "sluice-gen is not built ($SLUICE_GEN): run 'make'" "show/top/flush after traffic"
+	tap_done
+	exit
+fi
+SRC_TB=198.18.$N.10 SRC_LOG=198.18.$N.20 SRC_SW=198.18.$N.30
+ctl set --rate 1/h --burst 5
+ctl rule add $SRC_LOG/32 --algo sliding-log --rate 3/m
+ctl rule add $SRC_SW/32 --algo sliding-window --rate 3/h
+for s in $SRC_TB $SRC_LOG $SRC_SW; do
+	tx_gen -s "$s" -d "$ADDR4_RX" -n 8 >/dev/null ||
+		{ not_ok "send 8 packets from $s with sluice-gen"; exit 1; }
+done
+
+out=$(ctl show $SRC_TB)
+has "show, token bucket: the burst is spent" "0 of 5 packets left" "$out"
+has_line "show, token bucket: its drops" "dropped   3" "$out"
+out=$(ctl -j show $SRC_TB)
+has "show -j: tokens left" '"packets_left":0,' "$out"
+out=$(ctl show $SRC_LOG)
+has "show, sliding log: the log is full" "3 of 3 slots hold a packet of the last 1m" "$out"
+has_line "show, sliding log: its drops" "dropped   5" "$out"
+out=$(ctl show $SRC_SW)
+has "show, sliding window: the window count" "3 in this 1h window" "$out"
+has_line "show, sliding window: its drops" "dropped   5" "$out"
+out=$(ctl show 198.18.$N.11)
+has "show, a source never seen" "no bucket for 198.18.$N.11: it is full" "$out"
+out=$(ctl show 198.18.$N.130)
+has "show, an exempt source" "exempt" "$out"
+
+out=$(ctl top -n 3)
+has "top: the sliding-log source" "$SRC_LOG/32" "$out"
+has "top: the sliding-window source" "$SRC_SW/32" "$out"
+has "top: the token-bucket source" "$SRC_TB/32" "$out"
+out=$(ctl -j top -n 1)
+has "top -n 1 -j: one entry with the most drops" '"dropped":5,' "$out"
+has "rule list: the rule's own drops" '"dropped":5,' "$(row "$SRC_LOG/32")"
+has "rule list: the default policy's drops" '"dropped":3,' "$(row default)"
+out=$(ctl -j stats)
+has "stats -j: limited counts every drop" '"limited":13,' "$out"
+out=$(ctl stats --prometheus)
+has_line "stats --prometheus: per-policy drops" \
+	"sluice_policy_dropped_total{interface=\"$IF_RX\",policy=\"$SRC_LOG/32\"} 5" "$out"
+has_line "stats --prometheus: global counters" "sluice_limited_total{interface=\"$IF_RX\"} 13" "$out"
+
+out=$(ctl flush $SRC_TB)
+has "flush ADDR: one bucket" "flushed 1 bucket and 0 sliding logs of $SRC_TB/32" "$out"
+has "flush ADDR: the source is fresh again" "no bucket for $SRC_TB" "$(ctl show $SRC_TB)"
+out=$(ctl -j flush 198.18.$N.0/24)
+has "flush CIDR: the sliding log" '"logs":1' "$out"
+has "flush CIDR: the sliding-window bucket" '"buckets":1' "$out"
+has "flush CIDR: nothing left to top" "no source has lost a packet" "$(ctl top)"
+
+tap_done

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# sluicectl refuses bad input with exit status 2 and a message that names the
+# problem, before it looks for an interface: none of this needs root or an
+# attached sluice. Runtime failures (no such interface, not attached) exit 1.
+set -u
+source tests/lib/tap.sh
+
+if [ ! -x "$SLUICECTL" ]; then
+	skip "sluicectl is not built ($SLUICECTL): run 'make'" "sluicectl usage errors"
+	exit 0
+fi
+
+# usage NAME PATTERN ARGS...: sluicectl ARGS exits 2 and says PATTERN.
+usage() {
+	local name=$1 pat=$2
+	shift 2
+	expect_status 2 "$name: exit status 2" "$SLUICECTL" "$@" || return
+	if grep -qiF -- "$pat" <<<"$OUT"; then
+		ok "$name: says '$pat'"
+	else
+		not_ok "$name: says '$pat'"
+		diag "sluicectl $*: $OUT"
+	fi
+}
+
+# Rates
+usage "rate 0" "is zero" set --rate 0/s
+usage "negative rate" "negative" set --rate -5/s
+usage "non-numeric rate" "not a number" set --rate many/s
+usage "rate overflowing u64" "too large" set --rate 99999999999999999999/s
+usage "decimal rate" "not a whole number" set --rate 1.5/s
+usage "rate with an unknown unit" "unknown unit 'furlongs'" set --rate 10furlongs
+usage "rate without a unit" "no unit" set --rate 100
+usage "rate too high to tell apart" "too high" set --rate 100tbit
+usage "two packet rates" "two packet rates" set --rate 100/s --rate 200/s
+usage "two byte rates" "two byte rates" rule add 198.18.0.0/24 --rate 1mbit --rate 2mbit
+usage "rate option without a value" "--rate needs a value" set --rate
+usage "rate option followed by an option" "--rate needs a value" set --rate --burst 5
+
+# Bursts
+usage "burst 0" "--burst is 0" set --rate 100/s --burst 0
+usage "negative burst" "negative" set --rate 100/s --burst -3
+usage "non-numeric burst" "not a whole number" set --rate 100/s --burst lots
+usage "burst beyond 32 bits" "too large" set --rate 100/s --burst 99999999999
+usage "burst x interval overflows" "too long to refill" set --rate 1/h --burst 4000000000
+usage "byte burst smaller than a frame" "smaller than one full" set --rate 10mbit --burst 100
+usage "two bursts for one rate" "two --burst" set --rate 100/s --burst 5 --burst 6
+
+# Algorithms and windows
+usage "unknown algorithm" "unknown algorithm 'fastest'" set --algo fastest
+usage "algorithm given twice" "--algo is given twice" set --algo token-bucket --algo leaky-bucket
+usage "window too short" "out of range" set --algo sliding-window --rate 10/s --window 50ms
+usage "window too long" "out of range" set --algo fixed-window --rate 10/s --window 2h
+usage "window not a duration" "not a duration" set --window soon
+usage "window with token-bucket" "--window applies to" set --algo token-bucket --window 1s
+usage "burst with sliding-window" "has no --burst" \
+	set --algo sliding-window --rate 10/s --burst 5
+usage "byte rate with fixed-window" "counts packets" set --algo fixed-window --rate 10mbit
+usage "sliding-log beyond its slots" "at most 64" set --algo sliding-log --rate 100/s
+usage "window not holding whole packets" "not a whole number of packets" \
+	set --algo fixed-window --rate 7/s --window 100ms
+
+# Key prefixes
+usage "prefix4 33" "at most 32" set --prefix4 33
+usage "prefix4 0" "--prefix4 is 0" set --prefix4 0
+usage "prefix6 129" "at most 128" set --prefix6 129
+usage "prefix4 not a number" "not a whole number" set --prefix4 /24
+usage "rule prefix beyond IPv4" "out of range for the IPv4 rule" \
+	rule add 198.18.0.0/24 --rate 10/s --prefix 33
+usage "rule prefix beyond IPv6" "at most 128" rule add 2001:2::/48 --rate 10/s --prefix 129
+
+# Addresses and CIDRs
+usage "bad IPv4 CIDR" "not an IPv4 or IPv6 address" rule add 198.18.0.300/24 --rate 1/s
+usage "bad IPv6 CIDR" "not an IPv4 or IPv6 address" rule add 2001:2::g/48 --rate 1/s
+usage "CIDR length past 32" "prefix length" rule add 198.18.0.0/33 --rate 1/s
+usage "CIDR length not a number" "prefix length" rule add 198.18.0.0/x --rate 1/s
+usage "host bits set" "host bits set: did you mean 198.18.0.0/24" rule add 198.18.0.1/24 --exempt
+usage "host bits set in IPv6" "host bits set" rule del 2001:2::1/48
+usage "show a bad address" "not an IPv4 or IPv6 address" show 198.18.0.999
+usage "show a CIDR" "not an IPv4 or IPv6 address" show 198.18.0.0/24
+usage "flush a bad CIDR" "host bits set" flush 198.18.0.1/16
+
+# Commands, options and arguments
+usage "unknown object" "unknown object 'frobnicate'" frobnicate
+usage "ambiguous object" "ambiguous" s
+usage "unknown rule command" "unknown command 'rule frob'" rule frob
+usage "unknown global option" "unknown option '--frob'" --frob stats
+usage "unknown set option" "unknown option '--frob' for set" set --frob 1
+usage "unknown rule option" "unknown option '--prefix4' for rule add" \
+	rule add 198.18.0.0/24 --rate 1/s --prefix4 24
+usage "rule del takes no options" "unknown option '--rate' for rule del" \
+	rule del 198.18.0.0/24 --rate 1/s
+usage "unknown stats argument" "unknown argument '--frob'" stats --frob
+usage "unknown top argument" "unknown argument '-x'" top -x
+usage "set with nothing to change" "set needs something to change" set
+usage "set with a stray word" "unexpected argument 'now'" set --rate 10/s now
+usage "rule add without a CIDR" "needs a CIDR" rule add
+usage "rule del without a CIDR" "needs a CIDR" rule del
+usage "rule add without an action" "needs --rate RATE, --exempt or --deny" rule add 198.18.0.0/24
+usage "rule add with two CIDRs" "takes one CIDR" rule add 198.18.0.0/24 198.19.0.0/24 --exempt
+usage "exempt with a rate" "--exempt takes no --rate" rule add 198.18.0.0/24 --exempt --rate 1/s
+usage "exempt and deny" "not both" rule add 198.18.0.0/24 --exempt --deny
+usage "rule without a command" "Usage:" rule
+usage "dry-run without on|off" "--dry-run needs 'on' or 'off'" set --dry-run
+usage "dry-run maybe" "'on' or 'off', not 'maybe'" set --dry-run maybe
+usage "rule list with an argument" "takes no arguments" rule list 198.18.0.0/24
+usage "show without an address" "show needs an address" show
+usage "show with two addresses" "one address" show 198.18.0.1 198.18.0.2
+usage "flush with two CIDRs" "at most one" flush 198.18.0.0/24 198.18.1.0/24
+usage "top -n 0" "-n is 0" top -n 0
+usage "top -n without a number" "-n needs a number" top -n
+usage "top -n too large" "too large" top -n 100000000
+usage "stats --watch 0" "--watch is 0" stats --watch 0
+usage "stats --watch without seconds" "--watch needs" stats --watch
+usage "prometheus and json" "leave out -j" -j stats --prometheus
+usage "prometheus and watch" "leave out --watch" stats --prometheus --watch 1
+usage "-i without a name" "-i needs an interface" -i
+usage "-b without a file" "-b needs a file" -b
+usage "-b with a command" "takes no command" -b /dev/null stats
+usage "no arguments" "Usage:" 
+
+# -j: errors are JSON on stdout
+out=$("$SLUICECTL" -j set --rate 0/s 2>/dev/null)
+st=$?
+if [ "$st" = 2 ] && [[ "$out" == '{"error":"'*'is zero'*'"}' ]]; then
+	ok "-j: a usage error is {\"error\": ...} on stdout"
+else
+	not_ok "-j: a usage error is {\"error\": ...} on stdout"
+	diag "exit status $st, stdout: $out"
+fi
+
+# Batch files are checked before any interface is needed.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/bad.conf" <<'EOF'
+# default policy
+set --rate 200/s --burst 400
+
+rule add 198.18.0.0/24 --rate 10/s   # lab
+rule add 198.18.1.0/24 --rate 10/x
+EOF
+usage "batch file with a bad line" "bad.conf:5: rate '10/x' has an unknown unit" -b "$tmp/bad.conf"
+printf 'stats\n' >"$tmp/read.conf"
+usage "batch file with a read command" "read.conf:1: unknown editing command 'stats'" \
+	-b "$tmp/read.conf"
+usage "batch file that does not exist" "Couldn't open" -b "$tmp/missing.conf"
+
+# Help at every level: exit 0 and a usage text on stdout.
+for words in "help" "-h" "set help" "rule help" "rule add help" "rule list help" \
+	"stats help" "top help" "show help" "flush help" "help rule" "help batch"; do
+	# shellcheck disable=SC2086
+	out=$("$SLUICECTL" $words 2>/dev/null)
+	st=$?
+	if [ "$st" = 0 ] && grep -q "^Usage: sluicectl" <<<"$out"; then
+		ok "sluicectl $words: prints its usage"
+	else
+		not_ok "sluicectl $words: prints its usage"
+		diag "exit status $st: $out"
+	fi
+done
+usage "help of an unknown object" "no help for 'frob'" help frob
+
+# Runtime failures exit 1. A namespace of our own holds an interface that
+# nobody attached to (names of pins are global, so the name is ours alone).
+expect_status 1 "unknown interface: exit status 1" "$SLUICECTL" -i "ctnone$$" stats
+if [ "$(id -u)" = 0 ]; then
+	if grep -qF "there is no interface 'ctnone$$'" <<<"$OUT"; then
+		ok "unknown interface: names it"
+	else
+		not_ok "unknown interface: names it"
+		diag "$OUT"
+	fi
+	ns="ct-cli-$$"
+	if ip netns add "$ns" 2>/dev/null; then
+		trap 'rm -rf "$tmp"; ip netns del "$ns" 2>/dev/null' EXIT
+		ip -n "$ns" link add "ctd$$" type veth peer name "cte$$"
+		expect_status 1 "not attached: exit status 1" \
+			nsenter --net="/var/run/netns/$ns" "$SLUICECTL" -i "ctd$$" rule list
+		if grep -qF "sluice is not attached to ctd$$: run 'sluice attach ctd$$'" <<<"$OUT"
+		then
+			ok "not attached: says how to attach"
+		else
+			not_ok "not attached: says how to attach"
+			diag "$OUT"
+		fi
+		expect_status 1 "not attached, -j: exit status 1" \
+			nsenter --net="/var/run/netns/$ns" "$SLUICECTL" -j -i "ctd$$" stats
+		if [[ "$OUT" == '{"error":"sluice is not attached'* ]]; then
+			ok "not attached, -j: the error is JSON"
+		else
+			not_ok "not attached, -j: the error is JSON"
+			diag "$OUT"
+		fi
+	else
+		skip "could not create a network namespace" "not attached: exit status 1"
+	fi
+else
+	skip "needs root to tell a missing interface from unreadable pins" \
+		"unknown interface: names it"
+	skip "needs root (a namespace with an interface of our own)" \
+		"not attached: exit status 1"
+fi
+
+tap_done
