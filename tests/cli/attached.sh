@@ -152,7 +152,8 @@ has "stats -j: limited counts every drop" '"limited":13,' "$out"
 out=$(ctl stats --prometheus)
 has_line "stats --prometheus: per-policy drops" \
 	"sluice_policy_dropped_total{interface=\"$IF_RX\",policy=\"$SRC_LOG/32\"} 5" "$out"
-has_line "stats --prometheus: global counters" "sluice_limited_total{interface=\"$IF_RX\"} 13" "$out"
+has_line "stats --prometheus: global counters" \
+	"sluice_limited_total{interface=\"$IF_RX\"} 13" "$out"
 
 out=$(ctl flush $SRC_TB)
 has "flush ADDR: one bucket" "flushed 1 bucket and 0 sliding logs of $SRC_TB/32" "$out"

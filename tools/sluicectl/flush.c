@@ -133,7 +133,8 @@ int do_flush(int argc, char **argv)
 		json_obj_end(&j);
 		json_end(&j);
 	} else {
-		printf("flushed %ld bucket%s and %ld sliding log%s of %s (%llu keys were tracked)\n",
+		printf("flushed %ld bucket%s and %ld sliding log%s of %s "
+		       "(%llu keys were tracked)\n",
 		       buckets, buckets == 1 ? "" : "s", logs, logs == 1 ? "" : "s", what,
 		       (unsigned long long)f.seen);
 	}

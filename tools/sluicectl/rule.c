@@ -10,8 +10,9 @@
 void rule_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]... [--algo ALGO]\n"
-		"                 [--window DUR] [--prefix LEN] | --exempt | --deny) [--dry-run]\n"
+		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]...\n"
+		"                 [--algo ALGO] [--window DUR] [--prefix LEN] | --exempt |\n"
+		"                 --deny) [--dry-run]\n"
 		"       sluicectl [-i IFACE] rule del CIDR\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
 		"\n"
@@ -19,7 +20,8 @@ void rule_help(FILE *f)
 		"prefix wins, sources no rule matches get the default policy ('set').\n"
 		"\n"
 		"  add   add a rule, or replace the rule of the same CIDR\n"
-		"        --rate, --burst, --algo, --window as for 'set' (see 'sluicectl set help')\n"
+		"        --rate, --burst, --algo, --window: as for 'set' (see\n"
+		"                      'sluicectl set help')\n"
 		"        --prefix LEN  sources of the rule share a bucket per /LEN (default: the\n"
 		"                      default policy's prefix for the CIDR's family)\n"
 		"        --exempt      never limit these sources (still counted)\n"
@@ -97,9 +99,10 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 		snprintf(key, sizeof(key), "/%u /%u", p->prefix4, p->prefix6);
 	snprintf(passed, sizeof(passed), "%llu", (unsigned long long)rs->passed);
 	snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)rs->dropped);
+	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no";
+
 	return ctl_table_row(t, match, ctl_action_name(p->action),
-			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key,
-			     p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no",
+			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key, dry,
 			     passed, dropped);
 }
 

@@ -8,7 +8,8 @@ void set_help(FILE *f)
 {
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] set [--rate RATE [--burst N]]... [--algo ALGO]\n"
-		"                 [--window DUR] [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]\n"
+		"                 [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
+		"                 [--dry-run on|off]\n"
 		"\n"
 		"Change the default policy: the limit of every source that no rule matches.\n"
 		"What is not given is kept, but for the burst: a new --rate without --burst\n"

@@ -136,9 +136,10 @@ static void text_state(const char *label, const struct found *f, const struct sl
 	case SLUICE_ALGO_SLIDING_LOG:
 		ctl_fmt_duration(s->free_in_ns, a, sizeof(a));
 		ctl_fmt_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
-		printf("%-9s %llu of %llu slots hold a packet of the last %s; the next packet %s%s\n",
-		       "state", (unsigned long long)s->used, (unsigned long long)s->limit, b,
-		       s->admits ? "passes" : "is allowed in ", s->admits ? "" : a);
+		printf("%-9s %llu of %llu slots hold a packet of the last %s; "
+		       "the next packet %s%s\n", "state", (unsigned long long)s->used,
+		       (unsigned long long)s->limit, b, s->admits ? "passes" : "is allowed in ",
+		       s->admits ? "" : a);
 		break;
 	}
 	printf("%-9s %llu\n", "dropped", (unsigned long long)s->dropped);

@@ -155,8 +155,8 @@ static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errl
 	if (e->last_rate) {
 		if (e->last_rate->burst)
 			return usage(err, errlen,
-				     "two --burst values for --rate %s: give one --burst after each "
-				     "--rate", e->last_rate->text);
+				     "two --burst values for --rate %s: "
+				     "give one --burst after each --rate", e->last_rate->text);
 		e->last_rate->burst = b;
 		return 0;
 	}
@@ -359,12 +359,14 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 			e->name = "rule del";
 		} else {
 			return usage(err, errlen,
-				     "unknown command 'rule %s': use rule add or rule del", argv[1]);
+				     "unknown command 'rule %s': use rule add or rule del",
+				     argv[1]);
 		}
 		i = 2;
 	} else {
 		return usage(err, errlen,
-			     "unknown editing command '%s': use set, rule add or rule del", argv[0]);
+			     "unknown editing command '%s': use set, rule add or rule del",
+			     argv[0]);
 	}
 
 	while (i < argc) {
@@ -420,7 +422,8 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 			return 0;
 		}
 		if (!e->pkt.given && !e->bytes.given)
-			return usage(err, errlen, "rule add %s needs --rate RATE, --exempt or --deny",
+			return usage(err, errlen,
+				     "rule add %s needs --rate RATE, --exempt or --deny",
 				     e->cidr_text);
 		if (e->prefix > (e->cidr.family == 4 ? 32 : 128))
 			return usage(err, errlen,
@@ -489,11 +492,12 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			struct rate_arg *r = pkt.given ? &pkt : &bytes;
 
 			if (!r->given)
-				return usage(err, errlen, "--burst needs a --rate: the policy has none");
+				return usage(err, errlen,
+					     "--burst needs a --rate: the policy has none");
 			if (r == &bytes && e->burst < MIN_BYTE_BURST)
 				return usage(err, errlen,
-					     "--burst %llu is for the byte rate, and is smaller than "
-					     "one full %llu-byte frame: use at least %llu",
+					     "--burst %llu is for the byte rate, and is smaller "
+					     "than one full %llu-byte frame: use at least %llu",
 					     (unsigned long long)e->burst, MIN_BYTE_BURST,
 					     MIN_BYTE_BURST);
 			r->burst = e->burst;
@@ -514,7 +518,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 				     "%s counts packets: a byte rate needs token-bucket or "
 				     "leaky-bucket", sluice_algo_name(algo));
 		if (!pkt.given)
-			return usage(err, errlen, "%s needs a packet --rate", sluice_algo_name(algo));
+			return usage(err, errlen, "%s needs a packet --rate",
+				     sluice_algo_name(algo));
 		if (burst_given(e))
 			return usage(err, errlen,
 				     "%s has no --burst: it admits the rate's count per --window "
