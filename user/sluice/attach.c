@@ -55,10 +55,10 @@ struct attach_ctx {
 void attach_usage(FILE *f)
 {
 	fprintf(f,
-		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N] [--algo ALGO]\n"
-		"                [--window DUR] [--prefix4 LEN] [--prefix6 LEN] [--max-keys N]\n"
-		"                [--max-log-keys N] [--new-keys RATE|off] [--fail-closed|--fail-open]\n"
-		"                [--config FILE]\n"
+		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N]\n"
+		"                [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
+		"                [--max-keys N] [--max-log-keys N] [--new-keys RATE|off]\n"
+		"                [--fail-closed|--fail-open] [--config FILE]\n"
 		"      attach sluice to IFACE, or upgrade it in place when it is attached\n");
 }
 
@@ -248,9 +248,9 @@ static int inspect_iface(struct attach_ctx *c)
 			      strerror(-ret));
 	if (c->a.other_id)
 		return refuse(c, -EBUSY,
-			      "the XDP program '%s' (id %u) is attached to %s, not through libxdp's "
-			      "dispatcher, so sluice cannot run next to it: detach it first "
-			      "(e.g. 'ip link set dev %s %s off' if nothing else needs it)",
+			      "the XDP program '%s' (id %u) is attached to %s, not through "
+			      "libxdp's dispatcher, so sluice cannot run next to it: detach it "
+			      "first (e.g. 'ip link set dev %s %s off' if nothing else needs it)",
 			      c->a.other_name, c->a.other_id, o->ifname, o->ifname,
 			      c->a.mode == XDP_MODE_SKB ? "xdpgeneric" : "xdpdrv");
 	if (!c->a.prog_id) {
@@ -259,9 +259,9 @@ static int inspect_iface(struct attach_ctx *c)
 			/* Join the dispatcher in the mode it runs in. */
 			if (o->mode_given && o->mode != c->a.mode)
 				return refuse(c, -EBUSY,
-					      "the XDP programs on %s run in %s mode: sluice can only "
-					      "join them in that mode (--mode %s)",
-					      o->ifname, mode_name(c->a.mode), mode_name(c->a.mode));
+					      "the XDP programs on %s run in %s mode: sluice can "
+					      "only join them in that mode (--mode %s)", o->ifname,
+					      mode_name(c->a.mode), mode_name(c->a.mode));
 			o->mode = c->a.mode;
 		}
 		return 0;
@@ -269,9 +269,9 @@ static int inspect_iface(struct attach_ctx *c)
 	c->kind = c->a.dispatcher ? ATTACH_UPGRADE_DISPATCHER : ATTACH_UPGRADE_LEGACY;
 	if (o->mode_given && o->mode != c->a.mode)
 		return refuse(c, -EBUSY,
-			      "sluice is attached to %s in %s mode: to change the mode, run 'sluice "
-			      "detach %s --keep-state', then attach with --mode %s (%s is not "
-			      "limited in between)",
+			      "sluice is attached to %s in %s mode: to change the mode, run "
+			      "'sluice detach %s --keep-state', then attach with --mode %s (%s is "
+			      "not limited in between)",
 			      o->ifname, mode_name(c->a.mode), o->ifname, mode_name(o->mode),
 			      o->ifname);
 	o->mode = c->a.mode;

@@ -116,7 +116,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			else if (!strcmp(arg, "skb"))
 				o->mode = XDP_MODE_SKB;
 			else
-				return usage_err(cmd, "--mode takes 'native' or 'skb', not '%s'", arg);
+				return usage_err(cmd, "--mode takes 'native' or 'skb', not '%s'",
+						 arg);
 			o->mode_given = true;
 			break;
 		case OPT_RATE:
@@ -194,8 +195,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 						  sizeof(err)))
 				return usage_err(cmd, "%s", err);
 			if (o->interval_ns < MIN_INTERVAL_NS)
-				return usage_err(cmd, "--interval '%s' is too short: at least 100ms",
-						 arg);
+				return usage_err(cmd, "--interval '%s' is too short: at least "
+						 "100ms", arg);
 			break;
 		case OPT_METRICS:
 			if (!is_run)
@@ -278,7 +279,8 @@ int find_attachment(unsigned int ifindex, struct attachment *a)
 		}
 	} else {
 		a->dispatcher = true;
-		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp)) {
+		for (p = xdp_multiprog__next_prog(NULL, mp); p;
+		     p = xdp_multiprog__next_prog(p, mp)) {
 			a->nr_progs++;
 			if (!a->prog_id && !strcmp(xdp_program__name(p), SLUICE_PROG_NAME))
 				a->prog_id = xdp_program__id(p);

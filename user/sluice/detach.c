@@ -106,7 +106,8 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 	has_state = stat(dir, &st) == 0;
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex && !has_state) {
-		p_err("there is no interface '%s' (see 'ip link'), and no sluice state for it", ifname);
+		p_err("there is no interface '%s' (see 'ip link'), and no sluice state for it",
+		      ifname);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
