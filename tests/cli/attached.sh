@@ -92,6 +92,11 @@ differ "set --algo starts fresh buckets (new tag)" "$t0" "$t1"
 has "set --algo keeps the rate" '"rate":"400/s"' "$(row default)"
 ctl set --prefix4 24
 differ "set --prefix4 starts fresh buckets" "$t1" "$(tag_of default)"
+ctl set --algo sliding-window --rate 100/s --window 10s
+t3=$(tag_of default)
+ctl set --rate 200/s
+same "set --rate keeps a sliding window's buckets" "$t3" "$(tag_of default)"
+has "set --rate keeps the window" '"window_ns":10000000000,"window_limit":2000' "$(row default)"
 ctl set --algo token-bucket --prefix4 32 --rate 100/s
 r0=$(tag_of "198.18.$N.64/26")
 ctl rule add 198.18.$N.64/26 --rate 20/s --burst 40

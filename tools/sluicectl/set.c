@@ -25,7 +25,7 @@ void set_help(FILE *f)
 		"  --algo ALGO     token-bucket | leaky-bucket | sliding-window | fixed-window |\n"
 		"                  sliding-log (without --rate the rate is kept)\n"
 		"  --window DUR    window of the window algorithms, 100ms to 1h; default the\n"
-		"                  rate's period (1s for 100/s, 1m for 6000/m)\n"
+		"                  period of the rate as written (1s for 100/s, 1m for 30/m)\n"
 		"  --prefix4 LEN   IPv4 sources share a bucket per /LEN (default 32)\n"
 		"  --prefix6 LEN   IPv6 sources share a bucket per /LEN (default 64)\n"
 		"  --dry-run on|off  every policy only counts what it would drop\n"

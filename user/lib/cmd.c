@@ -457,8 +457,8 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 
 /*
  * The policy a limit edit asks for, on top of base. For `set`, whatever the
- * command does not give is kept from base; a burst or window that was only a
- * default of the old rate follows the new rate instead.
+ * command does not give is kept from base, but for the burst: a new rate
+ * without --burst gets its own default burst.
  */
 static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			struct sluice_policy *np, char *err, size_t errlen)
@@ -502,9 +502,11 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 					     MIN_BYTE_BURST);
 			r->burst = e->burst;
 		}
-		if (!window_ns && is_window_algo(base->algo))
-			window_ns = base->window >> SLUICE_TICK_SHIFT;
 	}
+	/* A window is kept like any setting: a new rate alone must not move
+	 * the window, which would start every source afresh. */
+	if (!window_ns && is_window_algo(base->algo))
+		window_ns = base->window >> SLUICE_TICK_SHIFT;
 
 	np->algo = (__u8)algo;
 	if (is_window_algo(algo)) {
