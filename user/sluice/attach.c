@@ -694,23 +694,88 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 	return ret;
 }
 
+/* A fresh attach without libxdp: the program alone, only if the interface
+ * has none (XDP_FLAGS_UPDATE_IF_NOEXIST). */
+static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), mode;
+	int ret, fd;
+
+	ret = sluice_bpf__load(skel);
+	if (ret) {
+		ret = -errno;
+		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
+			      "the verifier's log)", strerror(-ret));
+	}
+	fd = bpf_program__fd(skel->progs.sluice_xdp);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+		*new_id = info.id;
+	mode = c->o->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	ret = bpf_xdp_attach((int)c->o->ifindex, fd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode, NULL);
+	if (ret)
+		return attach_err(c, ret);
+	ret = pin_prog(c, fd);
+	if (ret) {
+		opts.old_prog_fd = fd;
+		bpf_xdp_detach((int)c->o->ifindex, XDP_FLAGS_REPLACE | mode, &opts);
+	}
+	return ret;
+}
+
+static struct sluice_bpf *open_skel(struct attach_ctx *c)
+{
+	struct sluice_bpf *skel = sluice_bpf__open();
+	int ret;
+
+	if (!skel) {
+		refuse(c, -errno, "Couldn't open the embedded BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	ret = setup_skel(c, skel);
+	if (ret) {
+		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
+		sluice_bpf__destroy(skel);
+		errno = -ret;
+		return NULL;
+	}
+	return skel;
+}
+
 /* Step 4. */
 static int attach_program(struct attach_ctx *c, __u32 *new_id)
 {
 	struct sluice_bpf *skel;
 	int ret;
 
-	skel = sluice_bpf__open();
+	skel = open_skel(c);
 	if (!skel)
-		return refuse(c, -errno, "Couldn't open the embedded BPF object: %s",
-			      strerror(errno));
-	ret = setup_skel(c, skel);
-	if (ret)
-		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
-	else if (c->kind == ATTACH_UPGRADE_LEGACY)
+		return -errno;
+	if (c->kind == ATTACH_UPGRADE_LEGACY) {
 		ret = upgrade_legacy(c, skel, new_id);
-	else
-		ret = attach_libxdp(c, skel, new_id);
+		goto out;
+	}
+	ret = attach_libxdp(c, skel, new_id);
+	/*
+	 * When the dispatcher passes libxdp's compatibility check but then
+	 * cannot take the program, libxdp falls back to attaching alone the
+	 * program it has just loaded as an extension of the dispatcher, which
+	 * the kernel refuses. On an interface with no program that is worth a
+	 * second try, alone and loaded as XDP.
+	 */
+	if (ret && c->kind == ATTACH_FRESH && !c->a.nr_progs && ret != -EOPNOTSUPP &&
+	    ret != -EBUSY && ret != -EEXIST &&
+	    bpf_program__type(skel->progs.sluice_xdp) == BPF_PROG_TYPE_EXT) {
+		pr_debug("libxdp could not attach sluice (%s): attaching it alone\n",
+			 strerror(-ret));
+		sluice_bpf__destroy(skel);
+		skel = open_skel(c);
+		if (!skel)
+			return -errno;
+		ret = attach_direct(c, skel, new_id);
+	}
+out:
 	sluice_bpf__destroy(skel);
 	return ret;
 }
