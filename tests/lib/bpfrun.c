@@ -80,6 +80,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 		return err;
 	}
 	skel->rodata->test_clock = !opts->real_clock;
+	skel->rodata->bench_vary_keys = opts->vary_keys;
 	/* Small tables: preallocating a million LRU entries per test costs
 	 * seconds and hundreds of MB for nothing. */
 	err = bpf_map__set_max_entries(skel->maps.sluice_buckets,
@@ -206,7 +207,14 @@ void bpfrun_clock(struct bpfrun *r, __u64 ns)
 
 int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .repeat = 1);
+	return bpfrun_run_repeat(r, frame, len, 1, action);
+}
+
+int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repeat,
+		      __u32 *action)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len,
+		    .repeat = repeat);
 	int err;
 
 	err = bpf_prog_test_run_opts(r->prog_fd, &o);

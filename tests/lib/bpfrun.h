@@ -31,6 +31,7 @@ struct bpfrun_opts {
 	__u32 max_log_keys; /* sluice_logs entries; 0: 1024 */
 	__u32 buckets_type; /* enum bpf_map_type for sluice_buckets; 0: as built */
 	__u32 buckets_flags; /* extra map_flags for sluice_buckets */
+	__u32 vary_keys; /* rodata bench_vary_keys: a random source among these */
 };
 
 /* Open and load; returns 0 or -errno, with a message printed as a TAP note. */
@@ -46,6 +47,9 @@ void bpfrun_clock(struct bpfrun *r, __u64 ns);
 /* Run one frame; *action is the XDP verdict. -EINVAL is returned quietly
  * (the kernel refuses frames shorter than Ethernet); other errors are noted. */
 int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action);
+/* The same frame `repeat` times in one call (the kernel loops). */
+int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repeat,
+		      __u32 *action);
 
 /* Build a frame of len bytes from src and run it: the XDP action, or -errno. */
 int bpfrun_send(struct bpfrun *r, const char *src, __u32 len);
