@@ -67,6 +67,7 @@ static const struct option attach_long[] = {
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "keep-state", no_argument, NULL, OPT_KEEP_STATE },
 	{ "help", no_argument, NULL, 'h' },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -104,12 +105,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", attach_long, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hv", attach_long, NULL)) != -1) {
 		const char *arg = optarg;
 
 		switch (c) {
 		case 'h':
 			return -1;
+		case 'v':
+			set_verbose();
+			break;
 		case OPT_MODE:
 			if (!strcmp(arg, "native"))
 				o->mode = XDP_MODE_NATIVE;

@@ -168,6 +168,7 @@ int do_detach(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "keep-state", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool keep_state = false;
@@ -179,8 +180,11 @@ int do_detach(int argc, char **argv)
 	}
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'v':
+			set_verbose();
+			break;
 		case 'k':
 			keep_state = true;
 			break;

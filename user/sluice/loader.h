@@ -29,6 +29,9 @@ struct cmd {
 	int (*func)(int argc, char **argv);
 };
 
+/* -v, given before or after the command. */
+void set_verbose(void);
+
 /* "help", "-h" and "--help" all ask for help. */
 bool is_help(const char *arg);
 

@@ -60,6 +60,12 @@ int usage_err(const char *cmd, const char *fmt, ...)
 	return SLUICE_EXIT_USAGE;
 }
 
+void set_verbose(void)
+{
+	verbose = true;
+	sluice_set_log_level(SLUICE_LOG_DEBUG);
+}
+
 bool is_help(const char *arg)
 {
 	return !strcmp(arg, "help") || !strcmp(arg, "-h") || !strcmp(arg, "--help");
@@ -107,22 +113,24 @@ int main(int argc, char **argv)
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
-			verbose = true;
+			set_verbose();
 		} else if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
 			json_output = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(argv[i], "-vj") || !strcmp(argv[i], "-jv")) {
-			verbose = json_output = true;
+			set_verbose();
+			json_output = true;
 		} else {
 			return usage_err(NULL, "unknown option '%s'", argv[i]);
 		}
 	}
-	sluice_set_log_level(verbose ? SLUICE_LOG_DEBUG : SLUICE_LOG_INFO);
 	sluice_quiet_libs();
 
 	if (i == argc) {
+		if (json_output)
+			return usage_err(NULL, "missing command: attach, detach, status or run");
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}

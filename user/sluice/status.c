@@ -202,6 +202,8 @@ int do_status(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
 			json_output = true;
+		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			set_verbose();
 		} else if (is_help(argv[i])) {
 			printf("Usage:\n");
 			status_usage(stdout);
