@@ -302,6 +302,16 @@ static __always_inline int sluice_admit(const struct sluice_policy *p, __u64 *s,
 	return SLUICE_PASS; /* sliding-log keys live in sluice_logs */
 }
 
+#ifndef __bpf__
+/* sluice_limit_cost() for any number of units (host only: 128-bit). */
+static inline __u64 sluice_limit_cost_wide(const struct sluice_limit *l, __u64 units)
+{
+	unsigned __int128 frac = (unsigned __int128)units * l->interval_frac;
+
+	return units * l->interval + (__u64)(frac >> 32) + ((__u32)frac != 0);
+}
+#endif
+
 /* ---- Views of a key's state for `sluicectl show`/`top` (no side effects) ---- */
 
 /* Whole units left in a GCRA bucket at `now`. */

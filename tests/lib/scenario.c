@@ -281,8 +281,8 @@ int scn_policy(const struct scn *s, struct sluice_policy *p, char *err, size_t e
 		ret = sluice_parse_rate(s->byte_rate, &rate, err, errlen);
 		if (ret)
 			return ret;
-		ret = sluice_limit_set(&p->bytes, rate.count, rate.period_ns, s->byte_burst, err,
-				       errlen);
+		ret = sluice_limit_set_bytes(&p->bytes, rate.count, rate.period_ns, s->byte_burst,
+					     err, errlen);
 		if (ret)
 			return ret;
 	}

@@ -565,8 +565,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 				if (b < MIN_BYTE_BURST)
 					b = MIN_BYTE_BURST;
 			}
-			if (sluice_limit_set(&np->bytes, bytes.rate.count, bytes.rate.period_ns,
-					     b, inner, sizeof(inner)))
+			if (sluice_limit_set_bytes(&np->bytes, bytes.rate.count,
+						   bytes.rate.period_ns, b, inner, sizeof(inner)))
 				return usage(err, errlen, "byte rate: %s", inner);
 		}
 	}

@@ -77,6 +77,10 @@ void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, 
  * would overflow the datapath's u64s, with a message saying which. */
 int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,
 		     char *err, size_t errlen);
+/* The same for a byte rate (burst in bytes): the tolerance is exactly what
+ * `burst` bytes cost, since bytes are charged a whole packet at a time. */
+int sluice_limit_set_bytes(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,
+			   char *err, size_t errlen);
 /* Fill the window fields of p from a rate (count per period = per window). */
 int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, char *err,
 		      size_t errlen);

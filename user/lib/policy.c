@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sluice/algo.h>
+
 #include "libsluice.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -85,6 +87,23 @@ int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64
 	l->rate = count;
 	l->period_ns = period_ns;
 	return 0;
+}
+
+/*
+ * A byte limit's tolerance must be what `burst` bytes cost, ceil(burst x
+ * interval), not burst x the rounded-up cost of one byte: at 100 Gbit/s a
+ * byte costs 1.28 ticks and rounding each byte up would let 56% more through
+ * at once. Packets are always charged one at a time, so for them burst x the
+ * per-packet cost is exact.
+ */
+int sluice_limit_set_bytes(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,
+			   char *err, size_t errlen)
+{
+	int ret = sluice_limit_set(l, count, period_ns, burst, err, errlen);
+
+	if (!ret)
+		l->tolerance = sluice_limit_cost_wide(l, burst);
+	return ret;
 }
 
 int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, char *err,
