@@ -130,6 +130,15 @@ else
 	diag "exit status $st, stdout: $out"
 fi
 
+out=$("$SLUICECTL" rule add 198.18.0.0/33 --exempt -j 2>/dev/null)
+st=$?
+if [ "$st" = 2 ] && [[ "$out" == '{"error":"'*'prefix length'*'"}' ]]; then
+	ok "-j after the command: the error is JSON too"
+else
+	not_ok "-j after the command: the error is JSON too"
+	diag "exit status $st, stdout: $out"
+fi
+
 # Batch files are checked before any interface is needed.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -90,7 +90,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 	}
 	if (nr == 1 && len > 0)
 		return found->func(argc - 1, argv + 1);
-	if (nr > 1)
+	if (nr > 1 && len > 0)
 		return ctl_usage(object, "%s '%s' is ambiguous", what, argv[0]);
 	if (object)
 		return ctl_usage(object, "unknown command '%s %s'", object, argv[0]);

@@ -45,7 +45,8 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -i, --interface IFACE  the interface (may be left out when sluice is attached\n"
 		"                         to exactly one)\n"
-		"  -j, --json             JSON output; errors as {\"error\": \"...\"} on stdout\n"
+		"  -j, --json             JSON output (also after the command); errors as\n"
+		"                         {\"error\": \"...\"} on stdout\n"
 		"  -b, --batch FILE       apply every line of FILE (set / rule add / rule del) in\n"
 		"                         one change: all lines are checked first, then all apply\n"
 		"  -v, --verbose          show what libbpf says\n"
@@ -113,7 +114,7 @@ static const char *opt_value(int argc, char **argv, int *i, size_t skip)
 int main(int argc, char **argv)
 {
 	const char *batch = NULL;
-	int i;
+	int i, j, n;
 
 	/* Line-buffered: --watch output is read line by line by people and pipes. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -175,5 +176,14 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
-	return ctl_dispatch(NULL, objects, argc - i, argv + i, help_top);
+	/* Like bpftool, take -j after the command too: "sluicectl rule list -j".
+	 * No value of any command is "-j", so this cannot eat one. */
+	for (j = i, n = i; j < argc; j++) {
+		if (!strcmp(argv[j], "-j") || !strcmp(argv[j], "--json"))
+			ctl.json = true;
+		else
+			argv[n++] = argv[j];
+	}
+	argv[n] = NULL;
+	return ctl_dispatch(NULL, objects, n - i, argv + i, help_top);
 }
