@@ -116,7 +116,8 @@ int sluice_list_attached(char names[][IF_NAMESIZE], int max);
 /* Resolve -i: the given name, or the only attached interface. */
 int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen);
 /* Check the layout version in cfg; message names both versions. */
-int sluice_check_layout(const struct sluice_config *cfg, char *err, size_t errlen);
+int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, char *err,
+			size_t errlen);
 
 /* Sum of the per-CPU counters. */
 int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out);

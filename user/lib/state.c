@@ -77,14 +77,15 @@ void sluice_close(struct sluice_handle *h)
 	}
 }
 
-int sluice_check_layout(const struct sluice_config *cfg, char *err, size_t errlen)
+int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, char *err,
+			size_t errlen)
 {
 	if (cfg->layout == SLUICE_LAYOUT_VERSION)
 		return 0;
 	return fail(err, errlen, -EPROTO,
-		    "the pinned maps have layout version %u, this sluice uses %u: detach with the "
-		    "sluice that attached them ('sluice detach IFACE'), then attach again",
-		    cfg->layout, SLUICE_LAYOUT_VERSION);
+		    "the pinned maps of %s have layout version %u, this sluice uses %u: detach with "
+		    "the sluice that attached them ('sluice detach %s'), then attach again",
+		    ifname, cfg->layout, SLUICE_LAYOUT_VERSION, ifname);
 }
 
 int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
@@ -146,7 +147,7 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		h->cfg = NULL;
 		goto out_err;
 	}
-	ret = sluice_check_layout(h->cfg, err, errlen);
+	ret = sluice_check_layout(h->cfg, ifname, err, errlen);
 	if (ret)
 		goto out_err;
 	return 0;

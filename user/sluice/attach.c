@@ -227,7 +227,7 @@ static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 		else if (cfg.layout == 0)
 			c->fresh_config = true; /* an attach died before setting it up */
 		else
-			ret = sluice_check_layout(&cfg, c->err, sizeof(c->err));
+			ret = sluice_check_layout(&cfg, c->o->ifname, c->err, sizeof(c->err));
 	}
 out:
 	for (i = 0; i < sluice_nr_maps; i++)
