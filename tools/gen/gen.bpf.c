@@ -19,6 +19,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "gen_shared.h"
+
 /* ---- Load-time knobs, set by sluice-gen through skel->rodata ---- */
 
 const volatile __u32 tx_ifindex = 0; /* the device the test runs name */
@@ -38,9 +40,26 @@ const volatile __u64 mask_hi = 0;
 const volatile __u64 mask_lo = 0;
 const volatile __u32 hi_bits = 0;
 
+const volatile __u8 stamp = 0; /* record when the first and last frame went out */
+
 /* Frames whose headers were not where the knobs say (never, for frames
  * built by sluice-gen): counted rather than sent wrong. */
 __u64 bad_frames = 0;
+
+/*
+ * When frames really left, per CPU. A test run can wait in the kernel before
+ * its first frame and after its last (the XDP dispatcher's mutex), so the
+ * times around the syscall can be off by tens of ms; a paced sender needs
+ * the true span to compare a receiver's count with rate x time. Per CPU, so
+ * that the threads never share a cache line; only stamped when paced, where
+ * the cost of a clock read per frame does not matter.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gen_stamp);
+} gen_stamps SEC(".maps");
 
 /* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), over n 16-bit words. */
 static __always_inline __u16 csum_replace(__u16 check, const __u16 *old, const __u16 *new, int n)
@@ -127,6 +146,18 @@ int gen_xdp(struct xdp_md *ctx)
 	if (err) {
 		__sync_fetch_and_add(&bad_frames, 1);
 		return XDP_DROP;
+	}
+	if (stamp) {
+		__u32 key = 0;
+		struct gen_stamp *st = bpf_map_lookup_elem(&gen_stamps, &key);
+
+		if (st) {
+			__u64 now = bpf_ktime_get_ns();
+
+			if (!st->first_ns)
+				st->first_ns = now;
+			st->last_ns = now;
+		}
 	}
 	if (redirect_ifindex)
 		return bpf_redirect(redirect_ifindex, 0);

@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 
 #include "gen.h"
+#include "gen_shared.h"
 #include "gen.skel.h"
 
 #define DEFAULT_SECONDS 10
@@ -40,6 +41,7 @@ struct worker {
 	double rate; /* packets per second; 0: as fast as it goes */
 	__u64 sent;
 	__u64 start_ns, end_ns;
+	__u64 max_lag_ns; /* paced: the furthest a batch went out behind schedule */
 	int err;
 };
 
@@ -103,7 +105,7 @@ static void *worker_main(void *arg)
 	 * noise, short enough to stop on time and to pace smoothly. */
 	__u64 call_ns = run.slow_calls ? 250000000ULL : 10000000ULL;
 	struct worker *w = arg;
-	__u64 chunk = 1024, n, t0, t1, dt;
+	__u64 chunk = 1024, n, t0, t1, dt, sched;
 	sigset_t set;
 
 	/* Signals go to the main thread only: a test run interrupted midway
@@ -127,13 +129,13 @@ static void *worker_main(void *arg)
 		 * sent when the schedule says it is due. */
 		chunk = clamp64((__u64)(w->rate * call_ns / 5e9), 1, 1U << 20);
 	}
-	w->start_ns = now_ns();
+	sched = now_ns();
 	while (!stopping && (!w->quota || w->sent < w->quota)) {
 		t0 = now_ns();
 		if (run.deadline_ns && t0 >= run.deadline_ns)
 			break;
 		if (w->rate > 0) {
-			__u64 due = w->start_ns + (__u64)(w->sent * 1e9 / w->rate);
+			__u64 due = sched + (__u64)(w->sent * 1e9 / w->rate);
 
 			if (due > t0) {
 				if (run.deadline_ns && due >= run.deadline_ns)
@@ -146,11 +148,25 @@ static void *worker_main(void *arg)
 		n = chunk;
 		if (w->quota && n > w->quota - w->sent)
 			n = w->quota - w->sent;
+		t0 = now_ns();
+		if (w->rate > 0) {
+			__u64 due = sched + (__u64)(w->sent * 1e9 / w->rate);
+
+			if (t0 > due && t0 - due > w->max_lag_ns)
+				w->max_lag_ns = t0 - due;
+		}
 		w->err = send_frames(n);
 		if (w->err)
 			break;
-		w->sent += n;
 		t1 = now_ns();
+		/* A call can wait inside the kernel before its first frame goes
+		 * out (e.g. for the XDP dispatcher's mutex), so the frames of a
+		 * call are known to be out only when it returns: the time sent
+		 * runs from the first return to the last. */
+		if (!w->sent)
+			w->start_ns = t1;
+		w->sent += n;
+		w->end_ns = t1;
 		if (w->rate > 0)
 			continue;
 		/* As fast as it goes: size the next call from this one's speed,
@@ -160,8 +176,39 @@ static void *worker_main(void *arg)
 		if (run.deadline_ns && run.deadline_ns > t1)
 			chunk = clamp64(n * (run.deadline_ns - t1) / dt + 1, 1, chunk);
 	}
-	w->end_ns = now_ns();
 	return NULL;
+}
+
+/* Paced: the span from the first frame out to the last, as the program saw
+ * it; [first, last] is left alone when the stamps cannot be read. */
+static void stamped_span(struct gen_bpf *skel, __u64 *first, __u64 *last)
+{
+	struct gen_stamp *st;
+	int ncpus = libbpf_num_possible_cpus(), i;
+	__u64 lo = ~0ULL, hi = 0;
+	__u32 key = 0;
+
+	if (ncpus <= 0)
+		return;
+	st = calloc(ncpus, sizeof(*st));
+	if (!st)
+		return;
+	if (!bpf_map__lookup_elem(skel->maps.gen_stamps, &key, sizeof(key), st,
+				  ncpus * sizeof(*st), 0)) {
+		for (i = 0; i < ncpus; i++) {
+			if (!st[i].first_ns)
+				continue;
+			if (st[i].first_ns < lo)
+				lo = st[i].first_ns;
+			if (st[i].last_ns > hi)
+				hi = st[i].last_ns;
+		}
+		if (hi) {
+			*first = lo;
+			*last = hi;
+		}
+	}
+	free(st);
 }
 
 /* "0", "0,1", "0-3,6": CPUs this process may run on. */
@@ -255,7 +302,10 @@ static void usage(FILE *f)
 "      --vlan ID         add an 802.1Q tag\n"
 "      --sport PORT, --dport PORT   UDP ports (default 4242 and 9)\n"
 "      --redirect        XDP_REDIRECT to DEV instead of XDP_TX (same path, other action)\n"
-"  -j, --json            print {\"packets\":N,\"seconds\":S,\"pps\":P}\n"
+"  -j, --json            print {\"packets\":N,\"seconds\":S,\"pps\":P}; with -r also\n"
+"                        \"max_lag_ms\": how far the sender fell behind its schedule\n"
+"With -r, seconds is the span from the first frame out to the last, as the\n"
+"program stamped them: rate x seconds is what a limiter should have earned them.\n"
 "  -v, --verbose         say what is sent, and show libbpf's messages\n"
 "  -h, --help            this text\n",
 		DEFAULT_SECONDS);
@@ -357,7 +407,7 @@ int main(int argc, char **argv)
 	struct worker *workers = NULL;
 	struct gen_bpf *skel = NULL;
 	int keeper_fd = -1;
-	__u64 sent = 0, first = ~0ULL, last = 0;
+	__u64 sent = 0, first = ~0ULL, last = 0, lag = 0;
 	char err[SLUICE_ERR_LEN];
 	struct gen_link link;
 	struct sigaction sa;
@@ -505,6 +555,7 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->l3_off = 14 + (spec.vlan >= 0 ? 4 : 0);
 	skel->rodata->tx_ifindex = run.ifindex;
+	skel->rodata->stamp = rate > 0;
 	skel->rodata->redirect_ifindex = redirect ? run.ifindex : 0;
 	if (set_source_knobs(skel, &spec.src, keys, err, sizeof(err))) {
 		gen_bpf__destroy(skel);
@@ -590,7 +641,11 @@ int main(int argc, char **argv)
 			first = w->start_ns;
 		if (w->end_ns > last)
 			last = w->end_ns;
+		if (w->max_lag_ns > lag)
+			lag = w->max_lag_ns;
 	}
+	if (rate)
+		stamped_span(skel, &first, &last);
 	secs = last > first ? (last - first) / 1e9 : 0;
 	if (skel->bss->bad_frames)
 		fprintf(stderr, "sluice-gen: %llu frames were not sent: their headers were not "
@@ -604,11 +659,16 @@ int main(int argc, char **argv)
 		json_u64(&j, "packets", sent);
 		json_f64(&j, "seconds", secs);
 		json_f64(&j, "pps", secs > 0 ? sent / secs : 0);
+		if (rate)
+			json_f64(&j, "max_lag_ms", lag / 1e6);
 		json_obj_end(&j);
 		json_end(&j);
 	} else {
-		printf("sent %llu packets in %.3f s: %.3f Mpps\n", (unsigned long long)sent, secs,
+		printf("sent %llu packets in %.3f s: %.3f Mpps", (unsigned long long)sent, secs,
 		       secs > 0 ? sent / secs / 1e6 : 0);
+		if (rate)
+			printf(" (paced; at most %.1f ms behind schedule)", lag / 1e6);
+		printf("\n");
 	}
 out:
 	if (keeper_fd >= 0)
