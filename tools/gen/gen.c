@@ -304,10 +304,11 @@ static void usage(FILE *f)
 "      --redirect        XDP_REDIRECT to DEV instead of XDP_TX (same path, other action)\n"
 "  -j, --json            print {\"packets\":N,\"seconds\":S,\"pps\":P}; with -r also\n"
 "                        \"max_lag_ms\": how far the sender fell behind its schedule\n"
-"With -r, seconds is the span from the first frame out to the last, as the\n"
-"program stamped them: rate x seconds is what a limiter should have earned them.\n"
 "  -v, --verbose         say what is sent, and show libbpf's messages\n"
-"  -h, --help            this text\n",
+"  -h, --help            this text\n"
+"\n"
+"With -r, seconds is the span from the first frame out to the last, as the\n"
+"program stamped them: rate x seconds is what a limiter should have earned them.\n",
 		DEFAULT_SECONDS);
 }
 
