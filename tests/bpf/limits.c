@@ -313,7 +313,8 @@ static void *flood_thread(void *p)
  */
 static void test_fail_lru(bool closed)
 {
-	const char *t = closed ? "LRU of 1 on 2 CPUs, fail-closed" : "LRU of 1 on 2 CPUs, fail-open";
+	const char *t = closed ? "LRU of 1 on 2 CPUs, fail-closed" :
+				 "LRU of 1 on 2 CPUs, fail-open";
 	struct bpfrun_opts o = { .real_clock = true, .max_keys = 1, .vary_keys = 3 };
 	struct flood_arg a[2];
 	struct sluice_settings set;

@@ -161,9 +161,10 @@ static void test_huge(void)
 	if (policy(&p, SLUICE_ALGO_TOKEN_BUCKET, NULL, 0, "100gbit", 150000)) {
 		memset(s, 0, sizeof(s));
 		n = offer(&p, s, TICKS(t0), 300, 1500);
-		if (!tap_ok(n <= 100, "100gbit burst 150000 B: at most 100 frames of 1500 B at one instant"))
-			tap_diag("  admitted %llu frames = %llu B > burst 150000 B (tolerance %llu ticks "
-				 "for a byte cost of %llu + %u/2^32 ticks)",
+		if (!tap_ok(n <= 100,
+			    "100gbit burst 150000 B: at most 100 frames of 1500 B at one instant"))
+			tap_diag("  admitted %llu frames = %llu B > burst 150000 B (tolerance %llu "
+				 "ticks for a byte cost of %llu + %u/2^32 ticks)",
 				 (unsigned long long)n, (unsigned long long)n * 1500,
 				 (unsigned long long)p.bytes.tolerance,
 				 (unsigned long long)p.bytes.interval, p.bytes.interval_frac);
@@ -304,10 +305,12 @@ static void test_clock_back(void)
 		{ "token-bucket 100/s burst 10", SLUICE_ALGO_TOKEN_BUCKET, "100/s", 10 },
 		{ "leaky-bucket 100/s burst 10 + 1mbit burst 3000", SLUICE_ALGO_LEAKY_BUCKET,
 		  "100/s", 10, "1mbit", 3000 },
-		{ "fixed-window 100/s in 100ms", SLUICE_ALGO_FIXED_WINDOW, "100/s", .window = "100ms" },
+		{ "fixed-window 100/s in 100ms", SLUICE_ALGO_FIXED_WINDOW, "100/s",
+		  .window = "100ms" },
 		{ "sliding-window 100/s in 100ms", SLUICE_ALGO_SLIDING_WINDOW, "100/s",
 		  .window = "100ms" },
-		{ "sliding-log 100/s in 100ms", SLUICE_ALGO_SLIDING_LOG, "100/s", .window = "100ms" },
+		{ "sliding-log 100/s in 100ms", SLUICE_ALGO_SLIDING_LOG, "100/s",
+		  .window = "100ms" },
 	};
 	size_t a;
 
@@ -419,7 +422,8 @@ static void test_new_key_full(void)
 					 (unsigned long long)at[i], passed);
 		}
 		TAP_EQ(good, sizeof(at) / sizeof(at[0]),
-		       "%s: a new key admits exactly 7 at once, at 0 ns to 30 years", algos[a].name);
+		       "%s: a new key admits exactly 7 at once, at 0 ns to 30 years",
+		       algos[a].name);
 	}
 }
 

@@ -186,7 +186,8 @@ static void check_never_more(const struct scn *sc)
 		leaky_fill(&bytes, r.pk[i].len);
 		passed++;
 	}
-	if (!tap_ok(bad < 0, "%s: nothing admitted that the exact meter refuses (%zu of %zu passed)",
+	if (!tap_ok(bad < 0,
+		    "%s: nothing admitted that the exact meter refuses (%zu of %zu passed)",
 		    sc->name, passed, r.n))
 		tap_diag("  packet %ld at %llu ns, %u B: admitted, but the exact meter is full",
 			 bad, (unsigned long long)r.pk[bad].t_ns, r.pk[bad].len);
@@ -208,8 +209,8 @@ int main(void)
 		  RND(2000, 13, SCN_S(1200), 60, 60) },
 		{ "leaky-bucket 100000000/s capacity 100", SLUICE_ALGO_LEAKY_BUCKET,
 		  "100000000/s", 100, RND(5000, 14, 1, 60, 60) },
-		{ "leaky-bucket 10mbit capacity 6000 B", SLUICE_ALGO_LEAKY_BUCKET, NULL, 0, "10mbit",
-		  6000, RND(5000, 15, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN) },
+		{ "leaky-bucket 10mbit capacity 6000 B", SLUICE_ALGO_LEAKY_BUCKET, NULL, 0,
+		  "10mbit", 6000, RND(5000, 15, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN) },
 		{ "leaky-bucket 1000/s capacity 10 + 10mbit capacity 6000 B",
 		  SLUICE_ALGO_LEAKY_BUCKET, "1000/s", 10, "10mbit", 6000,
 		  RND(5000, 16, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN) },
