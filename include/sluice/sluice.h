@@ -91,8 +91,20 @@ struct sluice_limit {
 _Static_assert(sizeof(struct sluice_limit) == 40, "sluice_limit layout");
 
 /* What one policy (the default, or one rule) asks of its sources. */
+/*
+ * A policy's tag names the format of its sources' state: slot << 16 |
+ * algo << 13 | generation. It changes whenever the state would be read another
+ * way (algorithm, window, key prefix), so old buckets are never misread: they
+ * age out of the LRU while new keys start full. The algorithm is part of the
+ * tag so that even a wrapped generation can never read one algorithm's state
+ * as another's.
+ */
+#define SLUICE_TAG(slot, algo, gen) \
+	(((__u32)(slot) << 16) | ((__u32)(algo) << 13) | ((__u32)(gen) & 0x1fff))
+#define SLUICE_TAG_SLOT(tag) (((tag) >> 16) & 0x7fff)
+
 struct sluice_policy {
-	__u32 tag; /* identity of the bucket state: slot << 16 | generation */
+	__u32 tag; /* SLUICE_TAG(slot, algo, generation) */
 	__u8 algo; /* enum sluice_algo */
 	__u8 action; /* enum sluice_action */
 	__u8 flags; /* SLUICE_POLICY_* */
@@ -132,7 +144,7 @@ struct sluice_config {
 	__u32 active; /* index of the live settings */
 	__u64 seq; /* bumped by every change */
 	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
-	__u64 pad;
+	__u64 tag_seq; /* last policy generation handed out (userspace-owned) */
 	struct sluice_settings settings[2];
 };
 _Static_assert(sizeof(struct sluice_config) == 352, "sluice_config layout");

@@ -208,38 +208,6 @@ static bool is_window_algo(unsigned int algo)
 	       algo == SLUICE_ALGO_SLIDING_LOG;
 }
 
-/*
- * A packet rate in the shortest of /s, /m, /h that makes it a whole number:
- * rates are stored reduced (30/m as 1 per 2s), which would print oddly.
- */
-void ctl_fmt_limit(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len)
-{
-	static const struct {
-		const char *unit;
-		__u64 ns;
-	} units[] = {
-		{ "/s", SLUICE_NS_PER_SEC },
-		{ "/m", 60 * SLUICE_NS_PER_SEC },
-		{ "/h", 3600 * SLUICE_NS_PER_SEC },
-	};
-	size_t i;
-
-	if (is_bytes || !l->period_ns) {
-		sluice_format_rate(l, is_bytes, buf, len);
-		return;
-	}
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		unsigned __int128 n = (unsigned __int128)l->rate * units[i].ns;
-
-		if (n % l->period_ns == 0) {
-			snprintf(buf, len, "%llu%s", (unsigned long long)(n / l->period_ns),
-				 units[i].unit);
-			return;
-		}
-	}
-	sluice_format_rate(l, is_bytes, buf, len);
-}
-
 void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len)
 {
 	char a[48] = "", b[48] = "";
@@ -249,9 +217,9 @@ void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len)
 		return;
 	}
 	if (p->pkt.period_ns)
-		ctl_fmt_limit(&p->pkt, false, a, sizeof(a));
+		sluice_format_rate(&p->pkt, false, a, sizeof(a));
 	if (p->bytes.period_ns && !is_window_algo(p->algo))
-		ctl_fmt_limit(&p->bytes, true, b, sizeof(b));
+		sluice_format_rate(&p->bytes, true, b, sizeof(b));
 	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
 }
 
@@ -330,7 +298,7 @@ static void json_limit(struct sluice_json *j, const char *key, const struct slui
 {
 	char text[48];
 
-	ctl_fmt_limit(l, is_bytes, text, sizeof(text));
+	sluice_format_rate(l, is_bytes, text, sizeof(text));
 	json_obj_begin(j, key);
 	json_str(j, "rate", text);
 	json_u64(j, "count", l->rate);

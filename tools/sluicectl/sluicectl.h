@@ -60,7 +60,6 @@ void ctl_rule_cidr(const struct sluice_rule *r, const struct sluice_rule_key *k,
 		   struct sluice_cidr *c);
 
 /* Texts of a policy for tables: "100/s", "200", "1s", "/32 /64". */
-void ctl_fmt_limit(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len);
 void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
 void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len);
 void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len);

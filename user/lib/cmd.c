@@ -619,24 +619,6 @@ static bool same_state_format(const struct sluice_policy *a, const struct sluice
 	       a->prefix6 == b->prefix6;
 }
 
-/*
- * sluice_txn_retag() takes the next generation from the config's change
- * count; a fresh config (count 0) would hand the default policy its initial
- * generation 1 again, and the new algorithm would read the old one's state.
- * Step past both the tag being replaced and the live one (an earlier line of
- * the same batch may have moved off it already): generations only need to
- * differ from what the buckets may hold.
- */
-static void retag(struct sluice_txn *t, struct sluice_policy *p, __u32 old_tag)
-{
-	const struct sluice_config *cfg = t->h->cfg;
-	__u32 live = cfg->settings[__atomic_load_n(&cfg->active, __ATOMIC_ACQUIRE) & 1].def.tag;
-
-	sluice_txn_retag(t, p);
-	while (p->tag == old_tag || p->tag == live || !(p->tag & 0xffff))
-		p->tag = (p->tag & 0xffff0000U) | ((p->tag + 1) & 0xffff);
-}
-
 static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, size_t errlen)
 {
 	struct sluice_policy np;
@@ -652,7 +634,7 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 			 * state read the wrong way. A rate or burst change keeps
 			 * every bucket (GCRA state stays meaningful). */
 			if (!same_state_format(&t->set.def, &np))
-				retag(t, &np, t->set.def.tag);
+				sluice_txn_retag(t, &np);
 			t->set.def = np;
 		}
 		if (e->dry_run == 1)

@@ -46,17 +46,6 @@ static int parse_digits(const char **sp, __u64 *out)
 	return 0;
 }
 
-static __u64 gcd64(__u64 a, __u64 b)
-{
-	while (b) {
-		__u64 t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 struct unit {
 	const char *name;
 	__u64 mult; /* count multiplier */
@@ -91,7 +80,7 @@ static const struct unit rate_units[] = {
 int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t errlen)
 {
 	const char *p = s;
-	__u64 count, g;
+	__u64 count;
 	size_t i;
 	int ret;
 
@@ -101,7 +90,8 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 		return fail(err, errlen, "rate '%s' is negative: a rate must be positive", s);
 	ret = parse_digits(&p, &count);
 	if (ret == -ERANGE)
-		return fail(err, errlen, "rate '%s' is too large", s);
+		return fail(err, errlen, "rate '%s' is too large: at most %llu per unit", s,
+			    (unsigned long long)~0ULL);
 	if (ret)
 		return fail(err, errlen, "rate '%s' is not a number: write it as " RATE_FORMS, s);
 	if (*p == '.' || *p == ',')
@@ -117,13 +107,13 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 			return fail(err, errlen, "rate '%s' is zero: a limit must admit something "
 				    "(to drop everything use a --deny rule)", s);
 		if (count > ~0ULL / u->mult)
-			return fail(err, errlen, "rate '%s' is too large", s);
+			return fail(err, errlen, "rate '%s' is too large: at most %llu%s", s,
+				    (unsigned long long)(~0ULL / u->mult), u->name);
+		/* Kept as written (30/m stays 30 per minute): the period is
+		 * what a window algorithm's window defaults to. */
 		rate->count = count * u->mult;
 		rate->period_ns = u->period_ns * (u->bits ? 8 : 1);
 		rate->is_bytes = u->bytes;
-		g = gcd64(rate->count, rate->period_ns);
-		rate->count /= g;
-		rate->period_ns /= g;
 		return 0;
 	}
 	if (!*p)
@@ -319,40 +309,67 @@ void sluice_format_cidr(const struct sluice_cidr *c, bool with_len, char *buf, s
 		snprintf(buf, len, "%s", a);
 }
 
+/* n scaled by 1000 while whole, with the unit names for each step. */
+static void print_scaled(unsigned __int128 n, const char *const *units, int nunits, char *buf,
+			 size_t len)
+{
+	int i = 0;
+
+	while (i < nunits - 1 && n >= 1000 && n % 1000 == 0) {
+		n /= 1000;
+		i++;
+	}
+	snprintf(buf, len, "%llu%s", (unsigned long long)n, units[i]);
+}
+
 void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len)
 {
-	__u64 n = l->rate, p = l->period_ns;
+	static const char *const bit_units[] = { "bit", "kbit", "mbit", "gbit", "tbit" };
+	static const char *const byte_units[] = { "bps", "kbps", "mbps", "gbps", "tbps" };
+	static const struct {
+		const char *unit;
+		__u64 ns;
+	} pkt_units[] = {
+		{ "/s", SLUICE_NS_PER_SEC },
+		{ "/m", 60 * SLUICE_NS_PER_SEC },
+		{ "/h", 3600 * SLUICE_NS_PER_SEC },
+	};
+	__u64 p = l->period_ns;
+	unsigned __int128 n;
+	size_t i;
 
 	if (!p) {
 		snprintf(buf, len, "none");
 		return;
 	}
 	if (is_bytes) {
-		/* bytes per period -> bits per second when whole, else bytes/s */
-		if ((n * 8 * SLUICE_NS_PER_SEC) % p == 0 && n < ~0ULL / 8 / SLUICE_NS_PER_SEC) {
-			__u64 bits = n * 8 * SLUICE_NS_PER_SEC / p;
-			static const char *const u[] = { "bit", "kbit", "mbit", "gbit", "tbit" };
-			int i = 0;
-
-			while (i < 4 && bits % 1000 == 0 && bits >= 1000) {
-				bits /= 1000;
-				i++;
-			}
-			snprintf(buf, len, "%llu%s", (unsigned long long)bits, u[i]);
-		} else {
-			snprintf(buf, len, "%.3fbps", (double)n * SLUICE_NS_PER_SEC / p);
+		/* Whole bits per second in bit units, else whole bytes in bps units. */
+		n = (unsigned __int128)l->rate * 8 * SLUICE_NS_PER_SEC;
+		if (n % p == 0 && (n / p) % 8 != 0) {
+			print_scaled(n / p, bit_units, 5, buf, len);
+			return;
 		}
+		n = (unsigned __int128)l->rate * SLUICE_NS_PER_SEC;
+		if (n % p == 0) {
+			/* Whole bytes: prefer bits when they scale as far (10mbit). */
+			unsigned __int128 bits = n / p * 8;
+
+			if (bits % 1000 == 0)
+				print_scaled(bits, bit_units, 5, buf, len);
+			else
+				print_scaled(n / p, byte_units, 5, buf, len);
+			return;
+		}
+		snprintf(buf, len, "%.3fbps", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
 		return;
 	}
-	if (p % (3600 * SLUICE_NS_PER_SEC) == 0 && p / (3600 * SLUICE_NS_PER_SEC) == 1)
-		snprintf(buf, len, "%llu/h", (unsigned long long)n);
-	else if (p == 60 * SLUICE_NS_PER_SEC)
-		snprintf(buf, len, "%llu/m", (unsigned long long)n);
-	else if (p == SLUICE_NS_PER_SEC)
-		snprintf(buf, len, "%llu/s", (unsigned long long)n);
-	else if (SLUICE_NS_PER_SEC % p == 0)
-		snprintf(buf, len, "%llu/s", (unsigned long long)(n * (SLUICE_NS_PER_SEC / p)));
-	else
-		snprintf(buf, len, "%llu/%llums", (unsigned long long)n,
-			 (unsigned long long)(p / 1000000ULL));
+	/* Packets: the largest rate unit that keeps the count whole (30/m). */
+	for (i = 0; i < sizeof(pkt_units) / sizeof(pkt_units[0]); i++) {
+		n = (unsigned __int128)l->rate * pkt_units[i].ns;
+		if (n % p == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(n / p), pkt_units[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, len, "%.6g/s", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
 }

@@ -141,16 +141,23 @@ void sluice_txn_end(struct sluice_txn *t)
 	t->h = NULL;
 }
 
-static __u16 next_generation(const struct sluice_txn *t)
+/*
+ * A generation never handed out before (until 8192 retags wrap it) and never
+ * the one p had: config.tag_seq only grows, also across aborted changes.
+ */
+static void assign_tag(struct sluice_txn *t, struct sluice_policy *p, __u32 slot)
 {
-	__u16 gen = (__u16)(t->h->cfg->seq + 1);
+	__u64 gen;
 
-	return gen ? gen : 1;
+	do
+		gen = __atomic_add_fetch(&t->h->cfg->tag_seq, 1, __ATOMIC_RELAXED) & 0x1fff;
+	while (!gen || SLUICE_TAG(slot, p->algo, gen) == p->tag);
+	p->tag = SLUICE_TAG(slot, p->algo, gen);
 }
 
 void sluice_txn_retag(struct sluice_txn *t, struct sluice_policy *p)
 {
-	p->tag = (p->tag & 0xffff0000U) | next_generation(t);
+	assign_tag(t, p, SLUICE_TAG_SLOT(p->tag));
 }
 
 struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct sluice_cidr *c)
@@ -176,7 +183,7 @@ static __u32 free_slot(const struct sluice_txn *t)
 
 	memset(used, 0, sizeof(used));
 	for (i = 0; i < t->nr_rules; i++)
-		used[(t->rules[i].rule.policy.tag >> 16) & (SLUICE_MAX_RULES - 1)] = 1;
+		used[SLUICE_TAG_SLOT(t->rules[i].rule.policy.tag) & (SLUICE_MAX_RULES - 1)] = 1;
 	for (s = 1; s < SLUICE_MAX_RULES; s++)
 		if (!used[s])
 			return s;
@@ -227,7 +234,8 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 			memcpy(r->key.addr, c->addr, 16);
 			r->key.prefixlen = SLUICE_RULE_KEY_PREFIX(c->prefixlen);
 		}
-		np.tag = slot << 16 | next_generation(t);
+		np.tag = 0;
+		assign_tag(t, &np, slot);
 	}
 	r->rule.policy = np;
 	t->rules_changed = true;
@@ -269,12 +277,12 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 		for (i = 0; !ret && i < t->nr_rules; i++) {
 			struct sluice_txn_rule *r = &t->rules[i];
 			struct sluice_rule live;
-			__u32 slot = r->rule.policy.tag >> 16;
+			__u32 slot = SLUICE_TAG_SLOT(r->rule.policy.tag);
 
 			/* A rule new to this change starts its counters at 0. */
 			r->key.gen = old_gen;
 			if (bpf_map_lookup_elem(h->rules_fd, &r->key, &live) ||
-			    (live.policy.tag >> 16) != slot)
+			    SLUICE_TAG_SLOT(live.policy.tag) != slot)
 				ret = sluice_clear_rstats(h, slot);
 			r->key.gen = new_gen;
 			if (!ret && bpf_map_update_elem(h->rules_fd, &r->key, &r->rule, BPF_ANY))
