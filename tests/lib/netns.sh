@@ -15,6 +15,12 @@
 #   netns_bg CMD...                 run CMD in the background, stopped by the cleanup
 #   rx_counter_add NAME MATCH...    count at the receiver what passed XDP (nft netdev
 #   rx_counter NAME                 ingress, after XDP): e.g. rx_counter_add a ip saddr X
+#   gen_bg NAME ARGS / gen_wait NAME   tx_gen -j in the background; gen_wait sets
+#                                   NAME_packets, NAME_seconds, NAME_lag (ms) from its report
+#   held_verdict ADMITTED BURST RATE SECS LAG   is a flood held to BURST + RATE x SECS?
+#   sluice_stat FIELD               a sluice_stats field of IF_RX, summed over CPUs, via bpftool
+#   xdp_prog_id                     the id of the XDP program on IF_RX, empty when none
+#   ratio A E / within PCT A E      A/E printed; true when A is within PCT % of E
 #
 # sluice runs through `nsenter --net`: `ip netns exec` would remount /sys and
 # hide the root bpffs where sluice keeps its pins; the generator pins nothing,
@@ -22,6 +28,8 @@
 
 NETNS_PIDS=()
 NETNS_READY=0
+NETNS_TMP=
+declare -A NETNS_GEN_PID
 
 # netns_need_root NAME: print a TAP skip and exit unless we may build a lab.
 netns_need_root() {
@@ -69,6 +77,7 @@ netns_setup() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	NETNS_READY=1
+	NETNS_TMP=$(mktemp -d /tmp/sluice-netns.XXXXXX) || return 1
 	ip netns add "$NS_TX" || return 1
 	ip netns add "$NS_RX" || return 1
 	ip link add "$IF_TX" netns "$NS_TX" type veth peer name "$IF_RX" netns "$NS_RX" ||
@@ -131,6 +140,62 @@ rx_counter_reset() {
 	rx_exec nft reset counter netdev sluice_test "$1" >/dev/null
 }
 
+gen_bg() {
+	local name=$1
+	shift
+	tx_gen -j "$@" >"$NETNS_TMP/$name.json" 2>"$NETNS_TMP/$name.err" &
+	NETNS_GEN_PID[$name]=$!
+	NETNS_PIDS+=($!)
+}
+
+# gen_wait NAME: wait for gen_bg NAME; sets NAME_packets, NAME_seconds; fails
+# (showing the generator's error) when it failed.
+gen_wait() {
+	local name=$1 st f="$NETNS_TMP/$1.json" p s
+	wait "${NETNS_GEN_PID[$name]}"
+	st=$?
+	p=$(sed -n 's/.*"packets":\([0-9]*\).*/\1/p' "$f")
+	s=$(sed -n 's/.*"seconds":\([0-9.e+-]*\).*/\1/p' "$f")
+	if [ "$st" != 0 ] || [ -z "$p" ] || [ -z "$s" ]; then
+		diag "sluice-gen $name failed (exit status $st): $(cat "$NETNS_TMP/$name.err")"
+		return 1
+	fi
+	printf -v "${name}_packets" %s "$p"
+	printf -v "${name}_seconds" %s "$(awk -v s="$s" 'BEGIN { printf "%.4f", s }')"
+	printf -v "${name}_lag" %s "$(sed -n 's/.*"max_lag_ms":\([0-9.e+-]*\).*/\1/p' "$f")"
+}
+
+# held_verdict ADMITTED BURST RATE SECS LAG_MS: 0 when ADMITTED is within 2 %
+# of BURST + RATE x SECS, 1 when it is not, 2 when it is within the upper
+# bound but the sender fell LAG_MS behind its schedule: a pause longer than
+# the bucket's depth (BURST / RATE) forfeits what it would have earned, so a
+# low count then says nothing about sluice. Admitting more than the bound is
+# wrong whatever the sender did. Prints the ratio as a TAP comment.
+held_verdict() {
+	local admitted=$1 burst=$2 rate=$3 secs=$4 lag=${5:-0} expected
+	expected=$(awk -v b="$burst" -v r="$rate" -v t="$secs" 'BEGIN { printf "%d", b + r * t }')
+	diag "admitted/expected ratio: $(ratio "$admitted" "$expected") (admitted $admitted;" \
+		"expected $burst + $rate/s x $secs s = $expected; sender at most ${lag} ms late)"
+	within 2 "$admitted" "$expected" && return 0
+	[ "$admitted" -gt "$expected" ] && return 1
+	awk -v l="$lag" -v b="$burst" -v r="$rate" 'BEGIN { exit !(l > 900 * b / r) }' || return 1
+	diag "the sender was held off the CPU for longer than the bucket's depth ($((burst * 1000 / rate)) ms): a busy machine, not a verdict on sluice"
+	return 2
+}
+
+sluice_stat() {
+	bpftool -j map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_stats" |
+		grep -o "\"$1\":[0-9]*" | awk -F: '{ s += $2 } END { print s + 0 }'
+}
+
+xdp_prog_id() {
+	ip -n "$NS_RX" -d link show dev "$IF_RX" |
+		awk '$1 ~ /^prog\/xdp/ { for (i = 1; i < NF; i++) if ($i == "id") { print $(i + 1); exit } }'
+}
+
+ratio() { awk -v a="$1" -v e="$2" 'BEGIN { printf "%.4f", e ? a / e : 0 }'; }
+within() { awk -v p="$1" -v a="$2" -v e="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= e * p / 100) }'; }
+
 netns_cleanup() {
 	local st=$? pid
 	trap - EXIT INT TERM
@@ -150,6 +215,7 @@ netns_cleanup() {
 	fi
 	# The pins outlive the interface: remove them even when detach could not.
 	rm -rf "/sys/fs/bpf/sluice/$IF_RX"
+	[ -n "$NETNS_TMP" ] && rm -rf "$NETNS_TMP"
 	ip netns del "$NS_TX" 2>/dev/null
 	ip netns del "$NS_RX" 2>/dev/null
 	return $st
