@@ -11,6 +11,9 @@
 #include "../lib/bpfrun.h"
 #include "../lib/tap.h"
 
+/* The tag sluice_settings_init() gives the default policy. */
+#define TAG_DEFAULT SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, 1)
+
 static bool setup(struct bpfrun *r, __u8 prefix4, __u8 prefix6)
 {
 	struct sluice_settings set;
@@ -60,7 +63,7 @@ static void test_ipv4_independent(struct bpfrun *r)
 	expect(r, "198.18.0.2", "PPD", t);
 	expect(r, "198.18.0.1", "D", t);
 	expect_keys(r, 2, t);
-	TAP_TRUE(!bpfrun_lookup(r, false, 1, "198.18.0.1", 32, &b) && b.dropped == 2,
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.1", 32, &b) && b.dropped == 2,
 		 "%s: the bucket of 198.18.0.1 counts its 2 drops", t);
 }
 
@@ -77,7 +80,8 @@ static void test_ipv6_64(struct bpfrun *r)
 	expect(r, "2001:2:0:1::1", "PPD", t); /* the next /64 */
 	expect(r, "2001:2:1::1", "PPD", t);
 	expect_keys(r, 3, t);
-	TAP_TRUE(!bpfrun_lookup(r, false, 1, "2001:2::", 64, &(struct sluice_bucket){ 0 }),
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, "2001:2::", 64,
+				&(struct sluice_bucket){ 0 }),
 		 "%s: the key is 2001:2::/64", t);
 }
 
@@ -95,7 +99,8 @@ static void test_prefixes(struct bpfrun *r)
 	expect(r, "2001:2::1", "PPD", t6);
 	expect(r, "2001:2::2", "PPD", t6);
 	expect_keys(r, 4, "prefix4 24, prefix6 128");
-	TAP_TRUE(!bpfrun_lookup(r, false, 1, "198.18.1.0", 24, &(struct sluice_bucket){ 0 }),
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.1.0", 24,
+				&(struct sluice_bucket){ 0 }),
 		 "%s: the key is 198.18.1.0/24", t4);
 
 	if (!setup(r, 8, 64)) {

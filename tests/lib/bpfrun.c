@@ -382,7 +382,7 @@ int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluic
 		key.prefixlen = SLUICE_RULE_KEY_PREFIX(c.prefixlen);
 	}
 	rule.policy = *p;
-	rule.policy.tag = slot << 16 | 1;
+	rule.policy.tag = SLUICE_TAG(slot, p->algo, 1);
 	rule.family = c.family;
 	rule.prefixlen = c.prefixlen;
 	if (bpf_map_update_elem(r->rules_fd, &key, &rule, BPF_ANY)) {

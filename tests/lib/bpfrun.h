@@ -75,8 +75,8 @@ int bpfrun_events(struct bpfrun *r);
 bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *want,
 		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Put rule `cidr` with policy p (its tag set here: slot << 16 | 1) into
- * generation gen of sluice_rules. */
+/* Put rule `cidr` with policy p (its tag set here: SLUICE_TAG(slot, algo, 1))
+ * into generation gen of sluice_rules. */
 int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		__u32 slot);
 

@@ -250,7 +250,7 @@ int scn_policy(const struct scn *s, struct sluice_policy *p, char *err, size_t e
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	p->tag = 1;
+	p->tag = SLUICE_TAG(0, s->algo, 1);
 	p->algo = s->algo;
 	p->action = SLUICE_ACT_LIMIT;
 	p->prefix4 = 32;
