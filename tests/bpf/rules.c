@@ -156,8 +156,8 @@ static void test_nested(struct bpfrun *r)
 	else
 		tap_ok(false, "rules: read stats");
 	/* A rule's key carries the rule's tag: slot 3 generation 1. */
-	TAP_TRUE(!bpfrun_lookup(r, false, 3 << 16 | 1, "198.18.3.17", 32,
-				&(struct sluice_bucket){ 0 }),
+	TAP_TRUE(!bpfrun_lookup(r, false, SLUICE_TAG(3, SLUICE_ALGO_TOKEN_BUCKET, 1),
+				"198.18.3.17", 32, &(struct sluice_bucket){ 0 }),
 		 "rules: 198.18.3.17 is keyed under its rule's tag");
 }
 
@@ -195,6 +195,44 @@ static void test_generation(struct bpfrun *r)
 	TAP_TRUE(!strcmp(got, "P"), "rule generation: nr_rules 0 skips the lookup (got %s)", got);
 }
 
+/*
+ * A rule matches sources of its own family only. IPv4 rules are stored as
+ * ::ffff:a.b.c.d, so the lookup must not let an IPv6 source in
+ * ::ffff:0:0/96 (which anyone can put in a packet) take an IPv4 rule, nor
+ * an IPv6 rule such as ::/0 take every IPv4 source.
+ */
+static void test_family(struct bpfrun *r)
+{
+	struct sluice_policy exempt, deny;
+	char got[8];
+
+	policy_of(&exempt, SLUICE_ACT_EXEMPT, 0);
+	policy_of(&deny, SLUICE_ACT_DENY, 0);
+	if (!setup(r, 0, 2) || bpfrun_rule(r, 0, "198.18.3.0/24", &exempt, 2) ||
+	    bpfrun_rule(r, 0, "2001:2::/48", &deny, 4)) {
+		tap_ok(false, "rule family: setup");
+		return;
+	}
+	bpfrun_sendn(r, "198.18.3.1", 60, 3, got);
+	TAP_TRUE(!strcmp(got, "PPP"), "rule family: 198.18.3.1 is exempt by 198.18.3.0/24 (got %s)",
+		 got);
+	bpfrun_sendn(r, "::ffff:198.18.3.1", 60, 3, got);
+	if (!tap_ok(!strcmp(got, "PPD"), "rule family: IPv6 ::ffff:198.18.3.1 is not exempt by "
+					 "the IPv4 rule 198.18.3.0/24: default, PPD"))
+		tap_diag("  got %s: an IPv6 source took an IPv4 rule", got);
+
+	if (!setup(r, 0, 1) || bpfrun_rule(r, 0, "::/0", &deny, 4)) {
+		tap_ok(false, "rule family: setup ::/0");
+		return;
+	}
+	bpfrun_sendn(r, "2001:2::1", 60, 1, got);
+	TAP_TRUE(!strcmp(got, "D"), "rule family: 2001:2::1 is denied by ::/0 (got %s)", got);
+	bpfrun_sendn(r, "198.18.0.1", 60, 3, got);
+	if (!tap_ok(!strcmp(got, "PPD"), "rule family: IPv4 198.18.0.1 is not denied by the IPv6 "
+					 "rule ::/0: default, PPD"))
+		tap_diag("  got %s: an IPv4 source took an IPv6 rule", got);
+}
+
 int main(void)
 {
 	struct bpfrun r;
@@ -205,6 +243,7 @@ int main(void)
 	}
 	test_nested(&r);
 	test_generation(&r);
+	test_family(&r);
 	bpfrun_close(&r);
 	return tap_done();
 }
