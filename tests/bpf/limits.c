@@ -20,6 +20,8 @@
 
 #define HOUR (3600ULL * SLUICE_NS_PER_SEC)
 #define I_HOUR (HOUR << SLUICE_TICK_SHIFT) /* 1/h in ticks */
+/* The tag sluice_settings_init() gives the default policy. */
+#define TAG_DEFAULT SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, 1)
 
 static void pin_self(int cpu)
 {
@@ -89,7 +91,7 @@ static void test_dry_run(struct bpfrun *r, bool per_policy)
 	want.would_drop = 3;
 	want.new_keys = 1;
 	expect_stats(r, &want, t);
-	TAP_TRUE(!bpfrun_lookup(r, false, 1, "198.18.0.1", 32, &b) && b.dropped == 0,
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.1", 32, &b) && b.dropped == 0,
 		 "%s: the bucket counts no drop", t);
 	bpfrun_events(r);
 	TAP_EQ(r->nr_events, 0, "%s: no drop event", t);
@@ -160,11 +162,11 @@ static void test_bytes(struct bpfrun *r)
 		return;
 	}
 	expect(r, "198.18.0.1", 600, "P", t);
-	ok = !bpfrun_lookup(r, false, 1, "198.18.0.1", 32, &before);
+	ok = !bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.1", 32, &before);
 	TAP_TRUE(ok && before.s[0] == t0 + I_HOUR && before.s[1] == t0 + 600 * 16000000ULL,
 		 "%s: 600 B charged 1 packet (1 h) and 600 B (600 ms)", t);
 	expect(r, "198.18.0.1", 600, "D", t);
-	ok = !bpfrun_lookup(r, false, 1, "198.18.0.1", 32, &after);
+	ok = !bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.1", 32, &after);
 	TAP_TRUE(ok && !memcmp(after.s, before.s, sizeof(before.s)),
 		 "%s: the byte limit refused 600 B, and the packet charge was handed back", t);
 	expect(r, "198.18.0.1", 300, "P", t);
@@ -216,10 +218,11 @@ static void test_new_keys(struct bpfrun *r)
 	want.new_keys = 5;
 	want.aggregated = 5;
 	expect_stats(r, &want, t);
-	TAP_TRUE(!bpfrun_lookup(r, false, 1 | SLUICE_TAG_AGGREGATE, "198.18.0.0", 24, &b) &&
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT | SLUICE_TAG_AGGREGATE, "198.18.0.0", 24,
+				&b) &&
 			 b.dropped == 1,
 		 "%s: the aggregate 198.18.0.0/24 bucket exists and counts its drop", t);
-	TAP_TRUE(!bpfrun_lookup(r, false, 1 | SLUICE_TAG_AGGREGATE, "2001:2::", 48, &b),
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT | SLUICE_TAG_AGGREGATE, "2001:2::", 48, &b),
 		 "%s: the aggregate 2001:2::/48 bucket exists", t);
 	TAP_EQ(bpfrun_count_keys(r, false), 5, "%s: 5 buckets in the table", t);
 
@@ -233,8 +236,8 @@ static void test_new_keys(struct bpfrun *r)
 	want.new_keys += 1;
 	want.aggregated += 1;
 	expect_stats(r, &want, "new-key limit an hour later");
-	TAP_TRUE(!bpfrun_lookup(r, false, 1, "198.18.0.9", 32, &b) &&
-			 bpfrun_lookup(r, false, 1, "198.18.0.10", 32, &b) == -ENOENT,
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.9", 32, &b) &&
+			 bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.10", 32, &b) == -ENOENT,
 		 "new-key limit an hour later: 198.18.0.9 has its own bucket, 198.18.0.10 not");
 }
 
@@ -279,6 +282,43 @@ static void test_fail_hash(void)
 	TAP_TRUE(r.nr_events == 1 && r.events[0].reason == SLUICE_REASON_FAIL_CLOSED &&
 			 r.events[0].addr[3] == 4,
 		 "%s: one drop event, reason fail-closed, from 198.18.0.4", t);
+out:
+	bpfrun_close(&r);
+}
+
+/* Dry-run promises that nothing is dropped: a refused key under fail-closed
+ * is a would-drop then, like any other. */
+static void test_fail_closed_dry_run(void)
+{
+	const char *t = "full key table, fail-closed under dry-run";
+	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = 1 };
+	struct sluice_settings set;
+	struct sluice_stats st;
+	struct bpfrun r;
+	char got[4];
+
+	if (bpfrun_open(&r, &o)) {
+		tap_ok(false, "%s: load", t);
+		return;
+	}
+	if (!setup(&r, &set, 200)) {
+		tap_ok(false, "%s: setup", t);
+		goto out;
+	}
+	set.flags |= SLUICE_FAIL_CLOSED | SLUICE_DRY_RUN;
+	bpfrun_configure(&r, &set);
+	bpfrun_sendn(&r, "198.18.0.1", 60, 1, got);
+	bpfrun_sendn(&r, "198.18.0.2", 60, 1, got + 1);
+	if (bpfrun_stats(&r, &st)) {
+		tap_ok(false, "%s: read stats", t);
+		goto out;
+	}
+	if (!tap_ok(!strcmp(got, "PP") && st.update_failed == 1 && st.dropped == 0 &&
+			    st.would_drop == 1,
+		    "%s: the refused key passes, counted in update_failed and would_drop", t))
+		tap_diag("  verdicts %s, update_failed %llu dropped %llu would_drop %llu", got,
+			 (unsigned long long)st.update_failed, (unsigned long long)st.dropped,
+			 (unsigned long long)st.would_drop);
 out:
 	bpfrun_close(&r);
 }
@@ -443,6 +483,7 @@ int main(void)
 	test_events(&r);
 	bpfrun_close(&r);
 	test_fail_hash();
+	test_fail_closed_dry_run();
 	/* The threads pin themselves; this thread may go anywhere. */
 	pin_self(0);
 	test_fail_lru(false);
