@@ -5,7 +5,7 @@
  * must keep its bound across CPUs, with no slack:
  *   token/leaky bucket  admitted <= burst + rate x elapsed
  *   fixed/sliding window admitted <= limit x windows touched
- *   sliding log          admitted <= limit x ceil-ish(elapsed / window)
+ *   sliding log          admitted <= limit x (floor(elapsed / window) + 1)
  *                        (any trailing window holds at most limit)
  * elapsed runs from before the first packet to after the last, so every
  * clock reading the program made lies inside it.

@@ -160,6 +160,48 @@ static void test_limit_set(void)
 	TAP_EQ(sluice_default_burst(1250000, NS), 1250000, "default burst of 10mbit: 1250000 B");
 }
 
+/*
+ * A byte limit's tolerance is what `burst` bytes cost, ceil(burst x P /
+ * count) with P the period in ticks, give or take the one tick the rounded-up
+ * fraction may add; never burst x the rounded-up cost of one byte, which at
+ * 100gbit (1.28 ticks a byte) would be 2 ticks a byte.
+ */
+static void test_limit_set_bytes(void)
+{
+	static const char *const rates[] = { "100gbit", "3mbit", "1gbit", "10mbit", "500kbps",
+					     "1tbit" };
+	static const __u64 bursts[] = { 1, 1500, 3000, 65535, 150000, 10000000 };
+	size_t i, j;
+
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		unsigned int good = 0, total = 0;
+		struct sluice_rate r;
+
+		if (sluice_parse_rate(rates[i], &r, NULL, 0)) {
+			tap_ok(false, "byte tolerance %s: parse", rates[i]);
+			continue;
+		}
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++) {
+			unsigned __int128 P = (unsigned __int128)r.period_ns << SLUICE_TICK_SHIFT;
+			unsigned __int128 exact = (bursts[j] * P + r.count - 1) / r.count;
+			struct sluice_limit l;
+
+			total++;
+			if (sluice_limit_set_bytes(&l, r.count, r.period_ns, bursts[j], NULL, 0))
+				continue;
+			if (l.tolerance >= exact && l.tolerance <= exact + 1)
+				good++;
+			else
+				tap_diag("  %s burst %llu: tolerance %llu, exact %llu", rates[i],
+					 (unsigned long long)bursts[j],
+					 (unsigned long long)l.tolerance,
+					 (unsigned long long)exact);
+		}
+		TAP_EQ(good, total, "byte tolerance %s: what the burst costs, for %u bursts",
+		       rates[i], total);
+	}
+}
+
 static void window_ok(__u8 algo, __u64 count, __u64 period_ns, __u64 window_ns,
 		      __u64 want_window_ns, __u32 want_limit, const char *what)
 {
@@ -358,6 +400,7 @@ int main(void)
 	test_parse_rate_slow();
 	test_parse_other();
 	test_limit_set();
+	test_limit_set_bytes();
 	test_window_set();
 	test_cidr();
 	test_policy_check();
