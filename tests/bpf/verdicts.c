@@ -5,6 +5,7 @@
  * must be identical, packet for packet, to those of algo.h on the host, and
  * to the hand-worked ones where a table has them; the counters must add up.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,10 @@
 #include "../lib/scenario.h"
 #include "../lib/tap.h"
 
-static void run_table(struct bpfrun *r, const struct scn *s, const char *src)
+/* Under the default policy, or (rule set) under a rule covering src. */
+static void run_table(struct bpfrun *r, const struct scn *s, const char *src, const char *rule)
 {
+	char how[96];
 	char err[SLUICE_ERR_LEN] = "";
 	struct sluice_policy p;
 	struct sluice_stats st, want;
@@ -36,12 +39,14 @@ static void run_table(struct bpfrun *r, const struct scn *s, const char *src)
 		goto out;
 	}
 	scn_host_run(&p, pkts, n, host);
-	if (bpfrun_scenario(r, &p, src, pkts, n, prog)) {
-		tap_ok(false, "%s from %s: run", s->name, src);
+	snprintf(how, sizeof(how), "from %s%s%s", src, rule ? " under rule " : "",
+		 rule ? rule : "");
+	if (bpfrun_scenario(r, &p, rule, src, pkts, n, prog)) {
+		tap_ok(false, "%s %s: run", s->name, how);
 		goto out;
 	}
 	bad = scn_first_mismatch(prog, host, n);
-	if (!tap_ok(bad < 0, "%s from %s: %zu verdicts identical to the host's", s->name, src, n))
+	if (!tap_ok(bad < 0, "%s %s: %zu verdicts identical to the host's", s->name, how, n))
 		tap_diag("  packet %ld at %llu ns, %u B: program %s, host %s", bad,
 			 (unsigned long long)pkts[bad].t_ns, pkts[bad].len,
 			 scn_verdict_name(prog[bad]), scn_verdict_name(host[bad]));
@@ -50,7 +55,7 @@ static void run_table(struct bpfrun *r, const struct scn *s, const char *src)
 		for (i = 0; i < n && bad < 0; i++)
 			if (prog[i] != pkts[i].want)
 				bad = (long)i;
-		if (!tap_ok(bad < 0, "%s from %s: verdicts as worked out", s->name, src))
+		if (!tap_ok(bad < 0, "%s %s: verdicts as worked out", s->name, how))
 			tap_diag("  packet %ld at %llu ns, %u B: program %s, want %s", bad,
 				 (unsigned long long)pkts[bad].t_ns, pkts[bad].len,
 				 scn_verdict_name(prog[bad]), scn_verdict_name(pkts[bad].want));
@@ -78,7 +83,15 @@ static void run_table(struct bpfrun *r, const struct scn *s, const char *src)
 		tap_ok(false, "%s: read stats", s->name);
 		goto out;
 	}
-	bpfrun_stats_eq(&st, &want, "%s from %s: every counter", s->name, src);
+	bpfrun_stats_eq(&st, &want, "%s %s: every counter", s->name, how);
+	if (rule) {
+		struct sluice_rstats rs;
+
+		TAP_TRUE(!bpfrun_rstats(r, BPFRUN_RULE_SLOT, &rs) && rs.passed == passed &&
+				 rs.dropped == n - passed && rs.dropped_bytes == dropped_bytes &&
+				 rs.passed_bytes == bytes - dropped_bytes,
+			 "%s %s: the rule's counters", s->name, how);
+	}
 out:
 	free(host);
 	free(prog);
@@ -95,11 +108,14 @@ int main(void)
 		return tap_done();
 	}
 	for (i = 0; i < scn_nr_tables; i++) {
-		run_table(&r, &scn_tables[i], "198.18.0.1");
-		/* IPv6 sources take another parse and key path: the same
-		 * verdicts, on the fixed tables. */
-		if (!scn_tables[i].nr_random)
-			run_table(&r, &scn_tables[i], "2001:2::1");
+		run_table(&r, &scn_tables[i], "198.18.0.1", NULL);
+		if (scn_tables[i].nr_random)
+			continue;
+		/* IPv6 sources take another parse and key path, and a rule's
+		 * policy another lookup: the same verdicts. */
+		run_table(&r, &scn_tables[i], "2001:2::1", NULL);
+		run_table(&r, &scn_tables[i], "198.18.0.1", "198.18.0.0/24");
+		run_table(&r, &scn_tables[i], "2001:2::1", "2001:2::/64");
 	}
 	bpfrun_close(&r);
 	return tap_done();

@@ -393,8 +393,8 @@ int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluic
 	return 0;
 }
 
-int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char *src,
-		    const struct scn_pkt *pkts, size_t nr, int *verdicts)
+int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char *rule_cidr,
+		    const char *src, const struct scn_pkt *pkts, size_t nr, int *verdicts)
 {
 	struct sluice_settings set;
 	__u8 frame[FRAME_MAX];
@@ -405,7 +405,14 @@ int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char 
 	if (err)
 		return err;
 	sluice_settings_init(&set);
-	set.def = *p;
+	if (rule_cidr) {
+		set.nr_rules = 1;
+		err = bpfrun_rule(r, 0, rule_cidr, p, BPFRUN_RULE_SLOT);
+		if (err)
+			return err;
+	} else {
+		set.def = *p;
+	}
 	err = bpfrun_configure(r, &set);
 	if (err)
 		return err;

@@ -80,11 +80,13 @@ bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *
 int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		__u32 slot);
 
-/* Run a scenario's packets from `src` under default policy p, from a fresh
- * state, the test clock set to each packet's time; verdicts as
- * SLUICE_PASS/SLUICE_DROP. */
-int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char *src,
-		    const struct scn_pkt *pkts, size_t nr, int *verdicts);
+/* Run a scenario's packets from `src` under policy p, from a fresh state, the
+ * test clock set to each packet's time; verdicts as SLUICE_PASS/SLUICE_DROP.
+ * p is the default policy, or with rule_cidr the policy of that rule in slot
+ * BPFRUN_RULE_SLOT (the default then stays sluice_settings_init()'s). */
+#define BPFRUN_RULE_SLOT 5
+int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char *rule_cidr,
+		    const char *src, const struct scn_pkt *pkts, size_t nr, int *verdicts);
 
 /* ---- frames ---- */
 
