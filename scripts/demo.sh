@@ -65,7 +65,8 @@ step "3. The quiet source alone: $QUIET_PPS packets/s for 3 s, well under the li
 gen_bg quiet1 -s "$QUIET" -d "$ADDR4_RX" -r "$QUIET_PPS" -t 3
 gen_wait quiet1 || die "sluice-gen failed"
 
-step "4. A flood from $FLOOD at $FLOOD_PPS packets/s (20x the limit) for 5 s; the quiet source goes on"
+step "4. A flood from $FLOOD at $FLOOD_PPS packets/s (20x the limit) for 5 s;" \
+	"the quiet one goes on"
 rx_counter_reset flood >/dev/null
 rx_counter_reset quiet >/dev/null
 gen_bg flood -s "$FLOOD" -d "$ADDR4_RX" -r "$FLOOD_PPS" -t 5

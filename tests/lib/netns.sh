@@ -17,7 +17,7 @@
 #   rx_counter NAME                 ingress, after XDP): e.g. rx_counter_add a ip saddr X
 #   gen_bg NAME ARGS / gen_wait NAME   tx_gen -j in the background; gen_wait sets
 #                                   NAME_packets, NAME_seconds, NAME_lag (ms) from its report
-#   held_verdict ADMITTED BURST RATE SECS LAG   is a flood held to BURST + RATE x SECS?
+#   held_check NAME BURST RATE FN   is a flood held to BURST + RATE x time? (with retries)
 #   sluice_stat FIELD               a sluice_stats field of IF_RX, summed over CPUs, via bpftool
 #   xdp_prog_id                     the id of the XDP program on IF_RX, empty when none
 #   ratio A E / within PCT A E      A/E printed; true when A is within PCT % of E
@@ -165,12 +165,14 @@ gen_wait() {
 	printf -v "${name}_lag" %s "$(sed -n 's/.*"max_lag_ms":\([0-9.e+-]*\).*/\1/p' "$f")"
 }
 
-# held_verdict ADMITTED BURST RATE SECS LAG_MS: 0 when ADMITTED is within 2 %
-# of BURST + RATE x SECS, 1 when it is not, 2 when it is within the upper
-# bound but the sender fell LAG_MS behind its schedule: a pause longer than
-# the bucket's depth (BURST / RATE) forfeits what it would have earned, so a
-# low count then says nothing about sluice. Admitting more than the bound is
-# wrong whatever the sender did. Prints the ratio as a TAP comment.
+# held_verdict ADMITTED BURST RATE SECS LAG_MS: is a flood held to
+# BURST + RATE x SECS? Prints the ratio as a TAP comment; returns
+#   0  within 2 %;
+#   1  more: wrong whatever the sender or the machine did;
+#   2  less, and the sender fell LAG_MS behind its schedule, longer than the
+#      bucket's depth (BURST / RATE): such a pause forfeits what it would have
+#      earned, so the count says nothing about sluice;
+#   3  less, with no such pause seen by the sender.
 held_verdict() {
 	local admitted=$1 burst=$2 rate=$3 secs=$4 lag=${5:-0} expected
 	expected=$(awk -v b="$burst" -v r="$rate" -v t="$secs" 'BEGIN { printf "%d", b + r * t }')
@@ -178,9 +180,32 @@ held_verdict() {
 		"expected $burst + $rate/s x $secs s = $expected; sender at most ${lag} ms late)"
 	within 2 "$admitted" "$expected" && return 0
 	[ "$admitted" -gt "$expected" ] && return 1
-	awk -v l="$lag" -v b="$burst" -v r="$rate" 'BEGIN { exit !(l > 900 * b / r) }' || return 1
-	diag "the sender was held off the CPU for longer than the bucket's depth ($((burst * 1000 / rate)) ms): a busy machine, not a verdict on sluice"
+	awk -v l="$lag" -v b="$burst" -v r="$rate" 'BEGIN { exit !(l > 900 * b / r) }' || return 3
+	diag "the sender was held off the CPU for longer than the bucket's depth" \
+		"($((burst * 1000 / rate)) ms): a busy machine, not a verdict on sluice"
 	return 2
+}
+
+# held_check NAME BURST RATE FN: FN TRY runs one measurement with fresh
+# sources and sets HELD_ADMITTED, HELD_SECS, HELD_LAG. A count above the bound
+# fails at once. One below it is measured again, up to 3 tries in all: the
+# receiving side can be starved too on a busy machine, where the sender
+# cannot see it, while a limiter that drops too much does so every time.
+held_check() {
+	local name=$1 burst=$2 rate=$3 fn=$4 try verdict=3
+	for try in 1 2 3; do
+		"$fn" "$try" || { not_ok "$name (the measurement failed)"; return 1; }
+		held_verdict "$HELD_ADMITTED" "$burst" "$rate" "$HELD_SECS" "$HELD_LAG"
+		verdict=$?
+		[ $verdict -le 1 ] && break
+		[ $try -lt 3 ] && diag "measuring again with fresh sources"
+	done
+	case $verdict in
+	0) ok "$name" ;;
+	2) skip "the sender fell behind its schedule in 3 tries (machine busy); no excess seen" \
+		"$name" ;;
+	*) not_ok "$name" ;;
+	esac
 }
 
 sluice_stat() {
@@ -190,11 +215,16 @@ sluice_stat() {
 
 xdp_prog_id() {
 	ip -n "$NS_RX" -d link show dev "$IF_RX" |
-		awk '$1 ~ /^prog\/xdp/ { for (i = 1; i < NF; i++) if ($i == "id") { print $(i + 1); exit } }'
+		awk '$1 ~ /^prog\/xdp/ {
+			for (i = 1; i < NF; i++) if ($i == "id") { print $(i + 1); exit }
+		}'
 }
 
 ratio() { awk -v a="$1" -v e="$2" 'BEGIN { printf "%.4f", e ? a / e : 0 }'; }
-within() { awk -v p="$1" -v a="$2" -v e="$3" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= e * p / 100) }'; }
+within() {
+	awk -v p="$1" -v a="$2" -v e="$3" \
+		'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= e * p / 100) }'
+}
 
 netns_cleanup() {
 	local st=$? pid

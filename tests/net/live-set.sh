@@ -38,7 +38,8 @@ gen_wait flood || { not_ok "send with sluice-gen"; exit 1; }
 
 # After the change, the held source earns RATE2 per second: measured over
 # 2 s, from 1 s after the change (time enough for the bucket's backlog).
-steady=$(awk -v c="$((b_c - a_c))" -v t0="$a_t" -v t1="$b_t" 'BEGIN { printf "%.0f", c / (t1 - t0) }')
+steady=$(awk -v c="$((b_c - a_c))" -v t0="$a_t" -v t1="$b_t" \
+	'BEGIN { printf "%.0f", c / (t1 - t0) }')
 diag "admitted rate after the change: $steady/s (was $RATE1/s, set to $RATE2/s)"
 if within 2 "$steady" "$RATE2"; then
 	ok "the new rate holds the source within 2% ($steady/s for $RATE2/s)"
@@ -50,7 +51,8 @@ fi
 # what RATE2 earns in that time. A reset bucket would hand it a fresh burst
 # of $BURST on top.
 first=$((a_c - set_c))
-limit=$(awk -v r=$RATE2 -v t0="$set_t" -v t1="$a_t" 'BEGIN { printf "%d", r * (t1 - t0) * 1.02 + 20 }')
+limit=$(awk -v r=$RATE2 -v t0="$set_t" -v t1="$a_t" \
+	'BEGIN { printf "%d", r * (t1 - t0) * 1.02 + 20 }')
 if [ "$first" -le "$limit" ]; then
 	ok "the source's bucket is kept: no fresh burst at the change ($first <= $limit)"
 else

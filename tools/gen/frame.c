@@ -91,7 +91,8 @@ int gen_build_frame(const struct gen_frame_spec *s, __u8 *buf, char *err, size_t
 	__u32 sum;
 
 	if (s->src.family != s->dst.family)
-		return fail(err, errlen, "the source and the destination must both be IPv4 or IPv6");
+		return fail(err, errlen,
+			    "the source and the destination must both be IPv4 or IPv6");
 	if (s->len < gen_min_len(s) || s->len > GEN_MAX_FRAME)
 		return fail(err, errlen, "frame length %u must be %u to %u for these headers",
 			    s->len, gen_min_len(s), GEN_MAX_FRAME);
@@ -151,7 +152,8 @@ int gen_build_frame(const struct gen_frame_spec *s, __u8 *buf, char *err, size_t
 		sum = csum_add(0, pseudo, 40);
 	}
 	if (l4len > 0xffff)
-		return fail(err, errlen, "frame length %u is too long for one UDP datagram", s->len);
+		return fail(err, errlen, "frame length %u is too long for one UDP datagram",
+			    s->len);
 	udp->source = htons(s->sport);
 	udp->dest = htons(s->dport);
 	udp->len = htons(l4len);

@@ -236,8 +236,9 @@ static int parse_cpus(const char *s, int *cpus, int max, int *n, char *err, size
 		}
 		for (c = a; c <= b; c++) {
 			if (c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed)) {
-				snprintf(err, errlen, "CPU %ld in -c %s is not one this process may "
-					 "run on: see 'nproc' and 'taskset -p $$'", c, s);
+				snprintf(err, errlen,
+					 "CPU %ld in -c %s is not one this process may run on: "
+					 "see 'nproc' and 'taskset -p $$'", c, s);
 				return -EINVAL;
 			}
 			if (*n == max) {
