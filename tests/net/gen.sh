@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# sluice-gen itself: it refuses every address outside the benchmarking ranges
+# (exit 2, nothing sent), and what it sends is valid: the receiver's stack
+# counts every frame as a UDP datagram to a closed port, none with a bad
+# checksum or header, with fixed and with rewritten sources, IPv4 and IPv6.
+set -u
+source tests/lib/tap.sh
+source tests/lib/netns.sh
+
+netns_need_root "sluice-gen"
+if [ ! -x "$SLUICE_GEN" ]; then
+	skip "sluice-gen not built ($SLUICE_GEN is missing): run 'make'" "sluice-gen"
+	exit 0
+fi
+
+netns_setup nt || { not_ok "build the namespaces and the veth pair"; exit 1; }
+rx_counter_add udp_in meta l4proto udp || { not_ok "count at the receiver with nft"; exit 1; }
+
+# refuse NAME ARGS: sluice-gen exits 2, names the ranges, and sends nothing.
+refuse() {
+	local name=$1 before
+	shift
+	before=$(rx_counter udp_in)
+	expect_status 2 "refused: $name" tx_gen "$@" -n 10 || return
+	if ! grep -q "198.18.0.0/15 and 2001:2::/48" <<<"$OUT"; then
+		not_ok "the refusal of $name names the allowed ranges"
+		diag "$OUT"
+	fi
+	sleep 0.1
+	[ "$(rx_counter udp_in)" = "$before" ] || not_ok "nothing was sent for $name"
+}
+refuse "an IPv4 source outside 198.18.0.0/15" -s 10.0.0.1 -d "$ADDR4_RX"
+refuse "an IPv4 destination outside 198.18.0.0/15" -s "$ADDR4_TX" -d 192.0.2.1
+refuse "a source prefix wider than 198.18.0.0/15" -s 198.16.0.0/14 -d "$ADDR4_RX"
+refuse "a source next to the range" -s 198.20.0.1 -d "$ADDR4_RX"
+refuse "an IPv6 source outside 2001:2::/48" -s 2001:db8::1 -d "$ADDR6_RX"
+refuse "an IPv6 destination outside 2001:2::/48" -s "$ADDR6_TX" -d 2001:3::1
+refuse "an IPv6 source prefix wider than 2001:2::/48" -s 2001::/16 -d "$ADDR6_RX"
+expect_status 2 "refused: an IPv4 source with an IPv6 destination" \
+	tx_gen -s "$ADDR4_TX" -d "$ADDR6_RX" -n 1
+expect_status 2 "refused: --keys beyond the prefix's size" \
+	tx_gen -s 198.18.1.0/30 --keys 5 -d "$ADDR4_RX" -n 1
+
+# snmp PROTO FIELD: a counter of the receiver's /proc/net/snmp (IPv4).
+snmp() {
+	rx_exec cat /proc/net/snmp | awk -v p="$1:" -v f="$2" '
+		$1 == p && !h { for (i = 2; i <= NF; i++) n[i] = $i; h = 1; next }
+		$1 == p && h { for (i = 2; i <= NF; i++) if (n[i] == f) print $i }'
+}
+snmp6() { rx_exec cat /proc/net/snmp6 | awk -v f="$1" '$1 == f { print $2 }'; }
+
+# valid FAMILY NAME ARGS: 2000 frames, each a good datagram at the receiver.
+valid() {
+	local fam=$1 name=$2 np ce he np1 ce1 he1
+	shift 2
+	if [ "$fam" = 4 ]; then
+		np=$(snmp Udp NoPorts) ce=$(snmp Udp InCsumErrors) he=$(snmp Ip InHdrErrors)
+	else
+		np=$(snmp6 Udp6NoPorts) ce=$(snmp6 Udp6InCsumErrors) he=$(snmp6 Ip6InHdrErrors)
+	fi
+	if ! tx_gen "$@" -n 2000 -r 20000 >/dev/null; then
+		not_ok "valid frames: $name (sluice-gen failed)"
+		return
+	fi
+	sleep 0.3
+	if [ "$fam" = 4 ]; then
+		np1=$(snmp Udp NoPorts) ce1=$(snmp Udp InCsumErrors) he1=$(snmp Ip InHdrErrors)
+	else
+		np1=$(snmp6 Udp6NoPorts) ce1=$(snmp6 Udp6InCsumErrors) he1=$(snmp6 Ip6InHdrErrors)
+	fi
+	if [ $((np1 - np)) = 2000 ] && [ "$ce1" = "$ce" ] && [ "$he1" = "$he" ]; then
+		ok "valid frames: $name (2000 of 2000 delivered to UDP)"
+	else
+		not_ok "valid frames: $name"
+		diag "UDP no-port +$((np1 - np)), checksum errors +$((ce1 - ce))," \
+			"header errors +$((he1 - he)) (want 2000, 0, 0)"
+	fi
+}
+valid 4 "IPv4, one source" -s "$ADDR4_TX" -d "$ADDR4_RX"
+# Not the receiver's /24: a source equal to its own or its broadcast address
+# would be dropped by its stack as martian, whatever the checksums.
+valid 4 "IPv4, random sources in 198.18.128.0/17" -s 198.18.128.0/17 -d "$ADDR4_RX"
+valid 4 "IPv4, 7 sources, 1000-byte frames, XDP_REDIRECT" -s 198.18.64.0/24 --keys 7 \
+	-d "$ADDR4_RX" -l 1000 --redirect
+valid 6 "IPv6, one source" -s "$ADDR6_TX" -d "$ADDR6_RX"
+valid 6 "IPv6, random sources in 2001:2::/48, odd length" -s 2001:2::/48 -d "$ADDR6_RX" -l 201
+valid 6 "IPv6, random sources in a /112" -s 2001:2:0:1:2:3:4:0/112 -d "$ADDR6_RX"
+
+# -n is exact, and --keys N gives exactly N sources: sluice (if built) keys
+# them by /32, and its table must hold N IPv4 keys afterwards.
+if [ -x "$SLUICE" ]; then
+	rx_sluice attach "$IF_RX" --rate 1000000/s >/dev/null 2>&1 ||
+		{ not_ok "sluice attach, to count sources"; exit 1; }
+	before=$(rx_counter udp_in)
+	tx_gen -s 198.18.128.0/20 --keys 50 -d "$ADDR4_RX" -n 5000 -r 50000 >/dev/null
+	sleep 0.3
+	keys=$(bpftool -j map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_buckets" |
+		grep -o '"family":4' | wc -l)
+	got=$(($(rx_counter udp_in) - before))
+	if [ "$keys" = 50 ] && [ "$got" = 5000 ]; then
+		ok "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
+	else
+		not_ok "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
+		diag "the receiver got $got frames; sluice saw $keys IPv4 sources"
+	fi
+else
+	skip "sluice not built" "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
+fi
+tap_done
