@@ -127,6 +127,12 @@ static __always_inline void *state_get(void *map, const void *zero, struct sluic
 	return bpf_map_lookup_elem(map, key);
 }
 
+static __always_inline int dry_run(const struct sluice_policy *p,
+				    const struct sluice_settings *set)
+{
+	return (p->flags & SLUICE_POLICY_DRY_RUN) || (set->flags & SLUICE_DRY_RUN);
+}
+
 static __always_inline void emit_event(struct sluice_stats *st, struct sluice_settings *set,
 				       struct sluice_key *key, __u8 *src, __u8 reason, __u32 len)
 {
@@ -202,19 +208,11 @@ int sluice_xdp(struct xdp_md *ctx)
 	set = &cfg->settings[SLUICE_READ(cfg->active) & 1];
 	policy = &set->def;
 	if (set->nr_rules) {
-		struct sluice_rule_key rk = {
-			.prefixlen = SLUICE_RULE_KEY_PREFIX(128),
-			.gen = set->rules_gen,
-		};
+		struct sluice_rule_key rk;
 		struct sluice_rule *rule;
 
-		if (key.family == 4) {
-			rk.addr[10] = 0xff;
-			rk.addr[11] = 0xff;
-			__builtin_memcpy(&rk.addr[12], key.addr, 4);
-		} else {
-			__builtin_memcpy(rk.addr, key.addr, 16);
-		}
+		sluice_rule_key_init(&rk, set->rules_gen, key.family, key.addr,
+				     key.family == 4 ? 32 : 128);
 		rule = bpf_map_lookup_elem(&sluice_rules, &rk);
 		if (rule)
 			policy = &rule->policy;
@@ -261,7 +259,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	reason = v == SLUICE_CONTENDED ? SLUICE_REASON_CONTENDED : SLUICE_REASON_LIMITED;
 
 over:
-	if ((policy->flags & SLUICE_POLICY_DRY_RUN) || (set->flags & SLUICE_DRY_RUN)) {
+	if (dry_run(policy, set)) {
 		st->would_drop++;
 		goto pass;
 	}
@@ -276,9 +274,14 @@ over:
 	goto drop;
 
 failed:
-	/* The key table refused the key: explicit policy, fail-open by default. */
+	/* The key table refused the key: explicit policy, fail-open by default;
+	 * under dry-run fail-closed only counts what it would drop. */
 	st->update_failed++;
 	if (set->flags & SLUICE_FAIL_CLOSED) {
+		if (dry_run(policy, set)) {
+			st->would_drop++;
+			goto pass;
+		}
 		reason = SLUICE_REASON_FAIL_CLOSED;
 		goto drop;
 	}

@@ -16,7 +16,7 @@
  * Map layout version. A loader refuses pinned maps whose config carries another
  * version instead of misreading them. Bump on any change to a pinned struct.
  */
-#define SLUICE_LAYOUT_VERSION 1
+#define SLUICE_LAYOUT_VERSION 2
 
 /* Pinned map names, also the names of the maps in the object. */
 #define SLUICE_MAP_BUCKETS "sluice_buckets"
@@ -182,19 +182,37 @@ struct sluice_log {
 _Static_assert(sizeof(struct sluice_log) == 16 + 8 * SLUICE_LOG_MAX, "sluice_log layout");
 
 /*
- * Rules live in one LPM trie keyed by generation + address, IPv4 as
- * ::ffff:a.b.c.d. A change writes the rules of the idle generation, flips
- * settings.rules_gen, then clears the old one: a packet looks up one
- * generation only and so sees one whole rule set.
+ * Rules live in one LPM trie keyed by generation, family and address. A change
+ * writes the rules of the idle generation, flips settings.rules_gen, then
+ * clears the old one: a packet looks up one generation only and so sees one
+ * whole rule set. The family byte is part of every prefix, so an IPv4 rule
+ * can never match an IPv6 source (not even ::ffff:a.b.c.d) nor the reverse.
  */
 struct sluice_rule_key {
-	__u32 prefixlen; /* 8 (the generation byte) + address bits */
+	__u32 prefixlen; /* 16 (generation and family bytes) + address bits */
 	__u8 gen;
-	__u8 addr[16];
-	__u8 pad[3];
+	__u8 family; /* 4 or 6 */
+	__u8 addr[16]; /* IPv4 in the first 4 bytes */
+	__u8 pad[2];
 };
 _Static_assert(sizeof(struct sluice_rule_key) == 24, "sluice_rule_key layout");
-#define SLUICE_RULE_KEY_PREFIX(addr_bits) (8 + (addr_bits))
+
+/* The one way to build a rule-trie key: for a lookup pass the full length
+ * (32 or 128 bits). Byte copies keep it usable from the BPF program. */
+static inline __attribute__((always_inline)) void
+sluice_rule_key_init(struct sluice_rule_key *k, __u8 gen, __u8 family, const __u8 *addr,
+		     __u32 addr_bits)
+{
+	int i;
+
+	k->prefixlen = 16 + addr_bits;
+	k->gen = gen;
+	k->family = family;
+	for (i = 0; i < 16; i++)
+		k->addr[i] = (family == 4 && i >= 4) ? 0 : addr[i];
+	k->pad[0] = 0;
+	k->pad[1] = 0;
+}
 
 /* Value of sluice_rules: the rule as written, with its policy. */
 struct sluice_rule {

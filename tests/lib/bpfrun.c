@@ -368,19 +368,8 @@ int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluic
 		tap_diag("Couldn't parse rule %s: %s", cidr, err);
 		return ret;
 	}
-	memset(&key, 0, sizeof(key));
 	memset(&rule, 0, sizeof(rule));
-	key.gen = gen;
-	if (c.family == 4) {
-		/* IPv4 rules live at ::ffff:a.b.c.d/(96 + len) */
-		key.addr[10] = 0xff;
-		key.addr[11] = 0xff;
-		memcpy(&key.addr[12], c.addr, 4);
-		key.prefixlen = SLUICE_RULE_KEY_PREFIX(96 + c.prefixlen);
-	} else {
-		memcpy(key.addr, c.addr, 16);
-		key.prefixlen = SLUICE_RULE_KEY_PREFIX(c.prefixlen);
-	}
+	sluice_rule_key_init(&key, gen, c.family, c.addr, c.prefixlen);
 	rule.policy = *p;
 	rule.policy.tag = SLUICE_TAG(slot, p->algo, 1);
 	rule.family = c.family;

@@ -118,10 +118,7 @@ void ctl_rule_cidr(const struct sluice_rule *r, const struct sluice_rule_key *k,
 	memset(c, 0, sizeof(*c));
 	c->family = r->family;
 	c->prefixlen = r->prefixlen;
-	if (r->family == 4)
-		memcpy(c->addr, k->addr + 12, 4);
-	else
-		memcpy(c->addr, k->addr, 16);
+	memcpy(c->addr, k->addr, r->family == 4 ? 4 : 16);
 }
 
 static int cmp_rules(const void *a, const void *b)

@@ -37,16 +37,7 @@ static const struct sluice_policy *find_policy(struct sluice_handle *h,
 	snprintf(match, len, "default");
 	if (!set->nr_rules)
 		return &set->def;
-	memset(&rk, 0, sizeof(rk));
-	rk.prefixlen = SLUICE_RULE_KEY_PREFIX(128);
-	rk.gen = set->rules_gen;
-	if (c->family == 4) {
-		rk.addr[10] = 0xff;
-		rk.addr[11] = 0xff;
-		memcpy(rk.addr + 12, c->addr, 4);
-	} else {
-		memcpy(rk.addr, c->addr, 16);
-	}
+	sluice_rule_key_init(&rk, set->rules_gen, c->family, c->addr, c->family == 4 ? 32 : 128);
 	if (bpf_map_lookup_elem(h->rules_fd, &rk, rule))
 		return &set->def;
 	/* The value says which prefix matched; the key of a lookup does not. */

@@ -168,8 +168,7 @@ struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct 
 		struct sluice_rule *r = &t->rules[i].rule;
 
 		if (r->family == c->family && r->prefixlen == c->prefixlen &&
-		    !memcmp(t->rules[i].key.addr + (c->family == 4 ? 12 : 0), c->addr,
-			    c->family == 4 ? 4 : 16))
+		    !memcmp(t->rules[i].key.addr, c->addr, c->family == 4 ? 4 : 16))
 			return &t->rules[i];
 	}
 	return NULL;
@@ -225,15 +224,7 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 		memset(r, 0, sizeof(*r));
 		r->rule.family = c->family;
 		r->rule.prefixlen = c->prefixlen;
-		if (c->family == 4) {
-			r->key.addr[10] = 0xff;
-			r->key.addr[11] = 0xff;
-			memcpy(r->key.addr + 12, c->addr, 4);
-			r->key.prefixlen = SLUICE_RULE_KEY_PREFIX(96 + c->prefixlen);
-		} else {
-			memcpy(r->key.addr, c->addr, 16);
-			r->key.prefixlen = SLUICE_RULE_KEY_PREFIX(c->prefixlen);
-		}
+		sluice_rule_key_init(&r->key, 0, c->family, c->addr, c->prefixlen);
 		np.tag = 0;
 		assign_tag(t, &np, slot);
 	}
