@@ -20,6 +20,8 @@
 #   held_check NAME BURST RATE FN   is a flood held to BURST + RATE x time? (with retries)
 #   sluice_stat FIELD               a sluice_stats field of IF_RX, summed over CPUs, via bpftool
 #   xdp_prog_id                     the id of the XDP program on IF_RX, empty when none
+#   tx_lost                         frames sent that IF_RX's queues had no room for (lost
+#                                   before XDP: a starved receiver), since the lab was made
 #   ratio A E / within PCT A E      A/E printed; true when A is within PCT % of E
 #
 # sluice runs through `nsenter --net`: `ip netns exec` would remount /sys and
@@ -218,6 +220,11 @@ xdp_prog_id() {
 		awk '$1 ~ /^prog\/xdp/ {
 			for (i = 1; i < NF; i++) if ($i == "id") { print $(i + 1); exit }
 		}'
+}
+
+tx_lost() {
+	tx_exec ethtool -S "$IF_TX" 2>/dev/null |
+		awk '$1 ~ /xdp_xmit_errors:$/ { s += $2 } END { print s + 0 }'
 }
 
 ratio() { awk -v a="$1" -v e="$2" 'BEGIN { printf "%.4f", e ? a / e : 0 }'; }

@@ -52,8 +52,9 @@ snmp6() { rx_exec cat /proc/net/snmp6 | awk -v f="$1" '$1 == f { print $2 }'; }
 
 # valid FAMILY NAME ARGS: 2000 frames, each a good datagram at the receiver.
 valid() {
-	local fam=$1 name=$2 np ce he np1 ce1 he1
+	local fam=$1 name=$2 np ce he np1 ce1 he1 lost
 	shift 2
+	lost=$(tx_lost)
 	if [ "$fam" = 4 ]; then
 		np=$(snmp Udp NoPorts) ce=$(snmp Udp InCsumErrors) he=$(snmp Ip InHdrErrors)
 	else
@@ -64,17 +65,20 @@ valid() {
 		return
 	fi
 	sleep 0.3
+	lost=$(($(tx_lost) - lost))
 	if [ "$fam" = 4 ]; then
 		np1=$(snmp Udp NoPorts) ce1=$(snmp Udp InCsumErrors) he1=$(snmp Ip InHdrErrors)
 	else
 		np1=$(snmp6 Udp6NoPorts) ce1=$(snmp6 Udp6InCsumErrors) he1=$(snmp6 Ip6InHdrErrors)
 	fi
-	if [ $((np1 - np)) = 2000 ] && [ "$ce1" = "$ce" ] && [ "$he1" = "$he" ]; then
-		ok "valid frames: $name (2000 of 2000 delivered to UDP)"
+	# All delivered, but for what a starved receiver had no room for.
+	if [ $((np1 - np)) -le 2000 ] && [ $((np1 - np + lost)) -ge 2000 ] &&
+		[ "$ce1" = "$ce" ] && [ "$he1" = "$he" ]; then
+		ok "valid frames: $name ($((np1 - np)) of 2000 delivered to UDP)"
 	else
 		not_ok "valid frames: $name"
 		diag "UDP no-port +$((np1 - np)), checksum errors +$((ce1 - ce))," \
-			"header errors +$((he1 - he)) (want 2000, 0, 0)"
+			"header errors +$((he1 - he)) (want 2000, 0, 0); $lost lost before XDP"
 	fi
 }
 valid 4 "IPv4, one source" -s "$ADDR4_TX" -d "$ADDR4_RX"
@@ -92,17 +96,19 @@ valid 6 "IPv6, random sources in a /112" -s 2001:2:0:1:2:3:4:0/112 -d "$ADDR6_RX
 if [ -x "$SLUICE" ]; then
 	rx_sluice attach "$IF_RX" --rate 1000000/s >/dev/null 2>&1 ||
 		{ not_ok "sluice attach, to count sources"; exit 1; }
-	before=$(rx_counter udp_in)
+	before=$(rx_counter udp_in) lost=$(tx_lost)
 	tx_gen -s 198.18.128.0/20 --keys 50 -d "$ADDR4_RX" -n 5000 -r 50000 >/dev/null
 	sleep 0.3
+	lost=$(($(tx_lost) - lost))
 	keys=$(bpftool -j map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_buckets" |
 		grep -o '"family":4' | wc -l)
 	got=$(($(rx_counter udp_in) - before))
-	if [ "$keys" = 50 ] && [ "$got" = 5000 ]; then
+	if [ "$keys" = 50 ] && [ "$got" -le 5000 ] && [ $((got + lost)) -ge 5000 ]; then
 		ok "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
 	else
 		not_ok "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
-		diag "the receiver got $got frames; sluice saw $keys IPv4 sources"
+		diag "the receiver got $got frames ($lost lost before XDP);" \
+			"sluice saw $keys IPv4 sources"
 	fi
 else
 	skip "sluice not built" "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
