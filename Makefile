@@ -56,7 +56,7 @@ help:
 # traffic generator's and the bench's own small programs.
 
 BPF_SRCS := bpf/sluice.bpf.c $(wildcard tools/*/*.bpf.c)
-BPF_HDRS := $(wildcard bpf/lib/*.h) $(wildcard include/sluice/*.h)
+BPF_HDRS := $(wildcard bpf/lib/*.h include/sluice/*.h tools/*/*.h)
 SKELS := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
 
@@ -76,9 +76,10 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-SLUICE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard user/sluice/*.c))
-CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/sluicectl/*.c))
-GEN_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/gen/*.c))
+host_srcs = $(filter-out %.bpf.c,$(wildcard $(1)/*.c))
+SLUICE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,user/sluice))
+CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/sluicectl))
+GEN_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/gen))
 TESTLIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/lib/*.c))
 
 PROGS := $(if $(SLUICE_OBJS),$(BUILD)/sluice) $(if $(CTL_OBJS),$(BUILD)/sluicectl) \
