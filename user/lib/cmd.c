@@ -29,20 +29,7 @@
 #define MAX_BURST 0xffffffffULL
 #define MAX_WORDS 64
 
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
+#define fail sluice_err
 
 #define usage(err, errlen, ...) fail(err, errlen, -EINVAL, __VA_ARGS__)
 

@@ -33,6 +33,11 @@ void sluice_quiet_libs(void);
 
 #define SLUICE_ERR_LEN 256
 
+/* Write a message into err (when there is room for one) and return ret:
+ * `return sluice_err(err, errlen, -EINVAL, "rate '%s' is zero", s);` */
+int sluice_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* ---- parsing of command-line values (parse.c) ---- */
 
 /* A rate: `count` packets (or bytes, when is_bytes) per `period_ns`. */

@@ -24,6 +24,18 @@ void sluice_log(enum sluice_log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+int sluice_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
 static int lib_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (log_level < SLUICE_LOG_DEBUG && level != LIBBPF_WARN)

@@ -11,20 +11,7 @@
 
 #include "libsluice.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#define fail(err, errlen, ...) sluice_err(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* Leading decimal digits of s as a u64: -ERANGE on overflow, -EINVAL if none. */
 static int parse_digits(const char **sp, __u64 *out)

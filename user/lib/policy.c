@@ -13,20 +13,7 @@
 
 #include "libsluice.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -ERANGE;
-}
+#define fail(err, errlen, ...) sluice_err(err, errlen, -ERANGE, __VA_ARGS__)
 
 /* Largest packet the datapath charges for; byte costs are computed for it. */
 #define MAX_PKT_LEN 65535ULL
