@@ -309,17 +309,7 @@ int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out)
 
 int bpfrun_count_keys(struct bpfrun *r, bool logs)
 {
-	int fd = logs ? r->logs_fd : r->buckets_fd;
-	struct sluice_key key, next;
-	int n = 0;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	return n;
+	return (int)sluice_count_keys(logs ? r->logs_fd : r->buckets_fd);
 }
 
 int bpfrun_events(struct bpfrun *r)

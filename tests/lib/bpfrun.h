@@ -65,7 +65,7 @@ int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 
 /* Counters summed over every CPU. */
 int bpfrun_stats(struct bpfrun *r, struct sluice_stats *out);
 int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out);
-/* Count of entries in sluice_buckets / sluice_logs. */
+/* Count of entries in sluice_buckets / sluice_logs (sluice_count_keys()), or -errno. */
 int bpfrun_count_keys(struct bpfrun *r, bool logs);
 
 /* Drain the ring buffer into r->events (appending). Returns how many came. */

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluicectl: dispatch, errors, policy snapshots, formatting, map walks, tables. */
+/* sluicectl: dispatch, errors, policies and key state in words, tables. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
 
 #include <sluice/algo.h>
 #include "sluicectl.h"
@@ -112,57 +111,16 @@ int ctl_open(struct sluice_handle *h)
 
 /* ---- policies ---- */
 
-void ctl_rule_cidr(const struct sluice_rule *r, const struct sluice_rule_key *k,
-		   struct sluice_cidr *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->family = r->family;
-	c->prefixlen = r->prefixlen;
-	memcpy(c->addr, k->addr, r->family == 4 ? 4 : 16);
-}
-
-static int cmp_rules(const void *a, const void *b)
-{
-	const struct sluice_txn_rule *x = a, *y = b;
-	int d;
-
-	if (x->rule.family != y->rule.family)
-		return x->rule.family - y->rule.family;
-	d = memcmp(x->key.addr, y->key.addr, 16);
-	if (d)
-		return d;
-	return x->rule.prefixlen - y->rule.prefixlen;
-}
-
-int ctl_read_policies(struct sluice_handle *h, struct ctl_policies *pol)
+int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats)
 {
 	char err[SLUICE_ERR_LEN];
-	struct sluice_txn t;
 	int ret;
 
-	memset(pol, 0, sizeof(*pol));
-	ret = sluice_txn_begin(h, &t, err, sizeof(err));
-	if (ret)
-		return ctl_err(ret, "%s", err);
-	pol->set = t.set;
-	pol->rules = t.rules;
-	pol->nr_rules = t.nr_rules;
-	t.rules = NULL; /* ours now */
-	t.nr_rules = 0;
-	sluice_txn_end(&t);
-	if (pol->nr_rules)
-		qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
-	return 0;
+	ret = sluice_read_policies(h, pol, with_stats, err, sizeof(err));
+	return ret ? ctl_err(ret, "%s", err) : 0;
 }
 
-void ctl_free_policies(struct ctl_policies *pol)
-{
-	free(pol->rules);
-	pol->rules = NULL;
-	pol->nr_rules = 0;
-}
-
-const struct sluice_policy *ctl_policy_of_tag(const struct ctl_policies *pol, __u32 tag,
+const struct sluice_policy *ctl_policy_of_tag(const struct sluice_policies *pol, __u32 tag,
 					      char *match, size_t len)
 {
 	size_t i;
@@ -172,16 +130,9 @@ const struct sluice_policy *ctl_policy_of_tag(const struct ctl_policies *pol, __
 		snprintf(match, len, "default");
 		return &pol->set.def;
 	}
-	for (i = 0; i < pol->nr_rules; i++) {
-		const struct sluice_txn_rule *r = &pol->rules[i];
-		struct sluice_cidr c;
-
-		if (r->rule.policy.tag != tag)
-			continue;
-		ctl_rule_cidr(&r->rule, &r->key, &c);
-		sluice_format_cidr(&c, true, match, len);
-		return &r->rule.policy;
-	}
+	for (i = 0; i < pol->nr_rules; i++)
+		if (pol->rules[i].rule.policy.tag == tag)
+			return sluice_policy_at(pol, i, match, len, NULL);
 	snprintf(match, len, "(replaced)");
 	return NULL;
 }
@@ -525,77 +476,6 @@ void ctl_json_state(struct sluice_json *j, const struct ctl_state *s)
 		break;
 	}
 	json_obj_end(j);
-}
-
-/* ---- walking a key map ---- */
-
-#define WALK_BATCH 4096
-
-static int walk_one_by_one(int fd, size_t value_size, ctl_walk_fn fn, void *ctx)
-{
-	struct sluice_key key, next;
-	void *val = malloc(value_size);
-	void *prev = NULL;
-	int ret = 0;
-
-	if (!val)
-		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, val))
-			continue; /* evicted meanwhile */
-		ret = fn(&key, val, ctx);
-		if (ret)
-			break;
-	}
-	free(val);
-	return ret;
-}
-
-int ctl_walk(int fd, size_t value_size, ctl_walk_fn fn, void *ctx)
-{
-	/* The batch cursor of a hash map is a bucket index: 4 bytes, but keep
-	 * room for a whole key in case a kernel uses one. */
-	__u64 in[4] = {}, out[4] = {};
-	struct sluice_key *keys = calloc(WALK_BATCH, sizeof(*keys));
-	char *vals = calloc(WALK_BATCH, value_size);
-	bool first = true, done = false;
-	int ret = 0;
-
-	if (!keys || !vals) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	while (!done) {
-		__u32 i, count = WALK_BATCH;
-		int err;
-
-		err = bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &count, NULL);
-		if (err) {
-			err = -errno;
-			if (err == -ENOENT) {
-				done = true; /* the last (maybe partial) batch */
-			} else if (first) {
-				/* no batch support: walk the slow way */
-				ret = walk_one_by_one(fd, value_size, fn, ctx);
-				goto out;
-			} else {
-				ret = err;
-				goto out;
-			}
-		}
-		first = false;
-		for (i = 0; i < count && !ret; i++)
-			ret = fn(&keys[i], vals + (size_t)i * value_size, ctx);
-		if (ret)
-			goto out;
-		memcpy(in, out, sizeof(in));
-	}
-out:
-	free(keys);
-	free(vals);
-	return ret;
 }
 
 /* ---- tables ---- */

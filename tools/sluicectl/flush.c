@@ -46,7 +46,7 @@ static bool overlaps(const struct sluice_key *k, const struct sluice_cidr *c)
 	return !memcmp(a, b, 16);
 }
 
-static int pick(const struct sluice_key *key, const void *val, void *ctx)
+static int pick(const void *key, const void *val, void *ctx)
 {
 	struct flush *f = ctx;
 
@@ -63,21 +63,20 @@ static int pick(const struct sluice_key *key, const void *val, void *ctx)
 		f->keys = k;
 		f->cap = cap;
 	}
-	f->keys[f->n++] = *key;
+	memcpy(&f->keys[f->n++], key, sizeof(*f->keys));
 	return 0;
 }
 
 /* Collect first, delete after: deleting while walking a hash map restarts
  * or skips buckets. Returns how many were deleted, or -errno. */
-static long flush_map(int fd, size_t value_size, struct flush *f)
+static long flush_map(int fd, struct flush *f)
 {
-	long deleted = 0;
+	long deleted = 0, ret;
 	size_t i;
-	int ret;
 
 	f->n = 0;
-	ret = ctl_walk(fd, value_size, pick, f);
-	if (ret)
+	ret = sluice_map_walk(fd, pick, f);
+	if (ret < 0)
 		return ret;
 	for (i = 0; i < f->n; i++) {
 		if (!bpf_map_delete_elem(fd, &f->keys[i]))
@@ -115,8 +114,8 @@ int do_flush(int argc, char **argv)
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	buckets = flush_map(h.buckets_fd, sizeof(struct sluice_bucket), &f);
-	logs = buckets < 0 ? 0 : flush_map(h.logs_fd, sizeof(struct sluice_log), &f);
+	buckets = flush_map(h.buckets_fd, &f);
+	logs = buckets < 0 ? 0 : flush_map(h.logs_fd, &f);
 	if (buckets < 0 || logs < 0) {
 		int ret = buckets < 0 ? (int)buckets : (int)logs;
 

@@ -111,13 +111,12 @@ static int do_list(int argc, char **argv)
 	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
 					    "WINDOW", "KEY", "DRY-RUN", "PASSED", "DROPPED",
 					    NULL };
-	struct sluice_rstats *rs = NULL;
-	struct ctl_policies pol;
+	struct sluice_policies pol;
 	struct sluice_handle h;
 	struct sluice_json j;
 	struct ctl_table t;
 	bool global_dry;
-	size_t i, n;
+	size_t i;
 	int st, ret = 0;
 
 	if (argc >= 1 && ctl_is_help(argv[0])) {
@@ -129,51 +128,26 @@ static int do_list(int argc, char **argv)
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	st = ctl_read_policies(&h, &pol);
+	st = ctl_read_policies(&h, &pol, true);
 	if (st)
 		goto out_close;
 	global_dry = pol.set.flags & SLUICE_DRY_RUN;
 
 	/* Rows: every rule, then the default policy. */
-	n = pol.nr_rules + 1;
-	rs = calloc(n, sizeof(*rs));
-	if (!rs) {
-		st = ctl_err(-ENOMEM, "out of memory");
-		goto out_free;
-	}
-	for (i = 0; i < n; i++) {
-		const struct sluice_policy *p =
-			i < pol.nr_rules ? &pol.rules[i].rule.policy : &pol.set.def;
-
-		ret = sluice_read_rstats(&h, p->tag >> 16, &rs[i]);
-		if (ret) {
-			st = ctl_err(ret, "Couldn't read the counters of policy slot %u: %s",
-				     p->tag >> 16, strerror(-ret));
-			goto out_free;
-		}
-	}
-
 	json_init(&j, stdout);
 	ctl_table_init(&t, head, "        rr");
 	if (ctl.json)
 		json_arr_begin(&j, NULL);
-	for (i = 0; i < n && !ret; i++) {
-		const struct sluice_policy *p = &pol.set.def;
-		char match[64] = "default";
-		int family = 0;
+	for (i = 0; i <= pol.nr_rules && !ret; i++) {
+		const struct sluice_policy *p;
+		char match[64];
+		int family;
 
-		if (i < pol.nr_rules) {
-			struct sluice_cidr c;
-
-			ctl_rule_cidr(&pol.rules[i].rule, &pol.rules[i].key, &c);
-			sluice_format_cidr(&c, true, match, sizeof(match));
-			family = c.family;
-			p = &pol.rules[i].rule.policy;
-		}
+		p = sluice_policy_at(&pol, i, match, sizeof(match), &family);
 		if (ctl.json)
-			json_row(&j, match, family, p, &rs[i], global_dry);
+			json_row(&j, match, family, p, &pol.rstats[i], global_dry);
 		else
-			ret = text_row(&t, match, family, p, &rs[i], global_dry);
+			ret = text_row(&t, match, family, p, &pol.rstats[i], global_dry);
 	}
 	if (ctl.json) {
 		json_arr_end(&j);
@@ -184,9 +158,7 @@ static int do_list(int argc, char **argv)
 		st = ctl_err(ret, "out of memory");
 	}
 	ctl_table_free(&t);
-out_free:
-	free(rs);
-	ctl_free_policies(&pol);
+	sluice_free_policies(&pol);
 out_close:
 	sluice_close(&h);
 	return st;

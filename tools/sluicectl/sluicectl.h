@@ -43,21 +43,13 @@ int ctl_usage(const char *object, const char *fmt, ...) __attribute__((format(pr
  * exit status (nonzero). */
 int ctl_open(struct sluice_handle *h);
 
-/* Snapshot of the live policies: the default and the rules, sorted by
- * address. Taken under the interface's lock, so it is one whole version. */
-struct ctl_policies {
-	struct sluice_settings set;
-	struct sluice_txn_rule *rules;
-	size_t nr_rules;
-};
-int ctl_read_policies(struct sluice_handle *h, struct ctl_policies *pol);
-void ctl_free_policies(struct ctl_policies *pol);
+/* Read the live policies (sluice_read_policies()); on failure report and
+ * return the exit status (nonzero). */
+int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats);
 /* The policy that owns a key's tag, NULL if none does any more (a key of
  * an older generation, waiting to be evicted); match gets its name. */
-const struct sluice_policy *ctl_policy_of_tag(const struct ctl_policies *pol, __u32 tag,
+const struct sluice_policy *ctl_policy_of_tag(const struct sluice_policies *pol, __u32 tag,
 					      char *match, size_t len);
-void ctl_rule_cidr(const struct sluice_rule *r, const struct sluice_rule_key *k,
-		   struct sluice_cidr *c);
 
 /* Texts of a policy for tables: "100/s", "200", "1s", "/32 /64". */
 void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
@@ -93,10 +85,6 @@ void ctl_json_state(struct sluice_json *j, const struct ctl_state *s);
 
 /* A key as "198.18.0.5/32". */
 void ctl_fmt_key(const struct sluice_key *k, char *buf, size_t len);
-
-/* Walk every entry of a bucket or log map (batched where the kernel can). */
-typedef int (*ctl_walk_fn)(const struct sluice_key *key, const void *val, void *ctx);
-int ctl_walk(int fd, size_t value_size, ctl_walk_fn fn, void *ctx);
 
 /* A text table with columns sized to fit. */
 #define CTL_MAX_COLS 12

@@ -118,32 +118,13 @@ static int print_prometheus(struct sluice_handle *h, const struct sluice_stats *
 		{ "dropped_bytes", "Bytes dropped under each policy.",
 		  offsetof(struct sluice_rstats, dropped_bytes) },
 	};
-	struct ctl_policies pol;
-	struct sluice_rstats *rs;
-	size_t i, k, n;
-	int ret, st;
+	struct sluice_policies pol;
+	size_t i, k;
+	int st;
 
-	st = ctl_read_policies(h, &pol);
+	st = ctl_read_policies(h, &pol, true);
 	if (st)
 		return st;
-	n = pol.nr_rules + 1;
-	rs = calloc(n, sizeof(*rs));
-	if (!rs) {
-		ctl_free_policies(&pol);
-		return ctl_err(-ENOMEM, "out of memory");
-	}
-	for (k = 0; k < n; k++) {
-		const struct sluice_policy *p =
-			k < pol.nr_rules ? &pol.rules[k].rule.policy : &pol.set.def;
-
-		ret = sluice_read_rstats(h, p->tag >> 16, &rs[k]);
-		if (ret) {
-			free(rs);
-			ctl_free_policies(&pol);
-			return ctl_err(ret, "Couldn't read the counters of policy slot %u: %s",
-				       p->tag >> 16, strerror(-ret));
-		}
-	}
 
 	for (i = 0; i < sluice_stats_nfields; i++) {
 		const char *name = sluice_stats_fields[i].name;
@@ -157,19 +138,14 @@ static int print_prometheus(struct sluice_handle *h, const struct sluice_stats *
 	for (i = 0; i < sizeof(pf) / sizeof(pf[0]); i++) {
 		printf("# HELP sluice_policy_%s_total %s\n", pf[i].name, pf[i].help);
 		printf("# TYPE sluice_policy_%s_total counter\n", pf[i].name);
-		for (k = 0; k < n; k++) {
-			char match[64] = "default";
+		for (k = 0; k <= pol.nr_rules; k++) {
+			char match[64];
 
-			if (k < pol.nr_rules) {
-				struct sluice_cidr c;
-
-				ctl_rule_cidr(&pol.rules[k].rule, &pol.rules[k].key, &c);
-				sluice_format_cidr(&c, true, match, sizeof(match));
-			}
+			sluice_policy_at(&pol, k, match, sizeof(match), NULL);
 			printf("sluice_policy_%s_total{interface=\"", pf[i].name);
 			prom_label(stdout, h->ifname);
 			printf("\",policy=\"%s\"} %llu\n", match,
-			       (unsigned long long)*(const __u64 *)((const char *)&rs[k] +
+			       (unsigned long long)*(const __u64 *)((const char *)&pol.rstats[k] +
 								    pf[i].offset));
 		}
 	}
@@ -178,8 +154,7 @@ static int print_prometheus(struct sluice_handle *h, const struct sluice_stats *
 	printf("sluice_dry_run{interface=\"");
 	prom_label(stdout, h->ifname);
 	printf("\"} %d\n", pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
-	free(rs);
-	ctl_free_policies(&pol);
+	sluice_free_policies(&pol);
 	return SLUICE_EXIT_OK;
 }
 

@@ -79,7 +79,7 @@ static void sift_up(struct top *t, size_t i)
 	}
 }
 
-static int collect(const struct sluice_key *key, const void *val, void *ctx)
+static int collect(const void *key, const void *val, void *ctx)
 {
 	struct top *t = ctx;
 	__u64 dropped = t->is_log ? ((const struct sluice_log *)val)->dropped :
@@ -97,7 +97,7 @@ static int collect(const struct sluice_key *key, const void *val, void *ctx)
 	} else {
 		e = &t->heap[t->n++];
 	}
-	e->key = *key;
+	memcpy(&e->key, key, sizeof(e->key));
 	e->is_log = t->is_log;
 	e->dropped = dropped;
 	if (t->is_log)
@@ -118,7 +118,7 @@ static int cmp_dropped(const void *a, const void *b)
 	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
 }
 
-static void print_top(const struct top *t, const struct ctl_policies *pol)
+static void print_top(const struct top *t, const struct sluice_policies *pol)
 {
 	static const char *const head[] = { "KEY", "POLICY", "ALGO", "DROPPED", "STATE", NULL };
 	__u64 now = sluice_now_ticks();
@@ -190,11 +190,12 @@ static void print_top(const struct top *t, const struct ctl_policies *pol)
 int do_top(int argc, char **argv)
 {
 	char err[SLUICE_ERR_LEN];
-	struct ctl_policies pol;
+	struct sluice_policies pol;
 	struct sluice_handle h;
 	struct top t = {};
 	__u64 n = TOP_DEFAULT;
-	int i, ret, st;
+	long ret;
+	int i, st;
 
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -215,7 +216,7 @@ int do_top(int argc, char **argv)
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	st = ctl_read_policies(&h, &pol);
+	st = ctl_read_policies(&h, &pol, false);
 	if (st)
 		goto out_close;
 	t.max = n;
@@ -226,20 +227,21 @@ int do_top(int argc, char **argv)
 		goto out_free;
 	}
 	t.is_log = false;
-	ret = ctl_walk(h.buckets_fd, sizeof(struct sluice_bucket), collect, &t);
-	if (!ret) {
+	ret = sluice_map_walk(h.buckets_fd, collect, &t);
+	if (ret >= 0) {
 		t.is_log = true;
-		ret = ctl_walk(h.logs_fd, sizeof(struct sluice_log), collect, &t);
+		ret = sluice_map_walk(h.logs_fd, collect, &t);
 	}
-	if (ret) {
-		st = ctl_err(ret, "Couldn't read the keys of %s: %s", h.ifname, strerror(-ret));
+	if (ret < 0) {
+		st = ctl_err((int)ret, "Couldn't read the keys of %s: %s", h.ifname,
+			     strerror((int)-ret));
 		goto out_free;
 	}
 	qsort(t.heap, t.n, sizeof(*t.heap), cmp_dropped);
 	print_top(&t, &pol);
 out_free:
 	free(t.heap);
-	ctl_free_policies(&pol);
+	sluice_free_policies(&pol);
 out_close:
 	sluice_close(&h);
 	return st;

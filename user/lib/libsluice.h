@@ -137,6 +137,25 @@ struct sluice_field {
 extern const struct sluice_field sluice_stats_fields[];
 extern const size_t sluice_stats_nfields;
 
+/* ---- walking a map (maps.c) ---- */
+
+/* Called for each entry: 0 to go on, or -errno to stop the walk, which returns it. */
+typedef int (*sluice_walk_fn)(const void *key, const void *val, void *ctx);
+/*
+ * Call fn for every entry of a hash, LRU hash or LPM trie map (not per-CPU):
+ * with batched lookups where the kernel has them for the map, else one key
+ * at a time. An entry added or removed during the walk may be seen or not.
+ * With fn NULL it only counts. Returns how many entries it saw, or -errno.
+ */
+long sluice_map_walk(int fd, sluice_walk_fn fn, void *ctx);
+/* Entries in a map; -errno on failure. */
+long sluice_count_keys(int fd);
+/* max_entries of a map, 0 on failure. */
+__u32 sluice_map_max_entries(int fd);
+/* The kernel's count of the memory a map holds, from /proc/self/fdinfo; 0
+ * when unknown. */
+__u64 sluice_map_memlock(int fd);
+
 /* Now, in the datapath's ticks (CLOCK_MONOTONIC, as bpf_ktime_get_ns). */
 __u64 sluice_now_ticks(void);
 
@@ -174,6 +193,30 @@ int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char 
  * prefix): its sources get fresh, full buckets instead of misread old ones.
  * Keeps the policy's slot (tag >> 16). */
 void sluice_txn_retag(struct sluice_txn *t, struct sluice_policy *p);
+
+/* The CIDR a rule matches. */
+void sluice_rule_cidr(const struct sluice_txn_rule *r, struct sluice_cidr *c);
+
+/*
+ * A snapshot of the live policies: the settings with the default policy, and
+ * the rules sorted by family, address and prefix length. Taken under the
+ * interface's lock, so it is one whole version; with_stats, the counters of
+ * every policy too, read under the same lock (so no slot changes hands).
+ */
+struct sluice_policies {
+	struct sluice_settings set;
+	struct sluice_txn_rule *rules;
+	size_t nr_rules;
+	/* with_stats: nr_rules + 1 entries, each rule's, then the default's */
+	struct sluice_rstats *rstats;
+};
+int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
+			 char *err, size_t errlen);
+void sluice_free_policies(struct sluice_policies *pol);
+/* Policy i of a snapshot: the rules in order, then (i == nr_rules) the
+ * default; name gets "198.18.0.0/15" or "default", family 4, 6 or 0. */
+const struct sluice_policy *sluice_policy_at(const struct sluice_policies *pol, size_t i,
+					     char *name, size_t len, int *family);
 
 /* ---- JSON output (json.c): a tiny streaming writer, no allocation ---- */
 

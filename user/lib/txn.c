@@ -36,38 +36,47 @@ static void wait_grace_period(void)
 	usleep(200 * 1000);
 }
 
+struct rules_walk {
+	__u8 gen;
+	struct sluice_txn_rule *rules;
+	size_t n, cap;
+};
+
+static int collect_rule(const void *key, const void *val, void *ctx)
+{
+	const struct sluice_rule_key *k = key;
+	struct rules_walk *w = ctx;
+
+	if (k->gen != w->gen)
+		return 0;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 16;
+		struct sluice_txn_rule *r = realloc(w->rules, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		w->rules = r;
+		w->cap = cap;
+	}
+	memcpy(&w->rules[w->n].rule, val, sizeof(struct sluice_rule));
+	w->rules[w->n].key = *k;
+	w->rules[w->n].key.gen = 0;
+	w->n++;
+	return 0;
+}
+
 /* Read every rule of generation gen into a malloc()ed array. */
 static int read_rules(int fd, __u8 gen, struct sluice_txn_rule **out, size_t *nr)
 {
-	struct sluice_rule_key key, next;
-	struct sluice_txn_rule *rules = NULL;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
+	struct rules_walk w = { .gen = gen };
+	long ret = sluice_map_walk(fd, collect_rule, &w);
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (key.gen != gen)
-			continue;
-		if (n == cap) {
-			struct sluice_txn_rule *r;
-
-			cap = cap ? 2 * cap : 16;
-			r = realloc(rules, cap * sizeof(*rules));
-			if (!r) {
-				free(rules);
-				return -ENOMEM;
-			}
-			rules = r;
-		}
-		if (bpf_map_lookup_elem(fd, &key, &rules[n].rule))
-			continue; /* deleted meanwhile: not ours, we hold the lock */
-		rules[n].key = key;
-		rules[n].key.gen = 0;
-		n++;
+	if (ret < 0) {
+		free(w.rules);
+		return (int)ret;
 	}
-	*out = rules;
-	*nr = n;
+	*out = w.rules;
+	*nr = w.n;
 	return 0;
 }
 
@@ -291,4 +300,91 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 	cfg->settings[active] = t->set;
 	t->rules_changed = false;
 	return 0;
+}
+
+void sluice_rule_cidr(const struct sluice_txn_rule *r, struct sluice_cidr *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->family = r->rule.family;
+	c->prefixlen = r->rule.prefixlen;
+	memcpy(c->addr, r->key.addr, r->rule.family == 4 ? 4 : 16);
+}
+
+static int cmp_rules(const void *a, const void *b)
+{
+	const struct sluice_txn_rule *x = a, *y = b;
+	int d;
+
+	if (x->rule.family != y->rule.family)
+		return x->rule.family - y->rule.family;
+	d = memcmp(x->key.addr, y->key.addr, 16);
+	if (d)
+		return d;
+	return x->rule.prefixlen - y->rule.prefixlen;
+}
+
+int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
+			 char *err, size_t errlen)
+{
+	struct sluice_txn t;
+	size_t i;
+	int ret;
+
+	memset(pol, 0, sizeof(*pol));
+	ret = sluice_txn_begin(h, &t, err, errlen);
+	if (ret)
+		return ret;
+	pol->set = t.set;
+	pol->rules = t.rules;
+	pol->nr_rules = t.nr_rules;
+	t.rules = NULL; /* ours now */
+	t.nr_rules = 0;
+	if (pol->nr_rules)
+		qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
+	if (with_stats) {
+		pol->rstats = calloc(pol->nr_rules + 1, sizeof(*pol->rstats));
+		if (!pol->rstats)
+			ret = fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	for (i = 0; with_stats && !ret && i <= pol->nr_rules; i++) {
+		__u32 slot = SLUICE_TAG_SLOT(sluice_policy_at(pol, i, NULL, 0, NULL)->tag);
+
+		ret = sluice_read_rstats(h, slot, &pol->rstats[i]);
+		if (ret)
+			fail(err, errlen, ret, "Couldn't read the counters of policy slot %u of %s: %s",
+			     slot, h->ifname, strerror(-ret));
+	}
+	sluice_txn_end(&t);
+	if (ret)
+		sluice_free_policies(pol);
+	return ret;
+}
+
+void sluice_free_policies(struct sluice_policies *pol)
+{
+	free(pol->rules);
+	free(pol->rstats);
+	pol->rules = NULL;
+	pol->rstats = NULL;
+	pol->nr_rules = 0;
+}
+
+const struct sluice_policy *sluice_policy_at(const struct sluice_policies *pol, size_t i,
+					     char *name, size_t len, int *family)
+{
+	struct sluice_cidr c;
+
+	if (i >= pol->nr_rules) {
+		if (name)
+			snprintf(name, len, "default");
+		if (family)
+			*family = 0;
+		return &pol->set.def;
+	}
+	sluice_rule_cidr(&pol->rules[i], &c);
+	if (name)
+		sluice_format_cidr(&c, true, name, len);
+	if (family)
+		*family = c.family;
+	return &pol->rules[i].rule.policy;
 }

@@ -785,7 +785,7 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	struct sluice_settings *s = &h->cfg->settings[h->cfg->active & 1];
 	struct attachment now;
 	char rate[128];
-	long keys = count_keys(h->buckets_fd);
+	long keys = sluice_count_keys(h->buckets_fd);
 
 	format_policy_rate(&s->def, rate, sizeof(rate));
 	if (find_attachment(c->o->ifindex, &now))
@@ -805,7 +805,7 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	       (s->flags & SLUICE_DRY_RUN) ? ", dry run" : "",
 	       (s->flags & SLUICE_FAIL_CLOSED) ? ", fail-closed" : "");
 	printf("  state: %ld of %u keys, %u rules, pinned in %s\n", keys < 0 ? 0 : keys,
-	       map_max_entries(h->buckets_fd), s->nr_rules, c->dir);
+	       sluice_map_max_entries(h->buckets_fd), s->nr_rules, c->dir);
 }
 
 int sluice_attach(struct attach_opts *o)

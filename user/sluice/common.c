@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* What the loader's commands share: attach options, finding sluice on an
- * interface, pins, and reading the size of the key tables. */
+ * interface, pins, and a policy in words. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -14,10 +14,6 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
-
-#ifndef ENOTSUPP
-#define ENOTSUPP 524 /* the kernel's own "not supported", seen by batch lookups */
-#endif
 
 const char *const sluice_map_names[] = {
 	SLUICE_MAP_BUCKETS, SLUICE_MAP_LOGS,   SLUICE_MAP_CONFIG, SLUICE_MAP_RULES,
@@ -350,106 +346,6 @@ int remove_pins(const char *ifname, char *err, size_t errlen)
 		return ret;
 	}
 	return 0;
-}
-
-static int map_info(int fd, struct bpf_map_info *info)
-{
-	__u32 len = sizeof(*info);
-
-	memset(info, 0, sizeof(*info));
-	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
-}
-
-__u32 map_max_entries(int fd)
-{
-	struct bpf_map_info info;
-
-	return map_info(fd, &info) ? 0 : info.max_entries;
-}
-
-/* Walk the keys one syscall each: the fallback when batches are refused. */
-static long count_keys_slow(int fd, __u32 key_size)
-{
-	char *key = calloc(2, key_size);
-	void *prev = NULL;
-	long n = 0;
-
-	if (!key)
-		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, prev, key + key_size) == 0) {
-		memcpy(key, key + key_size, key_size);
-		prev = key;
-		n++;
-	}
-	free(key);
-	return n;
-}
-
-long count_keys(int fd)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct bpf_map_info info;
-	__u32 batch_sz = 4096, in = 0, out = 0, n;
-	char *keys = NULL, *vals = NULL;
-	bool first = true;
-	long total = 0;
-	int ret;
-
-	ret = map_info(fd, &info);
-	if (ret)
-		return ret;
-	for (;;) {
-		if (!keys) {
-			keys = calloc(batch_sz, info.key_size);
-			vals = calloc(batch_sz, info.value_size);
-			if (!keys || !vals) {
-				total = -ENOMEM;
-				break;
-			}
-		}
-		n = batch_sz;
-		ret = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &n, &opts);
-		if (ret && errno == ENOSPC && n == 0) {
-			/* One hash bucket holds more keys than the batch. */
-			free(keys);
-			free(vals);
-			keys = vals = NULL;
-			batch_sz *= 4;
-			continue;
-		}
-		if (ret && errno != ENOENT) {
-			if (first && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP))
-				total = count_keys_slow(fd, info.key_size);
-			else
-				total = -errno;
-			break;
-		}
-		total += n;
-		if (ret) /* ENOENT: the last batch */
-			break;
-		in = out;
-		first = false;
-	}
-	free(keys);
-	free(vals);
-	return total;
-}
-
-__u64 map_memlock(int fd)
-{
-	unsigned long long v = 0;
-	char path[64], line[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
 }
 
 static void format_duration(__u64 ns, char *buf, size_t len)

@@ -130,13 +130,6 @@ extern const size_t sluice_nr_maps;
 /* Remove every pin of ifname (maps and program) and its directory. */
 int remove_pins(const char *ifname, char *err, size_t errlen);
 
-/* Keys in a hash map (batched lookups); -errno on failure. */
-long count_keys(int fd);
-/* The kernel's count of the memory a map holds, from /proc/self/fdinfo. */
-__u64 map_memlock(int fd);
-/* max_entries of a map, 0 on failure. */
-__u32 map_max_entries(int fd);
-
 /* A policy's limit in words: "100/s burst 200", "10mbit burst 1500",
  * "50 per 1s window". */
 void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len);

@@ -131,7 +131,7 @@ static void render(struct text *t, const char *ifname, const struct sluice_handl
 {
 	struct sluice_settings *s = &h->cfg->settings[h->cfg->active & 1];
 	struct sluice_stats st;
-	long keys = count_keys(h->buckets_fd);
+	long keys = sluice_count_keys(h->buckets_fd);
 	size_t i;
 
 	if (sluice_read_stats(h, &st))
@@ -174,7 +174,7 @@ static void render(struct text *t, const char *ifname, const struct sluice_handl
 	put(t, "# HELP sluice_keys Sources in the key table.\n# TYPE sluice_keys gauge\n");
 	put(t, "sluice_keys{iface=\"%s\"} %ld\n", ifname, keys < 0 ? 0 : keys);
 	put(t, "# HELP sluice_max_keys Size of the key table.\n# TYPE sluice_max_keys gauge\n");
-	put(t, "sluice_max_keys{iface=\"%s\"} %u\n", ifname, map_max_entries(h->buckets_fd));
+	put(t, "sluice_max_keys{iface=\"%s\"} %u\n", ifname, sluice_map_max_entries(h->buckets_fd));
 	put(t, "# HELP sluice_rules Rules in force.\n# TYPE sluice_rules gauge\n");
 	put(t, "sluice_rules{iface=\"%s\"} %u\n", ifname, s->nr_rules);
 }

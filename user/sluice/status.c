@@ -43,12 +43,12 @@ static int read_status(const char *ifname, struct iface_status *s)
 	if (ret)
 		return ret;
 	s->set = h.cfg->settings[__atomic_load_n(&h.cfg->active, __ATOMIC_ACQUIRE) & 1];
-	s->keys = count_keys(h.buckets_fd);
-	s->log_keys = count_keys(h.logs_fd);
-	s->max_keys = map_max_entries(h.buckets_fd);
-	s->max_log_keys = map_max_entries(h.logs_fd);
-	s->keys_mem = map_memlock(h.buckets_fd);
-	s->log_keys_mem = map_memlock(h.logs_fd);
+	s->keys = sluice_count_keys(h.buckets_fd);
+	s->log_keys = sluice_count_keys(h.logs_fd);
+	s->max_keys = sluice_map_max_entries(h.buckets_fd);
+	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
+	s->keys_mem = sluice_map_memlock(h.buckets_fd);
+	s->log_keys_mem = sluice_map_memlock(h.logs_fd);
 	ret = sluice_read_stats(&h, &s->stats);
 	if (ret)
 		snprintf(s->err, sizeof(s->err), "Couldn't read the counters of %s: %s", s->ifname,

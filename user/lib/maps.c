@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Walking the entries of a map, and what the kernel says about a map. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "libsluice.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's own "not supported": maps without batch ops */
+#endif
+
+/* Entries per batched lookup: a million keys in 256 calls. */
+#define WALK_BATCH 4096
+
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+__u32 sluice_map_max_entries(int fd)
+{
+	struct bpf_map_info info;
+
+	return map_info(fd, &info) ? 0 : info.max_entries;
+}
+
+__u64 sluice_map_memlock(int fd)
+{
+	unsigned long long v = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* One key at a time: maps without batch lookups (LPM tries, old kernels).
+ * A key removed under us makes the kernel start again from the first key:
+ * some entries may then be seen twice, as a live table allows. */
+static long walk_one_by_one(int fd, const struct bpf_map_info *info, sluice_walk_fn fn,
+			    void *ctx)
+{
+	char *key = calloc(2, info->key_size), *val = NULL;
+	void *prev = NULL;
+	long n = 0;
+	int ret = 0;
+
+	if (fn)
+		val = malloc(info->value_size);
+	if (!key || (fn && !val)) {
+		n = -ENOMEM;
+		goto out;
+	}
+	while (!bpf_map_get_next_key(fd, prev, key + info->key_size)) {
+		memcpy(key, key + info->key_size, info->key_size);
+		prev = key;
+		if (fn) {
+			if (bpf_map_lookup_elem(fd, key, val))
+				continue; /* removed meanwhile */
+			ret = fn(key, val, ctx);
+			if (ret) {
+				n = ret;
+				goto out;
+			}
+		}
+		n++;
+	}
+	if (errno != ENOENT)
+		n = -errno;
+out:
+	free(key);
+	free(val);
+	return n;
+}
+
+long sluice_map_walk(int fd, sluice_walk_fn fn, void *ctx)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct bpf_map_info info;
+	__u32 batch = WALK_BATCH, i, count;
+	char *keys = NULL, *vals = NULL;
+	/* The batch cursor of a hash map is a bucket index (4 bytes); other
+	 * kinds may use a key: room for either. */
+	__u64 in[8], out[8];
+	bool first = true;
+	long n = 0;
+	int ret;
+
+	ret = map_info(fd, &info);
+	if (ret)
+		return ret;
+	if (info.key_size > sizeof(in))
+		return walk_one_by_one(fd, &info, fn, ctx);
+	for (;;) {
+		if (!keys) {
+			keys = calloc(batch, info.key_size);
+			vals = calloc(batch, info.value_size);
+			if (!keys || !vals) {
+				n = -ENOMEM;
+				break;
+			}
+		}
+		count = batch;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &count, &opts);
+		if (ret && errno == ENOSPC && !count) {
+			/* One hash bucket holds more keys than a batch. */
+			free(keys);
+			free(vals);
+			keys = vals = NULL;
+			batch *= 4;
+			continue;
+		}
+		if (ret && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP))
+				n = walk_one_by_one(fd, &info, fn, ctx);
+			else
+				n = -errno;
+			break;
+		}
+		for (i = 0; fn && i < count; i++) {
+			int stop = fn(keys + (size_t)i * info.key_size,
+				      vals + (size_t)i * info.value_size, ctx);
+
+			if (stop) {
+				n = stop;
+				goto out;
+			}
+		}
+		n += count;
+		if (ret) /* ENOENT: that was the last batch */
+			break;
+		memcpy(in, out, sizeof(in));
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	return n;
+}
+
+long sluice_count_keys(int fd)
+{
+	return sluice_map_walk(fd, NULL, NULL);
+}
