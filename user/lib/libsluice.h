@@ -129,13 +129,39 @@ int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out);
 int sluice_read_rstats(const struct sluice_handle *h, __u32 slot, struct sluice_rstats *out);
 /* Zero the counters of one policy slot (a new rule must start from 0). */
 int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot);
-/* Field names and offsets of struct sluice_stats, for printing and JSON. */
+/* A named u64 of a struct, for printing, JSON and Prometheus' HELP lines. */
 struct sluice_field {
 	const char *name;
 	size_t offset;
+	const char *help; /* what it counts, one sentence */
 };
+
+/*
+ * What `sluice status`, `sluicectl stats` and the Prometheus output show: the
+ * counters of the datapath and what the key tables hold now.
+ */
+struct sluice_counters {
+	struct sluice_stats stats; /* first: its field offsets hold here too */
+	__u64 keys; /* entries now in sluice_buckets + sluice_logs */
+	__u64 evicted_estimate; /* stats.new_keys - keys, 0 when negative */
+	__u64 log_keys; /* of keys, those in sluice_logs */
+};
+/*
+ * Read the counters, then count the keys (in that order: a key created
+ * during the count is then not taken for an eviction). keys walks both
+ * tables, about 0.3 s per million keys. Keys leave the tables by LRU
+ * eviction and by `sluicectl flush`, so evicted_estimate counts flushed keys
+ * too; it is an estimate since the walk is not atomic.
+ */
+int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *c);
+/* The fields of struct sluice_counters: the first sluice_stats_nfields are
+ * those of struct sluice_stats (by the names bpftool shows), then keys and
+ * evicted_estimate; sluice_counters_nfields in all. */
 extern const struct sluice_field sluice_stats_fields[];
 extern const size_t sluice_stats_nfields;
+extern const size_t sluice_counters_nfields;
+/* The value of field f of the struct at base. */
+__u64 sluice_field_get(const void *base, const struct sluice_field *f);
 
 /* ---- walking a map (maps.c) ---- */
 
@@ -217,6 +243,18 @@ void sluice_free_policies(struct sluice_policies *pol);
  * default; name gets "198.18.0.0/15" or "default", family 4, 6 or 0. */
 const struct sluice_policy *sluice_policy_at(const struct sluice_policies *pol, size_t i,
 					     char *name, size_t len, int *family);
+
+/* ---- Prometheus (prom.c) ---- */
+
+/*
+ * The counters of one interface in the Prometheus text format, labelled
+ * interface="IFACE": every sluice_stats field as sluice_FIELD_total, each
+ * policy's as sluice_policy_{passed,dropped,passed_bytes,dropped_bytes}_total
+ * (policy="default" or the rule's CIDR), and the gauges sluice_keys,
+ * sluice_log_keys, sluice_max_keys, sluice_max_log_keys,
+ * sluice_evicted_estimate, sluice_rules and sluice_dry_run.
+ */
+int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen);
 
 /* ---- JSON output (json.c): a tiny streaming writer, no allocation ---- */
 

@@ -208,14 +208,41 @@ int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
 }
 
 const struct sluice_field sluice_stats_fields[] = {
-#define F(x) { #x, offsetof(struct sluice_stats, x) }
-	F(rx),	       F(rx_bytes),   F(passed),     F(dropped),    F(dropped_bytes),
-	F(non_ip),     F(malformed),  F(limited),    F(would_drop), F(exempt),
-	F(denied),     F(new_keys),   F(aggregated), F(update_failed), F(contended),
-	F(events_lost),
+#define F(x, help) { #x, offsetof(struct sluice_counters, stats.x), help }
+	F(rx, "Packets the XDP program saw."),
+	F(rx_bytes, "Bytes of the packets the XDP program saw."),
+	F(passed, "Packets passed (XDP_PASS), for any reason."),
+	F(dropped, "Packets dropped (XDP_DROP), for any reason."),
+	F(dropped_bytes, "Bytes of the packets dropped."),
+	F(non_ip, "Packets passed because they are neither IPv4 nor IPv6."),
+	F(malformed, "Packets passed because their headers are too short or bad."),
+	F(limited, "Packets dropped because their source was over its limit."),
+	F(would_drop, "Packets passed under dry-run that the limit would have dropped."),
+	F(exempt, "Packets passed by an --exempt rule."),
+	F(denied, "Packets dropped by a --deny rule."),
+	F(new_keys, "Keys (buckets and sliding logs) created for sources seen for the first "
+		    "time."),
+	F(aggregated, "New sources charged to their prefix's aggregate bucket."),
+	F(update_failed, "Packets whose source the key table refused (passed, fail-open)."),
+	F(contended, "Packets dropped because other CPUs kept updating their bucket."),
+	F(events_lost, "Drop events the ring buffer had no room for."),
+#undef F
+#define F(x, help) { #x, offsetof(struct sluice_counters, x), help }
+	F(keys, "Keys in the tables now (sluice_buckets and sluice_logs)."),
+	F(evicted_estimate, "Keys created but no longer in the tables: new_keys - keys, an "
+			    "estimate of LRU evictions (a flush lowers keys too)."),
 #undef F
 };
-const size_t sluice_stats_nfields = sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]);
+const size_t sluice_stats_nfields = sizeof(struct sluice_stats) / sizeof(__u64);
+const size_t sluice_counters_nfields = sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]);
+_Static_assert(sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]) ==
+		       sizeof(struct sluice_stats) / sizeof(__u64) + 2,
+	       "every field of sluice_stats is named, then keys and evicted_estimate");
+
+__u64 sluice_field_get(const void *base, const struct sluice_field *f)
+{
+	return *(const __u64 *)((const char *)base + f->offset);
+}
 
 /* Sum `nr` u64 fields of a per-CPU value at key. */
 static int read_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr)
@@ -251,6 +278,25 @@ int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out)
 int sluice_read_rstats(const struct sluice_handle *h, __u32 slot, struct sluice_rstats *out)
 {
 	return read_percpu_sum(h->rstats_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+}
+
+int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *c)
+{
+	long keys, log_keys;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = sluice_read_stats(h, &c->stats);
+	if (ret)
+		return ret;
+	keys = sluice_count_keys(h->buckets_fd);
+	log_keys = keys < 0 ? keys : sluice_count_keys(h->logs_fd);
+	if (keys < 0 || log_keys < 0)
+		return keys < 0 ? (int)keys : (int)log_keys;
+	c->log_keys = (__u64)log_keys;
+	c->keys = (__u64)keys + c->log_keys;
+	c->evicted_estimate = c->stats.new_keys > c->keys ? c->stats.new_keys - c->keys : 0;
+	return 0;
 }
 
 int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)

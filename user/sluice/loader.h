@@ -95,8 +95,9 @@ bool valid_ifname(const char *name);
 /* Listen on ADDR:PORT ("127.0.0.1:9100", "[::1]:9100"). -EINVAL when the
  * text is not ADDR:PORT, another -errno when it cannot listen. */
 int metrics_open(const char *addr_port, int *fd, char *err, size_t errlen);
-/* Answer one request waiting on the listening socket. */
-void metrics_serve(int listen_fd, const char *ifname, const struct sluice_handle *h);
+/* Answer one request waiting on the listening socket: the counters of h in
+ * the Prometheus text format (sluice_prometheus()). */
+void metrics_serve(int listen_fd, struct sluice_handle *h);
 
 /* ---- finding sluice on an interface (common.c) ---- */
 

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,109 +75,6 @@ bad:
 	return -EINVAL;
 }
 
-/* A growing text buffer. */
-struct text {
-	char *buf;
-	size_t len, cap;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt,
-			      ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if (t->buf && t->len + (size_t)n < t->cap) {
-			t->len += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = (t->cap ? t->cap * 2 : 8192) + (size_t)n;
-			char *b = realloc(t->buf, cap);
-
-			if (!b)
-				return;
-			t->buf = b;
-			t->cap = cap;
-		}
-	}
-}
-
-static void counter(struct text *t, const char *name, const char *help)
-{
-	put(t, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
-}
-
-/* Why a packet passed or was dropped: the reason fields of sluice_stats. */
-static const struct {
-	const char *field;
-	size_t offset;
-} reasons[] = {
-#define R(x) { #x, offsetof(struct sluice_stats, x) }
-	R(non_ip), R(malformed), R(limited), R(would_drop), R(exempt), R(denied), R(contended),
-#undef R
-};
-
-static void render(struct text *t, const char *ifname, const struct sluice_handle *h)
-{
-	struct sluice_settings *s = &h->cfg->settings[h->cfg->active & 1];
-	struct sluice_stats st;
-	long keys = sluice_count_keys(h->buckets_fd);
-	size_t i;
-
-	if (sluice_read_stats(h, &st))
-		memset(&st, 0, sizeof(st));
-	counter(t, "sluice_rx_packets_total", "Packets the sluice program saw.");
-	put(t, "sluice_rx_packets_total{iface=\"%s\"} %llu\n", ifname, (unsigned long long)st.rx);
-	counter(t, "sluice_rx_bytes_total", "Bytes the sluice program saw.");
-	put(t, "sluice_rx_bytes_total{iface=\"%s\"} %llu\n", ifname,
-	    (unsigned long long)st.rx_bytes);
-	counter(t, "sluice_packets_total", "Packets by verdict.");
-	put(t, "sluice_packets_total{iface=\"%s\",verdict=\"passed\"} %llu\n", ifname,
-	    (unsigned long long)st.passed);
-	put(t, "sluice_packets_total{iface=\"%s\",verdict=\"dropped\"} %llu\n", ifname,
-	    (unsigned long long)st.dropped);
-	counter(t, "sluice_bytes_total", "Bytes by verdict.");
-	put(t, "sluice_bytes_total{iface=\"%s\",verdict=\"passed\"} %llu\n", ifname,
-	    (unsigned long long)(st.rx_bytes >= st.dropped_bytes ? st.rx_bytes - st.dropped_bytes :
-								   0));
-	put(t, "sluice_bytes_total{iface=\"%s\",verdict=\"dropped\"} %llu\n", ifname,
-	    (unsigned long long)st.dropped_bytes);
-	counter(t, "sluice_reason_packets_total",
-		"Packets by the reason of their verdict (passed: non_ip, malformed, would_drop, "
-		"exempt; dropped: limited, denied, contended).");
-	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
-		put(t, "sluice_reason_packets_total{iface=\"%s\",reason=\"%s\"} %llu\n", ifname,
-		    reasons[i].field,
-		    (unsigned long long)*(__u64 *)((char *)&st + reasons[i].offset));
-	counter(t, "sluice_new_keys_total", "Buckets created for new sources.");
-	put(t, "sluice_new_keys_total{iface=\"%s\"} %llu\n", ifname,
-	    (unsigned long long)st.new_keys);
-	counter(t, "sluice_aggregated_total", "New sources charged to their aggregate bucket.");
-	put(t, "sluice_aggregated_total{iface=\"%s\"} %llu\n", ifname,
-	    (unsigned long long)st.aggregated);
-	counter(t, "sluice_update_failed_total", "Sources the key table could not hold.");
-	put(t, "sluice_update_failed_total{iface=\"%s\"} %llu\n", ifname,
-	    (unsigned long long)st.update_failed);
-	counter(t, "sluice_events_lost_total", "Drop events the ring buffer had no room for.");
-	put(t, "sluice_events_lost_total{iface=\"%s\"} %llu\n", ifname,
-	    (unsigned long long)st.events_lost);
-	put(t, "# HELP sluice_keys Sources in the key table.\n# TYPE sluice_keys gauge\n");
-	put(t, "sluice_keys{iface=\"%s\"} %ld\n", ifname, keys < 0 ? 0 : keys);
-	put(t, "# HELP sluice_max_keys Size of the key table.\n# TYPE sluice_max_keys gauge\n");
-	put(t, "sluice_max_keys{iface=\"%s\"} %u\n", ifname, sluice_map_max_entries(h->buckets_fd));
-	put(t, "# HELP sluice_rules Rules in force.\n# TYPE sluice_rules gauge\n");
-	put(t, "sluice_rules{iface=\"%s\"} %u\n", ifname, s->nr_rules);
-}
-
 static void send_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
@@ -205,12 +101,14 @@ static void reply(int fd, const char *status, const char *type, const char *body
 		send_all(fd, body, len);
 }
 
-void metrics_serve(int listen_fd, const char *ifname, const struct sluice_handle *h)
+void metrics_serve(int listen_fd, struct sluice_handle *h)
 {
 	struct timeval tv = { .tv_sec = 1 };
-	char req[REQ_MAX + 1], method[8], path[256];
-	struct text t = {};
-	size_t got = 0;
+	char req[REQ_MAX + 1], method[8], path[256], err[SLUICE_ERR_LEN];
+	size_t got = 0, len = 0;
+	char *body = NULL;
+	bool head;
+	FILE *f;
 	int fd;
 
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -238,15 +136,27 @@ void metrics_serve(int listen_fd, const char *ifname, const struct sluice_handle
 		reply(fd, "405 Method Not Allowed", "text/plain", "use GET\n", 8, false);
 		goto out;
 	}
+	head = !strcmp(method, "HEAD");
 	if (strcmp(path, "/metrics") && strcmp(path, "/")) {
-		reply(fd, "404 Not Found", "text/plain", "the counters are at /metrics\n", 29,
-		      !strcmp(method, "HEAD"));
+		reply(fd, "404 Not Found", "text/plain", "the counters are at /metrics\n", 29, head);
 		goto out;
 	}
-	render(&t, ifname, h);
-	reply(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", t.buf ? t.buf : "",
-	      t.len, !strcmp(method, "HEAD"));
-	free(t.buf);
+	f = open_memstream(&body, &len);
+	if (!f) {
+		reply(fd, "500 Internal Server Error", "text/plain", "out of memory\n", 14, head);
+		goto out;
+	}
+	if (sluice_prometheus(f, h, err, sizeof(err))) {
+		char msg[SLUICE_ERR_LEN + 1];
+
+		fclose(f);
+		snprintf(msg, sizeof(msg), "%s\n", err);
+		reply(fd, "500 Internal Server Error", "text/plain", msg, strlen(msg), head);
+	} else {
+		fclose(f);
+		reply(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body, len, head);
+	}
+	free(body);
 out:
 	close(fd);
 }

@@ -191,7 +191,7 @@ static int run_loop(struct attach_opts *o, int metrics_fd)
 		if (ret > 0 && (pfd[0].revents & POLLIN))
 			ring_buffer__consume(rb);
 		if (ret > 0 && metrics_fd >= 0 && (pfd[1].revents & POLLIN))
-			metrics_serve(metrics_fd, o->ifname, &h);
+			metrics_serve(metrics_fd, &h);
 		now = now_sec();
 		if (now < next)
 			continue;

@@ -22,10 +22,9 @@ struct iface_status {
 	struct attachment a;
 	int attach_err;
 	struct sluice_settings set;
-	long keys, log_keys;
+	struct sluice_counters c; /* c.keys: both tables; c.log_keys: sluice_logs */
 	__u32 max_keys, max_log_keys;
 	__u64 keys_mem, log_keys_mem;
-	struct sluice_stats stats;
 	char err[SLUICE_ERR_LEN];
 };
 
@@ -43,23 +42,16 @@ static int read_status(const char *ifname, struct iface_status *s)
 	if (ret)
 		return ret;
 	s->set = h.cfg->settings[__atomic_load_n(&h.cfg->active, __ATOMIC_ACQUIRE) & 1];
-	s->keys = sluice_count_keys(h.buckets_fd);
-	s->log_keys = sluice_count_keys(h.logs_fd);
 	s->max_keys = sluice_map_max_entries(h.buckets_fd);
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
 	s->keys_mem = sluice_map_memlock(h.buckets_fd);
 	s->log_keys_mem = sluice_map_memlock(h.logs_fd);
-	ret = sluice_read_stats(&h, &s->stats);
+	ret = sluice_read_counters(&h, &s->c);
 	if (ret)
 		snprintf(s->err, sizeof(s->err), "Couldn't read the counters of %s: %s", s->ifname,
 			 strerror(-ret));
 	sluice_close(&h);
 	return ret;
-}
-
-static __u64 stat_field(const struct sluice_stats *st, size_t i)
-{
-	return *(const __u64 *)((const char *)st + sluice_stats_fields[i].offset);
 }
 
 static const char *window_algo(__u8 algo)
@@ -119,18 +111,19 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 	}
 	json_u64(j, "rules", s->set.nr_rules);
 	json_obj_begin(j, "keys");
-	json_u64(j, "used", s->keys < 0 ? 0 : (__u64)s->keys);
+	json_u64(j, "used", s->c.keys - s->c.log_keys);
 	json_u64(j, "max", s->max_keys);
 	json_u64(j, "memlock", s->keys_mem);
 	json_obj_end(j);
 	json_obj_begin(j, "log_keys");
-	json_u64(j, "used", s->log_keys < 0 ? 0 : (__u64)s->log_keys);
+	json_u64(j, "used", s->c.log_keys);
 	json_u64(j, "max", s->max_log_keys);
 	json_u64(j, "memlock", s->log_keys_mem);
 	json_obj_end(j);
 	json_obj_begin(j, "stats");
-	for (i = 0; i < sluice_stats_nfields; i++)
-		json_u64(j, sluice_stats_fields[i].name, stat_field(&s->stats, i));
+	for (i = 0; i < sluice_counters_nfields; i++)
+		json_u64(j, sluice_stats_fields[i].name,
+			 sluice_field_get(&s->c, &sluice_stats_fields[i]));
 	json_obj_end(j);
 	json_obj_end(j);
 }
@@ -178,17 +171,20 @@ static void print_text(const struct iface_status *s, int ret)
 	       (s->set.flags & SLUICE_FAIL_CLOSED) ? "closed" : "open", rate, s->set.nr_rules);
 	human_bytes(s->keys_mem, mem, sizeof(mem));
 	human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
-	printf("  keys:     %ld of %u (%s); sliding-log keys: %ld of %u (%s)\n",
-	       s->keys < 0 ? 0 : s->keys, s->max_keys, mem, s->log_keys < 0 ? 0 : s->log_keys,
-	       s->max_log_keys, lmem);
+	printf("  tables:   buckets %llu of %u (%s); sliding logs %llu of %u (%s)\n",
+	       (unsigned long long)(s->c.keys - s->c.log_keys), s->max_keys, mem,
+	       (unsigned long long)s->c.log_keys, s->max_log_keys, lmem);
+	/* Four to a line, in columns. */
 	printf("  counters:");
-	for (i = 0; i < sluice_stats_nfields; i++) {
-		if (i && i % 4 == 0)
-			printf("\n           ");
-		printf(" %-13s %-12llu", sluice_stats_fields[i].name,
-		       (unsigned long long)stat_field(&s->stats, i));
+	for (i = 0; i < sluice_counters_nfields; i++) {
+		bool last = i % 4 == 3 || i + 1 == sluice_counters_nfields;
+
+		printf(" %-16s %-*llu%s", sluice_stats_fields[i].name, last ? 0 : 12,
+		       (unsigned long long)sluice_field_get(&s->c, &sluice_stats_fields[i]),
+		       last ? "\n" : "");
+		if (last && i + 1 < sluice_counters_nfields)
+			printf("           ");
 	}
-	printf("\n");
 }
 
 int do_status(int argc, char **argv)
@@ -209,7 +205,9 @@ int do_status(int argc, char **argv)
 			status_usage(stdout);
 			printf("\n  -j, --json   one JSON object: {\"interfaces\": [...]}\n"
 			       "Counter names are those of struct sluice_stats, as bpftool shows "
-			       "them.\n");
+			       "them, then:\n"
+			       "  keys              keys in the tables now (buckets + sliding logs)\n"
+			       "  evicted_estimate  new_keys - keys: keys evicted (LRU) or flushed\n");
 			return SLUICE_EXIT_OK;
 		} else {
 			return usage_err("status", "unexpected argument '%s' for 'sluice status'",

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The counters of one interface in the Prometheus text format (version
+ * 0.0.4), for `sluicectl stats --prometheus` and `sluice run --metrics`:
+ * one renderer, so a dashboard reads the same names from either.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "libsluice.h"
+
+/* The label every sample carries. */
+#define IFACE_LABEL "interface"
+
+/* Escape a label value: backslash, quote and newline. */
+static void put_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\n')
+			fputs("\\n", f);
+		else if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One sample: name{interface="IFACE"[,policy="POLICY"]} value */
+static void sample(FILE *f, const char *name, const char *ifname, const char *policy, __u64 v)
+{
+	fprintf(f, "%s{" IFACE_LABEL "=\"", name);
+	put_label(f, ifname);
+	if (policy) {
+		fputs("\",policy=\"", f);
+		put_label(f, policy);
+	}
+	fprintf(f, "\"} %llu\n", (unsigned long long)v);
+}
+
+static void gauge(FILE *f, const char *name, const char *help, const char *ifname, __u64 v)
+{
+	family(f, name, "gauge", help);
+	sample(f, name, ifname, NULL, v);
+}
+
+int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen)
+{
+	static const struct sluice_field per_policy[] = {
+#define F(x, help) { #x, offsetof(struct sluice_rstats, x), help }
+		F(passed, "Packets passed under each policy (the default or a rule)."),
+		F(dropped, "Packets dropped under each policy."),
+		F(passed_bytes, "Bytes passed under each policy."),
+		F(dropped_bytes, "Bytes dropped under each policy."),
+#undef F
+	};
+	struct sluice_counters c;
+	struct sluice_policies pol;
+	char name[128], policy[64];
+	size_t i, k;
+	int ret;
+
+	ret = sluice_read_counters(h, &c);
+	if (ret)
+		return sluice_err(err, errlen, ret, "Couldn't read the counters of %s: %s",
+				  h->ifname, strerror(-ret));
+	ret = sluice_read_policies(h, &pol, true, err, errlen);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < sluice_stats_nfields; i++) {
+		const struct sluice_field *fl = &sluice_stats_fields[i];
+
+		snprintf(name, sizeof(name), "sluice_%s_total", fl->name);
+		family(f, name, "counter", fl->help);
+		sample(f, name, h->ifname, NULL, sluice_field_get(&c, fl));
+	}
+	for (i = 0; i < sizeof(per_policy) / sizeof(per_policy[0]); i++) {
+		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy[i].name);
+		family(f, name, "counter", per_policy[i].help);
+		for (k = 0; k <= pol.nr_rules; k++) {
+			sluice_policy_at(&pol, k, policy, sizeof(policy), NULL);
+			sample(f, name, h->ifname, policy,
+			       sluice_field_get(&pol.rstats[k], &per_policy[i]));
+		}
+	}
+	/* keys and evicted_estimate close the table of fields: gauges. */
+	for (i = sluice_stats_nfields; i < sluice_counters_nfields; i++) {
+		const struct sluice_field *fl = &sluice_stats_fields[i];
+
+		snprintf(name, sizeof(name), "sluice_%s", fl->name);
+		gauge(f, name, fl->help, h->ifname, sluice_field_get(&c, fl));
+	}
+	gauge(f, "sluice_log_keys", "Keys in the sliding-log table now (part of sluice_keys).",
+	      h->ifname, c.log_keys);
+	gauge(f, "sluice_max_keys", "Size of the key table (sluice_buckets).", h->ifname,
+	      sluice_map_max_entries(h->buckets_fd));
+	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", h->ifname,
+	      sluice_map_max_entries(h->logs_fd));
+	gauge(f, "sluice_rules", "Rules in force.", h->ifname, pol.nr_rules);
+	gauge(f, "sluice_dry_run", "Whether dry-run is on for every policy (1) or not (0).",
+	      h->ifname, pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
+	sluice_free_policies(&pol);
+	if (fflush(f) || ferror(f))
+		return sluice_err(err, errlen, -EIO, "Couldn't write the metrics of %s: %s",
+				  h->ifname, strerror(EIO));
+	return 0;
+}
