@@ -16,7 +16,7 @@
  * Map layout version. A loader refuses pinned maps whose config carries another
  * version instead of misreading them. Bump on any change to a pinned struct.
  */
-#define SLUICE_LAYOUT_VERSION 2
+#define SLUICE_LAYOUT_VERSION 3
 
 /* Pinned map names, also the names of the maps in the object. */
 #define SLUICE_MAP_BUCKETS "sluice_buckets"
@@ -138,16 +138,25 @@ _Static_assert(sizeof(struct sluice_settings) == 160, "sluice_settings layout");
  * `active` with release order, then waits one RCU grace period before the old
  * half may be written again. A packet loads `active` once and reads only that
  * half, so it never sees half of a change.
+ *
+ * Every packet reads the first 384 bytes; only the datapath writes
+ * newkey_tat, on every new source when --new-keys is set, so it has a cache
+ * line of its own and a flood of new sources does not make every CPU miss
+ * on the settings.
  */
 struct sluice_config {
 	__u32 layout; /* SLUICE_LAYOUT_VERSION */
 	__u32 active; /* index of the live settings */
 	__u64 seq; /* bumped by every change */
-	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
 	__u64 tag_seq; /* last policy generation handed out (userspace-owned) */
+	__u64 pad0[5];
 	struct sluice_settings settings[2];
+	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
+	__u64 pad1[7];
 };
-_Static_assert(sizeof(struct sluice_config) == 352, "sluice_config layout");
+_Static_assert(sizeof(struct sluice_config) == 448, "sluice_config layout");
+_Static_assert(__builtin_offsetof(struct sluice_config, newkey_tat) == 384,
+	       "newkey_tat starts a cache line");
 
 /* Key of sluice_buckets and sluice_logs: a masked source under one policy. */
 struct sluice_key {
