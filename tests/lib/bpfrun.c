@@ -1,27 +1,19 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* BPF_PROG_TEST_RUN harness for the sluice datapath (see bpfrun.h). */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <sluice/algo.h>
+#include "frame.h"
 #include "libsluice.h"
 #include "sluice.skel.h"
 #include "bpfrun.h"
 #include "tap.h"
-
-#ifndef ETH_P_8021AD
-#define ETH_P_8021AD 0x88A8
-#endif
 
 /* libbpf's warnings become TAP notes; its chatter is dropped. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -415,98 +407,27 @@ int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char 
 
 /* ---- frames ---- */
 
-static __u32 csum_add(__u32 sum, const void *data, size_t len)
-{
-	const __u8 *p = data;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (__u32)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (__u32)p[len - 1] << 8;
-	return sum;
-}
-
-static __u16 csum_fold(__u32 sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
-}
-
-static void put16(__u8 *p, __u16 v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
 size_t frame_ip(__u8 *buf, const char *src, __u32 len, const struct frame_opts *o)
 {
-	static const __u8 dst_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
-	static const __u8 src_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
-	struct frame_opts none = { 0 };
-	__u8 saddr[16], daddr[16];
-	bool v6 = strchr(src, ':') != NULL;
-	size_t l2, l3, off, i;
-	__u8 *ip, *udp;
-	__u32 sum;
+	struct sluice_frame f = {
+		.dst_mac = { 0x02, 0, 0, 0, 0, 0x02 },
+		.src_mac = { 0x02, 0, 0, 0, 0, 0x01 },
+		.sport = 1234,
+		.dport = 9, /* discard */
+		.len = len,
+	};
+	int i;
 
-	if (!o)
-		o = &none;
-	if (len > FRAME_MAX)
+	if (len > FRAME_MAX || sluice_parse_addr(src, &f.src, NULL, 0))
 		return 0;
-	if (inet_pton(v6 ? AF_INET6 : AF_INET, src, saddr) != 1)
-		return 0;
-	inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? "2001:2::fe" : "198.19.255.254", daddr);
-	l2 = ETH_HLEN + 4 * (size_t)o->vlans;
-	l3 = v6 ? sizeof(struct ipv6hdr) : 4 * (size_t)(o->ihl ? o->ihl : 5);
-	if (len < l2 + (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)))
-		return 0;
-	memset(buf, 0, len);
-	memcpy(buf, dst_mac, 6);
-	memcpy(buf + 6, src_mac, 6);
-	off = 12;
-	for (i = 0; i < (size_t)o->vlans; i++) {
-		/* outer 802.1ad when there are two or more, then 802.1Q */
-		put16(buf + off, i == 0 && o->vlans > 1 ? ETH_P_8021AD : ETH_P_8021Q);
-		put16(buf + off + 2, (__u16)(100 + i)); /* TCI: VLAN id */
-		off += 4;
+	sluice_parse_addr(f.src.family == 6 ? "2001:2::fe" : "198.19.255.254", &f.dst, NULL, 0);
+	if (o) {
+		f.nr_vlans = o->vlans;
+		for (i = 0; i < o->vlans && i < SLUICE_FRAME_MAX_VLANS; i++)
+			f.vlan[i] = (__u16)(100 + i);
+		f.ihl = o->ihl;
 	}
-	put16(buf + off, v6 ? ETH_P_IPV6 : ETH_P_IP);
-	ip = buf + l2;
-	if (v6) {
-		ip[0] = 0x60;
-		put16(ip + 4, (__u16)(len - l2 - l3));
-		ip[6] = IPPROTO_UDP;
-		ip[7] = 64;
-		memcpy(ip + 8, saddr, 16);
-		memcpy(ip + 24, daddr, 16);
-	} else {
-		ip[0] = 0x40 | (o->ihl ? o->ihl : 5);
-		put16(ip + 2, (__u16)(len - l2));
-		put16(ip + 6, 0x4000); /* DF */
-		ip[8] = 64;
-		ip[9] = IPPROTO_UDP;
-		memcpy(ip + 12, saddr, 4);
-		memcpy(ip + 16, daddr, 4);
-		/* A header longer than the frame (a malformed test) has no checksum
-		 * worth computing: the parser must refuse it before any of it. */
-		if (len >= l2 + l3)
-			put16(ip + 10, csum_fold(csum_add(0, ip, l3)));
-	}
-	if (len < l2 + l3 + sizeof(struct udphdr))
-		return len;
-	udp = ip + l3;
-	put16(udp, 1234);
-	put16(udp + 2, 9); /* discard */
-	put16(udp + 4, (__u16)(len - l2 - l3));
-	/* UDP checksum over the pseudo-header, the UDP header and payload. */
-	sum = csum_add(0, saddr, v6 ? 16 : 4);
-	sum = csum_add(sum, daddr, v6 ? 16 : 4);
-	sum += IPPROTO_UDP + (__u32)(len - l2 - l3);
-	sum = csum_add(sum, udp, len - l2 - l3);
-	put16(udp + 6, csum_fold(sum) ? csum_fold(sum) : 0xffff);
-	return len;
+	return sluice_frame_build(&f, buf, NULL, 0) ? 0 : len;
 }
 
 size_t frame_arp(__u8 *buf)

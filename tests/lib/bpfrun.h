@@ -92,9 +92,11 @@ int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char 
 
 #define FRAME_MAX 2048
 
-/* Ethernet (+ VLAN tags, outer first) + IPv4 or IPv6 (by the form of src)
- * + UDP, padded to `len` bytes; valid lengths and checksums. Returns the
- * length, or 0 when len is too short for the headers. */
+/* sluice_frame_build() (user/lib/frame.h) from src to 198.19.255.254 or
+ * 2001:2::fe: Ethernet (+ VLAN tags 100, 101, 102, outer first) + IPv4 or
+ * IPv6 (by the form of src) + UDP, padded to `len` bytes; valid lengths and
+ * checksums, cut where len ends. Returns the length, or 0 when len is too
+ * short for the Ethernet, VLAN and fixed IP headers. */
 struct frame_opts {
 	int vlans; /* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q); 3 for a third 802.1Q */
 	__u8 ihl; /* IPv4 header length in words; 0: 5 (options are zeroed) */

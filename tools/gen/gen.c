@@ -48,7 +48,7 @@ struct worker {
 struct run {
 	int prog_fd;
 	int ifindex;
-	__u8 frame[GEN_MAX_FRAME];
+	__u8 frame[SLUICE_FRAME_MAX];
 	unsigned int len;
 	__u64 deadline_ns; /* 0: none */
 	bool slow_calls; /* every test run pays a dispatcher update: batch more */
@@ -402,7 +402,7 @@ int main(int argc, char **argv)
 	};
 	const char *dev = NULL, *src_s = NULL, *dst_s = NULL, *dst_mac_s = NULL;
 	const char *src_mac_s = NULL;
-	struct gen_frame_spec spec = { .vlan = -1, .sport = 4242, .dport = 9 };
+	struct sluice_frame spec = { .sport = 4242, .dport = 9 };
 	__u64 v, count = 0, rate = 0, keys = 0, len = 0, time_ns = 0;
 	int cpus[CPU_SETSIZE], ncpus = 0, nworkers, i, opt, ret;
 	bool json = false, redirect = false, verbose = false;
@@ -412,6 +412,7 @@ int main(int argc, char **argv)
 	__u64 sent = 0, first = ~0ULL, last = 0, lag = 0;
 	char err[SLUICE_ERR_LEN];
 	struct gen_link link;
+	unsigned int min_len;
 	struct sigaction sa;
 	double secs;
 
@@ -434,7 +435,7 @@ int main(int argc, char **argv)
 			src_mac_s = optarg;
 			break;
 		case 'l':
-			ret = sluice_parse_uint("frame length (-l)", optarg, GEN_MAX_FRAME, &len,
+			ret = sluice_parse_uint("frame length (-l)", optarg, SLUICE_FRAME_MAX, &len,
 						err, sizeof(err));
 			break;
 		case 't':
@@ -457,7 +458,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_VLAN:
 			ret = sluice_parse_uint("--vlan", optarg, 4094, &v, err, sizeof(err));
-			spec.vlan = v;
+			spec.nr_vlans = 1;
+			spec.vlan[0] = v;
 			break;
 		case OPT_SPORT:
 			ret = sluice_parse_uint("--sport", optarg, 65535, &v, err, sizeof(err));
@@ -496,10 +498,10 @@ int main(int argc, char **argv)
 	/* The safety property first: nothing leaves for an address outside the
 	 * benchmarking ranges, whatever else is wrong with the command. */
 	if (sluice_parse_cidr(src_s, &spec.src, err, sizeof(err)) ||
-	    gen_check_range("source", &spec.src, err, sizeof(err)))
+	    sluice_frame_check_range("source", &spec.src, err, sizeof(err)))
 		return usage_error(err);
 	if (sluice_parse_addr(dst_s, &spec.dst, err, sizeof(err)) ||
-	    gen_check_range("destination", &spec.dst, err, sizeof(err)))
+	    sluice_frame_check_range("destination", &spec.dst, err, sizeof(err)))
 		return usage_error(err);
 	if (spec.src.family != spec.dst.family)
 		return usage_error("the source and the destination must both be IPv4 or both IPv6");
@@ -509,10 +511,11 @@ int main(int argc, char **argv)
 		return usage_error(err);
 	if (src_mac_s && gen_parse_mac(src_mac_s, spec.src_mac, err, sizeof(err)))
 		return usage_error(err);
-	spec.len = len ? len : gen_min_len(&spec) > 60 ? gen_min_len(&spec) : 60;
-	if (spec.len < gen_min_len(&spec)) {
+	min_len = sluice_frame_min_len(&spec);
+	spec.len = len ? len : min_len > 60 ? min_len : 60;
+	if (spec.len < min_len) {
 		snprintf(err, sizeof(err), "frame length %u is too short: these headers need %u",
-			 spec.len, gen_min_len(&spec));
+			 spec.len, min_len);
 		return usage_error(err);
 	}
 
@@ -536,12 +539,12 @@ int main(int argc, char **argv)
 		}
 		memcpy(spec.dst_mac, link.peer_mac, 6);
 	}
-	if (link.mtu && spec.len > link.mtu + 14 + (spec.vlan >= 0 ? 4 : 0)) {
+	if (link.mtu && spec.len > link.mtu + sluice_frame_l3_off(&spec)) {
 		snprintf(err, sizeof(err), "frame length %u does not fit %s's MTU %u: at most %u",
-			 spec.len, dev, link.mtu, link.mtu + 14 + (spec.vlan >= 0 ? 4 : 0));
+			 spec.len, dev, link.mtu, link.mtu + sluice_frame_l3_off(&spec));
 		return usage_error(err);
 	}
-	if (gen_build_frame(&spec, run.frame, err, sizeof(err)))
+	if (sluice_frame_build(&spec, run.frame, err, sizeof(err)))
 		return usage_error(err);
 	run.len = spec.len;
 
@@ -555,7 +558,7 @@ int main(int argc, char **argv)
 			strerror(-ret));
 		return SLUICE_EXIT_RUNTIME;
 	}
-	skel->rodata->l3_off = 14 + (spec.vlan >= 0 ? 4 : 0);
+	skel->rodata->l3_off = sluice_frame_l3_off(&spec);
 	skel->rodata->tx_ifindex = run.ifindex;
 	skel->rodata->stamp = rate > 0;
 	skel->rodata->redirect_ifindex = redirect ? run.ifindex : 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * What sluice-gen needs to know about the sending device: its MAC and MTU
- * and, for a veth, the MAC of the other end, which is where the frames land.
+ * and, for a veth, the MAC of the other end, which is where the frames land;
+ * and MAC addresses as text.
  * The other end is usually in another network namespace; rtnetlink reads it
  * there by the namespace id the kernel reports with the link
  * (IFLA_LINK_NETNSID, then IFLA_TARGET_NETNSID), without entering it.
@@ -130,4 +131,25 @@ int gen_read_link(int ifindex, struct gen_link *l, char *err, size_t errlen)
 out:
 	close(fd);
 	return ret;
+}
+
+int gen_parse_mac(const char *str, __u8 mac[6], char *err, size_t errlen)
+{
+	unsigned int b[6];
+	char tail;
+	int i;
+
+	if (sscanf(str, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6)
+		return sluice_err(err, errlen, -EINVAL,
+				  "'%s' is not a MAC address: write it as aa:bb:cc:dd:ee:ff", str);
+	for (i = 0; i < 6; i++)
+		mac[i] = b[i];
+	return 0;
+}
+
+void gen_format_mac(const __u8 mac[6], char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		 mac[5]);
 }
