@@ -14,29 +14,22 @@
 /* The tag sluice_settings_init() gives the default policy. */
 #define TAG_DEFAULT SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, 1)
 
+/* bpfrun_setup() (1/h burst 2) with keys of /prefix4 and /prefix6. */
 static bool setup(struct bpfrun *r, __u8 prefix4, __u8 prefix6)
 {
 	struct sluice_settings set;
 
-	if (bpfrun_reset(r))
-		return false;
-	sluice_settings_init(&set);
-	if (sluice_limit_set(&set.def.pkt, 1, 3600ULL * SLUICE_NS_PER_SEC, 2, NULL, 0))
+	if (!bpfrun_setup(r, &set, 2))
 		return false;
 	set.def.prefix4 = prefix4;
 	set.def.prefix6 = prefix6;
-	bpfrun_clock(r, SCN_T0);
 	return !bpfrun_configure(r, &set);
 }
 
 /* Frames from src, n of them: the verdict letters must be `want`. */
 static void expect(struct bpfrun *r, const char *src, const char *want, const char *what)
 {
-	char got[64];
-
-	bpfrun_sendn(r, src, 60, (unsigned int)strlen(want), got);
-	if (!tap_ok(!strcmp(got, want), "%s: %s sends %zu, %s", what, src, strlen(want), want))
-		tap_diag("  got %s", got);
+	bpfrun_expect(r, src, 60, want, "%s: %s sends %zu, %s", what, src, strlen(want), want);
 }
 
 static void expect_keys(struct bpfrun *r, int n, const char *what)

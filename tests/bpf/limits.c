@@ -18,8 +18,7 @@
 #include "../lib/scenario.h"
 #include "../lib/tap.h"
 
-#define HOUR (3600ULL * SLUICE_NS_PER_SEC)
-#define I_HOUR (HOUR << SLUICE_TICK_SHIFT) /* 1/h in ticks */
+#define I_HOUR (BPFRUN_HOUR << SLUICE_TICK_SHIFT) /* 1/h in ticks */
 /* The tag sluice_settings_init() gives the default policy. */
 #define TAG_DEFAULT SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, 1)
 
@@ -32,28 +31,45 @@ static void pin_self(int cpu)
 	sched_setaffinity(0, sizeof(one), &one);
 }
 
-/* Default settings with the default policy at 1/h burst `burst`. */
-static bool setup(struct bpfrun *r, struct sluice_settings *set, __u64 burst)
-{
-	if (bpfrun_reset(r))
-		return false;
-	sluice_settings_init(set);
-	if (sluice_limit_set(&set->def.pkt, 1, HOUR, burst, NULL, 0))
-		return false;
-	bpfrun_clock(r, SCN_T0);
-	return !bpfrun_configure(r, set);
-}
-
 static bool expect(struct bpfrun *r, const char *src, __u32 len, const char *want,
 		   const char *what)
 {
-	char got[64];
+	return bpfrun_expect(r, src, len, want, "%s: %s sends %s", what, src, want);
+}
 
-	bpfrun_sendn(r, src, len, (unsigned int)strlen(want), got);
-	if (tap_ok(!strcmp(got, want), "%s: %s sends %s", what, src, want))
-		return true;
-	tap_diag("  got %s", got);
-	return false;
+/* A source that the deny rule of setup_deny() drops. */
+#define DENIED "198.18.0.66"
+
+/* bpfrun_setup(), then a deny rule for DENIED in rule slot `slot`. */
+static bool setup_deny(struct bpfrun *r, struct sluice_settings *set, __u64 burst, __u32 slot)
+{
+	struct sluice_policy deny;
+
+	bpfrun_policy(&deny, SLUICE_ACT_DENY, 0);
+	if (!bpfrun_setup(r, set, burst) || bpfrun_rule(r, 0, DENIED "/32", &deny, slot))
+		return false;
+	set->nr_rules = 1;
+	return !bpfrun_configure(r, set);
+}
+
+/* A program whose key table is a plain hash of max_keys entries in place of
+ * the LRU, so that it refuses the next key (E2BIG) deterministically; set up
+ * with burst 200. On failure one failing TAP line and false. */
+static bool open_hash(struct bpfrun *r, __u32 max_keys, struct sluice_settings *set,
+		      const char *t)
+{
+	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = max_keys };
+
+	if (bpfrun_open(r, &o)) {
+		tap_ok(false, "%s: load", t);
+		return false;
+	}
+	if (!bpfrun_setup(r, set, 200)) {
+		tap_ok(false, "%s: setup", t);
+		bpfrun_close(r);
+		return false;
+	}
+	return true;
 }
 
 static void expect_stats(struct bpfrun *r, const struct sluice_stats *want, const char *what)
@@ -74,7 +90,7 @@ static void test_dry_run(struct bpfrun *r, bool per_policy)
 	struct sluice_stats want;
 	struct sluice_bucket b;
 
-	if (!setup(r, &set, 2)) {
+	if (!bpfrun_setup(r, &set, 2)) {
 		tap_ok(false, "%s: setup", t);
 		return;
 	}
@@ -115,22 +131,16 @@ static void test_dry_run_deny(struct bpfrun *r)
 {
 	const char *t = "dry-run with a deny rule";
 	struct sluice_settings set;
-	struct sluice_policy deny;
 	struct sluice_stats want;
 	struct sluice_rstats rs;
 
-	memset(&deny, 0, sizeof(deny));
-	deny.action = SLUICE_ACT_DENY;
-	deny.prefix4 = 32;
-	deny.prefix6 = 64;
-	if (!setup(r, &set, 2) || bpfrun_rule(r, 0, "198.18.0.66/32", &deny, 1)) {
+	if (!setup_deny(r, &set, 2, 1)) {
 		tap_ok(false, "%s: setup", t);
 		return;
 	}
 	set.flags |= SLUICE_DRY_RUN;
-	set.nr_rules = 1;
 	bpfrun_configure(r, &set);
-	expect(r, "198.18.0.66", 100, "PP", t);
+	expect(r, DENIED, 100, "PP", t);
 	memset(&want, 0, sizeof(want));
 	want.rx = 2;
 	want.rx_bytes = 200;
@@ -156,7 +166,7 @@ static void test_bytes(struct bpfrun *r)
 	__u64 t0 = SCN_T0 << SLUICE_TICK_SHIFT;
 	bool ok;
 
-	if (!setup(r, &set, 1) || scn_policy(&sc, &set.def, NULL, 0) ||
+	if (!bpfrun_setup(r, &set, 1) || scn_policy(&sc, &set.def, NULL, 0) ||
 	    bpfrun_configure(r, &set)) {
 		tap_ok(false, "%s: setup", t);
 		return;
@@ -195,8 +205,9 @@ static void test_new_keys(struct bpfrun *r)
 	struct sluice_stats want;
 	struct sluice_bucket b;
 
-	if (!setup(r, &set, 1) ||
-	    sluice_limit_set(&set.new_keys, 1, HOUR, 2, NULL, 0) || bpfrun_configure(r, &set)) {
+	if (!bpfrun_setup(r, &set, 1) ||
+	    sluice_limit_set(&set.new_keys, 1, BPFRUN_HOUR, 2, NULL, 0) ||
+	    bpfrun_configure(r, &set)) {
 		tap_ok(false, "%s: setup", t);
 		return;
 	}
@@ -227,7 +238,7 @@ static void test_new_keys(struct bpfrun *r)
 	TAP_EQ(bpfrun_count_keys(r, false), 5, "%s: 5 buckets in the table", t);
 
 	/* An hour on, one new key is admitted again, the next aggregated. */
-	bpfrun_clock(r, SCN_T0 + HOUR);
+	bpfrun_clock(r, SCN_T0 + BPFRUN_HOUR);
 	expect(r, "198.18.0.9", 60, "P", "new-key limit an hour later");
 	expect(r, "198.18.0.10", 60, "P", "new-key limit an hour later");
 	want.rx += 2;
@@ -249,19 +260,12 @@ static void test_new_keys(struct bpfrun *r)
 static void test_fail_hash(void)
 {
 	const char *t = "full key table (hash of 2)";
-	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = 2 };
 	struct sluice_settings set;
 	struct sluice_stats want;
 	struct bpfrun r;
 
-	if (bpfrun_open(&r, &o)) {
-		tap_ok(false, "%s: load", t);
+	if (!open_hash(&r, 2, &set, t))
 		return;
-	}
-	if (!setup(&r, &set, 200)) {
-		tap_ok(false, "%s: setup", t);
-		goto out;
-	}
 	expect(&r, "198.18.0.1", 60, "P", t);
 	expect(&r, "198.18.0.2", 60, "P", t);
 	expect(&r, "198.18.0.3", 60, "P", "fail-open");
@@ -282,7 +286,6 @@ static void test_fail_hash(void)
 	TAP_TRUE(r.nr_events == 1 && r.events[0].reason == SLUICE_REASON_FAIL_CLOSED &&
 			 r.events[0].addr[3] == 4,
 		 "%s: one drop event, reason fail-closed, from 198.18.0.4", t);
-out:
 	bpfrun_close(&r);
 }
 
@@ -291,20 +294,13 @@ out:
 static void test_fail_closed_dry_run(void)
 {
 	const char *t = "full key table, fail-closed under dry-run";
-	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = 1 };
 	struct sluice_settings set;
 	struct sluice_stats st;
 	struct bpfrun r;
 	char got[4];
 
-	if (bpfrun_open(&r, &o)) {
-		tap_ok(false, "%s: load", t);
+	if (!open_hash(&r, 1, &set, t))
 		return;
-	}
-	if (!setup(&r, &set, 200)) {
-		tap_ok(false, "%s: setup", t);
-		goto out;
-	}
 	set.flags |= SLUICE_FAIL_CLOSED | SLUICE_DRY_RUN;
 	bpfrun_configure(&r, &set);
 	bpfrun_sendn(&r, "198.18.0.1", 60, 1, got);
@@ -419,23 +415,16 @@ out:
 static void test_events(struct bpfrun *r)
 {
 	struct sluice_settings set;
-	struct sluice_policy deny;
 	struct sluice_stats st;
 	__u8 frame[FRAME_MAX];
 	__u32 action;
 	size_t i, bad = 0;
 
-	memset(&deny, 0, sizeof(deny));
-	deny.action = SLUICE_ACT_DENY;
-	deny.prefix4 = 32;
-	deny.prefix6 = 64;
-	if (!setup(r, &set, 1) || bpfrun_rule(r, 0, "198.18.0.66/32", &deny, 7)) {
+	if (!setup_deny(r, &set, 1, 7)) {
 		tap_ok(false, "events: setup");
 		return;
 	}
-	set.nr_rules = 1;
-	bpfrun_configure(r, &set);
-	frame_ip(frame, "198.18.0.66", 60, NULL);
+	frame_ip(frame, DENIED, 60, NULL);
 	if (bpfrun_run_repeat(r, frame, 60, 640, &action) || bpfrun_events(r) < 0) {
 		tap_ok(false, "events: run");
 		return;
@@ -447,11 +436,10 @@ static void test_events(struct bpfrun *r)
 		 "events: 640 drops on one CPU make 10 events, each for 64, rule slot 7 "
 		 "(got %zu)", r->nr_events);
 
-	if (!setup(r, &set, 1) || bpfrun_rule(r, 0, "198.18.0.66/32", &deny, 7)) {
+	if (!setup_deny(r, &set, 1, 7)) {
 		tap_ok(false, "events: setup");
 		return;
 	}
-	set.nr_rules = 1;
 	set.event_mask = 0;
 	bpfrun_configure(r, &set);
 	if (bpfrun_run_repeat(r, frame, 60, 8000, &action) || bpfrun_events(r) < 0 ||

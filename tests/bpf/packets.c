@@ -85,10 +85,7 @@ static bool setup(struct bpfrun *r)
 	sluice_settings_init(&set);
 	set.nr_rules = 2;
 	set.rules_gen = 0;
-	memset(&deny, 0, sizeof(deny));
-	deny.action = SLUICE_ACT_DENY;
-	deny.prefix4 = 32;
-	deny.prefix6 = 64;
+	bpfrun_policy(&deny, SLUICE_ACT_DENY, 0);
 	return !bpfrun_configure(r, &set) && !bpfrun_rule(r, 0, DENY4 "/32", &deny, 1) &&
 	       !bpfrun_rule(r, 0, DENY6 "/128", &deny, 2);
 }

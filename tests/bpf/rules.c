@@ -20,32 +20,16 @@
 #include "../lib/bpfrun.h"
 #include "../lib/tap.h"
 
-#define HOUR (3600ULL * SLUICE_NS_PER_SEC)
 #define NR_SLOTS 7
-
-static void policy_of(struct sluice_policy *p, __u8 action, __u64 burst)
-{
-	memset(p, 0, sizeof(*p));
-	p->action = action;
-	p->algo = SLUICE_ALGO_TOKEN_BUCKET;
-	p->prefix4 = 32;
-	p->prefix6 = 64;
-	if (action == SLUICE_ACT_LIMIT)
-		sluice_limit_set(&p->pkt, 1, HOUR, burst, NULL, 0);
-}
 
 static bool setup(struct bpfrun *r, __u8 gen, __u32 nr_rules)
 {
 	struct sluice_settings set;
 
-	if (bpfrun_reset(r))
-		return false;
-	sluice_settings_init(&set);
-	if (sluice_limit_set(&set.def.pkt, 1, HOUR, 2, NULL, 0))
+	if (!bpfrun_setup(r, &set, 2))
 		return false;
 	set.nr_rules = nr_rules;
 	set.rules_gen = gen;
-	bpfrun_clock(r, SCN_T0);
 	return !bpfrun_configure(r, &set);
 }
 
@@ -53,9 +37,9 @@ static bool put_rules(struct bpfrun *r, __u8 gen)
 {
 	struct sluice_policy deny, exempt, limit;
 
-	policy_of(&deny, SLUICE_ACT_DENY, 0);
-	policy_of(&exempt, SLUICE_ACT_EXEMPT, 0);
-	policy_of(&limit, SLUICE_ACT_LIMIT, 1);
+	bpfrun_policy(&deny, SLUICE_ACT_DENY, 0);
+	bpfrun_policy(&exempt, SLUICE_ACT_EXEMPT, 0);
+	bpfrun_policy(&limit, SLUICE_ACT_LIMIT, 1);
 	return !bpfrun_rule(r, gen, "198.18.0.0/16", &deny, 1) &&
 	       !bpfrun_rule(r, gen, "198.18.3.0/24", &exempt, 2) &&
 	       !bpfrun_rule(r, gen, "198.18.3.16/28", &limit, 3) &&
@@ -168,7 +152,7 @@ static void test_generation(struct bpfrun *r)
 	struct sluice_policy deny;
 	char got[8];
 
-	policy_of(&deny, SLUICE_ACT_DENY, 0);
+	bpfrun_policy(&deny, SLUICE_ACT_DENY, 0);
 	if (!setup(r, 0, 1) || bpfrun_rule(r, 1, "198.19.0.0/16", &deny, 1)) {
 		tap_ok(false, "rule generation: setup");
 		return;
@@ -177,7 +161,7 @@ static void test_generation(struct bpfrun *r)
 	TAP_TRUE(!strcmp(got, "P"), "rule generation: a rule of generation 1 is not seen while 0 "
 				    "is live (got %s)", got);
 	sluice_settings_init(&set);
-	sluice_limit_set(&set.def.pkt, 1, HOUR, 2, NULL, 0);
+	sluice_limit_set(&set.def.pkt, 1, BPFRUN_HOUR, 2, NULL, 0);
 	set.nr_rules = 1;
 	set.rules_gen = 1;
 	if (bpfrun_configure(r, &set)) {
@@ -206,8 +190,8 @@ static void test_family(struct bpfrun *r)
 	struct sluice_policy exempt, deny;
 	char got[8];
 
-	policy_of(&exempt, SLUICE_ACT_EXEMPT, 0);
-	policy_of(&deny, SLUICE_ACT_DENY, 0);
+	bpfrun_policy(&exempt, SLUICE_ACT_EXEMPT, 0);
+	bpfrun_policy(&deny, SLUICE_ACT_DENY, 0);
 	if (!setup(r, 0, 2) || bpfrun_rule(r, 0, "198.18.3.0/24", &exempt, 2) ||
 	    bpfrun_rule(r, 0, "2001:2::/48", &deny, 4)) {
 		tap_ok(false, "rule family: setup");

@@ -19,50 +19,42 @@
 static void run_table(struct bpfrun *r, const struct scn *s, const char *src, const char *rule)
 {
 	char how[96];
-	char err[SLUICE_ERR_LEN] = "";
-	struct sluice_policy p;
 	struct sluice_stats st, want;
-	struct scn_pkt *pkts;
-	int *host = NULL, *prog = NULL;
-	size_t n, i, passed = 0;
+	struct scn_run host;
+	int *prog;
+	size_t i, passed = 0;
 	__u64 bytes = 0, dropped_bytes = 0;
 	long bad;
 
-	if (scn_policy(s, &p, err, sizeof(err)) || scn_packets(s, &pkts, &n)) {
-		tap_ok(false, "%s: setup: %s", s->name, err);
+	if (!scn_run_host(s, &host))
 		return;
-	}
-	host = calloc(n, sizeof(*host));
-	prog = calloc(n, sizeof(*prog));
-	if (!host || !prog) {
+	prog = calloc(host.n, sizeof(*prog));
+	if (!prog) {
 		tap_ok(false, "%s: memory", s->name);
 		goto out;
 	}
-	scn_host_run(&p, pkts, n, host);
 	snprintf(how, sizeof(how), "from %s%s%s", src, rule ? " under rule " : "",
 		 rule ? rule : "");
-	if (bpfrun_scenario(r, &p, rule, src, pkts, n, prog)) {
+	if (bpfrun_scenario(r, &host.p, rule, src, host.pk, host.n, prog)) {
 		tap_ok(false, "%s %s: run", s->name, how);
 		goto out;
 	}
-	bad = scn_first_mismatch(prog, host, n);
-	if (!tap_ok(bad < 0, "%s %s: %zu verdicts identical to the host's", s->name, how, n))
+	bad = scn_first_mismatch(prog, host.v, host.n);
+	if (!tap_ok(bad < 0, "%s %s: %zu verdicts identical to the host's", s->name, how,
+		    host.n))
 		tap_diag("  packet %ld at %llu ns, %u B: program %s, host %s", bad,
-			 (unsigned long long)pkts[bad].t_ns, pkts[bad].len,
-			 scn_verdict_name(prog[bad]), scn_verdict_name(host[bad]));
+			 (unsigned long long)host.pk[bad].t_ns, host.pk[bad].len,
+			 scn_verdict_name(prog[bad]), scn_verdict_name(host.v[bad]));
 	if (!s->nr_random) {
-		bad = -1;
-		for (i = 0; i < n && bad < 0; i++)
-			if (prog[i] != pkts[i].want)
-				bad = (long)i;
+		bad = scn_first_unwanted(host.pk, prog, host.n);
 		if (!tap_ok(bad < 0, "%s %s: verdicts as worked out", s->name, how))
 			tap_diag("  packet %ld at %llu ns, %u B: program %s, want %s", bad,
-				 (unsigned long long)pkts[bad].t_ns, pkts[bad].len,
-				 scn_verdict_name(prog[bad]), scn_verdict_name(pkts[bad].want));
+				 (unsigned long long)host.pk[bad].t_ns, host.pk[bad].len,
+				 scn_verdict_name(prog[bad]), scn_verdict_name(host.pk[bad].want));
 	}
 
-	for (i = 0; i < n; i++) {
-		__u32 len = pkts[i].len;
+	for (i = 0; i < host.n; i++) {
+		__u32 len = host.pk[i].len;
 
 		bytes += len;
 		if (prog[i] == SLUICE_PASS)
@@ -71,12 +63,12 @@ static void run_table(struct bpfrun *r, const struct scn *s, const char *src, co
 			dropped_bytes += len;
 	}
 	memset(&want, 0, sizeof(want));
-	want.rx = n;
+	want.rx = host.n;
 	want.rx_bytes = bytes;
 	want.passed = passed;
-	want.dropped = n - passed;
+	want.dropped = host.n - passed;
 	want.dropped_bytes = dropped_bytes;
-	want.limited = n - passed;
+	want.limited = host.n - passed;
 	want.new_keys = 1;
 	/* One drop event per 64 drops on this CPU; the ring holds them all. */
 	if (bpfrun_stats(r, &st)) {
@@ -88,14 +80,14 @@ static void run_table(struct bpfrun *r, const struct scn *s, const char *src, co
 		struct sluice_rstats rs;
 
 		TAP_TRUE(!bpfrun_rstats(r, BPFRUN_RULE_SLOT, &rs) && rs.passed == passed &&
-				 rs.dropped == n - passed && rs.dropped_bytes == dropped_bytes &&
+				 rs.dropped == host.n - passed &&
+				 rs.dropped_bytes == dropped_bytes &&
 				 rs.passed_bytes == bytes - dropped_bytes,
 			 "%s %s: the rule's counters", s->name, how);
 	}
 out:
-	free(host);
 	free(prog);
-	free(pkts);
+	scn_run_free(&host);
 }
 
 int main(void)

@@ -268,35 +268,14 @@ int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 
 	return 0;
 }
 
-static int sum_percpu(struct bpfrun *r, int fd, __u32 key, __u64 *out, size_t nr)
-{
-	__u64 *vals = calloc((size_t)r->ncpus, nr * sizeof(__u64));
-	int cpu, err = 0;
-	size_t f;
-
-	if (!vals)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(fd, &key, vals)) {
-		err = -errno;
-		goto out;
-	}
-	memset(out, 0, nr * sizeof(__u64));
-	for (cpu = 0; cpu < r->ncpus; cpu++)
-		for (f = 0; f < nr; f++)
-			out[f] += vals[(size_t)cpu * nr + f];
-out:
-	free(vals);
-	return err;
-}
-
 int bpfrun_stats(struct bpfrun *r, struct sluice_stats *out)
 {
-	return sum_percpu(r, r->stats_fd, 0, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+	return sluice_percpu_sum(r->stats_fd, 0, (__u64 *)out, sizeof(*out) / sizeof(__u64));
 }
 
 int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out)
 {
-	return sum_percpu(r, r->rstats_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+	return sluice_percpu_sum(r->rstats_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
 }
 
 int bpfrun_count_keys(struct bpfrun *r, bool logs)
@@ -362,6 +341,47 @@ int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluic
 		return ret;
 	}
 	return 0;
+}
+
+bool bpfrun_setup(struct bpfrun *r, struct sluice_settings *set, __u64 burst)
+{
+	if (bpfrun_reset(r))
+		return false;
+	sluice_settings_init(set);
+	if (sluice_limit_set(&set->def.pkt, 1, BPFRUN_HOUR, burst, NULL, 0))
+		return false;
+	bpfrun_clock(r, SCN_T0);
+	return !bpfrun_configure(r, set);
+}
+
+void bpfrun_policy(struct sluice_policy *p, __u8 action, __u64 burst)
+{
+	memset(p, 0, sizeof(*p));
+	p->action = action;
+	p->algo = SLUICE_ALGO_TOKEN_BUCKET;
+	p->prefix4 = 32;
+	p->prefix6 = 64;
+	if (action == SLUICE_ACT_LIMIT)
+		sluice_limit_set(&p->pkt, 1, BPFRUN_HOUR, burst, NULL, 0);
+}
+
+bool bpfrun_expect(struct bpfrun *r, const char *src, __u32 len, const char *want,
+		   const char *fmt, ...)
+{
+	char got[256], name[256];
+	size_t n = strlen(want);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (n >= sizeof(got))
+		return tap_ok(false, "%s: at most %zu frames at once", name, sizeof(got) - 1);
+	bpfrun_sendn(r, src, len, (unsigned int)n, got);
+	if (tap_ok(!strcmp(got, want), "%s", name))
+		return true;
+	tap_diag("  got %s", got);
+	return false;
 }
 
 int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char *rule_cidr,

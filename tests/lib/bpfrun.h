@@ -80,6 +80,23 @@ bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *
 int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		__u32 slot);
 
+/* ---- the common setups of the bpf suite ---- */
+
+#define BPFRUN_HOUR (3600ULL * SLUICE_NS_PER_SEC)
+
+/* Forget everything, then configure sluice_settings_init()'s settings with
+ * the default policy at 1/h burst `burst` (past its burst a source drops for
+ * an hour), the clock at SCN_T0. The caller may edit *set and configure it
+ * again. */
+bool bpfrun_setup(struct bpfrun *r, struct sluice_settings *set, __u64 burst);
+/* A policy of `action` for a rule, keyed by /32 and /64; a limit is a token
+ * bucket of 1/h burst `burst`. */
+void bpfrun_policy(struct sluice_policy *p, __u8 action, __u64 burst);
+/* Send strlen(want) frames of len bytes from src: one TAP line, named by
+ * fmt, that the verdicts are `want` (P pass, D drop); a note of them if not. */
+bool bpfrun_expect(struct bpfrun *r, const char *src, __u32 len, const char *want,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* Run a scenario's packets from `src` under policy p, from a fresh state, the
  * test clock set to each packet's time; verdicts as SLUICE_PASS/SLUICE_DROP.
  * p is the default policy, or with rule_cidr the policy of that rule in slot

@@ -13,6 +13,7 @@
 #include <sluice/algo.h>
 #include "libsluice.h"
 #include "scenario.h"
+#include "tap.h"
 
 #define T0 SCN_T0
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -357,6 +358,53 @@ void scn_host_run(const struct sluice_policy *p, const struct scn_pkt *pkts, siz
 		else
 			verdicts[i] = sluice_admit(p, s, now, pkts[i].len);
 	}
+}
+
+bool scn_run_host(const struct scn *s, struct scn_run *r)
+{
+	char err[SLUICE_ERR_LEN] = "";
+
+	memset(r, 0, sizeof(*r));
+	if (scn_policy(s, &r->p, err, sizeof(err)) || scn_packets(s, &r->pk, &r->n)) {
+		tap_ok(false, "%s: setup: %s", s->name, err);
+		return false;
+	}
+	r->v = calloc(r->n ? r->n : 1, sizeof(*r->v));
+	if (!r->v) {
+		free(r->pk);
+		r->pk = NULL;
+		tap_ok(false, "%s: setup: out of memory", s->name);
+		return false;
+	}
+	scn_host_run(&r->p, r->pk, r->n, r->v);
+	return true;
+}
+
+void scn_run_free(struct scn_run *r)
+{
+	free(r->pk);
+	free(r->v);
+	r->pk = NULL;
+	r->v = NULL;
+}
+
+size_t scn_run_passed(const struct scn_run *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n; i++)
+		n += r->v[i] == SLUICE_PASS;
+	return n;
+}
+
+long scn_first_unwanted(const struct scn_pkt *pkts, const int *verdicts, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (verdicts[i] != pkts[i].want)
+			return (long)i;
+	return -1;
 }
 
 long scn_first_mismatch(const int *a, const int *b, size_t nr)

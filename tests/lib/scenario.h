@@ -81,6 +81,20 @@ int scn_packets(const struct scn *s, struct scn_pkt **pkts, size_t *nr);
 void scn_host_run(const struct sluice_policy *p, const struct scn_pkt *pkts, size_t nr,
 		  int *verdicts);
 
+/* A scenario on the host: its policy, its packets and algo.h's verdicts. */
+struct scn_run {
+	struct sluice_policy p;
+	struct scn_pkt *pk;
+	size_t n;
+	int *v; /* verdict of each packet */
+};
+/* Derive the policy, draw the packets and run them; on failure one failing
+ * TAP line "NAME: setup" and false. */
+bool scn_run_host(const struct scn *s, struct scn_run *r);
+void scn_run_free(struct scn_run *r);
+/* How many of its packets passed. */
+size_t scn_run_passed(const struct scn_run *r);
+
 /* A small deterministic generator (xorshift64*), so both suites draw the
  * same sequences on every machine. */
 __u64 scn_rand(__u64 *state);
@@ -89,6 +103,9 @@ __u64 scn_rand_range(__u64 *state, __u64 lo, __u64 hi);
 
 /* Index of the first packet whose verdict differs, or -1 when all agree. */
 long scn_first_mismatch(const int *a, const int *b, size_t nr);
+/* Index of the first packet whose verdict is not the one its fixed table
+ * wants, or -1. */
+long scn_first_unwanted(const struct scn_pkt *pkts, const int *verdicts, size_t nr);
 
 /* Name of a verdict for messages: "PASS", "DROP", "CONTENDED". */
 const char *scn_verdict_name(int v);

@@ -218,36 +218,23 @@ static bool span_bound_ok(const struct sluice_limit *l, const struct scn_pkt *pk
 
 static void check_span_bound(const struct scn *sc)
 {
-	char err[SLUICE_ERR_LEN] = "", why[200] = "";
-	struct sluice_policy p;
-	struct scn_pkt *pk;
-	size_t n, i, passed = 0;
-	int *v;
+	char why[200] = "";
+	struct scn_run r;
+	size_t passed;
 	bool ok;
 
-	if (scn_policy(sc, &p, err, sizeof(err)) || scn_packets(sc, &pk, &n)) {
-		tap_ok(false, "%s: setup: %s", sc->name, err);
+	if (!scn_run_host(sc, &r))
 		return;
-	}
-	v = calloc(n, sizeof(*v));
-	if (!v) {
-		free(pk);
-		tap_ok(false, "%s: memory", sc->name);
-		return;
-	}
-	scn_host_run(&p, pk, n, v);
-	for (i = 0; i < n; i++)
-		passed += v[i] == SLUICE_PASS;
-	ok = span_bound_ok(&p.pkt, pk, v, n, false, why, sizeof(why)) &&
-	     span_bound_ok(&p.bytes, pk, v, n, true, why, sizeof(why));
+	passed = scn_run_passed(&r);
+	ok = span_bound_ok(&r.p.pkt, r.pk, r.v, r.n, false, why, sizeof(why)) &&
+	     span_bound_ok(&r.p.bytes, r.pk, r.v, r.n, true, why, sizeof(why));
 	if (!tap_ok(ok, "%s: every span admits <= burst + rate x elapsed (%zu of %zu passed)",
-		    sc->name, passed, n))
+		    sc->name, passed, r.n))
 		tap_diag("  %s", why);
 	/* A bound that nothing approaches proves little: the sequences are
 	 * built to overload the limit. */
-	TAP_TRUE(passed > 0 && passed < n, "%s: the sequence both passes and drops", sc->name);
-	free(v);
-	free(pk);
+	TAP_TRUE(passed > 0 && passed < r.n, "%s: the sequence both passes and drops", sc->name);
+	scn_run_free(&r);
 }
 
 static void test_span_bound(void)

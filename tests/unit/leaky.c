@@ -71,38 +71,6 @@ static void leaky_rounded(struct leaky *b, const struct sluice_limit *l)
 	leaky_init(b, 1, sluice_limit_cost(l, 1), l->burst);
 }
 
-struct run {
-	struct scn_pkt *pk;
-	size_t n;
-	int *v;
-	struct sluice_policy p;
-};
-
-static bool run_setup(const struct scn *sc, struct run *r)
-{
-	char err[SLUICE_ERR_LEN] = "";
-
-	memset(r, 0, sizeof(*r));
-	if (scn_policy(sc, &r->p, err, sizeof(err)) || scn_packets(sc, &r->pk, &r->n)) {
-		tap_ok(false, "%s: setup: %s", sc->name, err);
-		return false;
-	}
-	r->v = calloc(r->n, sizeof(*r->v));
-	if (!r->v) {
-		free(r->pk);
-		tap_ok(false, "%s: memory", sc->name);
-		return false;
-	}
-	scn_host_run(&r->p, r->pk, r->n, r->v);
-	return true;
-}
-
-static void run_free(struct run *r)
-{
-	free(r->pk);
-	free(r->v);
-}
-
 /*
  * Packet for packet: the reference meter(s) against the verdicts of
  * sluice_admit. With `rounded`, the packet meter uses the datapath's
@@ -115,9 +83,9 @@ static void check_equal(const struct scn *sc, bool rounded)
 	size_t i, passed = 0;
 	long bad = -1;
 	int want = 0;
-	struct run r;
+	struct scn_run r;
 
-	if (!run_setup(sc, &r))
+	if (!scn_run_host(sc, &r))
 		return;
 	has_pkt = r.p.pkt.period_ns != 0;
 	has_bytes = r.p.bytes.period_ns != 0;
@@ -151,7 +119,7 @@ static void check_equal(const struct scn *sc, bool rounded)
 			 (unsigned long long)r.pk[bad].t_ns, r.pk[bad].len,
 			 scn_verdict_name(r.v[bad]), scn_verdict_name(want));
 	TAP_TRUE(passed > 0 && passed < r.n, "%s: the sequence both passes and drops", sc->name);
-	run_free(&r);
+	scn_run_free(&r);
 }
 
 /*
@@ -164,9 +132,9 @@ static void check_never_more(const struct scn *sc)
 	struct leaky pkt, bytes;
 	size_t i, passed = 0;
 	long bad = -1;
-	struct run r;
+	struct scn_run r;
 
-	if (!run_setup(sc, &r))
+	if (!scn_run_host(sc, &r))
 		return;
 	leaky_exact(&pkt, &r.p.pkt);
 	leaky_exact(&bytes, &r.p.bytes);
@@ -191,7 +159,7 @@ static void check_never_more(const struct scn *sc)
 		    sc->name, passed, r.n))
 		tap_diag("  packet %ld at %llu ns, %u B: admitted, but the exact meter is full",
 			 bad, (unsigned long long)r.pk[bad].t_ns, r.pk[bad].len);
-	run_free(&r);
+	scn_run_free(&r);
 }
 
 #define RND(n, s, gap, lo, hi)                                                              \

@@ -202,6 +202,16 @@ static void test_limit_set_bytes(void)
 	}
 }
 
+/* sluice_window_set() on a policy of algo with window_ns (0: from the rate). */
+static int window_set(struct sluice_policy *p, __u8 algo, __u64 count, __u64 period_ns,
+		      __u64 window_ns, char *err)
+{
+	memset(p, 0, sizeof(*p));
+	p->algo = algo;
+	p->window = window_ns << SLUICE_TICK_SHIFT;
+	return sluice_window_set(p, count, period_ns, err, SLUICE_ERR_LEN);
+}
+
 static void window_ok(__u8 algo, __u64 count, __u64 period_ns, __u64 window_ns,
 		      __u64 want_window_ns, __u32 want_limit, const char *what)
 {
@@ -209,10 +219,7 @@ static void window_ok(__u8 algo, __u64 count, __u64 period_ns, __u64 window_ns,
 	struct sluice_policy p;
 	int ret;
 
-	memset(&p, 0, sizeof(p));
-	p.algo = algo;
-	p.window = window_ns << SLUICE_TICK_SHIFT;
-	ret = sluice_window_set(&p, count, period_ns, err, sizeof(err));
+	ret = window_set(&p, algo, count, period_ns, window_ns, err);
 	if (!tap_ok(!ret && p.window == want_window_ns << SLUICE_TICK_SHIFT &&
 			    p.window_limit == want_limit,
 		    "window: %s", what))
@@ -227,10 +234,7 @@ static void window_bad(__u8 algo, __u64 count, __u64 period_ns, __u64 window_ns,
 	struct sluice_policy p;
 	int ret;
 
-	memset(&p, 0, sizeof(p));
-	p.algo = algo;
-	p.window = window_ns << SLUICE_TICK_SHIFT;
-	ret = sluice_window_set(&p, count, period_ns, err, sizeof(err));
+	ret = window_set(&p, algo, count, period_ns, window_ns, err);
 	if (!tap_ok(ret == -ERANGE && strstr(err, word), "window refused: %s", what))
 		tap_diag("  ret %d: %s", ret, err);
 }

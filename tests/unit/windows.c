@@ -19,47 +19,6 @@
 #define TICKS(ns) ((__u64)(ns) << SLUICE_TICK_SHIFT)
 #define RND(n, s, gap) .nr_random = (n), .seed = (s), .gap_ns = (gap), .len_min = 60, .len_max = 60
 
-struct run {
-	struct scn_pkt *pk;
-	size_t n;
-	int *v;
-	struct sluice_policy p;
-};
-
-static bool run_setup(const struct scn *sc, struct run *r)
-{
-	char err[SLUICE_ERR_LEN] = "";
-
-	memset(r, 0, sizeof(*r));
-	if (scn_policy(sc, &r->p, err, sizeof(err)) || scn_packets(sc, &r->pk, &r->n)) {
-		tap_ok(false, "%s: setup: %s", sc->name, err);
-		return false;
-	}
-	r->v = calloc(r->n, sizeof(*r->v));
-	if (!r->v) {
-		free(r->pk);
-		tap_ok(false, "%s: memory", sc->name);
-		return false;
-	}
-	scn_host_run(&r->p, r->pk, r->n, r->v);
-	return true;
-}
-
-static void run_free(struct run *r)
-{
-	free(r->pk);
-	free(r->v);
-}
-
-static size_t count_passed(const struct run *r)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < r->n; i++)
-		n += r->v[i] == SLUICE_PASS;
-	return n;
-}
-
 /*
  * Reference sliding window: the count of every window, and the documented
  * estimate previous x (1 - elapsed/window) + current, with the weight of the
@@ -71,9 +30,9 @@ static void check_sliding_reference(const struct scn *sc)
 	size_t i, rounded_away = 0, over_exact = 0;
 	long bad = -1;
 	int want = 0;
-	struct run r;
+	struct scn_run r;
 
-	if (!run_setup(sc, &r))
+	if (!scn_run_host(sc, &r))
 		return;
 	W = r.p.window;
 	for (i = 0; i < r.n; i++) {
@@ -102,7 +61,7 @@ static void check_sliding_reference(const struct scn *sc)
 			cur++;
 	}
 	if (!tap_ok(bad < 0, "%s: verdicts of the estimate formula, packet for packet (%zu of %zu)",
-		    sc->name, count_passed(&r), r.n))
+		    sc->name, scn_run_passed(&r), r.n))
 		tap_diag("  packet %ld at %llu ns: sluice %s, reference %s", bad,
 			 (unsigned long long)r.pk[bad].t_ns, scn_verdict_name(r.v[bad]),
 			 scn_verdict_name(want));
@@ -110,7 +69,7 @@ static void check_sliding_reference(const struct scn *sc)
 	if (rounded_away)
 		tap_diag("  %zu packets at the exact limit dropped by the rounded-up weight",
 			 rounded_away);
-	run_free(&r);
+	scn_run_free(&r);
 }
 
 /* Fixed window reference: one count per window. */
@@ -119,10 +78,10 @@ static void check_fixed_reference(const struct scn *sc)
 	__u64 cur_win = 0, cur = 0;
 	long bad = -1;
 	int want = 0;
-	struct run r;
+	struct scn_run r;
 	size_t i;
 
-	if (!run_setup(sc, &r))
+	if (!scn_run_host(sc, &r))
 		return;
 	for (i = 0; i < r.n; i++) {
 		__u64 w = TICKS(r.pk[i].t_ns) / r.p.window;
@@ -137,11 +96,11 @@ static void check_fixed_reference(const struct scn *sc)
 		cur += r.v[i] == SLUICE_PASS;
 	}
 	if (!tap_ok(bad < 0, "%s: one count per window, packet for packet (%zu of %zu)", sc->name,
-		    count_passed(&r), r.n))
+		    scn_run_passed(&r), r.n))
 		tap_diag("  packet %ld at %llu ns: sluice %s, reference %s", bad,
 			 (unsigned long long)r.pk[bad].t_ns, scn_verdict_name(r.v[bad]),
 			 scn_verdict_name(want));
-	run_free(&r);
+	scn_run_free(&r);
 }
 
 /*
@@ -153,9 +112,9 @@ static void check_log_exact(const struct scn *sc)
 {
 	size_t i, j, over = 0, false_drops = 0;
 	long first_over = -1, first_false = -1;
-	struct run r;
+	struct scn_run r;
 
-	if (!run_setup(sc, &r))
+	if (!scn_run_host(sc, &r))
 		return;
 	for (i = 0; i < r.n; i++) {
 		__u64 t = TICKS(r.pk[i].t_ns), W = r.p.window;
@@ -180,16 +139,16 @@ static void check_log_exact(const struct scn *sc)
 		}
 	}
 	if (!TAP_EQ(over, 0, "%s: every trailing window holds <= %u admitted (%zu of %zu)",
-		    sc->name, r.p.window_limit, count_passed(&r), r.n))
+		    sc->name, r.p.window_limit, scn_run_passed(&r), r.n))
 		tap_diag("  first at packet %ld, %llu ns", first_over,
 			 (unsigned long long)r.pk[first_over].t_ns);
 	if (!TAP_EQ(false_drops, 0, "%s: every drop had %u admitted in its trailing window",
 		    sc->name, r.p.window_limit))
 		tap_diag("  first at packet %ld, %llu ns", first_false,
 			 (unsigned long long)r.pk[first_false].t_ns);
-	TAP_TRUE(count_passed(&r) > 0 && count_passed(&r) < r.n,
+	TAP_TRUE(scn_run_passed(&r) > 0 && scn_run_passed(&r) < r.n,
 		 "%s: the sequence both passes and drops", sc->name);
-	run_free(&r);
+	scn_run_free(&r);
 }
 
 static bool make_policy(struct sluice_policy *p, __u8 algo, const char *rate, __u64 burst,
@@ -305,9 +264,9 @@ static void test_boundary(void)
 static void report_sliding_trailing(const struct scn *sc)
 {
 	size_t i, j, worst = 0, aligned_over = 0;
-	struct run r;
+	struct scn_run r;
 
-	if (!run_setup(sc, &r))
+	if (!scn_run_host(sc, &r))
 		return;
 	for (i = 0; i < r.n; i++) {
 		__u64 t = TICKS(r.pk[i].t_ns), W = r.p.window;
@@ -329,7 +288,7 @@ static void report_sliding_trailing(const struct scn *sc)
 	       r.p.window_limit);
 	tap_diag("  most admitted in any trailing window: %zu (limit %u)", worst,
 		 r.p.window_limit);
-	run_free(&r);
+	scn_run_free(&r);
 }
 
 int main(void)

@@ -124,6 +124,8 @@ int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen);
 int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, char *err,
 			size_t errlen);
 
+/* The sum over every CPU of the `nr` u64s of a per-CPU map's value at key. */
+int sluice_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr);
 /* Sum of the per-CPU counters. */
 int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out);
 int sluice_read_rstats(const struct sluice_handle *h, __u32 slot, struct sluice_rstats *out);

@@ -244,8 +244,7 @@ __u64 sluice_field_get(const void *base, const struct sluice_field *f)
 	return *(const __u64 *)((const char *)base + f->offset);
 }
 
-/* Sum `nr` u64 fields of a per-CPU value at key. */
-static int read_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr)
+int sluice_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u64 *vals;
@@ -272,12 +271,12 @@ out:
 
 int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out)
 {
-	return read_percpu_sum(h->stats_fd, 0, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+	return sluice_percpu_sum(h->stats_fd, 0, (__u64 *)out, sizeof(*out) / sizeof(__u64));
 }
 
 int sluice_read_rstats(const struct sluice_handle *h, __u32 slot, struct sluice_rstats *out)
 {
-	return read_percpu_sum(h->rstats_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+	return sluice_percpu_sum(h->rstats_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
 }
 
 int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *c)
