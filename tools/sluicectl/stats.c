@@ -57,7 +57,8 @@ static void print_once(const struct sluice_counters *c)
 		return;
 	}
 	for (i = 0; i < sluice_counters_nfields; i++)
-		printf("%-16s %llu\n", sluice_stats_fields[i].name, (unsigned long long)field(c, i));
+		printf("%-16s %llu\n", sluice_stats_fields[i].name,
+		       (unsigned long long)field(c, i));
 }
 
 static volatile sig_atomic_t stop;

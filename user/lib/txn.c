@@ -351,8 +351,9 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 
 		ret = sluice_read_rstats(h, slot, &pol->rstats[i]);
 		if (ret)
-			fail(err, errlen, ret, "Couldn't read the counters of policy slot %u of %s: %s",
-			     slot, h->ifname, strerror(-ret));
+			fail(err, errlen, ret,
+			     "Couldn't read the counters of policy slot %u of %s: %s", slot,
+			     h->ifname, strerror(-ret));
 	}
 	sluice_txn_end(&t);
 	if (ret)

@@ -138,7 +138,8 @@ void metrics_serve(int listen_fd, struct sluice_handle *h)
 	}
 	head = !strcmp(method, "HEAD");
 	if (strcmp(path, "/metrics") && strcmp(path, "/")) {
-		reply(fd, "404 Not Found", "text/plain", "the counters are at /metrics\n", 29, head);
+		reply(fd, "404 Not Found", "text/plain", "the counters are at /metrics\n", 29,
+		      head);
 		goto out;
 	}
 	f = open_memstream(&body, &len);

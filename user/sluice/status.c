@@ -206,8 +206,8 @@ int do_status(int argc, char **argv)
 			printf("\n  -j, --json   one JSON object: {\"interfaces\": [...]}\n"
 			       "Counter names are those of struct sluice_stats, as bpftool shows "
 			       "them, then:\n"
-			       "  keys              keys in the tables now (buckets + sliding logs)\n"
-			       "  evicted_estimate  new_keys - keys: keys evicted (LRU) or flushed\n");
+			       "  keys              keys in both tables now\n"
+			       "  evicted_estimate  new_keys - keys: evicted (LRU) or flushed\n");
 			return SLUICE_EXIT_OK;
 		} else {
 			return usage_err("status", "unexpected argument '%s' for 'sluice status'",
