@@ -238,12 +238,6 @@ __u64 scn_rand_range(__u64 *state, __u64 lo, __u64 hi)
 	return lo + scn_rand(state) % (hi - lo + 1);
 }
 
-static bool is_window_algo(__u8 algo)
-{
-	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
-	       algo == SLUICE_ALGO_SLIDING_LOG;
-}
-
 int scn_policy(const struct scn *s, struct sluice_policy *p, char *err, size_t errlen)
 {
 	struct sluice_rate rate;
@@ -260,7 +254,7 @@ int scn_policy(const struct scn *s, struct sluice_policy *p, char *err, size_t e
 		ret = sluice_parse_rate(s->rate, &rate, err, errlen);
 		if (ret)
 			return ret;
-		if (is_window_algo(s->algo)) {
+		if (sluice_algo_is_window(s->algo)) {
 			if (s->window) {
 				ret = sluice_parse_duration("window", s->window, &window_ns, err,
 							    errlen);

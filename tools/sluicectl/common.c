@@ -11,50 +11,25 @@
 #include "sluicectl.h"
 #include "cmd.h"
 
-bool ctl_is_help(const char *word)
-{
-	return !strcmp(word, "help") || !strcmp(word, "-h") || !strcmp(word, "--help");
-}
-
-static void vreport(const char *fmt, va_list ap)
-{
-	char msg[1024];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (ctl.json) {
-		struct sluice_json j;
-
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "error", msg);
-		json_obj_end(&j);
-		json_end(&j);
-		return;
-	}
-	fprintf(stderr, "sluicectl: %s\n", msg);
-}
-
 int ctl_err(int ret, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(fmt, ap);
+	sluice_report("sluicectl", ctl.json, fmt, ap);
 	va_end(ap);
 	return ret == -EINVAL ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
 }
 
 int ctl_usage(const char *object, const char *fmt, ...)
 {
-	char msg[768];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = sluice_report_usage("sluicectl", ctl.json, object, fmt, ap);
 	va_end(ap);
-	if (object)
-		return ctl_err(-EINVAL, "%s (see 'sluicectl %s help')", msg, object);
-	return ctl_err(-EINVAL, "%s (see 'sluicectl help')", msg);
+	return ret;
 }
 
 int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
@@ -70,7 +45,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 		return SLUICE_EXIT_USAGE;
 	}
 	/* "sluicectl help rule" is the help object's business */
-	if (ctl_is_help(argv[0]) && (object || argc == 1)) {
+	if (sluice_is_help(argv[0]) && (object || argc == 1)) {
 		help(stdout);
 		return SLUICE_EXIT_OK;
 	}
@@ -150,12 +125,6 @@ const char *ctl_action_name(unsigned int action)
 	return "unknown";
 }
 
-static bool is_window_algo(unsigned int algo)
-{
-	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
-	       algo == SLUICE_ALGO_SLIDING_LOG;
-}
-
 void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len)
 {
 	char a[48] = "", b[48] = "";
@@ -166,7 +135,7 @@ void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len)
 	}
 	if (p->pkt.period_ns)
 		sluice_format_rate(&p->pkt, false, a, sizeof(a));
-	if (p->bytes.period_ns && !is_window_algo(p->algo))
+	if (p->bytes.period_ns && !sluice_algo_is_window(p->algo))
 		sluice_format_rate(&p->bytes, true, b, sizeof(b));
 	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
 }
@@ -175,7 +144,7 @@ void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len)
 {
 	char a[24] = "", b[24] = "";
 
-	if (p->action != SLUICE_ACT_LIMIT || is_window_algo(p->algo)) {
+	if (p->action != SLUICE_ACT_LIMIT || sluice_algo_is_window(p->algo)) {
 		snprintf(buf, len, "-");
 		return;
 	}
@@ -186,31 +155,13 @@ void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len)
 	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
 }
 
-void ctl_fmt_duration(__u64 ns, char *buf, size_t len)
-{
-	if (ns && ns % (3600 * SLUICE_NS_PER_SEC) == 0)
-		snprintf(buf, len, "%lluh", (unsigned long long)(ns / (3600 * SLUICE_NS_PER_SEC)));
-	else if (ns && ns % (60 * SLUICE_NS_PER_SEC) == 0)
-		snprintf(buf, len, "%llum", (unsigned long long)(ns / (60 * SLUICE_NS_PER_SEC)));
-	else if (ns && ns % SLUICE_NS_PER_SEC == 0)
-		snprintf(buf, len, "%llus", (unsigned long long)(ns / SLUICE_NS_PER_SEC));
-	else if (ns >= SLUICE_NS_PER_SEC)
-		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
-	else if (ns >= 1000000)
-		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
-	else
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-}
-
 void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len)
 {
-	if (p->action != SLUICE_ACT_LIMIT || !is_window_algo(p->algo)) {
+	if (p->action != SLUICE_ACT_LIMIT || !sluice_algo_is_window(p->algo)) {
 		snprintf(buf, len, "-");
 		return;
 	}
-	ctl_fmt_duration(p->window >> SLUICE_TICK_SHIFT, buf, len);
+	sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, buf, len);
 }
 
 void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len)
@@ -229,7 +180,7 @@ void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t
 		return;
 	}
 	ctl_fmt_rate(p, rate, sizeof(rate));
-	if (is_window_algo(p->algo)) {
+	if (sluice_algo_is_window(p->algo)) {
 		ctl_fmt_window(p, win, sizeof(win));
 		snprintf(buf, len, "limit %s %s: %u per %s window, keyed by %s%s",
 			 sluice_algo_name(p->algo), rate, p->window_limit, win, key,
@@ -270,7 +221,7 @@ void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int f
 	if (p->action != SLUICE_ACT_LIMIT)
 		return;
 	json_str(j, "algo", sluice_algo_name(p->algo));
-	if (is_window_algo(p->algo)) {
+	if (sluice_algo_is_window(p->algo)) {
 		json_limit(j, "packets", &p->pkt, false, false);
 		json_u64(j, "window_ns", p->window >> SLUICE_TICK_SHIFT);
 		json_u64(j, "window_limit", p->window_limit);
@@ -389,7 +340,7 @@ void ctl_state_of(const struct sluice_policy *p, const void *val, __u64 now, str
 		return;
 	}
 	s->dropped = ((const struct sluice_bucket *)val)->dropped;
-	if (is_window_algo(p->algo))
+	if (sluice_algo_is_window(p->algo))
 		window_state(p, ((const struct sluice_bucket *)val)->s, now, s);
 	else
 		bucket_state(p, ((const struct sluice_bucket *)val)->s, now, s);
@@ -407,7 +358,7 @@ void ctl_fmt_state(const struct ctl_state *s, char *buf, size_t len)
 				 (unsigned long long)s->bytes_left,
 				 (unsigned long long)s->bytes_cap);
 		if (s->has_pkt && s->pkt_wait_ns) {
-			ctl_fmt_duration(s->pkt_wait_ns, wait, sizeof(wait));
+			sluice_format_duration(s->pkt_wait_ns, wait, sizeof(wait));
 			snprintf(buf, len, "%llu/%llu pkts%s, next in %s",
 				 (unsigned long long)s->pkt_left, (unsigned long long)s->pkt_cap, b,
 				 wait);
@@ -424,13 +375,13 @@ void ctl_fmt_state(const struct ctl_state *s, char *buf, size_t len)
 			 (unsigned long long)s->cur);
 		return;
 	case SLUICE_ALGO_FIXED_WINDOW:
-		ctl_fmt_duration(s->next_window_ns, wait, sizeof(wait));
+		sluice_format_duration(s->next_window_ns, wait, sizeof(wait));
 		snprintf(buf, len, "%llu/%llu, resets in %s", (unsigned long long)s->cur,
 			 (unsigned long long)s->limit, wait);
 		return;
 	case SLUICE_ALGO_SLIDING_LOG:
 		if (s->free_in_ns) {
-			ctl_fmt_duration(s->free_in_ns, wait, sizeof(wait));
+			sluice_format_duration(s->free_in_ns, wait, sizeof(wait));
 			snprintf(buf, len, "%llu/%llu, next in %s", (unsigned long long)s->used,
 				 (unsigned long long)s->limit, wait);
 		} else {

@@ -97,7 +97,7 @@ int do_flush(int argc, char **argv)
 	long buckets, logs;
 	int st;
 
-	if (argc >= 1 && ctl_is_help(argv[0])) {
+	if (argc >= 1 && sluice_is_help(argv[0])) {
 		flush_help(stdout);
 		return SLUICE_EXIT_OK;
 	}

@@ -44,7 +44,7 @@ static int rule_edit(const char *verb, int argc, char **argv)
 	char *args[argc + 3];
 	int i;
 
-	if (argc >= 1 && ctl_is_help(argv[0])) {
+	if (argc >= 1 && sluice_is_help(argv[0])) {
 		rule_help(stdout);
 		return SLUICE_EXIT_OK;
 	}
@@ -119,7 +119,7 @@ static int do_list(int argc, char **argv)
 	size_t i;
 	int st, ret = 0;
 
-	if (argc >= 1 && ctl_is_help(argv[0])) {
+	if (argc >= 1 && sluice_is_help(argv[0])) {
 		rule_help(stdout);
 		return SLUICE_EXIT_OK;
 	}

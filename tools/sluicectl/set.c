@@ -46,7 +46,7 @@ int do_set(int argc, char **argv)
 	char *args[argc + 2];
 	int i;
 
-	if (argc >= 1 && ctl_is_help(argv[0])) {
+	if (argc >= 1 && sluice_is_help(argv[0])) {
 		set_help(stdout);
 		return SLUICE_EXIT_OK;
 	}

@@ -96,14 +96,14 @@ static void text_state(const char *label, const struct found *f, const struct sl
 	case SLUICE_ALGO_TOKEN_BUCKET:
 	case SLUICE_ALGO_LEAKY_BUCKET:
 		if (s->has_pkt) {
-			ctl_fmt_duration(s->pkt_wait_ns, a, sizeof(a));
+			sluice_format_duration(s->pkt_wait_ns, a, sizeof(a));
 			printf("%-9s %llu of %llu packets left; the next packet %s%s\n", "state",
 			       (unsigned long long)s->pkt_left, (unsigned long long)s->pkt_cap,
 			       s->pkt_wait_ns ? "is allowed in " : "is allowed now",
 			       s->pkt_wait_ns ? a : "");
 		}
 		if (s->has_bytes) {
-			ctl_fmt_duration(s->bytes_wait_ns, a, sizeof(a));
+			sluice_format_duration(s->bytes_wait_ns, a, sizeof(a));
 			printf("%-9s %llu of %llu bytes left%s%s\n", s->has_pkt ? "" : "state",
 			       (unsigned long long)s->bytes_left, (unsigned long long)s->bytes_cap,
 			       s->bytes_wait_ns ? "; one more byte is allowed in " : "",
@@ -111,8 +111,8 @@ static void text_state(const char *label, const struct found *f, const struct sl
 		}
 		break;
 	case SLUICE_ALGO_SLIDING_WINDOW:
-		ctl_fmt_duration(s->next_window_ns, a, sizeof(a));
-		ctl_fmt_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
+		sluice_format_duration(s->next_window_ns, a, sizeof(a));
+		sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
 		printf("%-9s %llu in this %s window, %llu in the previous one; estimate %.1f of "
 		       "%llu: the next packet %s\n", "state",
 		       (unsigned long long)s->cur, b, (unsigned long long)s->prev, s->estimate,
@@ -120,13 +120,13 @@ static void text_state(const char *label, const struct found *f, const struct sl
 		printf("%-9s the window turns in %s\n", "", a);
 		break;
 	case SLUICE_ALGO_FIXED_WINDOW:
-		ctl_fmt_duration(s->next_window_ns, a, sizeof(a));
+		sluice_format_duration(s->next_window_ns, a, sizeof(a));
 		printf("%-9s %llu of %llu in this window, which resets in %s\n", "state",
 		       (unsigned long long)s->cur, (unsigned long long)s->limit, a);
 		break;
 	case SLUICE_ALGO_SLIDING_LOG:
-		ctl_fmt_duration(s->free_in_ns, a, sizeof(a));
-		ctl_fmt_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
+		sluice_format_duration(s->free_in_ns, a, sizeof(a));
+		sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
 		printf("%-9s %llu of %llu slots hold a packet of the last %s; "
 		       "the next packet %s%s\n", "state", (unsigned long long)s->used,
 		       (unsigned long long)s->limit, b, s->admits ? "passes" : "is allowed in ",
@@ -165,7 +165,7 @@ int do_show(int argc, char **argv)
 	int st, ret;
 	__u64 now;
 
-	if (argc >= 1 && ctl_is_help(argv[0])) {
+	if (argc >= 1 && sluice_is_help(argv[0])) {
 		show_help(stdout);
 		return SLUICE_EXIT_OK;
 	}

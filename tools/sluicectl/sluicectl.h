@@ -29,7 +29,6 @@ struct ctl_cmd {
  * fallback for a missing word. Returns the exit status. */
 int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
 		 void (*help)(FILE *f));
-bool ctl_is_help(const char *word);
 
 /*
  * Report an error (stderr, or {"error": "..."} on stdout under -j) and
@@ -55,7 +54,6 @@ const struct sluice_policy *ctl_policy_of_tag(const struct sluice_policies *pol,
 void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
 void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len);
 void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len);
-void ctl_fmt_duration(__u64 ns, char *buf, size_t len);
 const char *ctl_action_name(unsigned int action);
 /* One line: "limit token-bucket 100/s burst 200, keyed by /32". family 0: both. */
 void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len);

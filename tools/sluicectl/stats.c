@@ -170,7 +170,7 @@ int do_stats(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (ctl_is_help(a)) {
+		if (sluice_is_help(a)) {
 			stats_help(stdout);
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "--prometheus")) {

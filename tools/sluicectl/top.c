@@ -200,7 +200,7 @@ int do_top(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (ctl_is_help(a)) {
+		if (sluice_is_help(a)) {
 			top_help(stdout);
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "-n")) {

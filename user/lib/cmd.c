@@ -95,12 +95,6 @@ static const struct {
 	{ "deny", OPT_DENY, false, FOR_ADD },
 };
 
-static bool is_window_algo(int algo)
-{
-	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
-	       algo == SLUICE_ALGO_SLIDING_LOG;
-}
-
 static const char *help_of(const struct edit *e)
 {
 	return e->op == EDIT_SET ? "see 'sluicectl set help'" : "see 'sluicectl rule help'";
@@ -420,7 +414,7 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 		break;
 	}
 
-	if (e->algo >= 0 && is_window_algo(e->algo)) {
+	if (e->algo >= 0 && sluice_algo_is_window(e->algo)) {
 		if (e->bytes.given)
 			return usage(err, errlen,
 				     "%s counts packets: the byte rate %s needs token-bucket or "
@@ -432,7 +426,7 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 				     "(leave --burst out, or use token-bucket)",
 				     sluice_algo_name(e->algo));
 	}
-	if (e->algo >= 0 && !is_window_algo(e->algo) && e->window_ns)
+	if (e->algo >= 0 && !sluice_algo_is_window(e->algo) && e->window_ns)
 		return usage(err, errlen,
 			     "--window applies to sliding-window, fixed-window and sliding-log, "
 			     "not to %s (whose burst is --burst)", sluice_algo_name(e->algo));
@@ -459,7 +453,7 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	*np = *base;
 	if (!pkt.given && !bytes.given) {
 		/* keep the rates; their bursts only if they still mean a burst */
-		bool keep_burst = !is_window_algo(base->algo);
+		bool keep_burst = !sluice_algo_is_window(base->algo);
 
 		inherited = true;
 		if (base->pkt.period_ns) {
@@ -492,11 +486,11 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	}
 	/* A window is kept like any setting: a new rate alone must not move
 	 * the window, which would start every source afresh. */
-	if (!window_ns && is_window_algo(base->algo))
+	if (!window_ns && sluice_algo_is_window(base->algo))
 		window_ns = base->window >> SLUICE_TICK_SHIFT;
 
 	np->algo = (__u8)algo;
-	if (is_window_algo(algo)) {
+	if (sluice_algo_is_window(algo)) {
 		if (bytes.given && inherited)
 			return usage(err, errlen,
 				     "%s counts packets, and the policy has a byte rate: give the "

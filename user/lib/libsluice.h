@@ -7,6 +7,7 @@
 #ifndef SLUICE_LIBSLUICE_H
 #define SLUICE_LIBSLUICE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -32,6 +33,17 @@ void sluice_quiet_libs(void);
 #define SLUICE_EXIT_USAGE 2
 
 #define SLUICE_ERR_LEN 256
+
+/* An error for the user: "PROG: MSG" on stderr, or {"error": "MSG"} on stdout
+ * under -j (json). */
+void sluice_report(const char *prog, bool json, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+/* A usage error: the message and where to read more, "(see 'PROG WHAT help')",
+ * or "(see 'PROG help')" when what is NULL. Returns SLUICE_EXIT_USAGE. */
+int sluice_report_usage(const char *prog, bool json, const char *what, const char *fmt,
+			va_list ap) __attribute__((format(printf, 4, 0)));
+/* "help", "-h" and "--help" all ask for help. */
+bool sluice_is_help(const char *word);
 
 /* Write a message into err (when there is room for one) and return ret:
  * `return sluice_err(err, errlen, -EINVAL, "rate '%s' is zero", s);` */
@@ -59,6 +71,8 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 /* token-bucket | leaky-bucket | sliding-window | fixed-window | sliding-log */
 int sluice_parse_algo(const char *s, char *err, size_t errlen); /* enum or -EINVAL */
 const char *sluice_algo_name(unsigned int algo);
+/* sliding-window, fixed-window and sliding-log: a count per window, no burst. */
+bool sluice_algo_is_window(unsigned int algo);
 /* on|off */
 int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, size_t errlen);
 
@@ -75,6 +89,8 @@ void sluice_format_cidr(const struct sluice_cidr *c, bool with_len, char *buf, s
 void sluice_mask(__u8 *addr, unsigned int prefixlen);
 /* A human rate: "100/s", "10mbit" style, as the user would write it. */
 void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len);
+/* A duration: "1h", "10m", "1s" when whole, else "1.500s", "2.5ms", "3.1us", "7ns". */
+void sluice_format_duration(__u64 ns, char *buf, size_t len);
 
 /* ---- policy derivation (policy.c) ---- */
 

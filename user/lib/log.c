@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
@@ -34,6 +35,53 @@ int sluice_err(char *err, size_t errlen, int ret, const char *fmt, ...)
 		va_end(ap);
 	}
 	return ret;
+}
+
+void sluice_report(const char *prog, bool json, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	struct sluice_json j;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!json) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+		return;
+	}
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "error", msg);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+static void report_line(const char *prog, bool json, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void report_line(const char *prog, bool json, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sluice_report(prog, json, fmt, ap);
+	va_end(ap);
+}
+
+int sluice_report_usage(const char *prog, bool json, const char *what, const char *fmt,
+			va_list ap)
+{
+	char msg[768];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (what)
+		report_line(prog, json, "%s (see '%s %s help')", msg, prog, what);
+	else
+		report_line(prog, json, "%s (see '%s help')", msg, prog);
+	return SLUICE_EXIT_USAGE;
+}
+
+bool sluice_is_help(const char *word)
+{
+	return !strcmp(word, "help") || !strcmp(word, "-h") || !strcmp(word, "--help");
 }
 
 static int lib_print(enum libbpf_print_level level, const char *fmt, va_list ap)

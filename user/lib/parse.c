@@ -360,3 +360,21 @@ void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, 
 	}
 	snprintf(buf, len, "%.6g/s", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
 }
+
+void sluice_format_duration(__u64 ns, char *buf, size_t len)
+{
+	if (ns && ns % (3600 * SLUICE_NS_PER_SEC) == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(ns / (3600 * SLUICE_NS_PER_SEC)));
+	else if (ns && ns % (60 * SLUICE_NS_PER_SEC) == 0)
+		snprintf(buf, len, "%llum", (unsigned long long)(ns / (60 * SLUICE_NS_PER_SEC)));
+	else if (ns && ns % SLUICE_NS_PER_SEC == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(ns / SLUICE_NS_PER_SEC));
+	else if (ns >= SLUICE_NS_PER_SEC)
+		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+}

@@ -123,7 +123,7 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
 	return 0;
 }
 
-static bool is_window_algo(__u8 algo)
+bool sluice_algo_is_window(unsigned int algo)
 {
 	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
 	       algo == SLUICE_ALGO_SLIDING_LOG;
@@ -139,7 +139,7 @@ int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
 		return fail(err, errlen, "IPv6 key prefix /%u is out of range: 1 to 128", p->prefix6);
 	if (p->action != SLUICE_ACT_LIMIT)
 		return 0;
-	if (is_window_algo(p->algo)) {
+	if (sluice_algo_is_window(p->algo)) {
 		if (p->bytes.period_ns)
 			return fail(err, errlen, "%s counts packets: byte limits need token-bucket "
 				    "or leaky-bucket", sluice_algo_name(p->algo));

@@ -96,7 +96,7 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 	o->mode = XDP_MODE_NATIVE;
 	o->interval_ns = SLUICE_NS_PER_SEC;
 	o->set_argv[o->set_argc++] = "set";
-	if (argc >= 2 && is_help(argv[1]))
+	if (argc >= 2 && sluice_is_help(argv[1]))
 		return -1;
 
 	opterr = 0;
@@ -223,7 +223,7 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 				 cmd);
 	if (optind + 1 < argc)
 		return usage_err(cmd, "one interface at a time: '%s' is extra", argv[optind + 1]);
-	if (is_help(argv[optind]))
+	if (sluice_is_help(argv[optind]))
 		return -1;
 	if (!valid_ifname(argv[optind]))
 		return usage_err(cmd, "'%s' is not an interface name (at most %d characters, "
@@ -348,18 +348,6 @@ int remove_pins(const char *ifname, char *err, size_t errlen)
 	return 0;
 }
 
-static void format_duration(__u64 ns, char *buf, size_t len)
-{
-	if (ns && ns % (3600 * SLUICE_NS_PER_SEC) == 0)
-		snprintf(buf, len, "%lluh", (unsigned long long)(ns / (3600 * SLUICE_NS_PER_SEC)));
-	else if (ns && ns % (60 * SLUICE_NS_PER_SEC) == 0)
-		snprintf(buf, len, "%llum", (unsigned long long)(ns / (60 * SLUICE_NS_PER_SEC)));
-	else if (ns % SLUICE_NS_PER_SEC == 0)
-		snprintf(buf, len, "%llus", (unsigned long long)(ns / SLUICE_NS_PER_SEC));
-	else
-		snprintf(buf, len, "%llums", (unsigned long long)(ns / 1000000ULL));
-}
-
 void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len)
 {
 	char r[64], d[32];
@@ -373,9 +361,8 @@ void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len)
 		snprintf(buf, len, "deny");
 		return;
 	}
-	if (p->algo == SLUICE_ALGO_SLIDING_WINDOW || p->algo == SLUICE_ALGO_FIXED_WINDOW ||
-	    p->algo == SLUICE_ALGO_SLIDING_LOG) {
-		format_duration(p->window >> SLUICE_TICK_SHIFT, d, sizeof(d));
+	if (sluice_algo_is_window(p->algo)) {
+		sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, d, sizeof(d));
 		snprintf(buf, len, "%u per %s window", p->window_limit, d);
 		return;
 	}

@@ -174,7 +174,7 @@ int do_detach(int argc, char **argv)
 	bool keep_state = false;
 	int c;
 
-	if (argc >= 2 && is_help(argv[1])) {
+	if (argc >= 2 && sluice_is_help(argv[1])) {
 		detach_help();
 		return SLUICE_EXIT_OK;
 	}
@@ -201,7 +201,7 @@ int do_detach(int argc, char **argv)
 	if (optind + 1 < argc)
 		return usage_err("detach", "one interface at a time: '%s' is extra",
 				 argv[optind + 1]);
-	if (is_help(argv[optind])) {
+	if (sluice_is_help(argv[optind])) {
 		detach_help();
 		return SLUICE_EXIT_OK;
 	}

@@ -32,9 +32,6 @@ struct cmd {
 /* -v, given before or after the command. */
 void set_verbose(void);
 
-/* "help", "-h" and "--help" all ask for help. */
-bool is_help(const char *arg);
-
 /* ---- the subcommands: argv[0] is the subcommand's name ---- */
 
 int do_attach(int argc, char **argv);

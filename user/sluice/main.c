@@ -18,57 +18,30 @@
 bool json_output;
 bool verbose;
 
-static void vp_err(const char *fmt, va_list ap)
-{
-	char msg[1024];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (json_output) {
-		struct sluice_json j;
-
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "error", msg);
-		json_obj_end(&j);
-		json_end(&j);
-		return;
-	}
-	fprintf(stderr, "sluice: %s\n", msg);
-}
-
 void p_err(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vp_err(fmt, ap);
+	sluice_report("sluice", json_output, fmt, ap);
 	va_end(ap);
 }
 
 int usage_err(const char *cmd, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = sluice_report_usage("sluice", json_output, cmd, fmt, ap);
 	va_end(ap);
-	if (cmd)
-		p_err("%s (see 'sluice %s help')", msg, cmd);
-	else
-		p_err("%s (see 'sluice help')", msg);
-	return SLUICE_EXIT_USAGE;
+	return ret;
 }
 
 void set_verbose(void)
 {
 	verbose = true;
 	sluice_set_log_level(SLUICE_LOG_DEBUG);
-}
-
-bool is_help(const char *arg)
-{
-	return !strcmp(arg, "help") || !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
 
 static void usage(FILE *f)

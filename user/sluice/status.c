@@ -54,12 +54,6 @@ static int read_status(const char *ifname, struct iface_status *s)
 	return ret;
 }
 
-static const char *window_algo(__u8 algo)
-{
-	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
-	       algo == SLUICE_ALGO_SLIDING_LOG ? sluice_algo_name(algo) : NULL;
-}
-
 static void print_json(struct sluice_json *j, const struct iface_status *s, int ret)
 {
 	const struct sluice_policy *p = &s->set.def;
@@ -81,14 +75,14 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 
 	json_obj_begin(j, "policy");
 	json_str(j, "algo", sluice_algo_name(p->algo));
-	if (window_algo(p->algo)) {
+	if (sluice_algo_is_window(p->algo)) {
 		json_u64(j, "limit", p->window_limit);
 		json_u64(j, "window_ms", (p->window >> SLUICE_TICK_SHIFT) / 1000000ULL);
 	}
 	if (p->pkt.period_ns) {
 		sluice_format_rate(&p->pkt, false, buf, sizeof(buf));
 		json_str(j, "rate", buf);
-		if (!window_algo(p->algo))
+		if (!sluice_algo_is_window(p->algo))
 			json_u64(j, "burst", p->pkt.burst);
 	}
 	if (p->bytes.period_ns) {
@@ -200,7 +194,7 @@ int do_status(int argc, char **argv)
 			json_output = true;
 		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
 			set_verbose();
-		} else if (is_help(argv[i])) {
+		} else if (sluice_is_help(argv[i])) {
 			printf("Usage:\n");
 			status_usage(stdout);
 			printf("\n  -j, --json   one JSON object: {\"interfaces\": [...]}\n"
