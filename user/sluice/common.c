@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cmd.h"
 #include "loader.h"
 
 const char *const sluice_map_names[] = {
@@ -28,7 +29,7 @@ const size_t sluice_nr_maps = sizeof(sluice_map_names) / sizeof(sluice_map_names
 
 enum {
 	OPT_MODE = 256,
-	OPT_RATE,
+	OPT_RATE, /* OPT_RATE to OPT_PREFIX6: as policy_opts[] */
 	OPT_BURST,
 	OPT_ALGO,
 	OPT_WINDOW,
@@ -67,6 +68,11 @@ static const struct option attach_long[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The policy options, in the order of their OPT_ values: they are the "set"
+ * editing command's (user/lib/cmd.h), which checks them. */
+static char *const policy_opts[] = { "--rate",	 "--burst",   "--algo",
+				     "--window", "--prefix4", "--prefix6" };
+
 /* Forward a policy option to the "set" command, in the order given: a
  * --burst belongs to the --rate before it. */
 static int set_arg(const char *cmd, struct attach_opts *o, const char *opt, char *val)
@@ -88,7 +94,6 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 {
 	bool is_run = !strcmp(cmd, "run");
 	char err[SLUICE_ERR_LEN];
-	struct sluice_rate r;
 	__u64 v;
 	int c;
 
@@ -121,39 +126,12 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			o->mode_given = true;
 			break;
 		case OPT_RATE:
-			if (sluice_parse_rate(arg, &r, err, sizeof(err)))
-				return usage_err(cmd, "--rate: %s", err);
-			if (set_arg(cmd, o, "--rate", optarg))
-				return SLUICE_EXIT_USAGE;
-			break;
 		case OPT_BURST:
-			if (sluice_parse_uint("--burst", arg, 0xffffffffULL, &v, err, sizeof(err)))
-				return usage_err(cmd, "%s", err);
-			if (set_arg(cmd, o, "--burst", optarg))
-				return SLUICE_EXIT_USAGE;
-			break;
 		case OPT_ALGO:
-			if (sluice_parse_algo(arg, err, sizeof(err)) < 0)
-				return usage_err(cmd, "--algo: %s", err);
-			if (set_arg(cmd, o, "--algo", optarg))
-				return SLUICE_EXIT_USAGE;
-			break;
 		case OPT_WINDOW:
-			if (sluice_parse_duration("--window", arg, &v, err, sizeof(err)))
-				return usage_err(cmd, "%s", err);
-			if (set_arg(cmd, o, "--window", optarg))
-				return SLUICE_EXIT_USAGE;
-			break;
 		case OPT_PREFIX4:
-			if (sluice_parse_uint("--prefix4", arg, 32, &v, err, sizeof(err)))
-				return usage_err(cmd, "%s", err);
-			if (set_arg(cmd, o, "--prefix4", optarg))
-				return SLUICE_EXIT_USAGE;
-			break;
 		case OPT_PREFIX6:
-			if (sluice_parse_uint("--prefix6", arg, 128, &v, err, sizeof(err)))
-				return usage_err(cmd, "%s", err);
-			if (set_arg(cmd, o, "--prefix6", optarg))
+			if (set_arg(cmd, o, policy_opts[c - OPT_RATE], optarg))
 				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_MAX_KEYS:
@@ -218,6 +196,9 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 					 argv[optind - 1], cmd);
 		}
 	}
+	/* Bad policy values are usage errors before anything looks at IFACE. */
+	if (o->set_argc > 1 && sluice_cmd_check(o->set_argc, o->set_argv, err, sizeof(err)))
+		return usage_err(cmd, "%s", err);
 	if (optind >= argc)
 		return usage_err(cmd, "missing IFACE: say which interface, e.g. 'sluice %s eth0'",
 				 cmd);
