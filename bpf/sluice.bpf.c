@@ -78,7 +78,6 @@ const volatile __u32 bench_vary_keys = 0;
 
 volatile __u64 test_now_ns = 0;
 
-static const struct sluice_bucket zero_bucket;
 static const struct sluice_log zero_log;
 
 static __always_inline __u64 now_ticks(void)
@@ -89,42 +88,39 @@ static __always_inline __u64 now_ticks(void)
 }
 
 /*
- * Find the state of key in map, creating it full (zeroed) on first sight.
- * New keys may first have to pass the global new-key limit; past it they are
- * charged to their aggregate prefix's bucket, so a flood of spoofed sources
- * can neither evict heavy hitters for free nor refill its own buckets by
- * churning the table. NULL when the table refused the key.
+ * A source seen for the first time may first have to pass the global new-key
+ * limit; past it the source is charged to its aggregate prefix's bucket, so a
+ * flood of spoofed sources can neither evict heavy hitters for free nor
+ * refill its own buckets by churning the table. Rewrites key to the
+ * aggregate's and returns the aggregate's state when it exists already.
  */
-static __always_inline void *state_get(void *map, const void *zero, struct sluice_key *key,
-				       struct sluice_config *cfg, struct sluice_settings *set,
-				       struct sluice_stats *st, __u64 now)
+static __always_inline void *new_key_state(void *map, struct sluice_key *key,
+					   struct sluice_config *cfg, struct sluice_settings *set,
+					   struct sluice_stats *st, __u64 now)
 {
-	void *val = bpf_map_lookup_elem(map, key);
-	long err;
+	__u64 cost;
 
-	if (val)
-		return val;
-	if (set->new_keys.interval | set->new_keys.interval_frac) {
-		__u64 cost = sluice_limit_cost(&set->new_keys, 1);
+	if (!(set->new_keys.interval | set->new_keys.interval_frac))
+		return NULL;
+	cost = sluice_limit_cost(&set->new_keys, 1);
+	if (sluice_gcra(&cfg->newkey_tat, now, cost, set->new_keys.tolerance) == SLUICE_PASS)
+		return NULL;
+	key->tag |= SLUICE_TAG_AGGREGATE;
+	key->prefixlen = key->family == 4 ? set->agg4 : set->agg6;
+	mask_addr(key->addr, key->prefixlen);
+	st->aggregated++;
+	return bpf_map_lookup_elem(map, key);
+}
 
-		if (sluice_gcra(&cfg->newkey_tat, now, cost, set->new_keys.tolerance) !=
-		    SLUICE_PASS) {
-			key->tag |= SLUICE_TAG_AGGREGATE;
-			key->prefixlen = key->family == 4 ? set->agg4 : set->agg6;
-			mask_addr(key->addr, key->prefixlen);
-			st->aggregated++;
-			val = bpf_map_lookup_elem(map, key);
-			if (val)
-				return val;
-		}
-	}
-	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+/* Create a full (zeroed) state for key; -EEXIST when another CPU was first. */
+static __always_inline long state_create(void *map, struct sluice_key *key, const void *val,
+					 struct sluice_stats *st)
+{
+	long err = bpf_map_update_elem(map, key, val, BPF_NOEXIST);
+
 	if (!err)
 		st->new_keys++;
-	else if (err != -EEXIST)
-		return NULL;
-	/* Another CPU may have created it first (-EEXIST): use theirs. */
-	return bpf_map_lookup_elem(map, key);
+	return err;
 }
 
 static __always_inline int dry_run(const struct sluice_policy *p,
@@ -239,21 +235,52 @@ int sluice_xdp(struct xdp_md *ctx)
 	now = now_ticks();
 
 	if (policy->algo == SLUICE_ALGO_SLIDING_LOG) {
-		struct sluice_log *log = state_get(&sluice_logs, &zero_log, &key, cfg, set, st, now);
+		struct sluice_log *log = bpf_map_lookup_elem(&sluice_logs, &key);
 
 		if (!log)
-			goto failed;
+			log = new_key_state(&sluice_logs, &key, cfg, set, st, now);
+		if (!log) {
+			/* 528 bytes do not fit the stack: insert a zeroed log. */
+			long err = state_create(&sluice_logs, &key, &zero_log, st);
+
+			if (err && err != -EEXIST)
+				goto failed;
+			log = bpf_map_lookup_elem(&sluice_logs, &key);
+			if (!log)
+				goto failed;
+		}
 		v = sluice_sliding_log(log, now, policy->window, policy->window_limit);
 		dropped = &log->dropped;
 	} else {
-		struct sluice_bucket *b =
-			state_get(&sluice_buckets, &zero_bucket, &key, cfg, set, st, now);
+		struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, &key);
 
 		if (!b)
-			goto failed;
+			b = new_key_state(&sluice_buckets, &key, cfg, set, st, now);
+		if (!b) {
+			/* A new key: decide on a full bucket of our own, then
+			 * publish it with that packet already paid for. One
+			 * hash operation instead of an insert and a lookup. */
+			struct sluice_bucket nb = {};
+			long err;
+
+			v = sluice_admit(policy, nb.s, now, len);
+			nb.dropped = v != SLUICE_PASS && !dry_run(policy, set);
+			err = state_create(&sluice_buckets, &key, &nb, st);
+			if (!err) {
+				dropped = NULL;
+				goto verdict;
+			}
+			if (err != -EEXIST)
+				goto failed;
+			/* Another CPU created it first: decide on theirs. */
+			b = bpf_map_lookup_elem(&sluice_buckets, &key);
+			if (!b)
+				goto failed;
+		}
 		v = sluice_admit(policy, b->s, now, len);
 		dropped = &b->dropped;
 	}
+verdict:
 	if (v == SLUICE_PASS)
 		goto pass;
 	reason = v == SLUICE_CONTENDED ? SLUICE_REASON_CONTENDED : SLUICE_REASON_LIMITED;
