@@ -63,14 +63,6 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void sleep_until(__u64 ns)
 {
 	struct timespec ts = { .tv_sec = ns / 1000000000ULL, .tv_nsec = ns % 1000000000ULL };
@@ -129,9 +121,9 @@ static void *worker_main(void *arg)
 		 * sent when the schedule says it is due. */
 		chunk = clamp64((__u64)(w->rate * call_ns / 5e9), 1, 1U << 20);
 	}
-	sched = now_ns();
+	sched = sluice_now_ns();
 	while (!stopping && (!w->quota || w->sent < w->quota)) {
-		t0 = now_ns();
+		t0 = sluice_now_ns();
 		if (run.deadline_ns && t0 >= run.deadline_ns)
 			break;
 		if (w->rate > 0) {
@@ -148,7 +140,7 @@ static void *worker_main(void *arg)
 		n = chunk;
 		if (w->quota && n > w->quota - w->sent)
 			n = w->quota - w->sent;
-		t0 = now_ns();
+		t0 = sluice_now_ns();
 		if (w->rate > 0) {
 			__u64 due = sched + (__u64)(w->sent * 1e9 / w->rate);
 
@@ -158,7 +150,7 @@ static void *worker_main(void *arg)
 		w->err = send_frames(n);
 		if (w->err)
 			break;
-		t1 = now_ns();
+		t1 = sluice_now_ns();
 		/* A call can wait inside the kernel before its first frame goes
 		 * out (e.g. for the XDP dispatcher's mutex), so the frames of a
 		 * call are known to be out only when it returns: the time sent
@@ -613,7 +605,7 @@ int main(int argc, char **argv)
 	if (!count && !time_ns)
 		time_ns = DEFAULT_SECONDS * 1000000000ULL;
 	if (time_ns)
-		run.deadline_ns = now_ns() + time_ns;
+		run.deadline_ns = sluice_now_ns() + time_ns;
 
 	ret = SLUICE_EXIT_OK;
 	for (i = 0; i < nworkers; i++) {

@@ -512,13 +512,26 @@ void ctl_table_free(struct ctl_table *t)
 
 /* ---- one editing command, one transaction ---- */
 
-int ctl_edit(int argc, char **argv)
+int ctl_edit(const char *object, const char *verb, int argc, char **argv,
+	     void (*help)(FILE *f))
 {
-	char err[SLUICE_ERR_LEN];
+	char *words[argc + 3], err[SLUICE_ERR_LEN];
 	struct sluice_handle h;
 	struct sluice_txn t;
-	int ret, st;
+	int i, n = 0, ret, st;
 
+	if (argc >= 1 && sluice_is_help(argv[0])) {
+		help(stdout);
+		return SLUICE_EXIT_OK;
+	}
+	words[n++] = (char *)object;
+	if (verb)
+		words[n++] = (char *)verb;
+	for (i = 0; i < argc; i++)
+		words[n++] = argv[i];
+	words[n] = NULL;
+	argc = n;
+	argv = words;
 	/* Bad words are a usage error whether or not sluice is attached. */
 	ret = sluice_cmd_check(argc, argv, err, sizeof(err));
 	if (ret)

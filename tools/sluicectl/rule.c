@@ -39,31 +39,14 @@ void rule_help(FILE *f)
 		"  sluicectl rule del 198.18.0.0/24\n");
 }
 
-static int rule_edit(const char *verb, int argc, char **argv)
-{
-	char *args[argc + 3];
-	int i;
-
-	if (argc >= 1 && sluice_is_help(argv[0])) {
-		rule_help(stdout);
-		return SLUICE_EXIT_OK;
-	}
-	args[0] = "rule";
-	args[1] = (char *)verb;
-	for (i = 0; i < argc; i++)
-		args[i + 2] = argv[i];
-	args[argc + 2] = NULL;
-	return ctl_edit(argc + 2, args);
-}
-
 static int do_add(int argc, char **argv)
 {
-	return rule_edit("add", argc, argv);
+	return ctl_edit("rule", "add", argc, argv, rule_help);
 }
 
 static int do_del(int argc, char **argv)
 {
-	return rule_edit("del", argc, argv);
+	return ctl_edit("rule", "del", argc, argv, rule_help);
 }
 
 static void json_row(struct sluice_json *j, const char *match, int family,

@@ -43,16 +43,5 @@ void set_help(FILE *f)
 
 int do_set(int argc, char **argv)
 {
-	char *args[argc + 2];
-	int i;
-
-	if (argc >= 1 && sluice_is_help(argv[0])) {
-		set_help(stdout);
-		return SLUICE_EXIT_OK;
-	}
-	args[0] = "set";
-	for (i = 0; i < argc; i++)
-		args[i + 1] = argv[i];
-	args[argc + 1] = NULL;
-	return ctl_edit(argc + 1, args);
+	return ctl_edit("set", NULL, argc, argv, set_help);
 }

@@ -114,7 +114,9 @@ void show_help(FILE *f);
 void flush_help(FILE *f);
 void batch_help(FILE *f);
 
-/* Run one editing command (set, rule add, rule del) as its own transaction. */
-int ctl_edit(int argc, char **argv);
+/* Run one editing command (set, rule add, rule del) as its own transaction:
+ * the words object [verb] and then argv; a help word first prints help. */
+int ctl_edit(const char *object, const char *verb, int argc, char **argv,
+	     void (*help)(FILE *f));
 
 #endif /* SLUICECTL_H */

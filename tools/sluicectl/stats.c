@@ -71,10 +71,7 @@ static void on_signal(int sig)
 
 static double now_sec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)sluice_now_ns() / 1e9;
 }
 
 /* Per second; keys (a gauge) may go down. */

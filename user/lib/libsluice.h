@@ -200,7 +200,9 @@ __u32 sluice_map_max_entries(int fd);
  * when unknown. */
 __u64 sluice_map_memlock(int fd);
 
-/* Now, in the datapath's ticks (CLOCK_MONOTONIC, as bpf_ktime_get_ns). */
+/* Now, in ns of CLOCK_MONOTONIC (bpf_ktime_get_ns()'s clock), and in the
+ * datapath's ticks. */
+__u64 sluice_now_ns(void);
 __u64 sluice_now_ticks(void);
 
 /* ---- changes: one transaction per command (txn.c) ---- */

@@ -315,10 +315,15 @@ int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 	return ret;
 }
 
-__u64 sluice_now_ticks(void)
+__u64 sluice_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((__u64)ts.tv_sec * SLUICE_NS_PER_SEC + (__u64)ts.tv_nsec) << SLUICE_TICK_SHIFT;
+	return (__u64)ts.tv_sec * SLUICE_NS_PER_SEC + (__u64)ts.tv_nsec;
+}
+
+__u64 sluice_now_ticks(void)
+{
+	return sluice_now_ns() << SLUICE_TICK_SHIFT;
 }

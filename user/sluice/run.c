@@ -108,10 +108,7 @@ static int cmp_drops(const void *a, const void *b)
 
 static double now_sec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)sluice_now_ns() / 1e9;
 }
 
 static __u64 delta(__u64 now, __u64 before)
