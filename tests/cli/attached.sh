@@ -49,12 +49,17 @@ rule add 198.18.$N.64/26 --rate 10/s      # a noisy corner
 rule add 2001:2:0:$N::/64 --rate 100/s --rate 10mbit --prefix 128
 rule add 198.18.$N.128/25 --exempt
 EOF
-before=$(ctl -j rule list)
+# The policies without their counters: IPv6 neighbour discovery on the veth
+# may pass packets meanwhile, which is not a change.
+policies() {
+	ctl -j rule list | sed -E 's/"(passed|dropped|passed_bytes|dropped_bytes)":[0-9]+,?//g'
+}
+before=$(policies)
 cp "$tmp/good.conf" "$tmp/bad.conf"
 echo "rule add 198.18.$N.0/26 --rate 10/s --burst 0" >>"$tmp/bad.conf"
 expect_status 2 "batch with a bad last line: exit status 2" ctl -b "$tmp/bad.conf"
 has "batch with a bad last line: names FILE:LINE" "bad.conf:7: --burst is 0" "$OUT"
-if [ "$(ctl -j rule list)" = "$before" ]; then
+if [ "$(policies)" = "$before" ]; then
 	ok "batch with a bad last line: nothing changed"
 else
 	not_ok "batch with a bad last line: nothing changed"
@@ -64,7 +69,7 @@ echo "rule del 198.18.$N.0/26" >>"$tmp/missing.conf"
 expect_status 1 "batch deleting a missing rule last: exit status 1" ctl -b "$tmp/missing.conf"
 has "batch deleting a missing rule last: names FILE:LINE" \
 	"missing.conf:7: there is no rule for 198.18.$N.0/26" "$OUT"
-if [ "$(ctl -j rule list)" = "$before" ]; then
+if [ "$(policies)" = "$before" ]; then
 	ok "batch deleting a missing rule last: nothing changed"
 else
 	not_ok "batch deleting a missing rule last: nothing changed"
