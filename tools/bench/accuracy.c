@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -88,8 +89,8 @@ static void *flood(void *arg)
 		for (i = 0; i < g->n; i++) {
 			struct acc_case *k = g->cases[i];
 			__u64 start = bench_now_ns(), end, prev, gap;
-			int ret = bench_test_run(g->obj->prog_fd, &k->frame, k->per_call, NULL, NULL,
-						 NULL);
+			int ret = bench_test_run(g->obj->prog_fd, &k->frame, k->per_call,
+						 NULL, NULL, NULL);
 
 			if (ret) {
 				g->err = ret;
@@ -213,7 +214,17 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 	bench_obj_set(&obj, &set);
 
 	pthread_barrier_init(&g.barrier, NULL, (unsigned)mode + 1);
-	g.deadline = bench_now_ns() + (__u64)(secs * 1e9);
+	/* Start 10 ms past a whole second, the boundary of every window here:
+	 * the first window then has time to reach its limit, and with secs
+	 * ending in .5 so has the last. */
+	{
+		__u64 now = bench_now_ns(), start = (now / NS + 1) * NS + NS / 100;
+		struct timespec ts = { .tv_sec = (time_t)((start - now) / NS),
+				       .tv_nsec = (long)((start - now) % NS) };
+
+		nanosleep(&ts, NULL);
+		g.deadline = start + (__u64)(secs * 1e9);
+	}
 	for (i = 0; i < mode; i++) {
 		th[i].g = &g;
 		th[i].cpu = i % ncpus;
@@ -267,7 +278,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: sluice-bench accuracy -o JSON -m MARKDOWN [-a SECS] [-b SECS] "
 		   "[-H DEV]\n"
 		   "  -a  seconds of the rates up to 100k/s (default 20.5: half a window past a\n"
-		   "      whole number, where a window algorithm's bound does not jump)\n"
+		   "      whole number, so the last window has time to fill)\n"
 		   "  -b  seconds of the 1M/s rate (default 5.5)\n"
 		   "  -H  a spare veth device to hold the program in the XDP dispatcher: without "
 		   "it every\n      BPF_PROG_TEST_RUN call waits two RCU grace periods and the "
@@ -411,13 +422,14 @@ int cmd_accuracy(int argc, char **argv)
 				goal = false;
 			if (!m)
 				fprintf(md, " %.2f |", k->r[m].t_s);
-			fprintf(md, " %llu | %.4f | %.4f", (unsigned long long)k->r[m].admitted, naive,
-				mod);
+			fprintf(md, " %llu | %.4f | %.4f", (unsigned long long)k->r[m].admitted,
+				naive, mod);
 			if (!k->r[m].saturated)
 				fprintf(md, " (offered %llu: not a flood, INVALID)",
 					(unsigned long long)k->r[m].offered);
 			else if (!k->r[m].steady)
-				fprintf(md, " (the flood paused %.0f ms > %.0f ms of slack: INVALID)",
+				fprintf(md, " (the flood paused %.0f ms > %.0f ms of slack: "
+					    "INVALID)",
 					1e3 * k->r[m].max_gap_s, 1e3 * k->slack_s);
 			fprintf(md, " |");
 			json_obj_begin(&j, NULL);

@@ -662,8 +662,8 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 			cell(md, t2b);
 			cell(md, t3);
 			cell(md, t4);
-			fprintf(md, " %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", d2a, d2b, d3, d4,
-				med(t2a) / med(t0), med(t3) / med(t0));
+			fprintf(md, " %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", d2a, d2b, d3,
+				d4, med(t2a) / med(t0), med(t3) / med(t0));
 			json_obj_begin(&j, NULL);
 			json_u64(&j, "family", (__u64)fams[f]);
 			json_str(&j, "algo", sluice_algo_name((unsigned)a));
@@ -713,13 +713,14 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 		    "bits of the address.\n\n");
 	for (f = 0; f < 2; f++) {
 		struct cost_case *k = find(c, "T3agg", fams[f], 0, 0);
+		struct cost_case *t1 = find(c, "T1", fams[f], -1, 0);
 
 		if (k)
 			fprintf(md, "T3agg IPv%d (T3, token bucket, with the new-key limit on: "
 				    "1000/s, then aggregate buckets): %.1f [%.1f-%.1f] ns, %.1f ns "
 				    "over T1.\n\n",
 				fams[f], med(k), bench_min(k->ns, k->nruns),
-				bench_max(k->ns, k->nruns), med(k) - med(find(c, "T1", fams[f], -1, 0)));
+				bench_max(k->ns, k->nruns), med(k) - med(t1));
 	}
 	fprintf(md, "Goal T2-T1 <= 40 ns: %s (worst %.1f ns). ", goal_t2 ? "met" : "MISSED",
 		worst_t2);
@@ -776,8 +777,8 @@ memory:
 	}
 	json_arr_end(&j);
 	if (nmem)
-		fprintf(md, "\nMemAvailable fell by %lld kB while the %d scale objects (1M-key table "
-		    "each) were loaded and filled: %.1f bytes per key (includes the programs "
+		fprintf(md, "\nMemAvailable fell by %lld kB while the %d scale objects (1M-key "
+		    "table each) were loaded and filled: %.1f bytes per key (includes the programs "
 		    "and their other maps; other activity on the machine adds noise).\n\n",
 		(long long)meminfo_delta_kb, (int)(2 * NR_SCALE),
 		(double)meminfo_delta_kb * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
@@ -924,9 +925,10 @@ objects_done:
 				fds[nfd++] = c.scale[f][s].prog_fd;
 		for (i = 0; c.wall && i < nfd; i++) {
 			if (bench_hold(fds[i])) {
-				fprintf(stderr, "sluice-bench: Couldn't hold program %d of %d in the "
-						"dispatcher (give more devices with -H): timing by the "
-						"kernel's whole-ns average\n", i + 1, nfd);
+				fprintf(stderr,
+					"sluice-bench: Couldn't hold program %d of %d in the "
+					"dispatcher (give more devices with -H): timing by the "
+					"kernel's whole-ns average\n", i + 1, nfd);
 				c.wall = false;
 			}
 		}

@@ -113,11 +113,16 @@ usage:
 	return SLUICE_EXIT_USAGE;
 }
 
-/* The sluice_stats map of a program, if it has one: a new fd, or -ENOENT. */
+/*
+ * The sluice_stats map of a program, if it has one: a new fd, or -ENOENT.
+ * Prints the kernel memory of the program's maps on the way (memory per key).
+ */
 static int find_stats_map(int prog_fd)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), ids[64], i;
+	__u64 total = 0;
+	int stats_fd = -ENOENT;
 
 	info.nr_map_ids = 64;
 	info.map_ids = (__u64)(unsigned long)ids;
@@ -125,17 +130,31 @@ static int find_stats_map(int prog_fd)
 		return -errno;
 	for (i = 0; i < info.nr_map_ids && i < 64; i++) {
 		struct bpf_map_info mi = {};
-		__u32 mlen = sizeof(mi);
+		__u32 mlen = sizeof(mi), entries;
+		__u64 bytes;
 		int fd = bpf_map_get_fd_by_id(ids[i]);
 
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) && !strcmp(mi.name, SLUICE_MAP_STATS) &&
-		    mi.value_size == sizeof(struct sluice_stats))
-			return fd;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			continue;
+		}
+		if (!bench_map_memory(fd, &bytes, &entries)) {
+			total += bytes;
+			if (!strcmp(mi.name, SLUICE_MAP_BUCKETS))
+				printf("buckets_memlock=%llu\nbuckets_max=%u\n",
+				       (unsigned long long)bytes, entries);
+		}
+		if (stats_fd < 0 && !strcmp(mi.name, SLUICE_MAP_STATS) &&
+		    mi.value_size == sizeof(struct sluice_stats)) {
+			stats_fd = fd;
+			continue;
+		}
 		close(fd);
 	}
-	return -ENOENT;
+	printf("maps_memlock=%llu\n", (unsigned long long)total);
+	return stats_fd;
 }
 
 static int read_counters(int ifindex, const char *ifname)
@@ -194,8 +213,8 @@ static int read_counters(int ifindex, const char *ifname)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sluice-bench xdp attach IF drop\n"
-		   "       sluice-bench xdp attach IF sluice [--rate RATE] [--burst N] [--algo ALGO]"
-		   " [--prefix6 LEN] [--max-keys N]\n"
+		   "       sluice-bench xdp attach IF sluice [--rate RATE] [--burst N]\n"
+		   "                [--algo ALGO] [--prefix6 LEN] [--max-keys N]\n"
 		   "       sluice-bench xdp read IF\n"
 		   "       sluice-bench xdp detach IF\n");
 }
