@@ -712,6 +712,21 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 	fprintf(md, "\n- T3 and scale key IPv6 by /128: bench_vary_keys writes the low 32 "
 		    "bits of the address.\n\n");
 	for (f = 0; f < 2; f++) {
+		static const char *const tests[] = { "T0", "T1", "T2a", "T2b", "T3", "T4" };
+		unsigned int t;
+
+		fprintf(md, "Program alone (bpf_stats run_time_ns / run_cnt, one clock read "
+			    "included), token bucket, IPv%d:", fams[f]);
+		for (t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+			struct cost_case *k = find(c, tests[t], fams[f], t < 2 ? -1 : 0, 0);
+
+			if (k)
+				fprintf(md, " %s %.1f ns%s", tests[t], k->prog_ns,
+					t + 1 < sizeof(tests) / sizeof(tests[0]) ? "," : ".");
+		}
+		fprintf(md, "\n\n");
+	}
+	for (f = 0; f < 2; f++) {
 		struct cost_case *k = find(c, "T3agg", fams[f], 0, 0);
 		struct cost_case *t1 = find(c, "T1", fams[f], -1, 0);
 

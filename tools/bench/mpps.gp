@@ -3,7 +3,8 @@
 # gnuplot -e "datafile='mpps.dat'; outfile='mpps.png'" mpps.gp
 set terminal pngcairo size 1000,560 font ",11"
 set output outfile
-set title "Receive-side Mpps on a veth pair (sluice-gen live frames)"
+set title "Receive-side Mpps on a veth pair (sluice-gen live frames)\n" . \
+          "* a row its own counters call invalid"
 set ylabel "Mpps received"
 set style data histograms
 set style histogram clustered gap 1

@@ -180,11 +180,14 @@ if has e2e; then
 	printf '{"rows":[%s],"memory":[%s],"goals":%s}\n' "$(cat "$OUT/e2e-rows.json")" \
 		"$(cat "$OUT/e2e-mem.json")" "$(cat "$OUT/e2e-goals.json")" >"$OUT/e2e.json"
 	rm -f "$OUT/e2e-rows.json" "$OUT/e2e-mem.json" "$OUT/e2e-goals.json"
-	# Chart data: Mpps per system, one column per CPU count.
-	awk -F'\t' 'NR > 1 { m[$1 "," $3] = $4; if (!($1 in seen)) { seen[$1] = 1; o[++n] = $1 } }
+	# Chart data: Mpps per system, one column per CPU count; a system with an
+	# invalid row gets a "*" (its own counters disagree with what it should do).
+	awk -F'\t' 'NR > 1 { m[$1 "," $3] = $4; if ($12 != "yes") bad[$1] = 1
+			    if (!($1 in seen)) { seen[$1] = 1; o[++n] = $1 } }
 		END { print "# system mpps_1cpu mpps_2cpu"
 		      for (i = 1; i <= n; i++)
-			printf "%s %s %s\n", o[i], (o[i] ",1") in m ? m[o[i] ",1"] : 0,
+			printf "%s%s %s %s\n", o[i], o[i] in bad ? "*" : "",
+				(o[i] ",1") in m ? m[o[i] ",1"] : 0,
 				(o[i] ",2") in m ? m[o[i] ",2"] : 0 }' \
 		"$OUT/e2e.tsv" >"$OUT/mpps.dat"
 fi
