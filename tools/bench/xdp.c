@@ -5,10 +5,13 @@
  *
  *   xdp attach IF drop        attach the bare XDP_DROP program (native mode)
  *   xdp attach IF sluice [--rate N] [--burst N] [--algo A] [--prefix6 LEN]
- *                             attach the datapath configured as the loader
- *                             would, for when $BUILD/sluice is not built yet
- *   xdp read IF               the attached program's run_cnt and run_time_ns
- *                             and, if it is sluice, its summed counters
+ *                             attach the datapath this binary was built with,
+ *                             configured as the loader would, without pins:
+ *                             to profile a changed datapath end to end by
+ *                             building sluice-bench against its skeleton
+ *   xdp read IF               the attached program's run_cnt and run_time_ns,
+ *                             its maps' memory and, if it is sluice, its
+ *                             summed counters
  *   xdp detach IF
  *
  * An attachment made here outlives the process (netlink XDP): it goes with
