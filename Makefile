@@ -80,17 +80,20 @@ host_srcs = $(filter-out %.bpf.c,$(wildcard $(1)/*.c))
 SLUICE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,user/sluice))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/sluicectl))
 GEN_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/gen))
+BENCH_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/bench))
 TESTLIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/lib/*.c))
 
 PROGS := $(if $(SLUICE_OBJS),$(BUILD)/sluice) $(if $(CTL_OBJS),$(BUILD)/sluicectl) \
-	$(if $(GEN_OBJS),$(BUILD)/sluice-gen)
+	$(if $(GEN_OBJS),$(BUILD)/sluice-gen) $(if $(BENCH_OBJS),$(BUILD)/sluice-bench)
 
 all: $(BUILD)/libsluice.a $(PROGS)
 
 $(BUILD):
 	$(Q)mkdir -p $@
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h tests/lib/*.h) | $(SKELS)
+# Objects embed a skeleton (the BPF object's bytes): a changed program must
+# rebuild them, so the skeletons are real prerequisites, not order-only.
+$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h tests/lib/*.h) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
@@ -108,6 +111,10 @@ $(BUILD)/sluicectl: $(CTL_OBJS) $(BUILD)/libsluice.a
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
 $(BUILD)/sluice-gen: $(GEN_OBJS) $(BUILD)/libsluice.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+$(BUILD)/sluice-bench: $(BENCH_OBJS) $(BUILD)/libsluice.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 

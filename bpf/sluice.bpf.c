@@ -129,6 +129,23 @@ static __always_inline int dry_run(const struct sluice_policy *p,
 	return (p->flags & SLUICE_POLICY_DRY_RUN) || (set->flags & SLUICE_DRY_RUN);
 }
 
+/*
+ * A key's drop count, for `top` and `show`. A write on every drop would pull
+ * the bucket's cache line away from the other CPUs that are only reading it
+ * to refuse the same flood: exact up to one sample (event_mask + 1 drops),
+ * then one add of a whole sample on the drops that also emit an event.
+ */
+static __always_inline void count_key_drop(__u64 *dropped, struct sluice_stats *st,
+					   struct sluice_settings *set)
+{
+	__u64 sample = (__u64)set->event_mask + 1;
+
+	if (SLUICE_READ(*dropped) < sample)
+		__sync_fetch_and_add(dropped, 1);
+	else if (!(st->dropped & set->event_mask))
+		__sync_fetch_and_add(dropped, sample);
+}
+
 static __always_inline void emit_event(struct sluice_stats *st, struct sluice_settings *set,
 				       struct sluice_key *key, __u8 *src, __u8 reason, __u32 len)
 {
@@ -196,7 +213,12 @@ int sluice_xdp(struct xdp_md *ctx)
 	if (bench_vary_keys) {
 		__u32 r = bpf_get_prandom_u32() % bench_vary_keys;
 
-		__builtin_memcpy(&key.addr[key.family == 4 ? 0 : 12], &r, 4);
+		/* IPv6: inside the /64, which is what the default key keeps.
+		 * Two constant offsets: the verifier refuses a variable one. */
+		if (key.family == 4)
+			__builtin_memcpy(&key.addr[0], &r, 4);
+		else
+			__builtin_memcpy(&key.addr[4], &r, 4);
 	}
 	__builtin_memcpy(src, key.addr, 16);
 
@@ -297,7 +319,7 @@ over:
 	else
 		st->limited++;
 	if (dropped)
-		__sync_fetch_and_add(dropped, 1);
+		count_key_drop(dropped, st, set);
 	goto drop;
 
 failed:

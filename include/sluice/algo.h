@@ -171,7 +171,8 @@ static __always_inline void sluice_window_retire(__u64 *prev, __u32 win, __u32 c
 }
 
 /*
- * Sliding-window counter: estimate = previous x (1 - elapsed/window) + current.
+ * Sliding-window counter: estimate = previous x (1 - elapsed/window) + current,
+ * and a packet passes while the estimate is below the limit.
  * s[0] holds the current window, s[1] the count the previous window ended on.
  *
  * Rolling over writes s[1] before the CAS that moves s[0] into the new window,
@@ -208,7 +209,11 @@ static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 wind
 			weight = sluice_prev_weight(elapsed, window);
 			next = SLUICE_WIN_PACK(win, 1);
 		}
-		if (prev_count * weight + ((cur_count + 1) << 16) > budget)
+		/* Admit while the estimate before this packet is below the
+		 * limit. (Counting the packet in, "estimate + 1 <= limit",
+		 * would keep every window of a steady flood one short, since
+		 * the previous window's share never quite reaches 0.) */
+		if (prev_count * weight + (cur_count << 16) >= budget)
 			return SLUICE_DROP;
 		if (d == 1)
 			sluice_window_retire(&s[1], SLUICE_WIN_ID(cur), SLUICE_WIN_COUNT(cur));

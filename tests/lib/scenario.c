@@ -117,16 +117,16 @@ static const struct scn_burst tb_boundary[] = {
 };
 
 /*
- * Sliding window 10 per 1 s: a packet passes while
- * prev x (1 - elapsed/W) + cur + 1 <= 10.
+ * Sliding window 10 per 1 s: a packet passes while the estimate before it,
+ * prev x (1 - elapsed/W) + cur, is below 10.
  */
 static const struct scn_burst sliding_boundary[] = {
 	{ T0 + SCN_MS(999), 60, TEN_P "D" }, /* window 1, prev 0 */
-	{ T0 + SCN_S(1), 60, "DD" }, /* window 2 at 0: 10 x 1 + 1 > 10 */
-	{ T0 + SCN_MS(1250), 60, "PPD" }, /* 7.5 + cur + 1 <= 10: cur 0, 1 */
-	{ T0 + SCN_MS(1500), 60, "PPPD" }, /* 5 + cur + 1 <= 10: cur 2..4 */
+	{ T0 + SCN_S(1), 60, "DD" }, /* window 2 at 0: 10 x 1 + 0 is not < 10 */
+	{ T0 + SCN_MS(1250), 60, "PPPD" }, /* 7.5 + cur < 10: cur 0..2 */
+	{ T0 + SCN_MS(1500), 60, "PPD" }, /* 5 + cur < 10: cur 3, 4 */
 	{ T0 + SCN_S(2), 60, "PPPPPD" }, /* window 3, prev 5: cur 0..4 */
-	{ T0 + SCN_MS(3500), 60, "PPPPPPPD" }, /* window 4 at .5, prev 5: 2.5 + 7 */
+	{ T0 + SCN_MS(3500), 60, "PPPPPPPPD" }, /* window 4 at .5, prev 5: 2.5 + cur, cur 0..7 */
 	{ T0 + SCN_S(5), 60, TEN_P "D" }, /* window 6: window 5 was empty */
 };
 
