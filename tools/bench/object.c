@@ -206,7 +206,7 @@ int bench_prefill(int map_fd, size_t value_size, __u32 tag, __u8 family, __u8 pr
 			k->family = family;
 			k->prefixlen = prefixlen;
 			memcpy(k->addr, src, 16);
-			memcpy(&k->addr[family == 4 ? 0 : 12], &r, 4);
+			memcpy(&k->addr[family == 4 ? 0 : 4], &r, 4);
 			sluice_mask(k->addr, prefixlen);
 		}
 		if (bpf_map_update_batch(map_fd, keys, vals, &cnt, &opts)) {
