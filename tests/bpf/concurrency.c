@@ -23,7 +23,7 @@
 #include "../lib/scenario.h"
 #include "../lib/tap.h"
 
-#define RUN_NS (500ULL * 1000000ULL) /* per algorithm: 2.5 s for the five */
+#define RUN_NS (2000ULL * 1000000ULL) /* per algorithm: the issue asks for 2 s each */
 #define REPEAT 20000 /* packets per BPF_PROG_TEST_RUN call */
 
 struct flood {
