@@ -30,7 +30,7 @@ refuse() {
 	sleep 0.1
 	[ "$(rx_counter udp_in)" = "$before" ] || not_ok "nothing was sent for $name"
 }
-refuse "an IPv4 source outside 198.18.0.0/15" -s 10.0.0.1 -d "$ADDR4_RX"
+refuse "an IPv4 source outside 198.18.0.0/15" -s 203.0.113.1 -d "$ADDR4_RX"
 refuse "an IPv4 destination outside 198.18.0.0/15" -s "$ADDR4_TX" -d 192.0.2.1
 refuse "a source prefix wider than 198.18.0.0/15" -s 198.16.0.0/14 -d "$ADDR4_RX"
 refuse "a source next to the range" -s 198.20.0.1 -d "$ADDR4_RX"
