@@ -99,15 +99,20 @@ static __always_inline void *new_key_state(void *map, struct sluice_key *key,
 					   struct sluice_stats *st, __u64 now)
 {
 	__u64 cost;
+	__u8 agg;
 
 	if (!(set->new_keys.interval | set->new_keys.interval_frac))
 		return NULL;
 	cost = sluice_limit_cost(&set->new_keys, 1);
 	if (sluice_gcra(&cfg->newkey_tat, now, cost, set->new_keys.tolerance) == SLUICE_PASS)
 		return NULL;
+	agg = key->family == 4 ? set->agg4 : set->agg6;
 	key->tag |= SLUICE_TAG_AGGREGATE;
-	key->prefixlen = key->family == 4 ? set->agg4 : set->agg6;
-	mask_addr(key->addr, key->prefixlen);
+	/* A policy that keys wider than the aggregate already aggregates. */
+	if (agg < key->prefixlen) {
+		key->prefixlen = agg;
+		mask_addr(key->addr, agg);
+	}
 	st->aggregated++;
 	return bpf_map_lookup_elem(map, key);
 }
@@ -163,7 +168,7 @@ static __always_inline void emit_event(struct sluice_stats *st, struct sluice_se
 	ev->family = key->family;
 	ev->reason = reason;
 	ev->pkt_len = len > 0xffff ? 0xffff : len;
-	ev->slot = key->tag >> 16 & 0x7fff;
+	ev->slot = SLUICE_TAG_SLOT(key->tag);
 	ev->sample = set->event_mask + 1;
 	ev->pad = 0;
 	bpf_ringbuf_submit(ev, 0);
@@ -236,7 +241,7 @@ int sluice_xdp(struct xdp_md *ctx)
 			policy = &rule->policy;
 	}
 
-	slot = (policy->tag >> 16) & (SLUICE_MAX_RULES - 1);
+	slot = SLUICE_TAG_SLOT(policy->tag) & (SLUICE_MAX_RULES - 1);
 	rs = bpf_map_lookup_elem(&sluice_rstats, &slot);
 	if (!rs)
 		return XDP_PASS;
