@@ -85,6 +85,9 @@ static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 	return 0;
 }
 
+/* The live settings, for how exact a key's drop count is. */
+static const struct sluice_settings *live_set;
+
 static void text_state(const char *label, const struct found *f, const struct sluice_policy *p)
 {
 	const struct ctl_state *s = &f->st;
@@ -133,7 +136,13 @@ static void text_state(const char *label, const struct found *f, const struct sl
 		       s->admits ? "" : a);
 		break;
 	}
-	printf("%-9s %llu\n", "dropped", (unsigned long long)s->dropped);
+	if (sluice_drops_exact(live_set, s->dropped))
+		printf("%-9s %llu\n", "dropped", (unsigned long long)s->dropped);
+	else
+		printf("%-9s about %llu (exact up to %llu, then counted %llu at a time)\n",
+		       "dropped", (unsigned long long)s->dropped,
+		       (unsigned long long)sluice_drop_sample(live_set),
+		       (unsigned long long)sluice_drop_sample(live_set));
 }
 
 static void json_found(struct sluice_json *j, const char *name, const struct found *f)
@@ -147,6 +156,7 @@ static void json_found(struct sluice_json *j, const char *name, const struct fou
 	if (f->ok) {
 		ctl_json_state(j, &f->st);
 		json_u64(j, "dropped", f->st.dropped);
+		json_bool(j, "dropped_exact", sluice_drops_exact(live_set, f->st.dropped));
 	}
 	json_obj_end(j);
 }
@@ -187,6 +197,7 @@ int do_show(int argc, char **argv)
 		goto out_close;
 	}
 	set = t.set;
+	live_set = &set;
 	p = find_policy(&h, &set, &c, &rule, match, sizeof(match));
 	sluice_txn_end(&t);
 	now = sluice_now_ticks();

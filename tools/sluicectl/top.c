@@ -18,7 +18,9 @@ void top_help(FILE *f)
 		"The N keys (sources, or source prefixes) with the most dropped packets,\n"
 		"from every bucket and sliding log of the interface: the key, the policy it\n"
 		"is counted under, its drops and its state now. A key's drop count lives as\n"
-		"long as its bucket: a flushed or evicted key starts again from 0.\n"
+		"long as its bucket: a flushed or evicted key starts again from 0. It is\n"
+		"exact up to 64 drops, then counted 64 at a time (shown as ~N): a write on\n"
+		"every drop would slow the CPUs refusing the same flood.\n"
 		"\n"
 		"  -n N   how many keys (default %d, at most %d)\n"
 		"\n"
@@ -158,6 +160,7 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 			json_bool(&j, "aggregate", agg);
 			json_str(&j, "policy", match);
 			json_u64(&j, "dropped", e->dropped);
+			json_bool(&j, "dropped_exact", sluice_drops_exact(&pol->set, e->dropped));
 			if (live)
 				ctl_json_state(&j, &st);
 			json_obj_end(&j);
@@ -165,7 +168,9 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 		}
 		if (live)
 			ctl_fmt_state(&st, state, sizeof(state));
-		snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)e->dropped);
+		snprintf(dropped, sizeof(dropped), "%s%llu",
+			 sluice_drops_exact(&pol->set, e->dropped) ? "" : "~",
+			 (unsigned long long)e->dropped);
 		ctl_table_row(&tab, key, match,
 			      live ? sluice_algo_name(p->algo) : e->is_log ? "sliding-log" : "-",
 			      dropped, state);

@@ -142,6 +142,19 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 
 /* The sum over every CPU of the `nr` u64s of a per-CPU map's value at key. */
 int sluice_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr);
+/* A key's dropped counter is exact up to one sample of drops, then grows a
+ * sample at a time (the datapath spares the hot bucket's cache line): the
+ * sample size, and whether a count is still exact. */
+static inline __u64 sluice_drop_sample(const struct sluice_settings *s)
+{
+	return (__u64)s->event_mask + 1;
+}
+
+static inline bool sluice_drops_exact(const struct sluice_settings *s, __u64 dropped)
+{
+	return dropped <= sluice_drop_sample(s);
+}
+
 /* Sum of the per-CPU counters. */
 int sluice_read_stats(const struct sluice_handle *h, struct sluice_stats *out);
 int sluice_read_rstats(const struct sluice_handle *h, __u32 slot, struct sluice_rstats *out);
