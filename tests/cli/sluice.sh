@@ -15,17 +15,7 @@ fi
 IF="ctnone$$"
 
 # usage NAME PATTERN ARGS...: sluice ARGS exits 2 and says PATTERN.
-usage() {
-	local name=$1 pat=$2
-	shift 2
-	expect_status 2 "$name: exit status 2" "$SLUICE" "$@" || return
-	if grep -qiF -- "$pat" <<<"$OUT"; then
-		ok "$name: says '$pat'"
-	else
-		not_ok "$name: says '$pat'"
-		diag "sluice $*: $OUT"
-	fi
-}
+usage() { local n=$1 p=$2; shift 2; expect_usage "$n" "$p" "$SLUICE" "$@"; }
 
 usage "unknown global option" "unknown option '--frob'" --frob status
 usage "unknown command" "unknown command 'frob'" frob

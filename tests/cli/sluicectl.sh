@@ -12,17 +12,7 @@ if [ ! -x "$SLUICECTL" ]; then
 fi
 
 # usage NAME PATTERN ARGS...: sluicectl ARGS exits 2 and says PATTERN.
-usage() {
-	local name=$1 pat=$2
-	shift 2
-	expect_status 2 "$name: exit status 2" "$SLUICECTL" "$@" || return
-	if grep -qiF -- "$pat" <<<"$OUT"; then
-		ok "$name: says '$pat'"
-	else
-		not_ok "$name: says '$pat'"
-		diag "sluicectl $*: $OUT"
-	fi
-}
+usage() { local n=$1 p=$2; shift 2; expect_usage "$n" "$p" "$SLUICECTL" "$@"; }
 
 # Rates
 usage "rate 0" "is zero" set --rate 0/s

@@ -27,4 +27,22 @@ expect_status() {
 	not_ok "$name"; diag "exit status $st, want $want: $*"; diag "$OUT"; return 1
 }
 
+# expect_usage NAME PATTERN CMD...: CMD exits 2 (a usage error) and its
+# message says PATTERN (case-insensitive).
+expect_usage() {
+	local name=$1 pat=$2
+	shift 2
+	expect_status 2 "$name: exit status 2" "$@" || return
+	if grep -qiF -- "$pat" <<<"$OUT"; then
+		ok "$name: says '$pat'"
+	else
+		not_ok "$name: says '$pat'"
+		diag "$*: $OUT"
+	fi
+}
+
+# all_passed GOT SENT LOST: every packet sent arrived, but for LOST that the
+# receiver's queue had no room for before XDP (a starved receiver).
+all_passed() { [ "$1" -le "$2" ] && [ $(($1 + $3)) -ge "$2" ]; }
+
 tap_done() { [ "$TAP_FAILED" = 0 ]; }

@@ -61,7 +61,7 @@ else
 fi
 # Other sources (IPv6 neighbour discovery) meet the 1/s default: count only
 # SRC, after XDP, and the packets sluice exempted.
-if [ "$got" -le "$flood_packets" ] && [ $((got + lost)) -ge "$flood_packets" ] &&
+if all_passed "$got" "$flood_packets" "$lost" &&
 	[ "$exempt" -ge "$got" ]; then
 	ok "no packet of the exempt source saw half a rule set ($got of $flood_packets passed)"
 else

@@ -46,7 +46,7 @@ gen_bg flood -s "$FLOOD" -d "$ADDR4_RX" -r 1000 -t 1
 gen_wait flood || { not_ok "send with sluice-gen"; exit 1; }
 sleep 0.2
 got=$(rx_counter flood) lost=$(($(tx_lost) - lost0))
-if [ "$got" -le "$flood_packets" ] && [ $((got + lost)) -ge "$flood_packets" ]; then
+if all_passed "$got" "$flood_packets" "$lost"; then
 	ok "after detach every packet passes ($got of $flood_packets)"
 else
 	not_ok "after detach every packet passes"

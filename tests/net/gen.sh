@@ -103,7 +103,7 @@ if [ -x "$SLUICE" ]; then
 	keys=$(bpftool -j map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_buckets" |
 		grep -o '"family":4' | wc -l)
 	got=$(($(rx_counter udp_in) - before))
-	if [ "$keys" = 50 ] && [ "$got" -le 5000 ] && [ $((got + lost)) -ge 5000 ]; then
+	if [ "$keys" = 50 ] && all_passed "$got" 5000 "$lost"; then
 		ok "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
 	else
 		not_ok "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
