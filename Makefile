@@ -6,6 +6,11 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR ?= $(PREFIX)/share/doc/sluice
+
+# The release, one line in VERSION: `sluice --version` prints it.
+VERSION := $(shell cat VERSION)
 
 CC ?= cc
 CLANG ?= clang
@@ -25,7 +30,7 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
-CPPFLAGS_ALL := -Iinclude -Iuser/lib -I$(BUILD) -D_GNU_SOURCE
+CPPFLAGS_ALL := -Iinclude -Iuser/lib -I$(BUILD) -D_GNU_SOURCE -DSLUICE_VERSION='"$(VERSION)"'
 DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
 DEP_LIBS := $(shell $(PKG_CONFIG) --libs libxdp libbpf 2>/dev/null) -lelf -lz -lpthread -lm
 
@@ -45,10 +50,15 @@ help:
 	@echo '  bench      run the benchmarks (root, several minutes), results in $(BUILD)/bench/'
 	@echo '  demo       install what is missing, build, show sluice holding a flood in a lab'
 	@echo '  deps       install the build and test dependencies with apt-get (root)'
-	@echo '  install    install binaries and man pages under DESTDIR/PREFIX ($(PREFIX))'
+	@echo '  install    install under DESTDIR/PREFIX ($(PREFIX)): binaries in SBINDIR,'
+	@echo '             man pages in MANDIR, the systemd unit sluice@.service in UNITDIR,'
+	@echo '             the licenses and sluice.conf.example in DOCDIR'
 	@echo '  uninstall  remove what install put there'
 	@echo '  clean      remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), BUILD=dir, PREFIX=, DESTDIR=, CC=, CLANG=, BPFTOOL='
+	@echo '  install dirs: SBINDIR=$(SBINDIR) MANDIR=$(MANDIR)'
+	@echo '                UNITDIR=$(UNITDIR) DOCDIR=$(DOCDIR)'
+	@echo 'Version: $(VERSION) (from the file VERSION)'
 
 # ---- BPF objects and skeletons ----
 # Every *.bpf.c becomes $(BUILD)/<name>.bpf.o and $(BUILD)/<name>.skel.h
@@ -97,6 +107,9 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h tests/lib/*.h) 
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+
+# The two main.c print the version: a new VERSION rebuilds them.
+$(BUILD)/obj/user/sluice/main.o $(BUILD)/obj/tools/sluicectl/main.o: VERSION
 
 $(BUILD)/libsluice.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -148,15 +161,29 @@ check-deps:
 	$(Q)scripts/deps.sh --if-missing
 
 # ---- install ----
+# The unit names the installed sluice: @SBINDIR@ becomes $(SBINDIR) (without
+# DESTDIR, which is only where the files are staged).
+
+DOC_FILES := LICENSE etc/sluice.conf.example
+LICENSE_FILES := LICENSES/GPL-2.0-only.txt LICENSES/BSD-2-Clause.txt
 
 install: all
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DOCDIR)/LICENSES
 	install -m 0755 $(BUILD)/sluice $(BUILD)/sluicectl $(DESTDIR)$(SBINDIR)/
 	install -m 0644 man/sluice.8 man/sluicectl.8 $(DESTDIR)$(MANDIR)/man8/
+	sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/sluice@.service.in \
+		>$(DESTDIR)$(UNITDIR)/sluice@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/sluice@.service
+	install -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(LICENSE_FILES) $(DESTDIR)$(DOCDIR)/LICENSES/
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(SBINDIR)/sluicectl
 	rm -f $(DESTDIR)$(MANDIR)/man8/sluice.8 $(DESTDIR)$(MANDIR)/man8/sluicectl.8
+	rm -f $(DESTDIR)$(UNITDIR)/sluice@.service
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)) $(LICENSE_FILES))
+	rmdir $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

@@ -170,7 +170,8 @@ static __always_inline void emit_event(struct sluice_stats *st, struct sluice_se
 	ev->pkt_len = len > 0xffff ? 0xffff : len;
 	ev->slot = SLUICE_TAG_SLOT(key->tag);
 	ev->sample = set->event_mask + 1;
-	ev->pad = 0;
+	ev->key_prefixlen = key->prefixlen;
+	__builtin_memset(ev->pad, 0, sizeof(ev->pad));
 	bpf_ringbuf_submit(ev, 0);
 }
 

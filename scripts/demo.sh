@@ -55,7 +55,7 @@ nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$IF_RX" --rate "$RATE/s" \
 RUN_PID=$!
 NETNS_PIDS+=("$RUN_PID")
 for _ in $(seq 50); do
-	[ -e "/sys/fs/bpf/sluice/$IF_RX/sluice_stats" ] && [ -n "$(xdp_prog_id)" ] && break
+	[ -e "$RX_PINS/sluice_stats" ] && [ -n "$(xdp_prog_id)" ] && break
 	kill -0 "$RUN_PID" 2>/dev/null || die "sluice run exited early (see its output above)"
 	sleep 0.1
 done
@@ -86,14 +86,14 @@ echo
 ctl -i "$IF_RX" stats
 echo
 echo "The same counters with bpftool (named fields, one struct per CPU):"
-printf '$ bpftool map dump pinned /sys/fs/bpf/sluice/%s/sluice_stats\n' "$IF_RX"
-bpftool map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_stats" | sed 's/^/  /'
+printf '$ bpftool map dump pinned %s/sluice_stats\n' "$RX_PINS"
+bpftool map dump pinned "$RX_PINS/sluice_stats" | sed 's/^/  /'
 
 step "6. Clean up: sluice detaches on Ctrl-C (SIGINT); the lab goes away"
 kill -INT "$RUN_PID" 2>/dev/null
 wait "$RUN_PID" 2>/dev/null
 sleep 0.1 # let the report's last lines through
-if [ -z "$(xdp_prog_id)" ] && [ ! -e "/sys/fs/bpf/sluice/$IF_RX" ]; then
+if [ -z "$(xdp_prog_id)" ] && [ ! -e "$RX_PINS" ]; then
 	echo "  sluice detached from $IF_RX and its pins are gone."
 else
 	echo "  sluice was still attached to $IF_RX: the cleanup detaches it."

@@ -16,7 +16,7 @@
  * Map layout version. A loader refuses pinned maps whose config carries another
  * version instead of misreading them. Bump on any change to a pinned struct.
  */
-#define SLUICE_LAYOUT_VERSION 3
+#define SLUICE_LAYOUT_VERSION 4
 
 /* Pinned map names, also the names of the maps in the object. */
 #define SLUICE_MAP_BUCKETS "sluice_buckets"
@@ -133,6 +133,31 @@ struct sluice_settings {
 _Static_assert(sizeof(struct sluice_settings) == 160, "sluice_settings layout");
 
 /*
+ * Who owns a pinned state: one interface (by index) of one network namespace
+ * (by its nsfs inode, which names the pin directory, and by its cookie, which
+ * the kernel never hands out twice, so a namespace that reuses a freed inode
+ * is not taken for the old one). Written by the loader, never by the
+ * datapath. A state is adopted silently only in the cases sluice(8) lists
+ * (an upgrade, a resume of what `detach --keep-state` kept); every other
+ * attach over it asks for --resume or --fresh.
+ */
+enum sluice_life {
+	SLUICE_LIFE_ATTACHING = 1, /* maps made, program not yet attached */
+	SLUICE_LIFE_ATTACHED = 2, /* the program runs on owner.ifindex */
+	SLUICE_LIFE_KEPT = 3, /* detached with --keep-state */
+};
+
+struct sluice_owner {
+	__u32 ifindex;
+	__u32 life; /* enum sluice_life */
+	__u64 netns_ino;
+	__u64 netns_cookie; /* SO_NETNS_COOKIE; 0 when the kernel has none */
+	__u64 created; /* CLOCK_REALTIME s: the state was made (counters count from here) */
+	__u64 since; /* CLOCK_REALTIME s: life took its current value */
+};
+_Static_assert(sizeof(struct sluice_owner) == 40, "sluice_owner layout");
+
+/*
  * The one entry of sluice_config. It is a BPF_F_MMAPABLE array: a writer
  * (holding the interface lock) fills settings[!active] in place, then stores
  * `active` with release order, then waits one RCU grace period before the old
@@ -147,12 +172,13 @@ _Static_assert(sizeof(struct sluice_settings) == 160, "sluice_settings layout");
 struct sluice_config {
 	__u32 layout; /* SLUICE_LAYOUT_VERSION */
 	__u32 active; /* index of the live settings */
-	__u64 seq; /* bumped by every change */
+	__u64 seq; /* bumped by every change, twice: readers retry on a change */
 	__u64 tag_seq; /* last policy generation handed out (userspace-owned) */
-	__u64 pad0[5];
+	struct sluice_owner owner; /* whose state this is (userspace-owned) */
 	struct sluice_settings settings[2];
 	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
-	__u64 pad1[7];
+	__u32 run_pid; /* the `sluice run` that attached this and detaches it on exit */
+	__u32 pad1[13];
 };
 _Static_assert(sizeof(struct sluice_config) == 448, "sluice_config layout");
 _Static_assert(__builtin_offsetof(struct sluice_config, newkey_tat) == 384,
@@ -279,7 +305,8 @@ struct sluice_event {
 	__u16 pkt_len;
 	__u32 slot; /* policy slot */
 	__u32 sample; /* this event stands for `sample` drops */
-	__u32 pad;
+	__u8 key_prefixlen; /* the source's key is addr masked to this (the bucket's) */
+	__u8 pad[3];
 };
 _Static_assert(sizeof(struct sluice_event) == 40, "sluice_event layout");
 

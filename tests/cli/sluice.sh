@@ -42,10 +42,12 @@ usage "run interval 0" "--interval" run "$IF" --interval 0
 if [ "$(id -u)" = 0 ]; then
 	ns="ct-cfg-$$"
 	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"; ip netns del "$ns" 2>/dev/null; rm -rf "/sys/fs/bpf/sluice/ctc$$"' EXIT
+	pins=
+	trap 'rm -rf "$tmp"; [ -n "$pins" ] && rm -rf "${pins%/*}"; ip netns del "$ns" 2>/dev/null' EXIT
 	printf 'set --rate 100/s\nrule add 198.18.0.1/24 --rate 10/s\n' >"$tmp/bad.conf"
 	if ip netns add "$ns" 2>/dev/null &&
 		ip -n "$ns" link add "ctc$$" type veth peer name "ctp$$"; then
+		pins="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$ns")/ctc$$"
 		expect_status 2 "attach --config with a bad line: exit status 2" \
 			nsenter --net="/var/run/netns/$ns" "$SLUICE" attach "ctc$$" \
 			--config "$tmp/bad.conf"
@@ -64,7 +66,7 @@ if [ "$(id -u)" = 0 ]; then
 			not_ok "attach with a burst whose refill overflows: says so"
 			diag "$OUT"
 		fi
-		if [ -e "/sys/fs/bpf/sluice/ctc$$" ] ||
+		if [ -e "$pins" ] ||
 			ip -n "$ns" link show "ctc$$" | grep -q xdp; then
 			not_ok "attach --config with a bad line: nothing is attached or pinned"
 		else

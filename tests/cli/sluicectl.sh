@@ -94,6 +94,20 @@ usage "exempt and deny" "not both" rule add 198.18.0.0/24 --exempt --deny
 usage "rule without a command" "Usage:" rule
 usage "dry-run without on|off" "--dry-run needs 'on' or 'off'" set --dry-run
 usage "dry-run maybe" "'on' or 'off', not 'maybe'" set --dry-run maybe
+
+# Settings of set (what attach --new-keys / --fail-closed set)
+usage "new-keys as a byte rate" "--new-keys counts new sources, not bytes" set --new-keys 10mbit
+usage "new-keys not a rate" "--new-keys: rate 'lots'" set --new-keys lots
+usage "new-keys without a value" "--new-keys needs a rate or 'off'" set --new-keys
+usage "new-keys twice" "--new-keys is given twice" set --new-keys 10/s --new-keys off
+usage "fail-closed maybe" "--fail-closed takes 'on' or 'off', not 'maybe'" set --fail-closed maybe
+usage "fail-closed without on|off" "--fail-closed needs 'on' or 'off'" set --fail-closed
+usage "new-keys on rule add" "unknown option '--new-keys' for rule add" \
+	rule add 198.18.0.0/24 --rate 1/s --new-keys 10/s
+
+# rule flush
+usage "rule flush with an argument" "rule flush takes no arguments, not 'extra'" rule flush extra
+usage "rule flush with a CIDR" "not '198.18.0.0/24'" rule flush 198.18.0.0/24
 usage "rule list with an argument" "takes no arguments" rule list 198.18.0.0/24
 usage "show without an address" "show needs an address" show
 usage "show with two addresses" "one address" show 198.18.0.1 198.18.0.2
@@ -108,6 +122,8 @@ usage "prometheus and watch" "leave out --watch" stats --prometheus --watch 1
 usage "-i without a name" "-i needs an interface" -i
 usage "-b without a file" "-b needs a file" -b
 usage "-b with a command" "takes no command" -b /dev/null stats
+usage "-b twice" "-b is given twice" -b f -b g
+usage "--batch twice" "-b is given twice" --batch=f -b g
 usage "no arguments" "Usage:" 
 
 # -j: errors are JSON on stdout
@@ -144,10 +160,21 @@ printf 'stats\n' >"$tmp/read.conf"
 usage "batch file with a read command" "read.conf:1: unknown editing command 'stats'" \
 	-b "$tmp/read.conf"
 usage "batch file that does not exist" "Couldn't open" -b "$tmp/missing.conf"
+printf 'set --rate 100/s\nrule flush extra\n' >"$tmp/flush.conf"
+usage "batch file with rule flush and a word" "flush.conf:2: rule flush takes no arguments" \
+	-b "$tmp/flush.conf"
+printf 'set --fail-closed on\nset --new-keys 1gbit\n' >"$tmp/settings.conf"
+usage "batch file with new-keys as bytes" "settings.conf:2: --new-keys counts new sources" \
+	-b "$tmp/settings.conf"
+# A pipe is read once, and checked before any interface is looked for.
+batch_stdin() { printf '%b' "$1" | "$SLUICECTL" -b /dev/stdin; }
+expect_usage "batch from a pipe with a bad line" "/dev/stdin:2: rate '0/s' is zero" \
+	batch_stdin 'set --rate 10/s\nset --rate 0/s\n'
 
 # Help at every level: exit 0 and a usage text on stdout.
 for words in "help" "-h" "set help" "rule help" "rule add help" "rule list help" \
-	"stats help" "top help" "show help" "flush help" "help rule" "help batch"; do
+	"rule flush help" "stats help" "top help" "show help" "flush help" "help rule" \
+	"help batch"; do
 	# shellcheck disable=SC2086
 	out=$("$SLUICECTL" $words 2>/dev/null)
 	st=$?

@@ -6,9 +6,10 @@
 #       NS_RX / IF_RX  the receiver's namespace and its veth end, 198.18.N.2/24  2001:2:0:N::2/64
 #     Names carry PREFIX and $$, so runs side by side never meet. No default
 #     route, no other address. A trap removes everything on exit, failure and
-#     Ctrl-C included: sluice is detached, its pins under
-#     /sys/fs/bpf/sluice/IF_RX removed, background jobs stopped, the
-#     namespaces deleted.
+#     Ctrl-C included: sluice is detached, its pins (RX_PINS, that is
+#     /sys/fs/bpf/sluice/netns:INODE/IF_RX: the receiver's namespace is not
+#     the initial one) removed, background jobs stopped, the namespaces
+#     deleted.
 #   rx_sluice ARGS / rx_ctl ARGS   run $SLUICE / $SLUICECTL in the receiver's namespace
 #   rx_exec CMD / tx_exec CMD       run anything in one namespace
 #   tx_gen ARGS                     run $SLUICE_GEN out of IF_TX
@@ -96,6 +97,8 @@ netns_setup() {
 		ip -n "$ns" link set lo up || return 1
 	done
 	ip -n "$NS_TX" link set "$IF_TX" up && ip -n "$NS_RX" link set "$IF_RX" up || return 1
+	RX_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_RX")"
+	RX_PINS="$RX_NETNS_DIR/$IF_RX"
 	# A veth takes frames sent to it with XDP (the generator's) only while
 	# its peer runs NAPI: with an XDP program attached, or with GRO on.
 	# GRO on makes the lab work with no program on the receiver too.
@@ -211,7 +214,7 @@ held_check() {
 }
 
 sluice_stat() {
-	bpftool -j map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_stats" |
+	bpftool -j map dump pinned "$RX_PINS/sluice_stats" |
 		grep -o "\"$1\":[0-9]*" | awk -F: '{ s += $2 } END { print s + 0 }'
 }
 
@@ -251,7 +254,9 @@ netns_cleanup() {
 		rx_sluice detach "$IF_RX" >/dev/null 2>&1
 	fi
 	# The pins outlive the interface: remove them even when detach could not.
-	rm -rf "/sys/fs/bpf/sluice/$IF_RX"
+	if [ -n "${RX_NETNS_DIR:-}" ]; then
+		rm -rf "$RX_NETNS_DIR"
+	fi
 	[ -n "$NETNS_TMP" ] && rm -rf "$NETNS_TMP"
 	ip netns del "$NS_TX" 2>/dev/null
 	ip netns del "$NS_RX" 2>/dev/null

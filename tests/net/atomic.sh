@@ -76,7 +76,7 @@ case $OUT in
 esac
 
 # Another layout version in the pinned config: rewrite its first word.
-pin=/sys/fs/bpf/sluice/$IF_RX/sluice_config
+pin=$RX_PINS/sluice_config
 bytes=$(bpftool -j map lookup pinned "$pin" key 0 0 0 0 |
 	sed 's/.*"value":\[\([^]]*\)\].*/\1/; s/[",]/ /g')
 set -- $bytes

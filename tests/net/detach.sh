@@ -15,7 +15,7 @@ netns_setup nt || { not_ok "build the namespaces and the veth pair"; exit 1; }
 rx_counter_add flood ip saddr "$FLOOD" || { not_ok "count at the receiver with nft"; exit 1; }
 expect_status 0 "sluice attach --rate 100/s --burst 10" \
 	rx_sluice attach "$IF_RX" --rate 100/s --burst 10 || exit 1
-pins="/sys/fs/bpf/sluice/$IF_RX"
+pins="$RX_PINS"
 if [ -n "$(xdp_prog_id)" ] && [ -e "$pins/sluice_stats" ]; then
 	ok "attached: ip link shows an XDP program and $pins holds the maps"
 else

@@ -100,7 +100,7 @@ if [ -x "$SLUICE" ]; then
 	tx_gen -s 198.18.128.0/20 --keys 50 -d "$ADDR4_RX" -n 5000 -r 50000 >/dev/null
 	sleep 0.3
 	lost=$(($(tx_lost) - lost))
-	keys=$(bpftool -j map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_buckets" |
+	keys=$(bpftool -j map dump pinned "$RX_PINS/sluice_buckets" |
 		grep -o '"family":4' | wc -l)
 	got=$(($(rx_counter udp_in) - before))
 	if [ "$keys" = 50 ] && all_passed "$got" 5000 "$lost"; then

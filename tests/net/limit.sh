@@ -65,7 +65,7 @@ else
 		"$lost lost before XDP"
 fi
 
-dump=$(bpftool map dump pinned "/sys/fs/bpf/sluice/$IF_RX/sluice_stats" 2>&1)
+dump=$(bpftool map dump pinned "$RX_PINS/sluice_stats" 2>&1)
 missing=
 for f in rx passed dropped limited exempt denied new_keys; do
 	grep -q "\"$f\": *[0-9]" <<<"$dump" || missing="$missing $f"

@@ -30,7 +30,7 @@ measure() {
 	diag "across the re-attach (a reset bucket would add $BURST):"
 }
 held_check "the held source stays held across the re-attach (within 2%)" $BURST $RATE measure
-if [ -n "$(xdp_prog_id)" ] && [ -d "/sys/fs/bpf/sluice/$IF_RX" ]; then
+if [ -n "$(xdp_prog_id)" ] && [ -d "$RX_PINS" ]; then
 	ok "sluice is still attached and pinned after the re-attach"
 else
 	not_ok "sluice is still attached and pinned after the re-attach"

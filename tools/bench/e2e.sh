@@ -54,7 +54,9 @@ cleanup() {
 		nsenter --net="/var/run/netns/$NSR" "$SLUICE" detach "$IFR" >/dev/null 2>&1 || true
 	fi
 	ip netns del "$NSR" 2>/dev/null || true
-	rm -rf "/sys/fs/bpf/sluice/$IFR" 2>/dev/null || true
+	if [ -n "${NSR_PINS:-}" ]; then
+		rm -rf "$NSR_PINS" 2>/dev/null || true
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -64,6 +66,7 @@ ins() { nsenter --net="/var/run/netns/$NSS" "$@"; }
 
 ip netns add "$NSS"
 ip netns add "$NSR"
+NSR_PINS="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NSR")"
 # One queue per CPU on both ends: a sending CPU lands in its own receive queue
 # and runs its own NAPI, so two CPUs never share a ring.
 ip -n "$NSS" link add "$IFS_" numtxqueues "$NCPU" numrxqueues "$NCPU" type veth \

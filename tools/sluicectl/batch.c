@@ -11,15 +11,17 @@ void batch_help(FILE *f)
 		"Usage: sluicectl [-i IFACE] -b FILE\n"
 		"\n"
 		"Apply the editing commands of FILE, one per line, without the 'sluicectl':\n"
-		"  set ..., rule add ..., rule del ...\n"
+		"  set ..., rule add ..., rule del ..., rule flush\n"
 		"Blank lines are ignored, and so is everything after a word that starts\n"
-		"with '#'. Every line is checked first (nothing changes if one is wrong, and\n"
-		"the error names FILE:LINE); then all of them become live at once: a packet\n"
-		"sees the settings before the file or after it, never in between.\n"
+		"with '#'. FILE is read once, so it may be a pipe: -b /dev/stdin. Every line\n"
+		"is checked first (nothing changes if one is wrong, and the error names\n"
+		"FILE:LINE); then all of them become live at once: a packet sees the\n"
+		"settings before the file or after it, never in between.\n"
 		"\n"
 		"Example file:\n"
 		"  # default: 200 packets/s and 20 Mbit/s per source\n"
 		"  set --rate 200/s --rate 20mbit --burst 400\n"
+		"  rule flush                             # the rules are these, no others\n"
 		"  rule add 198.18.0.0/24 --rate 10/s     # a noisy lab\n"
 		"  rule add 198.19.0.0/16 --exempt\n");
 }
@@ -27,17 +29,29 @@ void batch_help(FILE *f)
 int do_batch(const char *path)
 {
 	char err[SLUICE_ERR_LEN];
+	struct sluice_cmd_file *f;
 	struct sluice_handle h;
+	struct sluice_txn t;
 	int ret, st;
 
-	/* Bad lines are usage errors whether or not sluice is attached. */
-	ret = sluice_cmd_check_file(path, err, sizeof(err));
+	/* Read once: bad lines are usage errors whether or not sluice is
+	 * attached, and a pipe has nothing left to give a second read. */
+	ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
 	if (ret)
 		return ctl_err(ret, "%s", err);
-	st = ctl_open(&h);
+	st = ctl_open_write(&h);
 	if (st)
-		return st;
-	ret = sluice_cmd_apply_file(&h, path, err, sizeof(err));
+		goto out_free;
+	ret = sluice_txn_begin(&h, &t, err, sizeof(err));
+	if (!ret) {
+		ret = sluice_cmd_file_edit(&t, f, err, sizeof(err));
+		if (!ret && sluice_cmd_file_nr(f))
+			ret = sluice_txn_commit(&t, err, sizeof(err));
+		sluice_txn_end(&t);
+	}
 	sluice_close(&h);
-	return ret ? ctl_err(ret, "%s", err) : SLUICE_EXIT_OK;
+	st = ret ? ctl_err(ret, "%s", err) : SLUICE_EXIT_OK;
+out_free:
+	sluice_cmd_file_free(f);
+	return st;
 }

@@ -71,7 +71,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 	return ctl_usage(NULL, "unknown object '%s'", argv[0]);
 }
 
-int ctl_open(struct sluice_handle *h)
+static int open_iface(struct sluice_handle *h, bool for_write)
 {
 	char ifname[IF_NAMESIZE], err[SLUICE_ERR_LEN];
 	int ret;
@@ -81,7 +81,25 @@ int ctl_open(struct sluice_handle *h)
 		ret = sluice_open(ifname, h, err, sizeof(err));
 	if (ret)
 		return ctl_err(ret, "%s", err);
+	ret = sluice_check_standing(h, for_write, err, sizeof(err));
+	if (ret && for_write) {
+		sluice_close(h);
+		return ctl_err(ret, "%s", err);
+	}
+	/* A reader still shows what is there, and says whose it is. */
+	if (ret)
+		fprintf(stderr, "sluicectl: warning: %s\n", err);
 	return 0;
+}
+
+int ctl_open(struct sluice_handle *h)
+{
+	return open_iface(h, false);
+}
+
+int ctl_open_write(struct sluice_handle *h)
+{
+	return open_iface(h, true);
 }
 
 /* ---- policies ---- */
@@ -536,7 +554,7 @@ int ctl_edit(const char *object, const char *verb, int argc, char **argv,
 	ret = sluice_cmd_check(argc, argv, err, sizeof(err));
 	if (ret)
 		return ctl_err(ret, "%s", err);
-	st = ctl_open(&h);
+	st = ctl_open_write(&h);
 	if (st)
 		return st;
 	ret = sluice_txn_begin(&h, &t, err, sizeof(err));

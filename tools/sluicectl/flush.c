@@ -111,7 +111,7 @@ int do_flush(int argc, char **argv)
 		sluice_format_cidr(&c, true, what, sizeof(what));
 	}
 
-	st = ctl_open(&h);
+	st = ctl_open_write(&h);
 	if (st)
 		return st;
 	buckets = flush_map(h.buckets_fd, &f);

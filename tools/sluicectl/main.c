@@ -4,6 +4,7 @@
  *
  *   sluicectl [-i IFACE] [-j] [-v] OBJECT COMMAND ...
  *   sluicectl [-i IFACE] -b FILE
+ *   sluicectl --version
  *
  * This file reads the global options and dispatches from a table, like
  * bpftool's main.c; every object lives in its own file.
@@ -16,6 +17,11 @@
 
 #include "sluicectl.h"
 
+/* From the file VERSION, through the Makefile. */
+#ifndef SLUICE_VERSION
+#error "SLUICE_VERSION is not defined: build with make, which reads it from the file VERSION"
+#endif
+
 struct ctl_opts ctl;
 
 static void usage(FILE *f)
@@ -23,17 +29,20 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] [-j] [-v] OBJECT COMMAND [ARGS]\n"
 		"       sluicectl [-i IFACE] -b FILE\n"
+		"       sluicectl --version\n"
 		"\n"
 		"Tune a running sluice (see sluice(8)) and read its counters.\n"
 		"\n"
 		"Objects and commands:\n"
 		"  set [--rate RATE [--burst N]]... [--algo ALGO] [--window DUR]\n"
 		"      [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]\n"
-		"        change the default policy\n"
+		"      [--new-keys RATE|off] [--fail-closed on|off]\n"
+		"        change the default policy and the settings\n"
 		"  rule add CIDR (--rate RATE [--burst N]... [--algo ALGO] [--window DUR]\n"
 		"      [--prefix LEN] | --exempt | --deny) [--dry-run]\n"
 		"        add a rule, or replace the rule of CIDR\n"
 		"  rule del CIDR          delete a rule\n"
+		"  rule flush             delete every rule\n"
 		"  rule list              rules, their policies and counters\n"
 		"  stats [--watch SECS] [--prometheus]\n"
 		"                         the datapath's counters\n"
@@ -47,10 +56,11 @@ static void usage(FILE *f)
 		"                         to exactly one)\n"
 		"  -j, --json             JSON output (also after the command); errors as\n"
 		"                         {\"error\": \"...\"} on stdout\n"
-		"  -b, --batch FILE       apply every line of FILE (set / rule add / rule del) in\n"
-		"                         one change: all lines are checked first, then all apply\n"
+		"  -b, --batch FILE       apply the lines of FILE (set, rule ...) in one change:\n"
+		"                         all lines are checked first, then all apply; FILE may\n"
+		"                         be a pipe (/dev/stdin)\n"
 		"  -v, --verbose          show what libbpf says\n"
-		"  -V, --version          print the version\n"
+		"  -V, --version          print the version and the map layout version\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"RATE  packets: 100/s 6000/m 1/h 100pps   bytes: 10mbit 1gbit 500kbps\n"
@@ -118,6 +128,7 @@ int main(int argc, char **argv)
 
 	/* Line-buffered: --watch output is read line by line by people and pipes. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	sluice_set_cmdline(argc, argv);
 	sluice_set_log_level(SLUICE_LOG_INFO);
 	sluice_quiet_libs();
 
@@ -138,7 +149,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-			printf("sluicectl (sluice map layout %d)\n", SLUICE_LAYOUT_VERSION);
+			printf("sluicectl %s (map layout %d)\n", SLUICE_VERSION,
+			       SLUICE_LAYOUT_VERSION);
 			return SLUICE_EXIT_OK;
 		} else if (!strncmp(a, "-i", 2) || !strncmp(a, "--interface", 11)) {
 			size_t skip = a[1] == '-' ? 11 : 2;
@@ -150,12 +162,17 @@ int main(int argc, char **argv)
 				return ctl_usage(NULL, "-i needs an interface name: -i eth0");
 		} else if (!strncmp(a, "-b", 2) || !strncmp(a, "--batch", 7)) {
 			size_t skip = a[1] == '-' ? 7 : 2;
+			const char *first = batch;
 
 			if (a[1] == '-' && a[skip] && a[skip] != '=')
 				return ctl_usage(NULL, "unknown option '%s'", a);
 			batch = opt_value(argc, argv, &i, skip);
 			if (!batch || !*batch)
 				return ctl_usage(NULL, "-b needs a file: -b rules.conf");
+			/* A file is one change; of two, one would be dropped unsaid. */
+			if (first)
+				return ctl_usage(NULL, "-b is given twice ('%s' and '%s'): put the "
+						 "commands in one file", first, batch);
 		} else if (a[1] != '-' && strspn(a + 1, "jv") == strlen(a + 1)) {
 			/* grouped short flags: -jv */
 			ctl.json = ctl.json || strchr(a, 'j');

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluicectl rule: per-prefix policies (add, del) and their counters (list). */
+/* sluicectl rule: per-prefix policies (add, del, flush) and their counters (list). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@ void rule_help(FILE *f)
 		"                 [--algo ALGO] [--window DUR] [--prefix LEN] | --exempt |\n"
 		"                 --deny) [--dry-run]\n"
 		"       sluicectl [-i IFACE] rule del CIDR\n"
+		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
 		"\n"
 		"A rule gives the sources in CIDR their own policy; the longest matching\n"
@@ -28,6 +29,8 @@ void rule_help(FILE *f)
 		"        --deny        drop every packet of these sources\n"
 		"        --dry-run     only count what the rule would drop\n"
 		"  del   delete the rule of exactly this CIDR\n"
+		"  flush delete every rule in one change: a packet sees all the rules or\n"
+		"        none; their sources fall back to the default policy\n"
 		"  list  every rule with its effective policy and its own passed/dropped\n"
 		"        counters, the default policy last\n"
 		"\n"
@@ -36,7 +39,8 @@ void rule_help(FILE *f)
 		"  sluicectl rule add 198.18.4.0/22 --rate 1000/s --rate 50mbit --prefix 24\n"
 		"  sluicectl rule add 2001:2::/48 --algo sliding-log --rate 30/m --dry-run\n"
 		"  sluicectl rule add 198.19.0.0/16 --exempt\n"
-		"  sluicectl rule del 198.18.0.0/24\n");
+		"  sluicectl rule del 198.18.0.0/24\n"
+		"  sluicectl rule flush\n");
 }
 
 static int do_add(int argc, char **argv)
@@ -47,6 +51,11 @@ static int do_add(int argc, char **argv)
 static int do_del(int argc, char **argv)
 {
 	return ctl_edit("rule", "del", argc, argv, rule_help);
+}
+
+static int do_flush_rules(int argc, char **argv)
+{
+	return ctl_edit("rule", "flush", argc, argv, rule_help);
 }
 
 static void json_row(struct sluice_json *j, const char *match, int family,
@@ -150,6 +159,7 @@ out_close:
 static const struct ctl_cmd cmds[] = {
 	{ "add", do_add },
 	{ "del", do_del },
+	{ "flush", do_flush_rules },
 	{ "list", do_list },
 	{ NULL, NULL },
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluicectl set: change the default policy (sources no rule matches). */
+/* sluicectl set: change the default policy (sources no rule matches) and the
+ * interface's settings (dry-run, new-key admission, fail-closed). */
 #include <stdio.h>
 
 #include "sluicectl.h"
@@ -9,9 +10,12 @@ void set_help(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] set [--rate RATE [--burst N]]... [--algo ALGO]\n"
 		"                 [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
-		"                 [--dry-run on|off]\n"
+		"                 [--dry-run on|off] [--new-keys RATE|off]\n"
+		"                 [--fail-closed on|off]\n"
 		"\n"
-		"Change the default policy: the limit of every source that no rule matches.\n"
+		"Change the default policy: the limit of every source that no rule matches,\n"
+		"and the settings of the interface (--dry-run, --new-keys, --fail-closed,\n"
+		"which given alone leave the policy as it is).\n"
 		"What is not given is kept, with two exceptions: --rate replaces every rate\n"
 		"of the policy (give both kinds to keep both), and a new --rate without\n"
 		"--burst gets the default burst of that rate. The change is atomic: a packet\n"
@@ -30,6 +34,11 @@ void set_help(FILE *f)
 		"  --prefix4 LEN   IPv4 sources share a bucket per /LEN (default 32)\n"
 		"  --prefix6 LEN   IPv6 sources share a bucket per /LEN (default 64)\n"
 		"  --dry-run on|off  every policy only counts what it would drop\n"
+		"  --new-keys RATE|off  admit at most RATE new sources (a packet rate, one\n"
+		"                  second's worth at once); past it, new sources share their\n"
+		"                  /24 (IPv6: /48) bucket. 'off' (the default) admits all\n"
+		"  --fail-closed on|off  when the key table cannot hold a new source, drop its\n"
+		"                  packets (on) or pass them (off, the default)\n"
 		"\n"
 		"A new rate or burst keeps every bucket's state. A new algorithm, window or\n"
 		"prefix starts every source with a fresh, full bucket.\n"
@@ -38,7 +47,8 @@ void set_help(FILE *f)
 		"  sluicectl set --rate 1000/s --burst 2000\n"
 		"  sluicectl set --rate 500/s --rate 20mbit\n"
 		"  sluicectl set --algo sliding-window --rate 6000/m --window 10s\n"
-		"  sluicectl set --prefix6 56 --dry-run on\n");
+		"  sluicectl set --prefix6 56 --dry-run on\n"
+		"  sluicectl set --new-keys 1000/s --fail-closed on\n");
 }
 
 int do_set(int argc, char **argv)

@@ -168,9 +168,9 @@ int do_show(int argc, char **argv)
 	struct sluice_settings set;
 	struct sluice_handle h;
 	struct sluice_rule rule;
-	struct sluice_txn t;
 	struct sluice_cidr c;
 	struct found own, agg;
+	__u64 seq;
 	struct sluice_json j;
 	int st, ret;
 	__u64 now;
@@ -190,16 +190,13 @@ int do_show(int argc, char **argv)
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	/* Under the lock, so the generation we look up stays live. */
-	ret = sluice_txn_begin(&h, &t, err, sizeof(err));
-	if (ret) {
-		st = ctl_err(ret, "%s", err);
-		goto out_close;
-	}
-	set = t.set;
-	live_set = &set;
-	p = find_policy(&h, &set, &c, &rule, match, sizeof(match));
-	sluice_txn_end(&t);
+	/* Without the lock: the generation looked up must still be live when
+	 * the lookup is done, else a change happened and we look again. */
+	do {
+		sluice_read_settings(&h, &set, &seq);
+		live_set = &set;
+		p = find_policy(&h, &set, &c, &rule, match, sizeof(match));
+	} while (sluice_settings_changed(&h, seq));
 	now = sluice_now_ticks();
 	memset(&own, 0, sizeof(own));
 	memset(&agg, 0, sizeof(agg));

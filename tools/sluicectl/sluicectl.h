@@ -38,9 +38,12 @@ int ctl_err(int ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 /* A usage error of `object` (NULL: the top level), with a pointer to its help. */
 int ctl_usage(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Resolve -i and open the pinned maps; on failure report and return the
- * exit status (nonzero). */
+/* Resolve -i and open the pinned maps of this namespace's interface; on
+ * failure report and return the exit status (nonzero). ctl_open() is for
+ * readers: the state of a vanished interface is shown, with a warning.
+ * ctl_open_write() refuses it (sluice_check_standing()). */
 int ctl_open(struct sluice_handle *h);
+int ctl_open_write(struct sluice_handle *h);
 
 /* Read the live policies (sluice_read_policies()); on failure report and
  * return the exit status (nonzero). */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The editing commands (set, rule add, rule del): from argv to a change of a
- * transaction's copy of the settings and rules.
+ * The editing commands (set, rule add, rule del, rule flush): from argv to a
+ * change of a transaction's copy of the settings and rules; and files of them,
+ * read once, applied on top of the live state or made the whole desired state.
  *
  * Work happens in two steps. parse_edit() reads the words alone and checks
  * everything that does not depend on the live settings, so that bad input is
@@ -12,11 +13,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 
@@ -27,13 +31,12 @@
  */
 #define MIN_BYTE_BURST 1514ULL
 #define MAX_BURST 0xffffffffULL
-#define MAX_WORDS 64
 
 #define fail sluice_err
 
 #define usage(err, errlen, ...) fail(err, errlen, -EINVAL, __VA_ARGS__)
 
-enum edit_op { EDIT_SET, EDIT_RULE_ADD, EDIT_RULE_DEL };
+enum edit_op { EDIT_SET, EDIT_RULE_ADD, EDIT_RULE_DEL, EDIT_RULE_FLUSH };
 
 struct rate_arg {
 	bool given;
@@ -45,7 +48,7 @@ struct rate_arg {
 /* One editing command as written; -1 (or 0 for counts) means not given. */
 struct edit {
 	enum edit_op op;
-	const char *name; /* "set", "rule add", "rule del": for messages */
+	const char *name; /* "set", "rule add", ...: for messages */
 	bool have_cidr;
 	struct sluice_cidr cidr;
 	const char *cidr_text;
@@ -57,7 +60,11 @@ struct edit {
 	int prefix4, prefix6, prefix;
 	int dry_run;
 	int action; /* SLUICE_ACT_EXEMPT or _DENY */
-	int nr_policy_opts; /* options that change a policy (all but --dry-run of set) */
+	int nr_policy_opts; /* options that change a policy (none of set's settings) */
+	/* settings of set, not of a policy */
+	int fail_closed;
+	bool new_keys_given, new_keys_off;
+	struct sluice_rate new_keys;
 };
 
 enum opt_id {
@@ -71,6 +78,8 @@ enum opt_id {
 	OPT_DRY_RUN,
 	OPT_EXEMPT,
 	OPT_DENY,
+	OPT_NEW_KEYS,
+	OPT_FAIL_CLOSED,
 };
 
 #define FOR_SET (1U << EDIT_SET)
@@ -93,6 +102,9 @@ static const struct {
 	{ "dry-run", OPT_DRY_RUN, false, FOR_SET | FOR_ADD },
 	{ "exempt", OPT_EXEMPT, false, FOR_ADD },
 	{ "deny", OPT_DENY, false, FOR_ADD },
+	/* settings: what `sluice attach --new-keys/--fail-closed` set */
+	{ "new-keys", OPT_NEW_KEYS, true, FOR_SET },
+	{ "fail-closed", OPT_FAIL_CLOSED, true, FOR_SET },
 };
 
 static const char *help_of(const struct edit *e)
@@ -148,6 +160,47 @@ static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errl
 	return 0;
 }
 
+/*
+ * --new-keys and --fail-closed of set: settings of the interface, not of a
+ * policy, so they never touch the default policy. They mean what the same
+ * options of `sluice attach` mean.
+ */
+static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *err,
+			 size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+	struct sluice_limit l;
+	bool on;
+
+	if (id == OPT_FAIL_CLOSED) {
+		if (e->fail_closed >= 0)
+			return usage(err, errlen, "--fail-closed is given twice");
+		if (sluice_parse_onoff("--fail-closed", v, &on, err, errlen))
+			return -EINVAL;
+		e->fail_closed = on;
+		return 0;
+	}
+	if (e->new_keys_given)
+		return usage(err, errlen, "--new-keys is given twice");
+	e->new_keys_given = true;
+	if (!strcmp(v, "off")) {
+		e->new_keys_off = true;
+		return 0;
+	}
+	if (sluice_parse_rate(v, &e->new_keys, inner, sizeof(inner)))
+		return usage(err, errlen, "--new-keys: %s (or 'off')", inner);
+	if (e->new_keys.is_bytes)
+		return usage(err, errlen,
+			     "--new-keys counts new sources, not bytes: write a rate like "
+			     "1000/s, or 'off'");
+	/* Refuse here what apply_edit() could not set, so a check is enough. */
+	if (sluice_limit_set(&l, e->new_keys.count, e->new_keys.period_ns,
+			     sluice_default_burst(e->new_keys.count, e->new_keys.period_ns), inner,
+			     sizeof(inner)))
+		return usage(err, errlen, "--new-keys %s: %s", v, inner);
+	return 0;
+}
+
 /* Returns how many words the option used (1 or 2), or -EINVAL. */
 static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
 {
@@ -196,7 +249,10 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 			v = eq + 1;
 		} else {
 			if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
-				return usage(err, errlen, "--%s needs a value: %s", opts[k].name,
+				return usage(err, errlen, "--%s needs %s: %s", opts[k].name,
+					     opts[k].id == OPT_FAIL_CLOSED ? "'on' or 'off'" :
+					     opts[k].id == OPT_NEW_KEYS ? "a rate or 'off'" :
+									   "a value",
 					     help_of(e));
 			v = argv[i + 1];
 			used = 2;
@@ -204,6 +260,8 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 	} else if (eq) {
 		return usage(err, errlen, "--%s takes no value", opts[k].name);
 	}
+	if (opts[k].id == OPT_NEW_KEYS || opts[k].id == OPT_FAIL_CLOSED)
+		return parse_setting(e, opts[k].id, v, err, errlen) ?: used;
 	e->nr_policy_opts++;
 
 	switch (opts[k].id) {
@@ -248,6 +306,8 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 		e->action = opts[k].id == OPT_EXEMPT ? SLUICE_ACT_EXEMPT : SLUICE_ACT_DENY;
 		return used;
 	case OPT_DRY_RUN:
+	case OPT_NEW_KEYS:
+	case OPT_FAIL_CLOSED:
 		break;
 	}
 	return usage(err, errlen, "unknown option '%s'", argv[i]);
@@ -322,8 +382,10 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 
 	memset(e, 0, sizeof(*e));
 	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
+	e->fail_closed = -1;
 	if (argc < 1 || !argv[0])
-		return usage(err, errlen, "missing command: use set, rule add or rule del");
+		return usage(err, errlen,
+			     "missing command: use set, rule add, rule del or rule flush");
 	if (!strcmp(argv[0], "set")) {
 		e->op = EDIT_SET;
 		e->name = "set";
@@ -331,23 +393,34 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 	} else if (!strcmp(argv[0], "rule")) {
 		if (argc < 2)
 			return usage(err, errlen,
-				     "rule needs a command: rule add CIDR ... or rule del CIDR");
+				     "rule needs a command: rule add CIDR ..., rule del CIDR or "
+				     "rule flush");
 		if (!strcmp(argv[1], "add")) {
 			e->op = EDIT_RULE_ADD;
 			e->name = "rule add";
 		} else if (!strcmp(argv[1], "del")) {
 			e->op = EDIT_RULE_DEL;
 			e->name = "rule del";
+		} else if (!strcmp(argv[1], "flush")) {
+			/* Every rule: a word after it is a mistake, maybe a
+			 * CIDR meant for rule del, never something to ignore. */
+			if (argc > 2)
+				return usage(err, errlen,
+					     "rule flush takes no arguments, not '%s': it removes "
+					     "every rule (to remove one: rule del CIDR)", argv[2]);
+			e->op = EDIT_RULE_FLUSH;
+			e->name = "rule flush";
+			return 0;
 		} else {
 			return usage(err, errlen,
-				     "unknown command 'rule %s': use rule add or rule del",
-				     argv[1]);
+				     "unknown command 'rule %s': use rule add, rule del or "
+				     "rule flush", argv[1]);
 		}
 		i = 2;
 	} else {
 		return usage(err, errlen,
-			     "unknown editing command '%s': use set, rule add or rule del",
-			     argv[0]);
+			     "unknown editing command '%s': use set, rule add, rule del or "
+			     "rule flush", argv[0]);
 	}
 
 	while (i < argc) {
@@ -378,11 +451,15 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 
 	switch (e->op) {
 	case EDIT_SET:
-		if (!e->nr_policy_opts && e->dry_run < 0)
+		if (!e->nr_policy_opts && e->dry_run < 0 && e->fail_closed < 0 &&
+		    !e->new_keys_given)
 			return usage(err, errlen,
 				     "set needs something to change: --rate, --burst, --algo, "
-				     "--window, --prefix4, --prefix6 or --dry-run");
+				     "--window, --prefix4, --prefix6, --dry-run, --new-keys or "
+				     "--fail-closed");
 		break;
+	case EDIT_RULE_FLUSH:
+		return 0;
 	case EDIT_RULE_DEL:
 		if (!e->have_cidr)
 			return usage(err, errlen, "rule del needs a CIDR: rule del 198.18.0.0/15");
@@ -594,11 +671,6 @@ static int build_rule_policy(const struct edit *e, const struct sluice_policy *d
 	return 0;
 }
 
-static bool same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
-{
-	return a->algo == b->algo && a->window == b->window && a->prefix4 == b->prefix4 &&
-	       a->prefix6 == b->prefix6;
-}
 
 static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, size_t errlen)
 {
@@ -614,7 +686,7 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 			/* New state format: fresh, full buckets rather than old
 			 * state read the wrong way. A rate or burst change keeps
 			 * every bucket (GCRA state stays meaningful). */
-			if (!same_state_format(&t->set.def, &np))
+			if (!sluice_same_state_format(&t->set.def, &np))
 				sluice_txn_retag(t, &np);
 			t->set.def = np;
 		}
@@ -622,6 +694,24 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 			t->set.flags |= SLUICE_DRY_RUN;
 		else if (e->dry_run == 0)
 			t->set.flags &= ~SLUICE_DRY_RUN;
+		if (e->fail_closed == 1)
+			t->set.flags |= SLUICE_FAIL_CLOSED;
+		else if (e->fail_closed == 0)
+			t->set.flags &= ~SLUICE_FAIL_CLOSED;
+		if (e->new_keys_off) {
+			memset(&t->set.new_keys, 0, sizeof(t->set.new_keys));
+		} else if (e->new_keys_given) {
+			struct sluice_limit l;
+
+			/* One second's worth at once, as `sluice attach --new-keys` */
+			ret = sluice_limit_set(&l, e->new_keys.count, e->new_keys.period_ns,
+					       sluice_default_burst(e->new_keys.count,
+								    e->new_keys.period_ns),
+					       err, errlen);
+			if (ret)
+				return ret;
+			t->set.new_keys = l;
+		}
 		return 0;
 	case EDIT_RULE_ADD:
 		ret = build_rule_policy(e, &t->set.def, &np, err, errlen);
@@ -632,6 +722,11 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 		return ret == -ERANGE ? -EINVAL : ret;
 	case EDIT_RULE_DEL:
 		return sluice_txn_del_rule(t, &e->cidr, err, errlen);
+	case EDIT_RULE_FLUSH:
+		if (t->nr_rules)
+			t->rules_changed = true;
+		t->nr_rules = 0;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -665,118 +760,4 @@ int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen)
 	if (e.op == EDIT_SET && e.algo >= 0 && (e.pkt.given || e.bytes.given))
 		return build_policy(&e, &s.def, &np, err, errlen);
 	return 0;
-}
-
-typedef int (*line_fn)(void *ctx, int argc, char **argv, char *err, size_t errlen);
-
-/* Split line into words in place; a word starting with '#' starts a comment. */
-static int split_words(char *line, char **argv, int max)
-{
-	char *p = line;
-	int argc = 0;
-
-	for (;;) {
-		while (*p && isspace((unsigned char)*p))
-			p++;
-		if (!*p || *p == '#')
-			break;
-		if (argc == max)
-			return -E2BIG;
-		argv[argc++] = p;
-		while (*p && !isspace((unsigned char)*p))
-			p++;
-		if (*p)
-			*p++ = '\0';
-	}
-	argv[argc] = NULL;
-	return argc;
-}
-
-static int for_each_line(const char *path, line_fn fn, void *ctx, int *nr_cmds, char *err,
-			 size_t errlen)
-{
-	char *argv[MAX_WORDS + 1], inner[SLUICE_ERR_LEN];
-	unsigned int lineno = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int argc, ret = 0;
-	FILE *f;
-
-	*nr_cmds = 0;
-	f = fopen(path, "re");
-	if (!f)
-		return fail(err, errlen, errno == ENOENT || errno == EISDIR ? -EINVAL : -errno,
-			    "Couldn't open %s: %s", path, strerror(errno));
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		if (memchr(line, '\0', (size_t)n)) {
-			ret = usage(err, errlen, "%s:%u: a NUL byte: is this a text file?", path,
-				    lineno);
-			break;
-		}
-		argc = split_words(line, argv, MAX_WORDS);
-		if (argc < 0) {
-			ret = usage(err, errlen, "%s:%u: more than %d words on one line", path,
-				    lineno, MAX_WORDS);
-			break;
-		}
-		if (!argc)
-			continue;
-		ret = fn(ctx, argc, argv, inner, sizeof(inner));
-		if (ret) {
-			fail(err, errlen, ret, "%s:%u: %s", path, lineno, inner);
-			break;
-		}
-		(*nr_cmds)++;
-	}
-	if (!ret && ferror(f))
-		ret = fail(err, errlen, -EIO, "Couldn't read %s: %s", path, strerror(EIO));
-	free(line);
-	fclose(f);
-	return ret;
-}
-
-static int check_line(void *ctx, int argc, char **argv, char *err, size_t errlen)
-{
-	(void)ctx;
-	return sluice_cmd_check(argc, argv, err, errlen);
-}
-
-static int edit_line(void *ctx, int argc, char **argv, char *err, size_t errlen)
-{
-	return sluice_cmd_edit(ctx, argc, argv, err, errlen);
-}
-
-int sluice_cmd_check_file(const char *path, char *err, size_t errlen)
-{
-	int nr;
-
-	return for_each_line(path, check_line, NULL, &nr, err, errlen);
-}
-
-int sluice_cmd_edit_file(struct sluice_txn *t, const char *path, char *err, size_t errlen)
-{
-	int nr;
-
-	return for_each_line(path, edit_line, t, &nr, err, errlen);
-}
-
-int sluice_cmd_apply_file(struct sluice_handle *h, const char *path, char *err, size_t errlen)
-{
-	struct sluice_txn t;
-	int nr, ret;
-
-	/* Check the words before taking the interface's lock. */
-	ret = sluice_cmd_check_file(path, err, errlen);
-	if (ret)
-		return ret;
-	ret = sluice_txn_begin(h, &t, err, errlen);
-	if (ret)
-		return ret;
-	ret = for_each_line(path, edit_line, &t, &nr, err, errlen);
-	if (!ret && nr)
-		ret = sluice_txn_commit(&t, err, errlen);
-	sluice_txn_end(&t);
-	return ret;
 }

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The editing commands of sluicectl (set, rule add, rule del), usable on a
- * transaction by the ctl tool, by batch files and by `sluice attach --config`.
+ * The editing commands of sluicectl (set, rule add, rule del, rule flush),
+ * usable on a transaction by the ctl tool, by batch files and by config files
+ * (`sluice attach --config`, `sluice reload`).
  *
  *   set [--rate RATE [--burst N]]... [--algo ALGO] [--window DUR]
  *       [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]
+ *       [--new-keys RATE|off] [--fail-closed on|off]
  *   rule add CIDR (--rate RATE [--burst N]... [--algo ALGO] [--window DUR]
  *       [--prefix LEN] | --exempt | --deny) [--dry-run [on|off]]
  *   rule del CIDR
+ *   rule flush
  *
  * --rate may be given twice, once as a packet rate and once as a byte rate:
  * a packet then passes only if both admit it. A --burst belongs to the --rate
  * before it (or, when it comes first, to the first --rate after it); for a
- * byte rate it counts bytes. None of these functions prints or exits.
+ * byte rate it counts bytes. --dry-run, --new-keys and --fail-closed of set
+ * are settings of the interface: given alone they leave the default policy
+ * as it is. --new-keys admits at most RATE new sources (a packet rate, with
+ * one second's worth at once), as `sluice attach --new-keys` does. None of
+ * these functions prints or exits.
  */
 #ifndef SLUICE_CMD_H
 #define SLUICE_CMD_H
@@ -36,17 +43,50 @@ int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size
 int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen);
 
 /*
- * Apply a file of editing commands, one per line, '#' comments and blank
- * lines allowed: every line is parsed and checked first, then all of them
- * are made live in one commit. On any error nothing changes, and err names
- * the file and line. -EINVAL for a bad line, another -errno otherwise.
+ * Files of editing commands, one per line, '#' comments and blank lines
+ * allowed. An input is read once, whole, and every line checked as it is
+ * read, so a pipe, /dev/stdin or a FIFO works as well as a file, and what is
+ * applied is exactly what was checked.
  */
-int sluice_cmd_apply_file(struct sluice_handle *h, const char *path, char *err, size_t errlen);
+struct sluice_cmd_file; /* every line of one input, read once, checked */
 
-/* Apply the lines of a file to an open transaction, without committing. */
-int sluice_cmd_edit_file(struct sluice_txn *t, const char *path, char *err, size_t errlen);
+/*
+ * Read path whole (a pipe, /dev/stdin, a FIFO or a file) and check every line
+ * with sluice_cmd_check(). -EINVAL with "FILE:LINE: ..." for a bad line (or
+ * a file that does not exist, is a directory or is not text), another -errno
+ * when it cannot be read. On success *out is the file, for
+ * sluice_cmd_file_free(); on failure it is NULL.
+ */
+int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
+			 size_t errlen);
+/* How many commands it holds (lines that are not blank or comments). */
+int sluice_cmd_file_nr(const struct sluice_cmd_file *f);
+/*
+ * Apply its commands in order on top of the transaction's copy (no commit).
+ * On an error (err names FILE:LINE) the copy is left as it was before.
+ */
+int sluice_cmd_file_edit(struct sluice_txn *t, const struct sluice_cmd_file *f, char *err,
+			 size_t errlen);
 
-/* sluice_cmd_check() for every line of a file; err names the file and line. */
-int sluice_cmd_check_file(const char *path, char *err, size_t errlen);
+/* What sluice_cmd_file_replace() changed, for a summary. */
+struct sluice_cmd_diff {
+	unsigned int added, removed, changed, unchanged; /* rules */
+	bool default_changed; /* the default policy */
+	bool settings_changed; /* --new-keys, --fail-closed, --dry-run */
+};
+
+/*
+ * Desired state: make the copy exactly what the file says. The settings
+ * become the defaults (sluice_settings_init()) plus the file's commands, and
+ * the rules exactly the file's (rules it does not have are removed). Every
+ * bucket whose state format does not change is kept: the default policy and
+ * the rule of a CIDR the copy had keep their tag when their algorithm,
+ * window and key prefixes are the same, else get a new generation on the
+ * same slot; a new CIDR gets a slot of its own. diff (may be NULL) says
+ * what changed. On an error (err names FILE:LINE) the copy is unchanged.
+ */
+int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *f,
+			    struct sluice_cmd_diff *diff, char *err, size_t errlen);
+void sluice_cmd_file_free(struct sluice_cmd_file *f);
 
 #endif /* SLUICE_CMD_H */

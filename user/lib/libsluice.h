@@ -32,7 +32,7 @@ void sluice_quiet_libs(void);
 #define SLUICE_EXIT_RUNTIME 1
 #define SLUICE_EXIT_USAGE 2
 
-#define SLUICE_ERR_LEN 256
+#define SLUICE_ERR_LEN 512
 
 /* An error for the user: "PROG: MSG" on stderr, or {"error": "MSG"} on stdout
  * under -j (json). */
@@ -108,37 +108,101 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
 /* Check p is self-consistent for its algorithm (e.g. sliding-log limit <= 64,
  * byte limits only with the bucket algorithms). */
 int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen);
+/* Do a and b read their sources' state the same way (algorithm, window,
+ * key prefixes)? Then a change from one to the other keeps the buckets. */
+bool sluice_same_state_format(const struct sluice_policy *a, const struct sluice_policy *b);
 /* Fresh default settings: 100/s burst 200 token bucket, /32 and /64 keys. */
 void sluice_settings_init(struct sluice_settings *s);
 /* A policy's default burst for a rate when --burst is not given: one
  * second's worth of the rate, at least 1. */
 __u64 sluice_default_burst(__u64 count, __u64 period_ns);
 
+/* ---- network namespaces, and where their pins live (netns.c) ---- */
+
+struct sluice_netns {
+	__u64 ino; /* the nsfs inode of the caller's network namespace */
+	__u64 cookie; /* its SO_NETNS_COOKIE; 0 where the kernel has none */
+	bool initial; /* the initial namespace: pins in SLUICE_PIN_ROOT/IFACE */
+	char root[128]; /* SLUICE_PIN_ROOT, or SLUICE_PIN_ROOT/netns:INODE */
+};
+/* The caller's network namespace (read once, then cached). */
+int sluice_netns_self(struct sluice_netns *ns, char *err, size_t errlen);
+/* Is o's namespace this one? */
+bool sluice_netns_same(const struct sluice_netns *ns, const struct sluice_owner *o);
+/* Where namespace ino (or the initial one) is, and how to run cmd there:
+ * "network namespace net:[INO] ('ip netns' name N): run 'nsenter --net=... CMD'". */
+void sluice_netns_where(__u64 ino, bool initial, const char *cmd, char *buf, size_t len);
+/* How many other namespaces have a limiter on an interface called ifname;
+ * buf says where the first one is (sluice_netns_where()). */
+int sluice_netns_elsewhere(const char *ifname, const char *cmd, char *buf, size_t len);
+
+/* The command line of this process, for messages that say "run 'nsenter
+ * ... <it>' there". Set once by main(). */
+void sluice_set_cmdline(int argc, char **argv);
+const char *sluice_cmdline(void);
+
+/* ---- the writers' lock (lock.c) ---- */
+
+/* flock() dir (mkdir it first when create) within SLUICE_LOCK_TIMEOUT
+ * seconds (default 5); on timeout -EWOULDBLOCK and err names the holder.
+ * Returns the locked fd (close() unlocks) or -errno. */
+int sluice_lock_dir(const char *dir, bool create, char *err, size_t errlen);
+/* The same on an open fd of dir; 0 or -errno. */
+int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen);
+
 /* ---- pinned state of one interface (state.c) ---- */
+
+/* How a pinned state stands with the caller (sluice_open() fills it in). */
+enum sluice_standing {
+	SLUICE_STANDING_OWNED, /* this namespace's interface, the same ifindex */
+	SLUICE_STANDING_GONE, /* no such interface now, or another one of that name */
+	SLUICE_STANDING_ORPHAN, /* made in a namespace that is gone (its inode reused) */
+	SLUICE_STANDING_UNFINISHED, /* an attach that did not finish, or is running */
+};
 
 struct sluice_handle {
 	char ifname[IF_NAMESIZE];
-	char dir[256]; /* /sys/fs/bpf/sluice/<ifname> */
+	char dir[256]; /* SLUICE_PIN_ROOT[/netns:INODE]/<ifname> */
 	int config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
 	struct sluice_config *cfg; /* the mmapped config entry */
 	int lock_fd; /* flock()ed while a change is being made */
+	unsigned int ifindex; /* of ifname in this namespace now; 0: none */
+	enum sluice_standing standing;
 };
 
 /* Mount bpffs at /sys/fs/bpf if nothing is mounted there. */
 int sluice_ensure_bpffs(char *err, size_t errlen);
-/* "/sys/fs/bpf/sluice/<ifname>" */
-void sluice_pin_dir(const char *ifname, char *buf, size_t len);
-/* Open the pinned maps of ifname. -ENOENT with "sluice is not attached to X:
- * run 'sluice attach X'" when there is nothing pinned. */
+/* The pin directory of the caller's namespace, created (with the root
+ * above it) when create. */
+int sluice_pin_root(char *buf, size_t len, bool create, char *err, size_t errlen);
+/* SLUICE_PIN_ROOT[/netns:INODE]/<ifname> for the caller's namespace. */
+int sluice_pin_dir(const char *ifname, char *buf, size_t len, char *err, size_t errlen);
+/* Open the pinned maps of ifname in the caller's namespace. -ENOENT with
+ * "sluice is not attached to X: run 'sluice attach X'" when nothing is
+ * pinned (and where the limiter of an X is, when another namespace has one);
+ * -ENODEV when there is no such interface here and nothing is pinned. */
 int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen);
 void sluice_close(struct sluice_handle *h);
-/* Interfaces with pins, sorted; returns how many (<= max) or -errno. */
+/* May h's state be changed (for_write) or read? 0, or -ESTALE (gone,
+ * orphaned) / -EBUSY (unfinished) with a sentence that says what to do. A
+ * reader may go on after a nonzero return, showing the sentence as a warning. */
+int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err,
+			  size_t errlen);
+/* Interfaces with pins in the caller's namespace, sorted; returns how many
+ * (<= max) or -errno. */
 int sluice_list_attached(char names[][IF_NAMESIZE], int max);
 /* Resolve -i: the given name, or the only attached interface. */
 int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen);
 /* Check the layout version in cfg; message names both versions. */
 int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, char *err,
 			size_t errlen);
+/* A consistent copy of the live settings, read without the lock: retried
+ * while a writer changes them. *seq (may be NULL) gets the version read. */
+void sluice_read_settings(const struct sluice_handle *h, struct sluice_settings *out, __u64 *seq);
+/* Has a change been made since sluice_read_settings() returned seq? */
+bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq);
+/* "attached", "kept", "attaching" (life) */
+const char *sluice_life_name(__u32 life);
 
 /* The sum over every CPU of the `nr` u64s of a per-CPU map's value at key. */
 int sluice_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr);

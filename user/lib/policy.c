@@ -168,3 +168,9 @@ void sluice_settings_init(struct sluice_settings *s)
 	s->agg6 = 48;
 	s->event_mask = 63; /* one event per 64 drops per CPU */
 }
+
+bool sluice_same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
+{
+	return a->algo == b->algo && a->window == b->window && a->prefix4 == b->prefix4 &&
+	       a->prefix6 == b->prefix6;
+}

@@ -35,9 +35,101 @@ int sluice_ensure_bpffs(char *err, size_t errlen)
 	return 0;
 }
 
-void sluice_pin_dir(const char *ifname, char *buf, size_t len)
+int sluice_pin_root(char *buf, size_t len, bool create, char *err, size_t errlen)
 {
-	snprintf(buf, len, "%s/%s", SLUICE_PIN_ROOT, ifname);
+	struct sluice_netns ns;
+	int ret;
+
+	ret = sluice_netns_self(&ns, err, errlen);
+	if (ret)
+		return ret;
+	snprintf(buf, len, "%s", ns.root);
+	if (!create)
+		return 0;
+	if (mkdir(SLUICE_PIN_ROOT, 0700) && errno != EEXIST)
+		return fail(err, errlen, -errno, "Couldn't create %s: %s", SLUICE_PIN_ROOT,
+			    strerror(errno));
+	if (!ns.initial && mkdir(ns.root, 0700) && errno != EEXIST)
+		return fail(err, errlen, -errno, "Couldn't create %s: %s", ns.root,
+			    strerror(errno));
+	return 0;
+}
+
+int sluice_pin_dir(const char *ifname, char *buf, size_t len, char *err, size_t errlen)
+{
+	char root[128];
+	int ret;
+
+	ret = sluice_pin_root(root, sizeof(root), false, err, errlen);
+	if (ret)
+		return ret;
+	snprintf(buf, len, "%s/%s", root, ifname);
+	return 0;
+}
+
+static char cmdline[512];
+
+void sluice_set_cmdline(int argc, char **argv)
+{
+	size_t n = 0;
+	int i;
+
+	cmdline[0] = '\0';
+	for (i = 0; i < argc && n < sizeof(cmdline); i++) {
+		const char *a = argv[i];
+
+		if (i == 0) {
+			const char *slash = strrchr(a, '/');
+
+			a = slash ? slash + 1 : a;
+		}
+		n += (size_t)snprintf(cmdline + n, sizeof(cmdline) - n, "%s%s", i ? " " : "", a);
+	}
+}
+
+const char *sluice_cmdline(void)
+{
+	return cmdline[0] ? cmdline : "sluice ...";
+}
+
+const char *sluice_life_name(__u32 life)
+{
+	switch (life) {
+	case SLUICE_LIFE_ATTACHING:
+		return "attaching";
+	case SLUICE_LIFE_ATTACHED:
+		return "attached";
+	case SLUICE_LIFE_KEPT:
+		return "kept";
+	}
+	return "unknown";
+}
+
+/*
+ * Readers copy the live half without the writers' lock. A writer bumps seq
+ * (release) before it flips `active`, and again before it overwrites the
+ * half that was live (txn.c); a copy taken between two equal readings of
+ * seq is therefore one whole version.
+ */
+void sluice_read_settings(const struct sluice_handle *h, struct sluice_settings *out, __u64 *seq)
+{
+	const struct sluice_config *cfg = h->cfg;
+	__u64 s1, s2;
+
+	do {
+		s1 = __atomic_load_n(&cfg->seq, __ATOMIC_ACQUIRE);
+		*out = cfg->settings[__atomic_load_n(&cfg->active, __ATOMIC_ACQUIRE) & 1];
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&cfg->seq, __ATOMIC_RELAXED);
+	} while (s1 != s2);
+	if (seq)
+		*seq = s1;
+}
+
+bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED) != seq;
 }
 
 static int open_pin(const char *dir, const char *name)
@@ -69,10 +161,92 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 {
 	if (cfg->layout == SLUICE_LAYOUT_VERSION)
 		return 0;
+	if (cfg->layout == 3)
+		return fail(err, errlen, -EPROTO,
+			    "the pinned maps of %s have layout version 3, from an older sluice: "
+			    "'sluice attach %s' upgrades them to layout %u in place, keeping every "
+			    "bucket (with --resume when sluice is not attached to it now)", ifname,
+			    ifname, SLUICE_LAYOUT_VERSION);
 	return fail(err, errlen, -EPROTO,
 		    "the pinned maps of %s have layout version %u, this sluice uses %u: detach with "
 		    "the sluice that attached them ('sluice detach %s'), then attach again",
 		    ifname, cfg->layout, SLUICE_LAYOUT_VERSION, ifname);
+}
+
+/* Why there is nothing pinned for ifname here, in words. */
+static int not_here(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
+{
+	char where[600];
+	int n = sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where));
+
+	if (!ifindex && n)
+		return fail(err, errlen, -ENODEV,
+			    "there is no interface '%s' in this network namespace; the sluice "
+			    "limiter of a %s lives in %s", ifname, ifname, where);
+	if (!ifindex)
+		return fail(err, errlen, -ENODEV, "there is no interface '%s' (see 'ip link')",
+			    ifname);
+	if (n)
+		return fail(err, errlen, -ENOENT,
+			    "sluice is not attached to %s in this network namespace (run 'sluice "
+			    "attach %s'); the limiter of another %s lives in %s", ifname, ifname,
+			    ifname, where);
+	return fail(err, errlen, -ENOENT, "sluice is not attached to %s: run 'sluice attach %s'",
+		    ifname, ifname);
+}
+
+static enum sluice_standing standing_of(const struct sluice_config *cfg, unsigned int ifindex)
+{
+	struct sluice_netns ns;
+
+	if (sluice_netns_self(&ns, NULL, 0) == 0 && !sluice_netns_same(&ns, &cfg->owner))
+		return SLUICE_STANDING_ORPHAN;
+	if (cfg->owner.life == SLUICE_LIFE_ATTACHING)
+		return SLUICE_STANDING_UNFINISHED;
+	if (!ifindex || ifindex != cfg->owner.ifindex)
+		return SLUICE_STANDING_GONE;
+	return SLUICE_STANDING_OWNED;
+}
+
+int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err,
+			  size_t errlen)
+{
+	const char *n = h->ifname;
+	const struct sluice_owner *o = &h->cfg->owner;
+
+	switch (h->standing) {
+	case SLUICE_STANDING_OWNED:
+		return 0;
+	case SLUICE_STANDING_GONE:
+		if (!h->ifindex)
+			return fail(err, errlen, -ESTALE,
+				    "%s is gone: its limiter (ifindex %u) was left pinned in %s when "
+				    "the interface went away%s; 'sluice detach %s' removes it", n,
+				    o->ifindex, h->dir, for_write ? ", so nothing was changed" : "",
+				    n);
+		return fail(err, errlen, -ESTALE,
+			    "the state pinned for %s belongs to an earlier %s (ifindex %u; this one "
+			    "is %u)%s: 'sluice attach %s --resume' applies it to this %s, 'sluice "
+			    "attach %s --fresh' starts this one empty, 'sluice detach %s' removes "
+			    "it", n, n, o->ifindex, h->ifindex,
+			    for_write ? ", so nothing was changed" : "", n, n, n, n);
+	case SLUICE_STANDING_ORPHAN:
+		return fail(err, errlen, -ESTALE,
+			    "the state pinned in %s was made in a network namespace that is gone "
+			    "(net:[%llu])%s: 'sluice detach %s' removes it", h->dir,
+			    (unsigned long long)o->netns_ino,
+			    for_write ? ", so nothing was changed" : "", n);
+	case SLUICE_STANDING_UNFINISHED:
+		if (!for_write)
+			return fail(err, errlen, -EBUSY,
+				    "sluice is being attached to %s, or an attach of it died "
+				    "half way", n);
+		return fail(err, errlen, -EBUSY,
+			    "sluice is being attached to %s, or an attach of it died half way: "
+			    "nothing was changed; see 'sluice status %s', then 'sluice attach %s "
+			    "--resume' or '--fresh'", n, n, n);
+	}
+	return 0;
 }
 
 int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
@@ -97,9 +271,11 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	if (strlen(ifname) >= sizeof(h->ifname))
 		return fail(err, errlen, -EINVAL, "interface name '%s' is too long", ifname);
 	strcpy(h->ifname, ifname);
-	sluice_pin_dir(ifname, h->dir, sizeof(h->dir));
+	h->ifindex = if_nametoindex(ifname);
 
 	ret = sluice_ensure_bpffs(err, errlen);
+	if (!ret)
+		ret = sluice_pin_dir(ifname, h->dir, sizeof(h->dir), err, errlen);
 	if (ret)
 		return ret;
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
@@ -107,16 +283,15 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		if (*maps[i].fd >= 0)
 			continue;
 		ret = -errno;
-		if (ret == -ENOENT && i == 0 && !if_nametoindex(ifname))
-			fail(err, errlen, ret, "there is no interface '%s' (see 'ip link')", ifname);
-		else if (ret == -ENOENT && i == 0)
-			fail(err, errlen, ret, "sluice is not attached to %s: run 'sluice attach %s'",
-			     ifname, ifname);
+		if (ret == -ENOENT && i == 0)
+			not_here(ifname, h->ifindex, err, errlen);
 		else
 			fail(err, errlen, ret,
 			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice detach %s' "
 			     "and attach again)",
 			     h->dir, maps[i].name, strerror(-ret), ifname);
+		if (ret == -ENOENT && i == 0 && !h->ifindex)
+			ret = -ENODEV;
 		goto out_err;
 	}
 	if (bpf_obj_get_info_by_fd(h->config_fd, &info, &info_len) ||
@@ -137,6 +312,7 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	ret = sluice_check_layout(h->cfg, ifname, err, errlen);
 	if (ret)
 		goto out_err;
+	h->standing = standing_of(h->cfg, h->ifindex);
 	return 0;
 
 out_err:
@@ -151,21 +327,25 @@ static int cmp_names(const void *a, const void *b)
 
 int sluice_list_attached(char names[][IF_NAMESIZE], int max)
 {
+	char root[128];
 	struct dirent *de;
 	DIR *d;
 	int n = 0;
 
-	d = opendir(SLUICE_PIN_ROOT);
+	if (sluice_pin_root(root, sizeof(root), false, NULL, 0))
+		return -EINVAL;
+	d = opendir(root);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
 		char path[512];
 		struct stat st;
 
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
+		/* netns:INODE directories are other namespaces' */
+		if (de->d_name[0] == '.' || strchr(de->d_name, ':') ||
+		    strlen(de->d_name) >= IF_NAMESIZE)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s", SLUICE_PIN_ROOT, de->d_name,
-			 SLUICE_MAP_CONFIG);
+		snprintf(path, sizeof(path), "%s/%s/%s", root, de->d_name, SLUICE_MAP_CONFIG);
 		if (stat(path, &st))
 			continue;
 		if (n < max)
@@ -195,10 +375,11 @@ int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
 		return n;
 	n = sluice_list_attached(names, 64);
 	if (n < 0)
-		return fail(err, errlen, n, "Couldn't list %s: %s", SLUICE_PIN_ROOT, strerror(-n));
+		return fail(err, errlen, n, "Couldn't list the pinned limiters: %s", strerror(-n));
 	if (n == 0)
 		return fail(err, errlen, -ENOENT,
-			    "sluice is not attached to any interface: run 'sluice attach IFACE'");
+			    "sluice is not attached to any interface in this network namespace: "
+			    "run 'sluice attach IFACE' (or give -i IFACE)");
 	if (n > 1)
 		return fail(err, errlen, -EINVAL,
 			    "sluice is attached to %d interfaces (%s, %s%s): say which with -i IFACE",

@@ -8,7 +8,10 @@
  * waits an RCU grace period (membarrier(MEMBARRIER_CMD_GLOBAL) is
  * synchronize_rcu(); XDP programs run inside RCU read sections) so that no
  * packet still reads the old half before it may be reused. Writers are
- * serialized by flock() on the pin directory.
+ * serialized by flock() on the pin directory (lock.c), waited for a bounded
+ * time. Readers take no lock: config.seq is bumped before the rules or the
+ * halves change, and a reader retries when it moved (sluice_read_settings(),
+ * sluice_read_policies()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,8 +118,9 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 			return fail(err, errlen, -errno, "Couldn't open %s: %s", h->dir,
 				    strerror(errno));
 	}
-	if (flock(h->lock_fd, LOCK_EX))
-		return fail(err, errlen, -errno, "Couldn't lock %s: %s", h->dir, strerror(errno));
+	ret = sluice_lock_fd(h->lock_fd, h->dir, err, errlen);
+	if (ret)
+		return ret;
 	t->set = h->cfg->settings[__atomic_load_n(&h->cfg->active, __ATOMIC_ACQUIRE) & 1];
 	ret = read_rules(h->rules_fd, t->set.rules_gen, &t->rules, &t->nr_rules);
 	if (ret) {
@@ -185,11 +189,6 @@ static __u32 free_slot(const struct sluice_txn *t)
 	return 0;
 }
 
-static bool same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
-{
-	return a->algo == b->algo && a->window == b->window && a->prefix4 == b->prefix4 &&
-	       a->prefix6 == b->prefix6;
-}
 
 int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 			const struct sluice_policy *p, char *err, size_t errlen)
@@ -203,7 +202,7 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 		return ret;
 	if (r) {
 		np.tag = r->rule.policy.tag;
-		if (!same_state_format(&r->rule.policy, &np))
+		if (!sluice_same_state_format(&r->rule.policy, &np))
 			sluice_txn_retag(t, &np);
 	} else {
 		__u32 slot = free_slot(t);
@@ -245,6 +244,14 @@ int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char 
 	return 0;
 }
 
+/* Tell lock-free readers that what they read may be changing. The fence
+ * keeps the stores that follow from being seen before the new seq. */
+static void bump_seq(struct sluice_config *cfg)
+{
+	__atomic_store_n(&cfg->seq, cfg->seq + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
 int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 {
 	struct sluice_handle *h = t->h;
@@ -259,6 +266,8 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 		return ret;
 	if (t->rules_changed) {
 		new_gen = !old_gen;
+		/* Counters of new slots are cleared below: readers retry. */
+		bump_seq(cfg);
 		/* Leftovers of a writer that died mid-change are not live. */
 		ret = clear_gen(h->rules_fd, new_gen);
 		for (i = 0; !ret && i < t->nr_rules; i++) {
@@ -285,10 +294,12 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 	}
 
 	cfg->settings[!active] = t->set;
-	__atomic_store_n(&cfg->seq, cfg->seq + 1, __ATOMIC_RELAXED);
+	bump_seq(cfg);
 	__atomic_store_n(&cfg->active, !active, __ATOMIC_RELEASE);
 	wait_grace_period();
 
+	/* The old half and the old rules change from here on. */
+	bump_seq(cfg);
 	if (t->rules_changed) {
 		ret = clear_gen(h->rules_fd, old_gen);
 		if (ret)
@@ -323,42 +334,58 @@ static int cmp_rules(const void *a, const void *b)
 	return x->rule.prefixlen - y->rule.prefixlen;
 }
 
+/* How often a reader tries again while writers keep changing the rules. */
+#define READ_TRIES 100
+
 int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
 			 char *err, size_t errlen)
 {
-	struct sluice_txn t;
+	int ret = 0, try;
+	__u64 seq;
 	size_t i;
-	int ret;
 
 	memset(pol, 0, sizeof(*pol));
-	ret = sluice_txn_begin(h, &t, err, errlen);
-	if (ret)
-		return ret;
-	pol->set = t.set;
-	pol->rules = t.rules;
-	pol->nr_rules = t.nr_rules;
-	t.rules = NULL; /* ours now */
-	t.nr_rules = 0;
+	for (try = 0; try < READ_TRIES; try++) {
+		sluice_free_policies(pol);
+		sluice_read_settings(h, &pol->set, &seq);
+		ret = read_rules(h->rules_fd, pol->set.rules_gen, &pol->rules, &pol->nr_rules);
+		if (ret)
+			return fail(err, errlen, ret, "Couldn't read the rules of %s: %s",
+				    h->ifname, strerror(-ret));
+		if (with_stats) {
+			pol->rstats = calloc(pol->nr_rules + 1, sizeof(*pol->rstats));
+			if (!pol->rstats) {
+				sluice_free_policies(pol);
+				return fail(err, errlen, -ENOMEM, "out of memory");
+			}
+		}
+		for (i = 0; with_stats && i <= pol->nr_rules; i++) {
+			const struct sluice_policy *p = i < pol->nr_rules ?
+								&pol->rules[i].rule.policy :
+								&pol->set.def;
+			__u32 slot = SLUICE_TAG_SLOT(p->tag);
+
+			ret = sluice_read_rstats(h, slot, &pol->rstats[i]);
+			if (ret) {
+				sluice_free_policies(pol);
+				return fail(err, errlen, ret,
+					    "Couldn't read the counters of policy slot %u of %s: "
+					    "%s", slot, h->ifname, strerror(-ret));
+			}
+		}
+		/* One whole version: nothing changed while we read it. */
+		if (!sluice_settings_changed(h, seq) && pol->nr_rules == pol->set.nr_rules)
+			break;
+	}
+	if (try == READ_TRIES) {
+		sluice_free_policies(pol);
+		return fail(err, errlen, -EAGAIN,
+			    "the rules of %s kept changing while they were read (%d tries): try "
+			    "again", h->ifname, READ_TRIES);
+	}
 	if (pol->nr_rules)
 		qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
-	if (with_stats) {
-		pol->rstats = calloc(pol->nr_rules + 1, sizeof(*pol->rstats));
-		if (!pol->rstats)
-			ret = fail(err, errlen, -ENOMEM, "out of memory");
-	}
-	for (i = 0; with_stats && !ret && i <= pol->nr_rules; i++) {
-		__u32 slot = SLUICE_TAG_SLOT(sluice_policy_at(pol, i, NULL, 0, NULL)->tag);
-
-		ret = sluice_read_rstats(h, slot, &pol->rstats[i]);
-		if (ret)
-			fail(err, errlen, ret,
-			     "Couldn't read the counters of policy slot %u of %s: %s", slot,
-			     h->ifname, strerror(-ret));
-	}
-	sluice_txn_end(&t);
-	if (ret)
-		sluice_free_policies(pol);
-	return ret;
+	return 0;
 }
 
 void sluice_free_policies(struct sluice_policies *pol)

@@ -4,17 +4,24 @@
  * when sluice is already attached, upgrade the program in place.
  *
  * Order matters, so that no packet ever meets a half-made sluice:
- *  1. check every option, the config file, the pinned maps and what runs on
- *     the interface, touching nothing (bad input: exit 2, nothing changed);
- *  2. create (or reuse) the pinned maps; a new config gets the defaults;
- *  3. apply --config and the options in one transaction;
- *  4. attach the program: a fresh attach through libxdp; an upgrade replaces
- *     the old program in one step (legacy mode) or adds the new one to the
- *     dispatcher before removing the old (dispatcher mode).
- * A failure after step 2 undoes what this call did: pins it created are
- * removed, settings it changed are put back.
+ *  1. check every option, the config file (read once), the pinned maps,
+ *     whose they are (owner.c) and what runs on the interface, touching
+ *     nothing (bad input: exit 2; a state not plainly this interface's:
+ *     exit 1, naming --resume and --fresh);
+ *  2. create (or reuse) the pinned maps; a new config gets the defaults
+ *     and is marked "attaching" until the program runs;
+ *  3. a new state gets --config and the options in one transaction, then
+ *     the program; a state that exists gets the program first (a fresh
+ *     attach through libxdp, or an upgrade that replaces the old program in
+ *     one step, or inside the dispatcher adds the new before removing the
+ *     old), then the settings.
+ * So a failure never has settings to put back: a new state is removed
+ * whole, and on an existing state the settings change only after the
+ * program is in place, in one commit that is all or nothing. Edits that
+ * sluicectl commits meanwhile are never overwritten by a snapshot.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +51,12 @@ struct attach_ctx {
 	__u32 max_keys, max_log_keys;
 	struct attachment a;
 	enum attach_kind kind;
-	/* the settings and rules before this call, to put back on failure */
-	bool have_snapshot;
-	struct sluice_settings snap_set;
-	struct sluice_txn_rule *snap_rules;
-	size_t snap_nr_rules;
+	/* the pinned config as it was before this call */
+	bool have_old_cfg;
+	struct sluice_config old_cfg;
+	struct resume_plan plan;
+	struct sluice_cmd_file *file; /* --config, read once */
+	struct sluice_cmd_diff diff;
 	char err[2 * SLUICE_ERR_LEN]; /* room for a libsluice message and context */
 };
 
@@ -58,7 +66,7 @@ void attach_usage(FILE *f)
 		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N]\n"
 		"                [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
 		"                [--max-keys N] [--max-log-keys N] [--new-keys RATE|off]\n"
-		"                [--fail-closed|--fail-open] [--config FILE]\n"
+		"                [--fail-closed|--fail-open] [--config FILE] [--resume|--fresh]\n"
 		"      attach sluice to IFACE, or upgrade it in place when it is attached\n");
 }
 
@@ -82,12 +90,21 @@ static void attach_help(void)
 	       "                      share their /24 (/48) bucket; 'off' to stop\n"
 	       "  --fail-closed       drop packets whose source the key table cannot hold\n"
 	       "  --fail-open         pass them (default)\n"
-	       "  --config FILE       sluicectl editing commands (set, rule add, rule del),\n"
-	       "                      one per line, applied with the options in one step\n"
+	       "  --config FILE       the whole desired state: sluicectl editing commands\n"
+	       "                      (set, rule add), one per line; settings and rules become\n"
+	       "                      exactly what it says, then the options apply on top\n"
+	       "  --resume            adopt a pinned state that is not plainly this\n"
+	       "                      interface's (an earlier interface of this name, an\n"
+	       "                      attach that died, a program removed by another tool)\n"
+	       "  --fresh             drop such a state and start empty\n"
 	       "\n"
-	       "Options given change the policy; those not given keep the current one.\n"
-	       "Pins live in %s/IFACE/. See sluice(8).\n",
-	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_PIN_ROOT);
+	       "Without --config, options given change the policy and those not given keep\n"
+	       "the current one. A state kept by 'sluice detach --keep-state', or one that\n"
+	       "sluice runs with (an upgrade), is resumed and the summary says so.\n"
+	       "Pins live in %s/IFACE/ (initial network namespace) or\n"
+	       "%s/netns:INODE/IFACE/ (any other). See sluice(8).\n",
+	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_PIN_ROOT,
+	       SLUICE_PIN_ROOT);
 }
 
 /* Pin paths and table sizes: the same for the maps-only object and the
@@ -221,13 +238,25 @@ static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 		struct sluice_config cfg;
 		__u32 zero = 0;
 
-		if (bpf_map_lookup_elem(cfd, &zero, &cfg))
+		if (bpf_map_lookup_elem(cfd, &zero, &cfg)) {
 			ret = refuse(c, -errno, "Couldn't read %s/%s: %s", c->dir,
 				     SLUICE_MAP_CONFIG, strerror(errno));
-		else if (cfg.layout == 0)
-			c->fresh_config = true; /* an attach died before setting it up */
-		else
+		} else if (cfg.layout == 0) {
+			/* An attach died before it wrote the config: what
+			 * attach now makes of it is the plan's business. */
+			c->fresh_config = true;
+			cfg.owner.life = SLUICE_LIFE_ATTACHING;
+			cfg.layout = SLUICE_LAYOUT_VERSION;
+			c->old_cfg = cfg;
+			c->have_old_cfg = true;
+		} else if (cfg.layout == 3 || cfg.layout == SLUICE_LAYOUT_VERSION) {
+			/* Layout 3 is layout 4 without the owner: upgraded in
+			 * place once attach knows whose it is. */
+			c->old_cfg = cfg;
+			c->have_old_cfg = true;
+		} else {
 			ret = sluice_check_layout(&cfg, c->o->ifname, c->err, sizeof(c->err));
+		}
 	}
 out:
 	for (i = 0; i < sluice_nr_maps; i++)
@@ -281,44 +310,21 @@ static int inspect_iface(struct attach_ctx *c)
 	return 0;
 }
 
-/* The options that only the loader sets (sluicectl cannot). */
-static int apply_attach_only(struct sluice_settings *s, const struct attach_opts *o, char *err,
-			     size_t errlen)
-{
-	char inner[SLUICE_ERR_LEN];
-
-	if (o->new_keys_given && o->new_keys_off) {
-		memset(&s->new_keys, 0, sizeof(s->new_keys));
-	} else if (o->new_keys_given) {
-		__u64 burst = sluice_default_burst(o->new_keys.count, o->new_keys.period_ns);
-
-		if (sluice_limit_set(&s->new_keys, o->new_keys.count, o->new_keys.period_ns, burst,
-				     inner, sizeof(inner))) {
-			snprintf(err, errlen, "--new-keys: %s", inner);
-			return -EINVAL;
-		}
-	}
-	if (o->fail_closed)
-		s->flags |= SLUICE_FAIL_CLOSED;
-	if (o->fail_open)
-		s->flags &= ~SLUICE_FAIL_CLOSED;
-	return 0;
-}
-
 static bool has_edits(const struct attach_opts *o)
 {
-	return o->config || o->set_argc > 1 || o->new_keys_given || o->fail_closed ||
-	       o->fail_open;
+	return o->config || o->set_argc > 1;
 }
 
-/* Apply --config and the options to a transaction's copy. */
-static int edit_txn(struct sluice_txn *t, struct attach_opts *o, char *err, size_t errlen)
+/* Apply --config (the whole desired state) and then the options to a
+ * transaction's copy. */
+static int edit_txn(struct sluice_txn *t, struct attach_ctx *c, char *err, size_t errlen)
 {
+	struct attach_opts *o = c->o;
 	char inner[SLUICE_ERR_LEN];
 	int ret;
 
-	if (o->config) {
-		ret = sluice_cmd_edit_file(t, o->config, err, errlen);
+	if (c->file) {
+		ret = sluice_cmd_file_replace(t, c->file, &c->diff, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -329,9 +335,6 @@ static int edit_txn(struct sluice_txn *t, struct attach_opts *o, char *err, size
 			return ret;
 		}
 	}
-	ret = apply_attach_only(&t->set, o, err, errlen);
-	if (ret)
-		return ret;
 	if (sluice_policy_check(&t->set.def, inner, sizeof(inner))) {
 		snprintf(err, errlen, "%s", inner);
 		return -EINVAL;
@@ -339,19 +342,35 @@ static int edit_txn(struct sluice_txn *t, struct attach_opts *o, char *err, size
 	return 0;
 }
 
+/* A handle on a config in memory (the defaults, or a copy of the pinned
+ * one): edits of a transaction on it touch only its copy. */
+static void scratch_handle(struct sluice_handle *h, struct sluice_config *cfg, const char *ifname)
+{
+	memset(h, 0, sizeof(*h));
+	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
+	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
+	snprintf(h->ifname, sizeof(h->ifname), "%s", ifname);
+	h->cfg = cfg;
+}
+
 /*
  * Step 1 for the policy: run every edit on a copy that is thrown away,
- * against the live settings when there are some, the defaults otherwise.
+ * against the live settings and rules when there are some, the defaults
+ * otherwise. The pinned rules are read without the lock (a writer may
+ * commit meanwhile; step 3 runs the edits again on what is live then).
  */
 static int validate_edits(struct attach_ctx *c)
 {
 	struct attach_opts *o = c->o;
-	struct sluice_handle h;
+	struct sluice_policies pol = {};
+	struct sluice_handle h, live;
+	struct sluice_config cfg = {};
 	struct sluice_txn t;
+	char path[512];
 	int ret;
 
 	if (o->config) {
-		ret = sluice_cmd_check_file(o->config, c->err, sizeof(c->err));
+		ret = sluice_cmd_file_read(o->config, &c->file, c->err, sizeof(c->err));
 		if (ret)
 			return ret;
 	}
@@ -360,38 +379,48 @@ static int validate_edits(struct attach_ctx *c)
 		if (ret)
 			return ret;
 	}
-	if (c->pins_existed && !c->fresh_config) {
-		ret = sluice_open(o->ifname, &h, c->err, sizeof(c->err));
+	cfg.layout = SLUICE_LAYOUT_VERSION;
+	sluice_settings_init(&cfg.settings[0]);
+	if (c->pins_existed && !c->fresh_config && c->plan.kind != RESUME_DROP) {
+		if (c->old_cfg.layout == SLUICE_LAYOUT_VERSION) {
+			ret = sluice_open(o->ifname, &live, c->err, sizeof(c->err));
+			if (!ret)
+				ret = sluice_read_policies(&live, &pol, false, c->err,
+							   sizeof(c->err));
+			if (!ret)
+				cfg.tag_seq = live.cfg->tag_seq;
+			sluice_close(&live);
+		} else {
+			/* Layout 3 (sluice_open() refuses it): its rules, read
+			 * under the pin root's lock, which its writers took. */
+			cfg = c->old_cfg;
+			cfg.layout = SLUICE_LAYOUT_VERSION;
+			scratch_handle(&live, &cfg, o->ifname);
+			snprintf(path, sizeof(path), "%s/%s", c->dir, SLUICE_MAP_RULES);
+			live.rules_fd = bpf_obj_get(path);
+			ret = live.rules_fd < 0 ?
+				      refuse(c, -errno, "Couldn't open the rules of %s: %s",
+					     o->ifname, strerror(errno)) :
+				      sluice_read_policies(&live, &pol, false, c->err,
+							   sizeof(c->err));
+			if (live.rules_fd >= 0)
+				close(live.rules_fd);
+		}
 		if (ret)
 			return ret;
-		ret = sluice_txn_begin(&h, &t, c->err, sizeof(c->err));
-		if (!ret) {
-			ret = edit_txn(&t, o, c->err, sizeof(c->err));
-			sluice_txn_end(&t);
-		}
-		sluice_close(&h);
-		return ret;
+		cfg.settings[0] = pol.set;
 	}
-
-	/* Nothing pinned yet: a scratch handle whose config holds the
-	 * defaults; set and rule edits only touch the copy. */
-	{
-		struct sluice_config cfg = {};
-
-		memset(&h, 0, sizeof(h));
-		h.config_fd = h.buckets_fd = h.logs_fd = h.rules_fd = -1;
-		h.stats_fd = h.rstats_fd = h.events_fd = h.lock_fd = -1;
-		snprintf(h.ifname, sizeof(h.ifname), "%s", o->ifname);
-		cfg.layout = SLUICE_LAYOUT_VERSION;
-		sluice_settings_init(&cfg.settings[0]);
-		cfg.settings[1] = cfg.settings[0];
-		h.cfg = &cfg;
-		memset(&t, 0, sizeof(t));
-		t.h = &h;
-		t.set = cfg.settings[0];
-		ret = edit_txn(&t, o, c->err, sizeof(c->err));
-		sluice_txn_end(&t);
-	}
+	cfg.settings[1] = cfg.settings[0];
+	scratch_handle(&h, &cfg, o->ifname);
+	memset(&t, 0, sizeof(t));
+	t.h = &h;
+	t.set = cfg.settings[0];
+	t.rules = pol.rules;
+	t.nr_rules = pol.nr_rules;
+	pol.rules = NULL;
+	ret = edit_txn(&t, c, c->err, sizeof(c->err));
+	sluice_txn_end(&t);
+	sluice_free_policies(&pol);
 	return ret;
 }
 
@@ -460,8 +489,21 @@ static int create_maps(struct attach_ctx *c)
 		sluice_settings_init(&cfg.settings[0]);
 		cfg.settings[1] = cfg.settings[0];
 		cfg.layout = SLUICE_LAYOUT_VERSION;
+		/* Whose it is from the start; "attaching" until the program
+		 * runs, so that a state this call leaves behind when it is
+		 * killed is never taken for a finished one. */
+		owner_set(&cfg, c->o->ifindex, SLUICE_LIFE_ATTACHING);
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
 			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+	} else if (cfg.layout == 3) {
+		/* Layout 3 is this layout with the owner left zero; the plan
+		 * let us take it (an upgrade, or --resume), so it is ours. */
+		cfg.layout = SLUICE_LAYOUT_VERSION;
+		owner_set(&cfg, c->o->ifindex,
+			  c->a.prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
+			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
 				     c->o->ifname, strerror(errno));
 	}
 out:
@@ -469,68 +511,22 @@ out:
 	return ret;
 }
 
-static void drop_snapshot(struct attach_ctx *c)
-{
-	free(c->snap_rules);
-	c->snap_rules = NULL;
-	c->have_snapshot = false;
-}
-
-/* Step 3: --config and the options, made live in one commit. */
+/* --config and the options, made live in one commit. */
 static int apply_settings(struct attach_ctx *c, struct sluice_handle *h)
 {
 	struct sluice_txn t;
 	int ret;
 
+	if (!has_edits(c->o))
+		return 0;
 	ret = sluice_txn_begin(h, &t, c->err, sizeof(c->err));
 	if (ret)
 		return ret;
-	if (c->pins_existed && has_edits(c->o)) {
-		c->snap_set = t.set;
-		c->snap_nr_rules = t.nr_rules;
-		c->snap_rules = calloc(t.nr_rules + 1, sizeof(*t.rules));
-		if (!c->snap_rules) {
-			ret = refuse(c, -ENOMEM, "out of memory");
-			goto out;
-		}
-		memcpy(c->snap_rules, t.rules, t.nr_rules * sizeof(*t.rules));
-		c->have_snapshot = true;
-	}
-	ret = edit_txn(&t, c->o, c->err, sizeof(c->err));
-	if (!ret && has_edits(c->o))
+	ret = edit_txn(&t, c, c->err, sizeof(c->err));
+	if (!ret)
 		ret = sluice_txn_commit(&t, c->err, sizeof(c->err));
-out:
 	sluice_txn_end(&t);
 	return ret;
-}
-
-/* Put back the settings and rules of before this call. */
-static void restore_settings(struct attach_ctx *c, struct sluice_handle *h)
-{
-	char err[SLUICE_ERR_LEN];
-	struct sluice_txn t;
-	__u8 live_gen;
-
-	if (!c->have_snapshot)
-		return;
-	if (sluice_txn_begin(h, &t, err, sizeof(err))) {
-		pr_warn("warning: Couldn't restore the settings of %s: %s\n", h->ifname, err);
-		return;
-	}
-	/* The rule generation is the live one's: commit flips from there. */
-	live_gen = t.set.rules_gen;
-	t.set = c->snap_set;
-	t.set.rules_gen = live_gen;
-	free(t.rules);
-	t.rules = c->snap_rules;
-	t.nr_rules = c->snap_nr_rules;
-	c->snap_rules = NULL;
-	c->have_snapshot = false;
-	t.rules_changed = true;
-	if (sluice_txn_commit(&t, err, sizeof(err)))
-		pr_warn("warning: Couldn't restore the settings of %s: %s; check them with "
-			"'sluicectl -i %s set'\n", h->ifname, err, h->ifname);
-	sluice_txn_end(&t);
 }
 
 /* Pin the program where status and detach look: a new pin, then a rename
@@ -780,14 +776,16 @@ out:
 	return ret;
 }
 
-static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 new_id)
+static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 new_id,
+			  const char *state)
 {
-	struct sluice_settings *s = &h->cfg->settings[h->cfg->active & 1];
+	struct sluice_settings s;
 	struct attachment now;
-	char rate[128];
+	char rate[128], kept[96];
 	long keys = sluice_count_keys(h->buckets_fd);
 
-	format_policy_rate(&s->def, rate, sizeof(rate));
+	sluice_read_settings(h, &s, NULL);
+	format_policy_rate(&s.def, rate, sizeof(rate));
 	if (find_attachment(c->o->ifindex, &now))
 		memset(&now, 0, sizeof(now));
 	if (c->kind == ATTACH_FRESH)
@@ -800,12 +798,62 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 		       c->o->ifname, mode_name(c->o->mode), c->a.prog_id, new_id,
 		       c->kind == ATTACH_UPGRADE_LEGACY ? "in one step" :
 							  "in libxdp's dispatcher");
+	switch (c->plan.kind) {
+	case RESUME_UPGRADE:
+		printf("  resumed: %s (the running program's)\n", state);
+		break;
+	case RESUME_KEPT:
+		describe_kept(&c->old_cfg, kept, sizeof(kept));
+		printf("  resumed: %s, %s\n", state, kept);
+		break;
+	case RESUME_ADOPT:
+		printf("  resumed (--resume): %s; %s\n", state, c->plan.why);
+		break;
+	case RESUME_DROP:
+		printf("  fresh (--fresh): dropped the pinned state, %s\n", c->plan.why);
+		break;
+	case RESUME_NONE:
+		break;
+	}
+	if (c->o->config)
+		printf("  config: %s, %u rule%s added, %u removed, %u changed, %u unchanged\n",
+		       c->o->config, c->diff.added, c->diff.added == 1 ? "" : "s",
+		       c->diff.removed, c->diff.changed, c->diff.unchanged);
 	printf("  policy: %s %s, per /%u (IPv4) and /%u (IPv6) source%s%s\n",
-	       sluice_algo_name(s->def.algo), rate, s->def.prefix4, s->def.prefix6,
-	       (s->flags & SLUICE_DRY_RUN) ? ", dry run" : "",
-	       (s->flags & SLUICE_FAIL_CLOSED) ? ", fail-closed" : "");
-	printf("  state: %ld of %u keys, %u rules, pinned in %s\n", keys < 0 ? 0 : keys,
-	       sluice_map_max_entries(h->buckets_fd), s->nr_rules, c->dir);
+	       sluice_algo_name(s.def.algo), rate, s.def.prefix4, s.def.prefix6,
+	       (s.flags & SLUICE_DRY_RUN) ? ", dry run" : "",
+	       (s.flags & SLUICE_FAIL_CLOSED) ? ", fail-closed" : "");
+	printf("  state: %ld of %u keys, %u rule%s, pinned in %s\n", keys < 0 ? 0 : keys,
+	       sluice_map_max_entries(h->buckets_fd), s.nr_rules, s.nr_rules == 1 ? "" : "s",
+	       c->dir);
+}
+
+/* A sluice run owned the attachment: say what becomes of it. */
+static void hand_over_run(struct attach_ctx *c, struct sluice_config *cfg)
+{
+	__u32 pid = cfg->run_pid;
+	int holder;
+
+	if (!pid || c->o->run_owned)
+		return;
+	holder = run_holder(c->o->ifindex);
+	if (holder)
+		printf("  sluice run (pid %u) reports on %s: it now leaves it attached when it "
+		       "exits\n", pid, c->o->ifname);
+	else
+		printf("  adopted the limiter that sluice run (pid %u) attached and left behind "
+		       "when it was killed: it stays attached until 'sluice detach %s'\n", pid,
+		       c->o->ifname);
+	__atomic_store_n(&cfg->run_pid, 0, __ATOMIC_RELEASE);
+}
+
+/* Test hooks: die (SIGKILL) or fail at a named step, so that tests can make
+ * the states that a killed or failing attach leaves. Unset in production. */
+static bool test_hook(const char *env, const char *step)
+{
+	const char *v = getenv(env);
+
+	return v && !strcmp(v, step);
 }
 
 int sluice_attach(struct attach_opts *o)
@@ -813,7 +861,8 @@ int sluice_attach(struct attach_opts *o)
 	struct attach_ctx c = { .o = o };
 	struct sluice_handle h = { .cfg = NULL };
 	struct sluice_bpf *probe = NULL;
-	bool maps_made = false;
+	bool maps_made = false, existing;
+	char resumed[160] = "";
 	__u32 new_id = 0;
 	int lock_fd = -1, ret, status = SLUICE_EXIT_RUNTIME;
 
@@ -823,15 +872,24 @@ int sluice_attach(struct attach_opts *o)
 	c.max_log_keys = o->max_log_keys ? (__u32)o->max_log_keys : SLUICE_DEFAULT_MAX_LOG_KEYS;
 
 	ret = sluice_ensure_bpffs(c.err, sizeof(c.err));
+	if (!ret)
+		ret = sluice_pin_dir(o->ifname, c.dir, sizeof(c.dir), c.err, sizeof(c.err));
 	if (ret)
 		goto out;
 	o->ifindex = if_nametoindex(o->ifname);
 	if (!o->ifindex) {
-		refuse(&c, -ENODEV, "there is no interface '%s' (see 'ip link')", o->ifname);
+		char where[600];
+
+		if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
+			refuse(&c, -ENODEV, "there is no interface '%s' in this network namespace; "
+			       "the sluice limiter of a %s lives in %s", o->ifname, o->ifname,
+			       where);
+		else
+			refuse(&c, -ENODEV, "there is no interface '%s' (see 'ip link')",
+			       o->ifname);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
-	sluice_pin_dir(o->ifname, c.dir, sizeof(c.dir));
 	lock_fd = lock_pin_root(c.err, sizeof(c.err));
 	if (lock_fd < 0)
 		goto out;
@@ -845,6 +903,10 @@ int sluice_attach(struct attach_opts *o)
 	ret = inspect_pins(&c, probe);
 	if (!ret)
 		ret = inspect_iface(&c);
+	if (!ret)
+		ret = plan_resume(o->ifname, o->ifindex, c.have_old_cfg ? &c.old_cfg : NULL,
+				  c.a.prog_id != 0, o->resume, o->fresh, &c.plan, c.err,
+				  sizeof(c.err));
 	if (ret)
 		goto out;
 	ret = validate_edits(&c);
@@ -855,6 +917,13 @@ int sluice_attach(struct attach_opts *o)
 	}
 
 	/* Step 2. */
+	if (c.plan.kind == RESUME_DROP) {
+		ret = remove_pins(c.dir, c.err, sizeof(c.err));
+		if (ret)
+			goto out;
+		c.pins_existed = c.dir_existed = c.fresh_config = false;
+	}
+	existing = c.pins_existed && !c.fresh_config;
 	ret = create_maps(&c);
 	maps_made = true;
 	if (ret)
@@ -862,32 +931,57 @@ int sluice_attach(struct attach_opts *o)
 	ret = sluice_open(o->ifname, &h, c.err, sizeof(c.err));
 	if (ret)
 		goto undo;
+	if (test_hook("SLUICE_TEST_KILL_AT", "maps"))
+		raise(SIGKILL);
 
 	/* Step 3. */
-	ret = apply_settings(&c, &h);
-	if (ret) {
-		if (ret == -EINVAL || ret == -ERANGE || ret == -ENOENT)
-			status = SLUICE_EXIT_USAGE;
-		goto undo;
+	if (!existing) {
+		ret = apply_settings(&c, &h);
+		if (ret) {
+			if (ret == -EINVAL || ret == -ERANGE || ret == -ENOENT)
+				status = SLUICE_EXIT_USAGE;
+			goto undo;
+		}
 	}
-
-	/* Step 4. */
-	ret = attach_program(&c, &new_id);
+	ret = test_hook("SLUICE_TEST_FAIL_AT", "program") ?
+		      refuse(&c, -EIO, "Couldn't attach sluice to %s: failure injected by "
+			     "SLUICE_TEST_FAIL_AT=program", o->ifname) :
+		      attach_program(&c, &new_id);
 	if (ret)
 		goto undo;
-	print_summary(&c, &h, new_id);
+	/* The program runs with this state: it is the interface's now. */
+	h.cfg->layout = SLUICE_LAYOUT_VERSION;
+	owner_set(h.cfg, o->ifindex, SLUICE_LIFE_ATTACHED);
+	hand_over_run(&c, h.cfg);
+	if (o->run_owned)
+		__atomic_store_n(&h.cfg->run_pid, (__u32)getpid(), __ATOMIC_RELEASE);
+	/* What was resumed, before the settings change it. */
+	describe_state(&h, c.have_old_cfg ? &c.old_cfg : NULL, resumed, sizeof(resumed));
+	if (existing) {
+		ret = apply_settings(&c, &h);
+		if (ret) {
+			p_err("sluice runs on %s, but its settings were not changed: %s", o->ifname,
+			      c.err);
+			c.err[0] = '\0';
+			status = ret == -EINVAL || ret == -ERANGE || ret == -ENOENT ?
+					 SLUICE_EXIT_USAGE :
+					 SLUICE_EXIT_RUNTIME;
+			goto out_quiet;
+		}
+	}
+	print_summary(&c, &h, new_id, resumed);
+	o->resumed_kept = c.plan.kind == RESUME_KEPT;
 	status = SLUICE_EXIT_OK;
 	goto out;
 
 undo:
-	if (maps_made) {
-		restore_settings(&c, &h);
+	if (maps_made && !existing)
 		undo_pins(&c);
-	}
 out:
 	if (status != SLUICE_EXIT_OK)
 		p_err("%s", c.err[0] ? c.err : "attach failed");
-	drop_snapshot(&c);
+out_quiet:
+	sluice_cmd_file_free(c.file);
 	sluice_close(&h);
 	if (probe)
 		sluice_bpf__destroy(probe);

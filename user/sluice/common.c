@@ -44,6 +44,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_METRICS,
 	OPT_KEEP_STATE,
+	OPT_RESUME,
+	OPT_FRESH,
 };
 
 static const struct option attach_long[] = {
@@ -63,6 +65,8 @@ static const struct option attach_long[] = {
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "keep-state", no_argument, NULL, OPT_KEEP_STATE },
+	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ "fresh", no_argument, NULL, OPT_FRESH },
 	{ "help", no_argument, NULL, 'h' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
@@ -75,12 +79,12 @@ static char *const policy_opts[] = { "--rate",	 "--burst",   "--algo",
 
 /* Forward a policy option to the "set" command, in the order given: a
  * --burst belongs to the --rate before it. */
-static int set_arg(const char *cmd, struct attach_opts *o, const char *opt, char *val)
+static int set_arg(const char *cmd, struct attach_opts *o, const char *opt, const char *val)
 {
 	if (o->set_argc + 3 > SET_ARGV_MAX)
 		return usage_err(cmd, "too many policy options: give each at most twice");
 	o->set_argv[o->set_argc++] = (char *)opt;
-	o->set_argv[o->set_argc++] = val;
+	o->set_argv[o->set_argc++] = (char *)val;
 	o->set_argv[o->set_argc] = NULL;
 	return 0;
 }
@@ -145,23 +149,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 				o->max_log_keys = v;
 			break;
 		case OPT_NEW_KEYS:
-			o->new_keys_given = true;
-			o->new_keys_off = !strcmp(arg, "off");
-			if (o->new_keys_off)
-				break;
-			if (sluice_parse_rate(arg, &o->new_keys, err, sizeof(err)))
-				return usage_err(cmd, "--new-keys: %s (or 'off')", err);
-			if (o->new_keys.is_bytes)
-				return usage_err(cmd, "--new-keys counts new sources, not bytes: "
-						 "write a rate like 1000/s, or 'off'");
+			/* Settings that sluicectl set changes live: checked and
+			 * applied by the set command, as the policy options. */
+			if (set_arg(cmd, o, "--new-keys", optarg))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_FAIL_CLOSED:
-			o->fail_closed = true;
-			o->fail_open = false;
-			break;
 		case OPT_FAIL_OPEN:
-			o->fail_open = true;
-			o->fail_closed = false;
+			if (set_arg(cmd, o, "--fail-closed", c == OPT_FAIL_CLOSED ? "on" : "off"))
+				return SLUICE_EXIT_USAGE;
 			break;
 		case OPT_CONFIG:
 			o->config = optarg;
@@ -186,6 +182,12 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 				return run_only(cmd, "--keep-state");
 			o->keep_state = true;
 			break;
+		case OPT_RESUME:
+			o->resume = true;
+			break;
+		case OPT_FRESH:
+			o->fresh = true;
+			break;
 		case ':':
 			return usage_err(cmd, "option '%s' needs a value", argv[optind - 1]);
 		case '?':
@@ -196,6 +198,9 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 					 argv[optind - 1], cmd);
 		}
 	}
+	if (o->resume && o->fresh)
+		return usage_err(cmd, "--resume and --fresh exclude each other: --resume adopts "
+				 "the pinned state, --fresh drops it");
 	/* Bad policy values are usage errors before anything looks at IFACE. */
 	if (o->set_argc > 1 && sluice_cmd_check(o->set_argc, o->set_argv, err, sizeof(err)))
 		return usage_err(cmd, "%s", err);
@@ -273,38 +278,34 @@ int find_attachment(unsigned int ifindex, struct attachment *a)
 
 int lock_pin_root(char *err, size_t errlen)
 {
-	int fd;
+	char root[128];
+	int ret;
 
-	if (mkdir(SLUICE_PIN_ROOT, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "Couldn't create %s: %s", SLUICE_PIN_ROOT, strerror(errno));
-		return -errno;
-	}
-	fd = open(SLUICE_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "Couldn't open %s: %s", SLUICE_PIN_ROOT, strerror(errno));
-		return -errno;
-	}
-	if (flock(fd, LOCK_EX)) {
-		snprintf(err, errlen, "Couldn't lock %s: %s", SLUICE_PIN_ROOT, strerror(errno));
-		close(fd);
-		return -errno;
-	}
-	return fd;
+	ret = sluice_pin_root(root, sizeof(root), true, err, errlen);
+	if (ret)
+		return ret;
+	return sluice_lock_dir(root, false, err, errlen);
 }
 
 void unlock_pin_root(int fd)
 {
-	if (fd >= 0)
-		close(fd); /* releases the flock */
+	struct sluice_netns ns;
+
+	if (fd < 0)
+		return;
+	close(fd); /* releases the flock */
+	/* A namespace's directory goes with its last limiter (rmdir fails,
+	 * harmlessly, while it holds any). */
+	if (sluice_netns_self(&ns, NULL, 0) == 0 && !ns.initial)
+		rmdir(ns.root);
 }
 
-int remove_pins(const char *ifname, char *err, size_t errlen)
+int remove_pins(const char *dir, char *err, size_t errlen)
 {
 	static const char *const extra[] = { SLUICE_PROG_PIN, PROG_PIN_NEW };
-	char dir[256], path[512];
+	char path[512];
 	size_t i;
 
-	sluice_pin_dir(ifname, dir, sizeof(dir));
 	for (i = 0; i < sluice_nr_maps + 2; i++) {
 		const char *name = i < sluice_nr_maps ? sluice_map_names[i] :
 							extra[i - sluice_nr_maps];

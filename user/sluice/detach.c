@@ -84,15 +84,52 @@ static int detach_programs(const char *ifname, unsigned int ifindex, char *err, 
 	return -EAGAIN;
 }
 
+/* The owner recorded in dir's config; false when there is none to read. */
+static bool read_owner(const char *dir, struct sluice_config *cfg)
+{
+	char path[512];
+	__u32 zero = 0;
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	ok = bpf_map_lookup_elem(fd, &zero, cfg) == 0;
+	close(fd);
+	return ok;
+}
+
+/* Mark the state kept for ifindex: a later attach resumes it silently. */
+static int mark_kept(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
+{
+	struct sluice_handle h;
+	int ret;
+
+	ret = sluice_open(ifname, &h, err, errlen);
+	if (ret)
+		return ret;
+	h.cfg->run_pid = 0;
+	owner_set(h.cfg, ifindex, SLUICE_LIFE_KEPT);
+	sluice_close(&h);
+	return 0;
+}
+
 int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 {
-	char err[SLUICE_ERR_LEN] = "", dir[256], path[512];
+	char err[SLUICE_ERR_LEN] = "", dir[256], path[512], where[600];
+	struct sluice_config cfg;
+	struct sluice_netns ns;
 	unsigned int ifindex;
-	bool has_state;
-	struct stat st;
+	bool has_state, ours = false;
 	int lock_fd, n = 0, ret, status = SLUICE_EXIT_RUNTIME;
 
 	ret = sluice_ensure_bpffs(err, sizeof(err));
+	if (!ret)
+		ret = sluice_netns_self(&ns, err, sizeof(err));
+	if (!ret)
+		ret = sluice_pin_dir(ifname, dir, sizeof(dir), err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
@@ -102,15 +139,23 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
-	sluice_pin_dir(ifname, dir, sizeof(dir));
-	has_state = stat(dir, &st) == 0;
+	has_state = read_owner(dir, &cfg);
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex && !has_state) {
-		p_err("there is no interface '%s' (see 'ip link'), and no sluice state for it",
-		      ifname);
+		if (sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where)))
+			p_err("there is no interface '%s' in this network namespace, so nothing "
+			      "was detached; the sluice limiter of a %s lives in %s", ifname,
+			      ifname, where);
+		else
+			p_err("there is no interface '%s' (see 'ip link'), and no sluice state for "
+			      "it", ifname);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
+	/* Layout 3 did not record an owner: it is the interface's of the name. */
+	if (has_state)
+		ours = ifindex && (cfg.layout != SLUICE_LAYOUT_VERSION ||
+				   (cfg.owner.ifindex == ifindex && sluice_netns_same(&ns, &cfg.owner)));
 	if (ifindex) {
 		n = detach_programs(ifname, ifindex, err, sizeof(err));
 		if (n < 0) {
@@ -118,13 +163,29 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 			goto out;
 		}
 	}
-	if (!n && (!has_state || keep_state)) {
-		if (has_state)
+	if (keep_state && (!n || !ours)) {
+		if (has_state && !ours)
+			p_err("nothing to keep for %s: the state pinned in %s is not this %s's "
+			      "(ifindex %u); 'sluice detach %s' removes it", ifname, dir, ifname,
+			      cfg.owner.ifindex, ifname);
+		else if (has_state && cfg.owner.life == SLUICE_LIFE_ATTACHING)
+			p_err("sluice is not attached to %s: its state in %s was left by an attach "
+			      "that did not finish ('sluice attach %s --resume' adopts it, "
+			      "'--fresh' drops it, 'sluice detach %s' removes it)", ifname, dir,
+			      ifname, ifname);
+		else if (has_state)
 			p_err("sluice is not attached to %s (its state is kept in %s: 'sluice "
 			      "attach %s' resumes it, 'sluice detach %s' removes it)",
 			      ifname, dir, ifname, ifname);
+		else if (n)
+			p_err("sluice was attached to %s without pinned state: detached it, with "
+			      "no state to keep", ifname);
 		else
 			p_err("sluice is not attached to %s", ifname);
+		goto out;
+	}
+	if (!n && !has_state) {
+		p_err("sluice is not attached to %s", ifname);
 		goto out;
 	}
 
@@ -132,17 +193,24 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_PROG_PIN);
 	if (unlink(path) && errno != ENOENT)
 		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
-	if (!keep_state) {
-		ret = remove_pins(ifname, err, sizeof(err));
-		if (ret) {
-			p_err("%s", err);
-			goto out;
-		}
+	if (keep_state)
+		ret = mark_kept(ifname, ifindex, err, sizeof(err));
+	else
+		ret = has_state ? remove_pins(dir, err, sizeof(err)) : 0;
+	if (ret) {
+		p_err("%s", err);
+		goto out;
 	}
 	status = SLUICE_EXIT_OK;
 	if (quiet)
 		goto out;
-	if (!n)
+	if (!n && !ifindex)
+		printf("%s is gone (it was ifindex %u); removed the state it left in %s\n",
+		       ifname, cfg.owner.ifindex, dir);
+	else if (!n && !ours)
+		printf("the state pinned for %s belonged to an earlier %s (ifindex %u; this one "
+		       "is %u); removed it\n", ifname, ifname, cfg.owner.ifindex, ifindex);
+	else if (!n)
 		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
 	else if (keep_state)
 		printf("sluice detached from %s; its state is kept in %s: 'sluice attach %s' "
@@ -158,9 +226,11 @@ static void detach_help(void)
 {
 	printf("Usage:\n");
 	detach_usage(stdout);
-	printf("\nWithout --keep-state every pin in %s/IFACE/ is removed.\n"
-	       "If the program is gone already, detach removes the state left behind.\n",
-	       SLUICE_PIN_ROOT);
+	printf("\nWithout --keep-state every pin of IFACE (in %s/IFACE/, or\n"
+	       "%s/netns:INODE/IFACE/ outside the initial network namespace) is removed.\n"
+	       "If the program or the interface is gone already, detach removes the state\n"
+	       "left behind. Only this network namespace's interfaces are detached.\n",
+	       SLUICE_PIN_ROOT, SLUICE_PIN_ROOT);
 }
 
 int do_detach(int argc, char **argv)

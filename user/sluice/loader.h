@@ -38,11 +38,13 @@ int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_run(int argc, char **argv);
+int do_reload(int argc, char **argv);
 
 void attach_usage(FILE *f);
 void detach_usage(FILE *f);
 void status_usage(FILE *f);
 void run_usage(FILE *f);
+void reload_usage(FILE *f);
 
 /* ---- attach options, shared by attach and run (common.c) ---- */
 
@@ -53,15 +55,16 @@ struct attach_opts {
 	unsigned int ifindex;
 	enum xdp_attach_mode mode; /* XDP_MODE_NATIVE unless --mode */
 	bool mode_given;
-	/* --rate --burst --algo --window --prefix4 --prefix6 as one "set"
-	 * editing command (user/lib/cmd.h), argv[0] = "set" */
+	/* --rate --burst --algo --window --prefix4 --prefix6 --new-keys
+	 * --fail-closed/--fail-open as one "set" editing command
+	 * (user/lib/cmd.h), argv[0] = "set" */
 	char *set_argv[SET_ARGV_MAX];
 	int set_argc;
 	__u64 max_keys, max_log_keys; /* 0: not given */
-	bool new_keys_given, new_keys_off;
-	struct sluice_rate new_keys;
-	bool fail_closed, fail_open;
 	const char *config; /* --config FILE */
+	bool resume, fresh; /* --resume, --fresh */
+	bool run_owned; /* set by run: the attach is run's, which detaches on exit */
+	bool resumed_kept; /* out: attach resumed a state kept by detach --keep-state */
 	/* run only */
 	bool keep_state;
 	__u64 interval_ns;
@@ -83,6 +86,12 @@ int sluice_attach(struct attach_opts *o);
 /* Detach from ifname; remove the pinned state unless keep_state. Returns an
  * exit status. */
 int sluice_detach(const char *ifname, bool keep_state, bool quiet);
+
+/* Make IFACE's settings and rules exactly what the file at path says
+ * (reload.c); prints a summary. Returns an exit status. */
+int sluice_reload(const char *ifname, const char *path);
+/* /etc/sluice/IFACE.conf */
+void default_config_path(const char *ifname, char *buf, size_t len);
 
 /* A name the kernel could give an interface (and safe in a pin path). */
 bool valid_ifname(const char *name);
@@ -116,8 +125,9 @@ struct attachment {
 int find_attachment(unsigned int ifindex, struct attachment *a);
 const char *mode_name(enum xdp_attach_mode mode);
 
-/* Serialize attach and detach (of any interface) across processes: an
- * flock() on SLUICE_PIN_ROOT, created if missing. Returns the fd or -errno. */
+/* Serialize attach, detach and reload (of any interface of the caller's
+ * namespace) across processes: a timed flock() on the namespace's pin root,
+ * created if missing. Returns the fd or -errno. */
 int lock_pin_root(char *err, size_t errlen);
 void unlock_pin_root(int fd);
 
@@ -125,8 +135,42 @@ void unlock_pin_root(int fd);
 extern const char *const sluice_map_names[];
 extern const size_t sluice_nr_maps;
 
-/* Remove every pin of ifname (maps and program) and its directory. */
-int remove_pins(const char *ifname, char *err, size_t errlen);
+/* Remove every pin (maps and program) in the pin directory dir, and dir. */
+int remove_pins(const char *dir, char *err, size_t errlen);
+
+/* ---- whose state it is (owner.c) ---- */
+
+enum resume_kind {
+	RESUME_NONE, /* nothing pinned: a fresh state */
+	RESUME_UPGRADE, /* sluice runs on the interface: replace the program */
+	RESUME_KEPT, /* kept for this interface by detach --keep-state */
+	RESUME_ADOPT, /* --resume over a state that is not plainly this one's */
+	RESUME_DROP, /* --fresh over a pinned state: removed, start empty */
+};
+
+struct resume_plan {
+	enum resume_kind kind;
+	char why[300]; /* ADOPT, DROP: why the state was not plainly ours */
+};
+
+/* What attach makes of cfg (NULL: nothing pinned) for ifname (ifindex
+ * now): 0 and a plan, or -EEXIST and a message naming --resume and --fresh. */
+int plan_resume(const char *ifname, unsigned int ifindex, const struct sluice_config *cfg,
+		bool prog_attached, bool resume, bool fresh, struct resume_plan *p, char *err,
+		size_t errlen);
+/* Record ifindex of the caller's namespace as the owner, in state life. */
+void owner_set(struct sluice_config *cfg, unsigned int ifindex, __u32 life);
+/* "3 rules, 1200 keys, counters since 2026-12-01 09:00:00"; the creation
+ * time from before when given (the config as it was before this call). */
+void describe_state(struct sluice_handle *h, const struct sluice_config *before, char *buf,
+		    size_t len);
+/* "kept by 'sluice detach --keep-state' at ..." */
+void describe_kept(const struct sluice_config *cfg, char *buf, size_t len);
+/* One `sluice run` per interface: claim it (a listening fd to keep open, or
+ * -EADDRINUSE when another run has it), or the pid of the run that has it
+ * (0: none; -1: one whose pid is not known). */
+int run_claim(unsigned int ifindex);
+int run_holder(unsigned int ifindex);
 
 /* A policy's limit in words: "100/s burst 200", "10mbit burst 1500",
  * "50 per 1s window". */

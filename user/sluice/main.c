@@ -3,6 +3,7 @@
  * sluice: load, attach, inspect and run the sluice XDP rate limiter.
  *
  *   sluice [-v] [-j] COMMAND ...   COMMAND := attach | detach | status | run | help
+ *   sluice --version
  *
  * One file per command; this one reads the global options and dispatches
  * from a table, like bpftool's main.c.
@@ -14,6 +15,11 @@
 #include <string.h>
 
 #include "loader.h"
+
+/* From the file VERSION, through the Makefile. */
+#ifndef SLUICE_VERSION
+#error "SLUICE_VERSION is not defined: build with make, which reads it from the file VERSION"
+#endif
 
 bool json_output;
 bool verbose;
@@ -48,6 +54,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: sluice [-v] [-j] COMMAND [ARGS]\n"
+		"       sluice --version\n"
 		"\n"
 		"sluice limits the packet rate of every source address at XDP, before the\n"
 		"network stack sees the packet. Tune a running limiter with sluicectl(8).\n"
@@ -57,12 +64,14 @@ static void usage(FILE *f)
 	detach_usage(f);
 	status_usage(f);
 	run_usage(f);
+	reload_usage(f);
 	fprintf(f,
 		"  sluice help | sluice COMMAND help\n"
 		"\n"
 		"Global options:\n"
 		"  -v, --verbose   show what libbpf and libxdp say\n"
 		"  -j, --json      JSON output (status), errors as {\"error\": \"...\"}\n"
+		"  -V, --version   print the version and the map layout version\n"
 		"  -h, --help      this help\n"
 		"\n"
 		"Exit status: 0 success, 1 runtime failure, 2 usage error. See sluice(8).\n");
@@ -73,6 +82,7 @@ static const struct cmd cmds[] = {
 	{ "detach", do_detach },
 	{ "status", do_status },
 	{ "run", do_run },
+	{ "reload", do_reload },
 	{ NULL, NULL },
 };
 
@@ -83,6 +93,7 @@ int main(int argc, char **argv)
 
 	/* Reports are read line by line by tests and by people watching. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	sluice_set_cmdline(argc, argv);
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
@@ -91,6 +102,10 @@ int main(int argc, char **argv)
 			json_output = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
+			return SLUICE_EXIT_OK;
+		} else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			/* Touches nothing: no root, no bpffs needed. */
+			printf("sluice %s (map layout %d)\n", SLUICE_VERSION, SLUICE_LAYOUT_VERSION);
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(argv[i], "-vj") || !strcmp(argv[i], "-jv")) {
 			set_verbose();
@@ -103,7 +118,7 @@ int main(int argc, char **argv)
 
 	if (i == argc) {
 		if (json_output)
-			return usage_err(NULL, "missing command: attach, detach, status or run");
+			return usage_err(NULL, "missing command: attach, detach, status, run or reload");
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
@@ -114,5 +129,5 @@ int main(int argc, char **argv)
 	for (c = cmds; c->name; c++)
 		if (!strcmp(argv[i], c->name))
 			return c->func(argc - i, argv + i);
-	return usage_err(NULL, "unknown command '%s': use attach, detach, status or run", argv[i]);
+	return usage_err(NULL, "unknown command '%s': use attach, detach, status, run or reload", argv[i]);
 }

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * sluice run IFACE: attach, report once per interval, detach on SIGINT or
- * SIGTERM. Each report is one line: the packet rates of the interval and
- * the sources that lost the most packets in it, from the sampled drop
- * events of the sluice_events ring buffer.
+ * sluice run IFACE: report once per interval on the limiter of IFACE, and
+ * leave the interface as it was found. If sluice was not attached, run
+ * attaches it and detaches it on SIGINT or SIGTERM; if it was attached, run
+ * only reports, and leaves it attached with its configuration. One run per
+ * interface (owner.c's run_claim()). Each report is one line: the packet
+ * rates of the interval and the keys that lost the most packets in it, from
+ * the sampled drop events of the sluice_events ring buffer, named as `top`
+ * names them (the masked key). When the interface or the program goes away,
+ * run says so and exits 1. SIGHUP reloads --config (sluice reload).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
 
 #include "loader.h"
@@ -26,7 +33,8 @@ void run_usage(FILE *f)
 	fprintf(f,
 		"  sluice run IFACE [attach options] [--interval SECS] [--metrics ADDR:PORT]\n"
 		"                [--keep-state]\n"
-		"      attach, print one report line per interval, detach on Ctrl-C\n");
+		"      report on IFACE once per interval; attach first if sluice is not\n"
+		"      attached, and then detach on Ctrl-C\n");
 }
 
 static void run_help(void)
@@ -40,12 +48,18 @@ static void run_help(void)
 	       "                      http://ADDR:PORT/metrics (e.g. 127.0.0.1:9100)\n"
 	       "  --keep-state        on exit, keep the pinned state (as detach --keep-state)\n"
 	       "\n"
+	       "When sluice is already attached to IFACE, run only reports on it and leaves\n"
+	       "it attached as it is (attach options are then refused: change a running\n"
+	       "limiter with sluicectl or 'sluice reload'). One run per interface.\n"
 	       "Each line: rx, passed and dropped packets per second in the interval, and\n"
-	       "the sources with the most drops (estimated from sampled drop events).\n");
+	       "the keys with the most drops (estimated from sampled drop events).\n"
+	       "SIGHUP re-reads --config ('sluice reload'). A run killed with SIGKILL leaves\n"
+	       "the limiter attached; the next run or attach says that it adopts it.\n");
 }
 
 struct top_entry {
 	__u8 family; /* 0: free */
+	__u8 prefixlen;
 	__u8 addr[16];
 	__u64 drops;
 };
@@ -53,19 +67,23 @@ struct top_entry {
 struct run_state {
 	struct top_entry top[TOP_SLOTS];
 	__u64 events; /* drops the events of this interval stand for */
-	__u64 untracked; /* of which from sources past TOP_SLOTS */
+	__u64 untracked; /* of which from keys past TOP_SLOTS */
+	bool discard; /* draining what came before the first interval */
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, reload_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGHUP)
+		reload_signal = 1;
+	else
+		stop_signal = sig;
 }
 
-static __u32 hash_addr(const __u8 *addr, __u8 family)
+static __u32 hash_key(const __u8 *addr, __u8 family, __u8 prefixlen)
 {
-	__u32 h = 2166136261U ^ family;
+	__u32 h = 2166136261U ^ family ^ ((__u32)prefixlen << 8);
 	int i;
 
 	for (i = 0; i < 16; i++)
@@ -77,20 +95,26 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct sluice_event *ev = data;
 	struct run_state *rs = ctx;
+	__u8 addr[16];
 	__u32 i, h;
 
-	if (size < sizeof(*ev))
+	if (size < sizeof(*ev) || rs->discard)
 		return 0;
+	/* The key the drop was charged to, as top names it. */
+	memcpy(addr, ev->addr, 16);
+	sluice_mask(addr, ev->key_prefixlen);
 	rs->events += ev->sample;
-	h = hash_addr(ev->addr, ev->family);
+	h = hash_key(addr, ev->family, ev->key_prefixlen);
 	for (i = 0; i < TOP_SLOTS; i++) {
 		struct top_entry *e = &rs->top[(h + i) % TOP_SLOTS];
 
 		if (!e->family) {
 			e->family = ev->family;
-			memcpy(e->addr, ev->addr, 16);
+			e->prefixlen = ev->key_prefixlen;
+			memcpy(e->addr, addr, 16);
 		}
-		if (e->family == ev->family && !memcmp(e->addr, ev->addr, 16)) {
+		if (e->family == ev->family && e->prefixlen == ev->key_prefixlen &&
+		    !memcmp(e->addr, addr, 16)) {
 			e->drops += ev->sample;
 			return 0;
 		}
@@ -120,7 +144,7 @@ static __u64 delta(__u64 now, __u64 before)
 static void report(struct run_state *rs, const struct sluice_stats *cur,
 		   const struct sluice_stats *prev, double secs)
 {
-	char when[16], addr[INET6_ADDRSTRLEN];
+	char when[16], key[INET6_ADDRSTRLEN + 8];
 	time_t t = time(NULL);
 	struct tm tm;
 	int i, n = 0;
@@ -134,9 +158,12 @@ static void report(struct run_state *rs, const struct sluice_stats *cur,
 	/* Sorting the whole table moves the used entries to the front. */
 	qsort(rs->top, TOP_SLOTS, sizeof(rs->top[0]), cmp_drops);
 	for (i = 0; i < TOP_SLOTS && i < TOP_SHOWN && rs->top[i].drops; i++, n++) {
-		inet_ntop(rs->top[i].family == 4 ? AF_INET : AF_INET6, rs->top[i].addr, addr,
-			  sizeof(addr));
-		printf("%s %s ~%llu", n ? "," : "", addr, (unsigned long long)rs->top[i].drops);
+		struct sluice_cidr c = { .family = rs->top[i].family,
+					 .prefixlen = rs->top[i].prefixlen };
+
+		memcpy(c.addr, rs->top[i].addr, 16);
+		sluice_format_cidr(&c, true, key, sizeof(key));
+		printf("%s %s ~%llu", n ? "," : "", key, (unsigned long long)rs->top[i].drops);
 	}
 	if (!n)
 		printf(" none");
@@ -147,7 +174,38 @@ static void report(struct run_state *rs, const struct sluice_stats *cur,
 	rs->events = rs->untracked = 0;
 }
 
-static int run_loop(struct attach_opts *o, int metrics_fd)
+/* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence. */
+static int still_there(const char *ifname, unsigned int ifindex, const char *dir, char *err,
+		       size_t errlen)
+{
+	struct attachment a;
+	char path[512];
+	struct stat st;
+
+	if (if_nametoindex(ifname) != ifindex)
+		return sluice_err(err, errlen, -ENODEV, "%s is gone (ifindex %u): stopping the "
+				  "report", ifname, ifindex);
+	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
+	if (stat(path, &st))
+		return sluice_err(err, errlen, -ENOENT, "the pinned state of %s was removed (by "
+				  "'sluice detach'?): stopping the report", ifname);
+	if (find_attachment(ifindex, &a) == 0 && !a.prog_id)
+		return sluice_err(err, errlen, -ENOENT, "sluice's program is no longer attached "
+				  "to %s (detached by 'sluice detach' or another tool): stopping the "
+				  "report", ifname);
+	return 0;
+}
+
+/* Answer anyone who asked who runs here (run_holder()): they know by now. */
+static void drain_claim(int claim_fd)
+{
+	int fd;
+
+	while ((fd = accept4(claim_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+		close(fd);
+}
+
+static int run_loop(struct attach_opts *o, int metrics_fd, int claim_fd)
 {
 	static struct run_state rs;
 	struct sluice_stats prev, cur;
@@ -155,7 +213,7 @@ static int run_loop(struct attach_opts *o, int metrics_fd)
 	char err[SLUICE_ERR_LEN];
 	struct sluice_handle h;
 	double interval = (double)o->interval_ns / 1e9, last, next;
-	int ret;
+	int ret, status = SLUICE_EXIT_OK;
 
 	ret = sluice_open(o->ifname, &h, err, sizeof(err));
 	if (ret) {
@@ -168,33 +226,57 @@ static int run_loop(struct attach_opts *o, int metrics_fd)
 		sluice_close(&h);
 		return SLUICE_EXIT_RUNTIME;
 	}
+	/* The first report covers its own interval only: events and counters
+	 * from before it are not this run's to report. */
+	rs.discard = true;
+	ring_buffer__consume(rb);
+	rs.discard = false;
 	if (sluice_read_stats(&h, &prev))
 		memset(&prev, 0, sizeof(prev));
 	last = now_sec();
 	next = last + interval;
 	while (!stop_signal) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+			{ .fd = claim_fd, .events = POLLIN },
 			{ .fd = metrics_fd, .events = POLLIN },
 		};
 		double now = now_sec();
 		int timeout = now >= next ? 0 : (int)((next - now) * 1000) + 1;
 
-		ret = poll(pfd, metrics_fd >= 0 ? 2 : 1, timeout);
+		ret = poll(pfd, metrics_fd >= 0 ? 3 : 2, timeout);
 		if (ret < 0 && errno != EINTR) {
 			p_err("Couldn't wait for events: %s", strerror(errno));
+			status = SLUICE_EXIT_RUNTIME;
 			break;
 		}
 		if (ret > 0 && (pfd[0].revents & POLLIN))
 			ring_buffer__consume(rb);
-		if (ret > 0 && metrics_fd >= 0 && (pfd[1].revents & POLLIN))
+		if (ret > 0 && (pfd[1].revents & POLLIN))
+			drain_claim(claim_fd);
+		if (ret > 0 && metrics_fd >= 0 && (pfd[2].revents & POLLIN))
 			metrics_serve(metrics_fd, &h);
+		if (reload_signal) {
+			reload_signal = 0;
+			if (o->config)
+				sluice_reload(o->ifname, o->config);
+			else
+				p_err("SIGHUP: nothing to reload (sluice run was started without "
+				      "--config)");
+		}
 		now = now_sec();
 		if (now < next)
 			continue;
+		ret = still_there(o->ifname, o->ifindex, h.dir, err, sizeof(err));
+		if (ret) {
+			p_err("%s", err);
+			status = SLUICE_EXIT_RUNTIME;
+			break;
+		}
 		ring_buffer__consume(rb);
 		if (sluice_read_stats(&h, &cur)) {
 			p_err("Couldn't read the counters of %s", o->ifname);
+			status = SLUICE_EXIT_RUNTIME;
 			break;
 		}
 		report(&rs, &cur, &prev, now - last);
@@ -206,7 +288,93 @@ static int run_loop(struct attach_opts *o, int metrics_fd)
 	}
 	ring_buffer__free(rb);
 	sluice_close(&h);
-	return SLUICE_EXIT_OK;
+	return status;
+}
+
+static bool has_attach_options(const struct attach_opts *o)
+{
+	return o->set_argc > 1 || o->config || o->mode_given || o->max_keys ||
+	       o->max_log_keys || o->resume || o->fresh || o->keep_state;
+}
+
+/*
+ * Who attached what run finds: nothing (run attaches, and owns it); a
+ * `sluice attach` (run only reports); or a run that was killed (its
+ * attachment is adopted: this run detaches it on exit).
+ */
+static int find_existing(struct attach_opts *o, bool *attached, bool *owned)
+{
+	char err[SLUICE_ERR_LEN];
+	struct attachment a;
+	struct sluice_handle h;
+	__u32 pid;
+
+	*attached = *owned = false;
+	if (find_attachment(o->ifindex, &a) || !a.prog_id)
+		return 0;
+	if (sluice_open(o->ifname, &h, err, sizeof(err)))
+		return 0; /* attach says what is wrong */
+	if (h.standing != SLUICE_STANDING_OWNED) {
+		sluice_close(&h);
+		return 0;
+	}
+	*attached = true;
+	pid = h.cfg->run_pid;
+	if (pid) {
+		/* We hold the run claim, so that run is gone. */
+		printf("sluice run: adopted the limiter of %s that sluice run (pid %u) attached "
+		       "and left behind when it was killed; this run detaches it on exit\n",
+		       o->ifname, pid);
+		__atomic_store_n(&h.cfg->run_pid, (__u32)getpid(), __ATOMIC_RELEASE);
+		*owned = true;
+	}
+	sluice_close(&h);
+	if (!*owned && has_attach_options(o)) {
+		usage_err("run", "sluice is already attached to %s: 'sluice run %s' reports on it "
+			  "as it is and leaves it attached; change it with sluicectl or 'sluice "
+			  "reload %s', or detach it first", o->ifname, o->ifname, o->ifname);
+		return -EINVAL;
+	}
+	if (!*owned)
+		printf("sluice run: %s was attached before this run: reporting on it, and "
+		       "leaving it attached on exit\n", o->ifname);
+	return 0;
+}
+
+/* On exit: detach only what this run owns (still: `sluice attach` may have
+ * taken it over since, see hand_over_run()). */
+static int leave(struct attach_opts *o, bool owned)
+{
+	char err[SLUICE_ERR_LEN];
+	struct sluice_handle h;
+	bool still_owned = false;
+	struct stat st;
+	char path[512];
+
+	if (!owned)
+		return SLUICE_EXIT_OK;
+	if (sluice_open(o->ifname, &h, err, sizeof(err)) == 0) {
+		still_owned = h.cfg->run_pid == (__u32)getpid();
+		if (!still_owned && h.cfg->owner.life == SLUICE_LIFE_KEPT) {
+			printf("sluice run: leaving the state of %s as 'sluice detach "
+			       "--keep-state' kept it\n", o->ifname);
+			sluice_close(&h);
+			return SLUICE_EXIT_OK;
+		}
+		sluice_close(&h);
+	} else if (sluice_pin_dir(o->ifname, path, sizeof(path), err, sizeof(err)) == 0 &&
+		   stat(path, &st)) {
+		return SLUICE_EXIT_OK; /* detached by someone else already */
+	} else {
+		still_owned = true; /* the interface vanished: remove our state */
+	}
+	if (!still_owned) {
+		printf("sluice run: leaving %s attached: 'sluice attach' took it over\n",
+		       o->ifname);
+		return SLUICE_EXIT_OK;
+	}
+	/* Found kept by detach --keep-state: leave it kept. */
+	return sluice_detach(o->ifname, o->keep_state || o->resumed_kept, false);
 }
 
 int do_run(int argc, char **argv)
@@ -214,7 +382,8 @@ int do_run(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct attach_opts o;
 	char err[SLUICE_ERR_LEN];
-	int metrics_fd = -1, ret, status;
+	bool attached, owned;
+	int metrics_fd = -1, claim_fd, ret, status;
 
 	ret = parse_attach_opts("run", argc, argv, &o);
 	if (ret < 0) {
@@ -223,11 +392,31 @@ int do_run(int argc, char **argv)
 	}
 	if (ret)
 		return ret;
+	o.ifindex = if_nametoindex(o.ifname);
+	if (!o.ifindex) /* attach says it well, naming another namespace's */
+		return sluice_attach(&o);
+	claim_fd = run_claim(o.ifindex);
+	if (claim_fd < 0) {
+		int pid = run_holder(o.ifindex);
+
+		if (claim_fd != -EADDRINUSE) {
+			p_err("Couldn't claim %s for this run: %s", o.ifname, strerror(-claim_fd));
+			return SLUICE_EXIT_RUNTIME;
+		}
+		if (pid > 0)
+			p_err("sluice run is already reporting on %s (pid %d): one run per "
+			      "interface", o.ifname, pid);
+		else
+			p_err("sluice run is already reporting on %s: one run per interface",
+			      o.ifname);
+		return SLUICE_EXIT_RUNTIME;
+	}
 	/* Listen first: a busy port must not leave an attached sluice behind. */
 	if (o.metrics) {
 		ret = metrics_open(o.metrics, &metrics_fd, err, sizeof(err));
 		if (ret) {
 			p_err("%s", err);
+			close(claim_fd);
 			return ret == -EINVAL ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
 		}
 	}
@@ -237,18 +426,25 @@ int do_run(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	status = sluice_attach(&o);
+	status = find_existing(&o, &attached, &owned) ? SLUICE_EXIT_USAGE : SLUICE_EXIT_OK;
+	if (status == SLUICE_EXIT_OK && !attached) {
+		o.run_owned = true;
+		status = sluice_attach(&o);
+		owned = status == SLUICE_EXIT_OK;
+	}
 	if (status == SLUICE_EXIT_OK) {
 		if (o.metrics)
 			printf("serving the counters at http://%s/metrics\n", o.metrics);
-		status = run_loop(&o, metrics_fd);
-		ret = sluice_detach(o.ifname, o.keep_state, false);
+		status = run_loop(&o, metrics_fd, claim_fd);
+		ret = leave(&o, owned);
 		if (status == SLUICE_EXIT_OK)
 			status = ret;
 	}
 	if (metrics_fd >= 0)
 		close(metrics_fd);
+	close(claim_fd);
 	return status;
 }

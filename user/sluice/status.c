@@ -12,8 +12,9 @@
 void status_usage(FILE *f)
 {
 	fprintf(f,
-		"  sluice status [-j]\n"
-		"      show each interface with sluice: program, mode, policy, keys, counters\n");
+		"  sluice status [-j] [IFACE]\n"
+		"      show each limiter of this network namespace: its interface, program,\n"
+		"      mode, state, policy, keys and counters\n");
 }
 
 struct iface_status {
@@ -25,8 +26,33 @@ struct iface_status {
 	struct sluice_counters c; /* c.keys: both tables; c.log_keys: sluice_logs */
 	__u32 max_keys, max_log_keys;
 	__u64 keys_mem, log_keys_mem;
+	struct sluice_owner owner;
+	__u32 run_pid;
+	enum sluice_standing standing;
+	char pin_dir[256];
+	char note[SLUICE_ERR_LEN]; /* why the state is not plainly this interface's */
 	char err[SLUICE_ERR_LEN];
 };
+
+/* One word for where a limiter stands. */
+static const char *state_word(const struct iface_status *s)
+{
+	switch (s->standing) {
+	case SLUICE_STANDING_ORPHAN:
+		return "orphaned";
+	case SLUICE_STANDING_UNFINISHED:
+		return "attaching";
+	case SLUICE_STANDING_GONE:
+		return "gone";
+	case SLUICE_STANDING_OWNED:
+		break;
+	}
+	if (s->a.prog_id)
+		return "attached";
+	if (s->owner.life == SLUICE_LIFE_KEPT)
+		return "kept";
+	return "program-gone";
+}
 
 static int read_status(const char *ifname, struct iface_status *s)
 {
@@ -41,7 +67,12 @@ static int read_status(const char *ifname, struct iface_status *s)
 	ret = sluice_open(ifname, &h, s->err, sizeof(s->err));
 	if (ret)
 		return ret;
-	s->set = h.cfg->settings[__atomic_load_n(&h.cfg->active, __ATOMIC_ACQUIRE) & 1];
+	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", h.dir);
+	s->owner = h.cfg->owner;
+	s->run_pid = h.cfg->run_pid;
+	s->standing = h.standing;
+	sluice_check_standing(&h, false, s->note, sizeof(s->note));
+	sluice_read_settings(&h, &s->set, NULL);
 	s->max_keys = sluice_map_max_entries(h.buckets_fd);
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
 	s->keys_mem = sluice_map_memlock(h.buckets_fd);
@@ -57,12 +88,28 @@ static int read_status(const char *ifname, struct iface_status *s)
 static void print_json(struct sluice_json *j, const struct iface_status *s, int ret)
 {
 	const struct sluice_policy *p = &s->set.def;
+	struct sluice_netns ns;
+
+	if (sluice_netns_self(&ns, NULL, 0))
+		memset(&ns, 0, sizeof(ns));
 	char buf[128];
 	size_t i;
 
 	json_obj_begin(j, NULL);
 	json_str(j, "ifname", s->ifname);
 	json_u64(j, "ifindex", s->ifindex);
+	json_bool(j, "interface_exists", s->ifindex != 0);
+	json_u64(j, "netns_inode", s->owner.netns_ino ? s->owner.netns_ino : ns.ino);
+	json_bool(j, "netns_initial", ns.initial);
+	json_str(j, "pin_dir", s->pin_dir);
+	json_str(j, "state", ret ? "unreadable" : state_word(s));
+	json_u64(j, "owner_ifindex", s->owner.ifindex);
+	json_u64(j, "created", s->owner.created);
+	json_u64(j, "since", s->owner.since);
+	json_u64(j, "run_pid", s->run_pid);
+	json_bool(j, "run_alive", s->run_pid && s->ifindex && run_holder(s->ifindex));
+	if (s->note[0])
+		json_str(j, "note", s->note);
 	json_bool(j, "attached", s->a.prog_id != 0);
 	json_u64(j, "prog_id", s->a.prog_id);
 	json_str(j, "mode", s->a.prog_id ? mode_name(s->a.mode) : "none");
@@ -138,21 +185,39 @@ static void print_text(const struct iface_status *s, int ret)
 	char rate[128], mem[32], lmem[32];
 	size_t i;
 
-	if (!s->ifindex)
-		printf("%s: no such interface in this network namespace (gone, or in another "
-		       "one); its state is pinned ('sluice detach %s' removes it)\n", s->ifname,
-		       s->ifname);
+	struct sluice_netns ns;
+	char run[48] = "";
+
+	if (sluice_netns_self(&ns, NULL, 0))
+		memset(&ns, 0, sizeof(ns));
+	if (s->run_pid && run_holder(s->ifindex))
+		snprintf(run, sizeof(run), ", reported on by sluice run pid %u", s->run_pid);
+	else if (s->run_pid)
+		snprintf(run, sizeof(run), ", left by a killed sluice run (pid %u)", s->run_pid);
+	if (ret)
+		printf("%s: %s\n", s->ifname, s->ifindex ? "unreadable" : "gone");
+	else if (s->standing != SLUICE_STANDING_OWNED)
+		printf("%s (ifindex %u now, state of ifindex %u): %s\n", s->ifname, s->ifindex,
+		       s->owner.ifindex, state_word(s));
 	else if (s->a.prog_id)
-		printf("%s (ifindex %u): attached in %s mode, program %u%s\n", s->ifname,
+		printf("%s (ifindex %u): attached in %s mode, program %u%s%s\n", s->ifname,
 		       s->ifindex, mode_name(s->a.mode), s->a.prog_id,
-		       s->a.dispatcher ? ", in libxdp's dispatcher" : "");
-	else
+		       s->a.dispatcher ? ", in libxdp's dispatcher" : "", run);
+	else if (s->owner.life == SLUICE_LIFE_KEPT)
 		printf("%s (ifindex %u): not attached; state kept ('sluice attach %s' resumes "
 		       "it)\n", s->ifname, s->ifindex, s->ifname);
+	else
+		printf("%s (ifindex %u): not attached: its program was removed by something "
+		       "other than 'sluice detach' ('sluice attach %s --resume' or --fresh)\n",
+		       s->ifname, s->ifindex, s->ifname);
+	printf("  netns:    net:[%llu]%s, pins in %s\n", (unsigned long long)ns.ino,
+	       ns.initial ? " (the initial one)" : "", s->pin_dir[0] ? s->pin_dir : "?");
 	if (ret) {
 		printf("  error: %s\n", s->err);
 		return;
 	}
+	if (s->note[0])
+		printf("  note:     %s\n", s->note);
 	format_policy_rate(p, rate, sizeof(rate));
 	printf("  policy:   %s %s, per /%u (IPv4) and /%u (IPv6) source\n",
 	       sluice_algo_name(p->algo), rate, p->prefix4, p->prefix6);
@@ -187,6 +252,7 @@ int do_status(int argc, char **argv)
 	char err[SLUICE_ERR_LEN];
 	struct iface_status s;
 	struct sluice_json j;
+	const char *only = NULL;
 	int i, n, ret, status = SLUICE_EXIT_OK;
 
 	for (i = 1; i < argc; i++) {
@@ -203,6 +269,8 @@ int do_status(int argc, char **argv)
 			       "  keys              keys in both tables now\n"
 			       "  evicted_estimate  new_keys - keys: evicted (LRU) or flushed\n");
 			return SLUICE_EXIT_OK;
+		} else if (argv[i][0] != '-' && !only && valid_ifname(argv[i])) {
+			only = argv[i];
 		} else {
 			return usage_err("status", "unexpected argument '%s' for 'sluice status'",
 					 argv[i]);
@@ -213,9 +281,23 @@ int do_status(int argc, char **argv)
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
-	n = sluice_list_attached(names, MAX_IFACES);
+	if (only) {
+		struct sluice_handle h;
+
+		/* Only this namespace's: say where another one's lives. */
+		ret = sluice_open(only, &h, err, sizeof(err));
+		if (ret) {
+			p_err("%s", err);
+			return ret == -ENODEV ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+		}
+		sluice_close(&h);
+		snprintf(names[0], IF_NAMESIZE, "%s", only);
+		n = 1;
+	} else {
+		n = sluice_list_attached(names, MAX_IFACES);
+	}
 	if (n < 0) {
-		p_err("Couldn't list %s: %s", SLUICE_PIN_ROOT, strerror(-n));
+		p_err("Couldn't list the pinned limiters: %s", strerror(-n));
 		return SLUICE_EXIT_RUNTIME;
 	}
 	if (json_output) {
@@ -223,7 +305,8 @@ int do_status(int argc, char **argv)
 		json_obj_begin(&j, NULL);
 		json_arr_begin(&j, "interfaces");
 	} else if (!n) {
-		printf("sluice is not attached to any interface ('sluice attach IFACE')\n");
+		printf("sluice is not attached to any interface in this network namespace "
+		       "('sluice attach IFACE')\n");
 	}
 	for (i = 0; i < n; i++) {
 		ret = read_status(names[i], &s);

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Files of editing commands (sluicectl -b, sluice attach --config, sluice
+ * reload): read once, checked whole, then applied on top of the live state
+ * (sluice_cmd_file_edit) or as the whole desired state
+ * (sluice_cmd_file_replace). The commands themselves are cmd.c's.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+
+#define fail sluice_err
+#define usage(err, errlen, ...) fail(err, errlen, -EINVAL, __VA_ARGS__)
+#define MAX_WORDS 64
+
+/* ---- files of editing commands ---- */
+
+/*
+ * An input is read whole, once, before any of it is used: a pipe, a FIFO or
+ * /dev/stdin can be read only once, and a file rewritten between a check
+ * and an edit must never be applied half old, half new. The cap keeps a
+ * mistaken `-b /dev/zero` from eating the memory.
+ */
+#define MAX_FILE_SIZE (16U << 20)
+
+struct cmd_line {
+	unsigned int lineno;
+	int argc;
+	char **argv; /* into the file's text, NULL-terminated */
+};
+
+struct sluice_cmd_file {
+	char *path; /* as given, for messages */
+	char *text; /* the whole input, split in place into words */
+	struct cmd_line *lines; /* the commands: blank and comment lines left out */
+	int nr, cap;
+};
+
+/* Split line into words in place; a word starting with '#' starts a comment. */
+static int split_words(char *line, char **argv, int max)
+{
+	char *p = line;
+	int argc = 0;
+
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			break;
+		if (argc == max)
+			return -E2BIG;
+		argv[argc++] = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		if (*p)
+			*p++ = '\0';
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+/* All of path into a malloc()ed, NUL-terminated buffer. */
+static int read_whole(const char *path, char **out, size_t *len, char *err, size_t errlen)
+{
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
+	struct stat st;
+	int fd, ret = 0;
+	ssize_t r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, errno == ENOENT ? -EINVAL : -errno, "Couldn't open %s: %s",
+			    path, strerror(errno));
+	/* A directory opens, and only read() would refuse it. */
+	if (!fstat(fd, &st) && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, -EINVAL, "Couldn't open %s: %s", path, strerror(EISDIR));
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			size_t ncap = cap ? 2 * cap : 4096;
+			char *nb = realloc(buf, ncap);
+
+			if (!nb) {
+				ret = fail(err, errlen, -ENOMEM, "Couldn't read %s: %s", path,
+					   strerror(ENOMEM));
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = fail(err, errlen, -errno, "Couldn't read %s: %s", path,
+				   strerror(errno));
+			break;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+		if (n > MAX_FILE_SIZE) {
+			ret = usage(err, errlen,
+				    "%s is larger than %u MiB: is it a file of editing commands?",
+				    path, MAX_FILE_SIZE >> 20);
+			break;
+		}
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int add_line(struct sluice_cmd_file *f, unsigned int lineno, int argc, char **argv)
+{
+	struct cmd_line *lines;
+	char **words;
+
+	if (f->nr == f->cap) {
+		int cap = f->cap ? 2 * f->cap : 64;
+
+		lines = realloc(f->lines, cap * sizeof(*lines));
+		if (!lines)
+			return -ENOMEM;
+		f->lines = lines;
+		f->cap = cap;
+	}
+	lines = f->lines;
+	words = malloc((argc + 1) * sizeof(*words));
+	if (!words)
+		return -ENOMEM;
+	memcpy(words, argv, (argc + 1) * sizeof(*words));
+	lines[f->nr].lineno = lineno;
+	lines[f->nr].argc = argc;
+	lines[f->nr].argv = words;
+	f->nr++;
+	return 0;
+}
+
+int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
+			 size_t errlen)
+{
+	char *argv[MAX_WORDS + 1], inner[SLUICE_ERR_LEN], *p, *end, *nl;
+	struct sluice_cmd_file *f;
+	unsigned int lineno = 0;
+	int argc, ret;
+	size_t len = 0;
+
+	*out = NULL;
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->path = strdup(path);
+	if (!f || !f->path) {
+		free(f);
+		return fail(err, errlen, -ENOMEM, "Couldn't read %s: %s", path, strerror(ENOMEM));
+	}
+	ret = read_whole(path, &f->text, &len, err, errlen);
+	if (ret)
+		goto out_free;
+	for (p = f->text, end = p + len; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end; /* a last line without its newline */
+		lineno++;
+		if (memchr(p, '\0', (size_t)(nl - p))) {
+			ret = usage(err, errlen, "%s:%u: a NUL byte: is this a text file?", path,
+				    lineno);
+			goto out_free;
+		}
+		*nl = '\0';
+		argc = split_words(p, argv, MAX_WORDS);
+		if (argc < 0) {
+			ret = usage(err, errlen, "%s:%u: more than %d words on one line", path,
+				    lineno, MAX_WORDS);
+			goto out_free;
+		}
+		if (!argc)
+			continue;
+		ret = sluice_cmd_check(argc, argv, inner, sizeof(inner));
+		if (ret) {
+			fail(err, errlen, ret, "%s:%u: %s", path, lineno, inner);
+			goto out_free;
+		}
+		ret = add_line(f, lineno, argc, argv);
+		if (ret) {
+			fail(err, errlen, ret, "Couldn't read %s: %s", path, strerror(-ret));
+			goto out_free;
+		}
+	}
+	*out = f;
+	return 0;
+
+out_free:
+	sluice_cmd_file_free(f);
+	return ret;
+}
+
+int sluice_cmd_file_nr(const struct sluice_cmd_file *f)
+{
+	return f ? f->nr : 0;
+}
+
+void sluice_cmd_file_free(struct sluice_cmd_file *f)
+{
+	int i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->nr; i++)
+		free(f->lines[i].argv);
+	free(f->lines);
+	free(f->text);
+	free(f->path);
+	free(f);
+}
+
+/* Every command of f on t's copy, in order; err names the line that failed. */
+static int edit_lines(struct sluice_txn *t, const struct sluice_cmd_file *f, char *err,
+		      size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+	int i, ret;
+
+	for (i = 0; i < f->nr; i++) {
+		const struct cmd_line *l = &f->lines[i];
+
+		ret = sluice_cmd_edit(t, l->argc, l->argv, inner, sizeof(inner));
+		if (ret)
+			return fail(err, errlen, ret, "%s:%u: %s", f->path, l->lineno, inner);
+	}
+	return 0;
+}
+
+int sluice_cmd_file_edit(struct sluice_txn *t, const struct sluice_cmd_file *f, char *err,
+			 size_t errlen)
+{
+	struct sluice_settings set = t->set;
+	bool rules_changed = t->rules_changed;
+	size_t nr = t->nr_rules;
+	struct sluice_txn_rule *saved = NULL;
+	int ret;
+
+	/* A line that fails (a rule del of a rule that is not there, a set
+	 * that does not fit the policy) leaves the copy as it was, so that a
+	 * caller may still commit its other edits. */
+	if (nr) {
+		saved = malloc(nr * sizeof(*saved));
+		if (!saved)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		memcpy(saved, t->rules, nr * sizeof(*saved));
+	}
+	ret = edit_lines(t, f, err, errlen);
+	if (ret) {
+		free(t->rules);
+		t->rules = saved;
+		t->nr_rules = nr;
+		t->rules_changed = rules_changed;
+		t->set = set;
+		return ret;
+	}
+	free(saved);
+	return 0;
+}
+
+/* Everything of a policy the datapath reads, its tag included. */
+static bool same_policy(const struct sluice_policy *a, const struct sluice_policy *b)
+{
+	return a->tag == b->tag && a->algo == b->algo && a->action == b->action &&
+	       a->flags == b->flags && a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6 &&
+	       a->window_limit == b->window_limit && a->window == b->window &&
+	       !memcmp(&a->pkt, &b->pkt, sizeof(a->pkt)) &&
+	       !memcmp(&a->bytes, &b->bytes, sizeof(a->bytes));
+}
+
+/* The settings but the policy and the rules' bookkeeping (nr_rules, rules_gen). */
+static bool same_settings(const struct sluice_settings *a, const struct sluice_settings *b)
+{
+	return !memcmp(&a->new_keys, &b->new_keys, sizeof(a->new_keys)) && a->flags == b->flags &&
+	       a->agg4 == b->agg4 && a->agg6 == b->agg6 && a->event_mask == b->event_mask;
+}
+
+/* p gets a tag of a new generation on slot (never the one it had). */
+static void tag_on_slot(struct sluice_txn *t, struct sluice_policy *p, __u32 slot)
+{
+	p->tag = SLUICE_TAG(slot, p->algo, 0);
+	sluice_txn_retag(t, p);
+}
+
+/*
+ * Give the policies of n (built from nothing) the tags they take over from
+ * the live copy t: the default and every rule of a CIDR t has keep their tag
+ * while their state format is the same (so their buckets and, for a rule,
+ * its stats slot), else get a new generation on the same slot. A new CIDR
+ * gets a slot no rule of t holds when there is one: a slot t held until now
+ * keeps counting its old rule's packets until the commit's flip.
+ */
+static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct sluice_cmd_diff *d,
+			  char *err, size_t errlen)
+{
+	struct sluice_txn_rule **old = NULL;
+	unsigned char *taken = NULL, *held = NULL;
+	__u32 slot, fresh = 1, reuse = 1;
+	size_t i, kept = 0;
+	struct sluice_policy np;
+	int ret = 0;
+
+	np = n->set.def;
+	np.tag = t->set.def.tag;
+	if (!sluice_same_state_format(&t->set.def, &np))
+		sluice_txn_retag(t, &np);
+	n->set.def = np;
+	d->default_changed = !same_policy(&t->set.def, &n->set.def);
+	d->settings_changed = !same_settings(&t->set, &n->set);
+
+	taken = calloc(SLUICE_MAX_RULES, 1);
+	held = calloc(SLUICE_MAX_RULES, 1);
+	old = calloc(n->nr_rules + 1, sizeof(*old));
+	if (!taken || !held || !old) {
+		ret = fail(err, errlen, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < t->nr_rules; i++)
+		held[SLUICE_TAG_SLOT(t->rules[i].rule.policy.tag) & (SLUICE_MAX_RULES - 1)] = 1;
+	/* Kept CIDRs first: their slots are theirs before any new rule picks. */
+	for (i = 0; i < n->nr_rules; i++) {
+		struct sluice_policy *p = &n->rules[i].rule.policy;
+		struct sluice_cidr c;
+
+		sluice_rule_cidr(&n->rules[i], &c);
+		old[i] = sluice_txn_find_rule(t, &c);
+		if (!old[i])
+			continue;
+		kept++;
+		np = *p;
+		np.tag = old[i]->rule.policy.tag;
+		if (!sluice_same_state_format(&old[i]->rule.policy, &np))
+			sluice_txn_retag(t, &np);
+		*p = np;
+		taken[SLUICE_TAG_SLOT(np.tag) & (SLUICE_MAX_RULES - 1)] = 1;
+		if (same_policy(&old[i]->rule.policy, p))
+			d->unchanged++;
+		else
+			d->changed++;
+	}
+	for (i = 0; i < n->nr_rules; i++) {
+		if (old[i])
+			continue;
+		while (fresh < SLUICE_MAX_RULES && (taken[fresh] || held[fresh]))
+			fresh++;
+		if (fresh < SLUICE_MAX_RULES) {
+			slot = fresh;
+		} else {
+			while (reuse < SLUICE_MAX_RULES && taken[reuse])
+				reuse++;
+			if (reuse == SLUICE_MAX_RULES) {
+				ret = fail(err, errlen, -ENOSPC, "too many rules: at most %d",
+					   SLUICE_MAX_RULES - 1);
+				goto out;
+			}
+			slot = reuse;
+		}
+		taken[slot] = 1;
+		tag_on_slot(t, &n->rules[i].rule.policy, slot);
+		d->added++;
+	}
+	d->removed = (unsigned int)(t->nr_rules - kept);
+out:
+	free(old);
+	free(held);
+	free(taken);
+	return ret;
+}
+
+int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *f,
+			    struct sluice_cmd_diff *diff, char *err, size_t errlen)
+{
+	struct sluice_config scratch_cfg = {};
+	struct sluice_handle scratch = {};
+	struct sluice_cmd_diff d = {};
+	struct sluice_txn n = {};
+	int ret;
+
+	/* The desired state is built from the defaults alone, so that what
+	 * the file does not say is the default and not the live value; only
+	 * the tags are then taken over from the live copy. It is built on a
+	 * config of its own: the tags it draws are all replaced, and drawn
+	 * from the live tag_seq they would wrap the 13-bit generations in a
+	 * few reloads of a big file, bringing back tags of buckets that may
+	 * still sit in the table. */
+	scratch.config_fd = scratch.buckets_fd = scratch.logs_fd = scratch.rules_fd = -1;
+	scratch.stats_fd = scratch.rstats_fd = scratch.events_fd = scratch.lock_fd = -1;
+	snprintf(scratch.ifname, sizeof(scratch.ifname), "%s", t->h->ifname);
+	scratch.cfg = &scratch_cfg;
+	n.h = &scratch;
+	sluice_settings_init(&n.set);
+	ret = edit_lines(&n, f, err, errlen);
+	if (!ret)
+		ret = take_over_tags(t, &n, &d, err, errlen);
+	if (ret) {
+		free(n.rules);
+		return ret;
+	}
+	/* The commit flips the rule generation from the live one. */
+	n.set.rules_gen = t->set.rules_gen;
+	n.set.nr_rules = t->set.nr_rules;
+	free(t->rules);
+	t->rules = n.rules;
+	t->nr_rules = n.nr_rules;
+	t->set = n.set;
+	if (d.added || d.removed || d.changed)
+		t->rules_changed = true;
+	if (diff)
+		*diff = d;
+	return 0;
+}
