@@ -32,33 +32,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "attach.h"
 #include "cmd.h"
-#include "loader.h"
-#include "sluice.skel.h"
 
-enum attach_kind {
-	ATTACH_FRESH, /* no sluice program on the interface */
-	ATTACH_UPGRADE_LEGACY, /* ours is the interface's only program */
-	ATTACH_UPGRADE_DISPATCHER, /* ours is a component of libxdp's dispatcher */
-};
+int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
+{
+	va_list ap;
 
-struct attach_ctx {
-	struct attach_opts *o;
-	char dir[256];
-	bool dir_existed;
-	bool pins_existed; /* every map was pinned before this call */
-	bool fresh_config; /* the config has layout 0: give it the defaults */
-	__u32 max_keys, max_log_keys;
-	struct attachment a;
-	enum attach_kind kind;
-	/* the pinned config as it was before this call */
-	bool have_old_cfg;
-	struct sluice_config old_cfg;
-	struct resume_plan plan;
-	struct sluice_cmd_file *file; /* --config, read once */
-	struct sluice_cmd_diff diff;
-	char err[2 * SLUICE_ERR_LEN]; /* room for a libsluice message and context */
-};
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return ret;
+}
 
 void attach_usage(FILE *f)
 {
@@ -105,43 +90,6 @@ static void attach_help(void)
 	       "%s/netns:INODE/IFACE/ (any other). See sluice(8).\n",
 	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_PIN_ROOT,
 	       SLUICE_PIN_ROOT);
-}
-
-/* Pin paths and table sizes: the same for the maps-only object and the
- * program's object, so that the second reuses what the first pinned. */
-static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
-{
-	char path[512];
-	size_t i;
-	int ret;
-
-	for (i = 0; i < sluice_nr_maps; i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, sluice_map_names[i]);
-
-		if (!m)
-			return -ENOENT;
-		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_map_names[i]);
-		ret = bpf_map__set_pin_path(m, path);
-		if (ret)
-			return ret;
-	}
-	ret = bpf_map__set_max_entries(skel->maps.sluice_buckets, c->max_keys);
-	if (!ret)
-		ret = bpf_map__set_max_entries(skel->maps.sluice_logs, c->max_log_keys);
-	return ret;
-}
-
-static int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof(c->err), fmt, ap);
-	va_end(ap);
-	return ret;
 }
 
 /* Compare one pinned map with what this sluice would create. */
@@ -451,16 +399,13 @@ static int create_maps(struct attach_ctx *c)
 	__u32 zero = 0;
 	int ret;
 
-	skel = sluice_bpf__open();
+	skel = attach_open_skel(c);
 	if (!skel)
-		return refuse(c, -errno, "Couldn't open the embedded BPF object: %s",
-			      strerror(errno));
-	ret = setup_skel(c, skel);
+		return -errno;
 	/* Only the maps: the program is loaded for the interface later.
 	 * (.rodata and .bss are created too, and freed at destroy: the
 	 * skeleton mmaps them and libbpf 1.1 fails the load without them.) */
-	if (!ret)
-		ret = bpf_program__set_autoload(skel->progs.sluice_xdp, false);
+	ret = bpf_program__set_autoload(skel->progs.sluice_xdp, false);
 	if (ret) {
 		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
 		goto out;
@@ -526,253 +471,6 @@ static int apply_settings(struct attach_ctx *c, struct sluice_handle *h)
 	if (!ret)
 		ret = sluice_txn_commit(&t, c->err, sizeof(c->err));
 	sluice_txn_end(&t);
-	return ret;
-}
-
-/* Pin the program where status and detach look: a new pin, then a rename
- * over the old one, so the path always names a program. */
-static int pin_prog(struct attach_ctx *c, int prog_fd)
-{
-	char tmp[512], path[512];
-
-	snprintf(tmp, sizeof(tmp), "%s/%s", c->dir, PROG_PIN_NEW);
-	snprintf(path, sizeof(path), "%s/%s", c->dir, SLUICE_PROG_PIN);
-	unlink(tmp);
-	if (bpf_obj_pin(prog_fd, tmp))
-		return refuse(c, -errno, "Couldn't pin the program at %s: %s", tmp,
-			      strerror(errno));
-	if (rename(tmp, path)) {
-		int ret = refuse(c, -errno, "Couldn't rename %s to %s: %s", tmp, path,
-				 strerror(errno));
-
-		unlink(tmp);
-		return ret;
-	}
-	return 0;
-}
-
-static int attach_err(struct attach_ctx *c, int ret)
-{
-	const struct attach_opts *o = c->o;
-
-	switch (ret) {
-	case -EOPNOTSUPP:
-		if (o->mode == XDP_MODE_NATIVE)
-			return refuse(c, ret,
-				      "%s does not support native XDP: attach with --mode skb "
-				      "(generic XDP: same limits, more CPU per packet)", o->ifname);
-		return refuse(c, ret, "%s does not support XDP in %s mode", o->ifname,
-			      mode_name(o->mode));
-	case -EBUSY:
-	case -EEXIST:
-		return refuse(c, ret,
-			      "another XDP program is attached to %s and libxdp could not add "
-			      "sluice next to it: see 'xdp-loader status %s', detach it, then "
-			      "attach again", o->ifname, o->ifname);
-	case -EPERM:
-	case -EACCES:
-		return refuse(c, ret,
-			      "Couldn't attach sluice to %s: %s (run as root; with -v libbpf "
-			      "shows the verifier's log)", o->ifname, strerror(-ret));
-	default:
-		return refuse(c, ret, "Couldn't attach sluice to %s: %s (run with -v to see why)",
-			      o->ifname, strerror(-ret));
-	}
-}
-
-/* A fresh attach, or an upgrade inside libxdp's dispatcher. */
-static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
-{
-	struct xdp_program *xp, *old = NULL;
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int ret;
-
-	xp = xdp_program__from_bpf_obj(skel->obj, NULL);
-	ret = (int)libxdp_get_error(xp);
-	if (ret)
-		return refuse(c, ret, "Couldn't prepare the program for libxdp: %s",
-			      strerror(-ret));
-	/* The dispatcher, when the kernel allows it, loads the program as an
-	 * extension of itself; otherwise libxdp loads it as a plain XDP
-	 * program and attaches it alone. */
-	ret = xdp_program__attach(xp, (int)c->o->ifindex, c->o->mode, 0);
-	if (ret) {
-		attach_err(c, ret);
-		goto out;
-	}
-	if (bpf_obj_get_info_by_fd(xdp_program__fd(xp), &info, &len) == 0)
-		*new_id = info.id;
-	ret = pin_prog(c, xdp_program__fd(xp));
-	if (ret && c->kind == ATTACH_FRESH) {
-		xdp_program__detach(xp, (int)c->o->ifindex, c->o->mode, 0);
-		goto out;
-	}
-	if (ret) {
-		/* An upgrade: the new program runs; only its pin is missing. */
-		pr_warn("warning: %s\n", c->err);
-		ret = 0;
-	}
-	if (c->kind == ATTACH_UPGRADE_DISPATCHER) {
-		/* The new program runs after the old one from here on: a
-		 * packet the old one passes is charged again by the new one,
-		 * so the interface is limited twice over, never unlimited,
-		 * until the old one is gone. */
-		old = xdp_program__from_id(c->a.prog_id);
-		ret = (int)libxdp_get_error(old);
-		if (!ret)
-			ret = xdp_program__detach(old, (int)c->o->ifindex, c->o->mode, 0);
-		if (ret) {
-			refuse(c, ret,
-			       "the new program runs on %s, but Couldn't detach the old one (id "
-			       "%u): %s; both limit every packet until 'xdp-loader unload %s -i "
-			       "%u' removes it",
-			       c->o->ifname, c->a.prog_id, strerror(-ret), c->o->ifname,
-			       c->a.prog_id);
-			old = NULL;
-		}
-	}
-out:
-	if (old)
-		xdp_program__close(old);
-	xdp_program__close(xp);
-	return ret;
-}
-
-/*
- * Upgrade of a program attached alone: one netlink request swaps the old
- * program for the new one (XDP_FLAGS_REPLACE, checked against the old fd),
- * so every packet meets one of the two and none goes unlimited.
- */
-static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
-{
-	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), flags;
-	int ret, new_fd, old_fd;
-
-	ret = sluice_bpf__load(skel);
-	if (ret) {
-		ret = -errno;
-		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
-			      "the verifier's log)", strerror(-ret));
-	}
-	new_fd = bpf_program__fd(skel->progs.sluice_xdp);
-	if (bpf_obj_get_info_by_fd(new_fd, &info, &len) == 0)
-		*new_id = info.id;
-	/* Pinned first, so that a failed swap leaves the pin of the old. */
-	old_fd = bpf_prog_get_fd_by_id(c->a.prog_id);
-	if (old_fd < 0)
-		return refuse(c, -errno,
-			      "the program on %s (id %u) went away during the upgrade: run "
-			      "'sluice attach %s' again", c->o->ifname, c->a.prog_id, c->o->ifname);
-	opts.old_prog_fd = old_fd;
-	flags = XDP_FLAGS_REPLACE |
-		(c->a.mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
-	ret = bpf_xdp_attach((int)c->o->ifindex, new_fd, flags, &opts);
-	close(old_fd);
-	if (ret == -EEXIST || ret == -ENOENT)
-		return refuse(c, ret,
-			      "the program on %s changed during the upgrade: nothing was replaced; "
-			      "run 'sluice attach %s' again", c->o->ifname, c->o->ifname);
-	if (ret)
-		return attach_err(c, ret);
-	ret = pin_prog(c, new_fd);
-	if (ret) {
-		/* The new program runs; only the pin is stale. */
-		char path[512];
-
-		snprintf(path, sizeof(path), "%s/%s", c->dir, SLUICE_PROG_PIN);
-		unlink(path);
-		pr_warn("warning: %s\n", c->err);
-		ret = 0;
-	}
-	return ret;
-}
-
-/* A fresh attach without libxdp: the program alone, only if the interface
- * has none (XDP_FLAGS_UPDATE_IF_NOEXIST). */
-static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
-{
-	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), mode;
-	int ret, fd;
-
-	ret = sluice_bpf__load(skel);
-	if (ret) {
-		ret = -errno;
-		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
-			      "the verifier's log)", strerror(-ret));
-	}
-	fd = bpf_program__fd(skel->progs.sluice_xdp);
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-		*new_id = info.id;
-	mode = c->o->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-	ret = bpf_xdp_attach((int)c->o->ifindex, fd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode, NULL);
-	if (ret)
-		return attach_err(c, ret);
-	ret = pin_prog(c, fd);
-	if (ret) {
-		opts.old_prog_fd = fd;
-		bpf_xdp_detach((int)c->o->ifindex, XDP_FLAGS_REPLACE | mode, &opts);
-	}
-	return ret;
-}
-
-static struct sluice_bpf *open_skel(struct attach_ctx *c)
-{
-	struct sluice_bpf *skel = sluice_bpf__open();
-	int ret;
-
-	if (!skel) {
-		refuse(c, -errno, "Couldn't open the embedded BPF object: %s", strerror(errno));
-		return NULL;
-	}
-	ret = setup_skel(c, skel);
-	if (ret) {
-		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
-		sluice_bpf__destroy(skel);
-		errno = -ret;
-		return NULL;
-	}
-	return skel;
-}
-
-/* Step 4. */
-static int attach_program(struct attach_ctx *c, __u32 *new_id)
-{
-	struct sluice_bpf *skel;
-	int ret;
-
-	skel = open_skel(c);
-	if (!skel)
-		return -errno;
-	if (c->kind == ATTACH_UPGRADE_LEGACY) {
-		ret = upgrade_legacy(c, skel, new_id);
-		goto out;
-	}
-	ret = attach_libxdp(c, skel, new_id);
-	/*
-	 * When the dispatcher passes libxdp's compatibility check but then
-	 * cannot take the program, libxdp falls back to attaching alone the
-	 * program it has just loaded as an extension of the dispatcher, which
-	 * the kernel refuses. On an interface with no program that is worth a
-	 * second try, alone and loaded as XDP.
-	 */
-	if (ret && c->kind == ATTACH_FRESH && !c->a.nr_progs && ret != -EOPNOTSUPP &&
-	    ret != -EBUSY && ret != -EEXIST &&
-	    bpf_program__type(skel->progs.sluice_xdp) == BPF_PROG_TYPE_EXT) {
-		pr_debug("libxdp could not attach sluice (%s): attaching it alone\n",
-			 strerror(-ret));
-		sluice_bpf__destroy(skel);
-		skel = open_skel(c);
-		if (!skel)
-			return -errno;
-		ret = attach_direct(c, skel, new_id);
-	}
-out:
-	sluice_bpf__destroy(skel);
 	return ret;
 }
 
@@ -895,11 +593,9 @@ int sluice_attach(struct attach_opts *o)
 		goto out;
 
 	/* Step 1: look, touch nothing. */
-	probe = sluice_bpf__open();
-	if (!probe) {
-		refuse(&c, -errno, "Couldn't open the embedded BPF object: %s", strerror(errno));
+	probe = attach_open_skel(&c);
+	if (!probe)
 		goto out;
-	}
 	ret = inspect_pins(&c, probe);
 	if (!ret)
 		ret = inspect_iface(&c);

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What attach.c (the order of an attach: look, pin, settings, program) and
+ * attach_prog.c (loading and swapping the program) share. Private to them.
+ */
+#ifndef SLUICE_ATTACH_H
+#define SLUICE_ATTACH_H
+
+#include "cmd.h"
+#include "loader.h"
+#include "sluice.skel.h"
+
+enum attach_kind {
+	ATTACH_FRESH, /* no sluice program on the interface */
+	ATTACH_UPGRADE_LEGACY, /* ours is the interface's only program */
+	ATTACH_UPGRADE_DISPATCHER, /* ours is a component of libxdp's dispatcher */
+};
+
+struct attach_ctx {
+	struct attach_opts *o;
+	char dir[256];
+	bool dir_existed;
+	bool pins_existed; /* every map was pinned before this call */
+	bool fresh_config; /* the config has layout 0: give it the defaults */
+	__u32 max_keys, max_log_keys;
+	struct attachment a;
+	enum attach_kind kind;
+	/* the pinned config as it was before this call */
+	bool have_old_cfg;
+	struct sluice_config old_cfg;
+	struct resume_plan plan;
+	struct sluice_cmd_file *file; /* --config, read once */
+	struct sluice_cmd_diff diff;
+	char err[2 * SLUICE_ERR_LEN]; /* room for a libsluice message and context */
+};
+
+/* Put a message in c->err and return ret. */
+int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The embedded object with the pin paths and table sizes of c; NULL with
+ * errno and c->err set. The only user of the object's bytes. */
+struct sluice_bpf *attach_open_skel(struct attach_ctx *c);
+/* Attach (or upgrade, as c->kind says) the program; its id in *new_id. */
+int attach_program(struct attach_ctx *c, __u32 *new_id);
+
+#endif /* SLUICE_ATTACH_H */
