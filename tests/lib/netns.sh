@@ -34,16 +34,18 @@ NETNS_READY=0
 NETNS_TMP=
 declare -A NETNS_GEN_PID
 
-# netns_need_root NAME: print a TAP skip and exit unless we may build a lab.
+# netns_need_root NAME [TOOL...]: print a TAP skip and exit unless we may
+# build a lab (and have every TOOL the test uses besides ip and nsenter).
 netns_need_root() {
-	local t
+	local name=$1 t
+	shift
 	if [ "$(id -u)" != 0 ]; then
-		skip "needs root (CAP_NET_ADMIN, CAP_BPF): run 'sudo make test'" "$1"
+		skip "needs root (CAP_NET_ADMIN, CAP_BPF): run 'sudo make test'" "$name"
 		exit 0
 	fi
-	for t in ip nsenter; do
+	for t in ip nsenter "$@"; do
 		if ! command -v "$t" >/dev/null; then
-			skip "'$t' is not installed: run 'sudo make deps'" "$1"
+			skip "'$t' is not installed: run 'sudo make deps'" "$name"
 			exit 0
 		fi
 	done

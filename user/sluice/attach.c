@@ -526,22 +526,24 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	       c->dir);
 }
 
-/* A sluice run owned the attachment: say what becomes of it. */
-static void hand_over_run(struct attach_ctx *c, struct sluice_config *cfg)
+/* A sluice run owned the attachment: it is attach's now; msg says so. */
+static void hand_over_run(struct attach_ctx *c, struct sluice_config *cfg, char *msg,
+			  size_t len)
 {
 	__u32 pid = cfg->run_pid;
 	int holder;
 
+	msg[0] = '\0';
 	if (!pid || c->o->run_owned)
 		return;
 	holder = run_holder(c->o->ifindex);
 	if (holder)
-		printf("  sluice run (pid %u) reports on %s: it now leaves it attached when it "
-		       "exits\n", pid, c->o->ifname);
+		snprintf(msg, len, "  sluice run (pid %u) reports on %s: it now leaves it "
+			 "attached when it exits\n", pid, c->o->ifname);
 	else
-		printf("  adopted the limiter that sluice run (pid %u) attached and left behind "
-		       "when it was killed: it stays attached until 'sluice detach %s'\n", pid,
-		       c->o->ifname);
+		snprintf(msg, len, "  adopted the limiter that sluice run (pid %u) attached and "
+			 "left behind when it was killed: it stays attached until 'sluice detach "
+			 "%s'\n", pid, c->o->ifname);
 	__atomic_store_n(&cfg->run_pid, 0, __ATOMIC_RELEASE);
 }
 
@@ -560,7 +562,7 @@ int sluice_attach(struct attach_opts *o)
 	struct sluice_handle h = { .cfg = NULL };
 	struct sluice_bpf *probe = NULL;
 	bool maps_made = false, existing;
-	char resumed[160] = "";
+	char resumed[160] = "", run_msg[256] = "";
 	__u32 new_id = 0;
 	int lock_fd = -1, ret, status = SLUICE_EXIT_RUNTIME;
 
@@ -648,7 +650,7 @@ int sluice_attach(struct attach_opts *o)
 	/* The program runs with this state: it is the interface's now. */
 	h.cfg->layout = SLUICE_LAYOUT_VERSION;
 	owner_set(h.cfg, o->ifindex, SLUICE_LIFE_ATTACHED);
-	hand_over_run(&c, h.cfg);
+	hand_over_run(&c, h.cfg, run_msg, sizeof(run_msg));
 	if (o->run_owned)
 		__atomic_store_n(&h.cfg->run_pid, (__u32)getpid(), __ATOMIC_RELEASE);
 	/* What was resumed, before the settings change it. */
@@ -666,6 +668,7 @@ int sluice_attach(struct attach_opts *o)
 		}
 	}
 	print_summary(&c, &h, new_id, resumed);
+	fputs(run_msg, stdout);
 	o->resumed_kept = c.plan.kind == RESUME_KEPT;
 	status = SLUICE_EXIT_OK;
 	goto out;

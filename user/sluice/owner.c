@@ -171,7 +171,8 @@ int run_claim(unsigned int ifindex)
 	socklen_t len = run_addr(ifindex, &sa);
 	int fd, ret;
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: run's loop accepts what is pending and goes on. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, 4)) {
