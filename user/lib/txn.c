@@ -83,26 +83,49 @@ static int read_rules(int fd, __u8 gen, struct sluice_txn_rule **out, size_t *nr
 	return 0;
 }
 
-/* Delete every entry of generation gen. */
+struct gen_keys {
+	__u8 gen;
+	struct sluice_rule_key *keys;
+	size_t n, cap;
+};
+
+static int collect_gen_key(const void *key, const void *val, void *ctx)
+{
+	const struct sluice_rule_key *k = key;
+	struct gen_keys *g = ctx;
+
+	(void)val;
+	if (k->gen != g->gen)
+		return 0;
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		struct sluice_rule_key *n = realloc(g->keys, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		g->keys = n;
+		g->cap = cap;
+	}
+	g->keys[g->n++] = *k;
+	return 0;
+}
+
+/*
+ * Delete every entry of generation gen: one walk to find them, then one
+ * delete each. (Deleting during the walk would send the walk back to the
+ * first key after every delete: O(rules^2) calls.)
+ */
 static int clear_gen(int fd, __u8 gen)
 {
-	struct sluice_rule_key key, next;
-	void *prev = NULL;
-	int ret = 0;
+	struct gen_keys g = { .gen = gen };
+	long walked = sluice_map_walk(fd, collect_gen_key, &g);
+	int ret = walked < 0 ? (int)walked : 0;
+	size_t i;
 
-	/* Deleting while walking restarts the walk at the beginning. */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		if (key.gen == gen) {
-			if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
-				ret = -errno;
-			prev = NULL;
-			if (ret)
-				break;
-			continue;
-		}
-		prev = &key;
-	}
+	for (i = 0; !ret && i < g.n; i++)
+		if (bpf_map_delete_elem(fd, &g.keys[i]) && errno != ENOENT)
+			ret = -errno;
+	free(g.keys);
 	return ret;
 }
 
