@@ -138,16 +138,19 @@ static __always_inline int dry_run(const struct sluice_policy *p,
  * A key's drop count, for `top` and `show`. A write on every drop would pull
  * the bucket's cache line away from the other CPUs that are only reading it
  * to refuse the same flood: exact up to one sample (event_mask + 1 drops),
- * then one add of a whole sample on the drops that also emit an event.
+ * then each drop adds a whole sample with chance 1/sample. The chance is a
+ * random draw, not "every sample-th drop of this CPU": that one follows the
+ * traffic, and sources sent round-robin all had their samples land on one
+ * of them. So the count is unbiased, with a standard deviation of about
+ * sqrt(sample x (N - sample)) for N drops (8 x sqrt(N - 64) by default).
  */
-static __always_inline void count_key_drop(__u64 *dropped, struct sluice_stats *st,
-					   struct sluice_settings *set)
+static __always_inline void count_key_drop(__u64 *dropped, struct sluice_settings *set)
 {
 	__u64 sample = (__u64)set->event_mask + 1;
 
 	if (SLUICE_READ(*dropped) < sample)
 		__sync_fetch_and_add(dropped, 1);
-	else if (!(st->dropped & set->event_mask))
+	else if (!(bpf_get_prandom_u32() & set->event_mask))
 		__sync_fetch_and_add(dropped, sample);
 }
 
@@ -325,7 +328,7 @@ over:
 	else
 		st->limited++;
 	if (dropped)
-		count_key_drop(dropped, st, set);
+		count_key_drop(dropped, set);
 	goto drop;
 
 failed:

@@ -139,8 +139,9 @@ static void text_state(const char *label, const struct found *f, const struct sl
 	if (sluice_drops_exact(live_set, s->dropped))
 		printf("%-9s %llu\n", "dropped", (unsigned long long)s->dropped);
 	else
-		printf("%-9s about %llu (exact up to %llu, then counted %llu at a time)\n",
-		       "dropped", (unsigned long long)s->dropped,
+		printf("%-9s about %llu (exact below %llu; past that each drop adds %llu with "
+		       "chance 1/%llu)\n", "dropped", (unsigned long long)s->dropped,
+		       (unsigned long long)sluice_drop_sample(live_set),
 		       (unsigned long long)sluice_drop_sample(live_set),
 		       (unsigned long long)sluice_drop_sample(live_set));
 }

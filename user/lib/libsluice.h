@@ -206,9 +206,11 @@ const char *sluice_life_name(__u32 life);
 
 /* The sum over every CPU of the `nr` u64s of a per-CPU map's value at key. */
 int sluice_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr);
-/* A key's dropped counter is exact up to one sample of drops, then grows a
- * sample at a time (the datapath spares the hot bucket's cache line): the
- * sample size, and whether a count is still exact. */
+/* A key's dropped counter is exact below one sample of drops; from there
+ * each drop adds a sample with chance 1/sample (the datapath spares the hot
+ * bucket's cache line): an unbiased estimate, standard deviation about
+ * sqrt(sample x (N - sample)). The sample size, and whether a count is still
+ * exact (a count of one sample may already stand for more drops). */
 static inline __u64 sluice_drop_sample(const struct sluice_settings *s)
 {
 	return (__u64)s->event_mask + 1;
@@ -216,7 +218,7 @@ static inline __u64 sluice_drop_sample(const struct sluice_settings *s)
 
 static inline bool sluice_drops_exact(const struct sluice_settings *s, __u64 dropped)
 {
-	return dropped <= sluice_drop_sample(s);
+	return dropped < sluice_drop_sample(s);
 }
 
 /* Sum of the per-CPU counters. */
