@@ -228,4 +228,18 @@ else
 		"not attached: exit status 1"
 fi
 
+# JSON errors are UTF-8 whatever bytes the input held: a bad byte becomes
+# U+FFFD, control characters are escaped.
+for bytes in '\xff\xfe' '\xc0\xaf' '\xed\xa0\x80' '\x01\x7f'; do
+	val=$(printf "1${bytes}/s")
+	OUT=$("$SLUICECTL" -j set --rate "$val" 2>/dev/null)
+	if [ -n "$OUT" ] && iconv -f UTF-8 -t UTF-8 <<<"$OUT" >/dev/null 2>&1 &&
+		! LC_ALL=C grep -q "$(printf '[\x01-\x1f\x7f]')" <<<"$OUT"; then
+		ok "-j error for a rate with bytes $bytes: valid UTF-8, no raw control bytes"
+	else
+		not_ok "-j error for a rate with bytes $bytes: valid UTF-8, no raw control bytes"
+		diag "$(od -c <<<"$OUT" | head -3)"
+	fi
+done
+
 tap_done
