@@ -144,6 +144,11 @@ has_line "show, sliding log: its drops" "dropped   5" "$out"
 out=$(ctl show $SRC_SW)
 has "show, sliding window: the window count" "3 in this 1h window" "$out"
 has_line "show, sliding window: its drops" "dropped   5" "$out"
+# show takes the key as top prints it.
+out=$(ctl show "$SRC_TB/32")
+has "show KEY (as top prints it): the same bucket" "0 of 5 packets left" "$out"
+expect_usage "show KEY of a length its policy does not key by" "keyed by /32" \
+	ctl show "198.18.$N.0/25"
 out=$(ctl show 198.18.$N.11)
 has "show, a source never seen" "no bucket for 198.18.$N.11: it is full" "$out"
 out=$(ctl show 198.18.$N.130)

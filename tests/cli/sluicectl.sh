@@ -68,7 +68,7 @@ usage "CIDR length not a number" "prefix length" rule add 198.18.0.0/x --rate 1/
 usage "host bits set" "host bits set: did you mean 198.18.0.0/24" rule add 198.18.0.1/24 --exempt
 usage "host bits set in IPv6" "host bits set" rule del 2001:2::1/48
 usage "show a bad address" "not an IPv4 or IPv6 address" show 198.18.0.999
-usage "show a CIDR" "not an IPv4 or IPv6 address" show 198.18.0.0/24
+usage "show a key with host bits set" "host bits set" show 198.18.0.1/24
 usage "flush a bad CIDR" "host bits set" flush 198.18.0.1/16
 
 # Commands, options and arguments

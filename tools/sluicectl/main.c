@@ -47,7 +47,7 @@ static void usage(FILE *f)
 		"  stats [--watch SECS] [--prometheus]\n"
 		"                         the datapath's counters\n"
 		"  top [-n N]             the sources with the most drops\n"
-		"  show ADDR              one source's policy and state\n"
+		"  show ADDR|KEY          one source's (or key's) policy and state\n"
 		"  flush [ADDR|CIDR]      forget state: full buckets again\n"
 		"  help | OBJECT help     this help, or an object's\n"
 		"\n"

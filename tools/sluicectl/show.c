@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluicectl show ADDR: the policy of one source and its state right now. */
+/* sluicectl show ADDR|KEY: the policy of one source (or of one key, as top
+ * prints it) and its state right now. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +12,19 @@
 void show_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] [-j] show ADDR\n"
+		"Usage: sluicectl [-i IFACE] [-j] show ADDR|KEY\n"
 		"\n"
 		"Which policy a source gets (the longest matching rule, or the default), the\n"
 		"key its packets are counted under, and that key's state now in its\n"
 		"algorithm's terms: tokens left and when the next packet is allowed (token\n"
 		"and leaky bucket), the current and previous window counts (window\n"
 		"algorithms), or the log fill (sliding-log); and how many packets it lost.\n"
+		"A KEY is a masked source as 'top' prints it (2001:2:0:72::/64): it must be\n"
+		"keyed by that length, the policy's key prefix or its new-key aggregate.\n"
 		"\n"
 		"Examples:\n"
 		"  sluicectl show 198.18.0.5\n"
+		"  sluicectl show 2001:2:0:72::/64\n"
 		"  sluicectl -j show 2001:2::1\n");
 }
 
@@ -171,6 +175,7 @@ int do_show(int argc, char **argv)
 	struct sluice_rule rule;
 	struct sluice_cidr c;
 	struct found own, agg;
+	unsigned int key_len, own_len, agg_len;
 	__u64 seq;
 	struct sluice_json j;
 	int st, ret;
@@ -184,8 +189,11 @@ int do_show(int argc, char **argv)
 		return ctl_usage("show", "show needs an address: show 198.18.0.5");
 	if (argc > 1)
 		return ctl_usage("show", "show takes one address, not '%s'", argv[1]);
-	if (sluice_parse_addr(argv[0], &c, err, sizeof(err)))
+	/* An address, or a key as top prints it (a CIDR). */
+	if (sluice_parse_addr(argv[0], &c, err, sizeof(err)) &&
+	    (!strchr(argv[0], '/') || sluice_parse_cidr(argv[0], &c, err, sizeof(err))))
 		return ctl_usage("show", "%s", err);
+	key_len = c.prefixlen;
 	sluice_format_cidr(&c, false, addr, sizeof(addr));
 
 	st = ctl_open(&h);
@@ -201,6 +209,18 @@ int do_show(int argc, char **argv)
 	now = sluice_now_ticks();
 	memset(&own, 0, sizeof(own));
 	memset(&agg, 0, sizeof(agg));
+	own_len = c.family == 4 ? p->prefix4 : p->prefix6;
+	agg_len = c.family == 4 ? set.agg4 : set.agg6;
+	if (key_len != (c.family == 4 ? 32U : 128U)) {
+		sluice_format_cidr(&c, true, addr, sizeof(addr));
+		if (p->action == SLUICE_ACT_LIMIT && key_len != own_len && key_len != agg_len) {
+			st = ctl_usage("show", "%s is not a key of its policy (%s): its sources are "
+				       "keyed by /%u, past the new-key limit by /%u; show an "
+				       "address, or a key of one of those lengths", addr, match,
+				       own_len, agg_len);
+			goto out_close;
+		}
+	}
 	if (p->action == SLUICE_ACT_LIMIT) {
 		ret = lookup_key(&h, p, &c, p->tag, c.family == 4 ? p->prefix4 : p->prefix6, now,
 				 &own);
