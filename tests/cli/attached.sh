@@ -20,9 +20,6 @@ netns_setup ct $N || { not_ok "build the namespaces and the veth pair"; exit 1; 
 expect_status 0 "sluice attach" rx_sluice attach "$IF_RX" || exit 1
 
 ctl() { rx_ctl -i "$IF_RX" "$@"; }
-# row MATCH: the JSON object of one row of 'rule list -j'
-row() { ctl -j rule list | sed 's/{"match":/\n&/g' | grep -F "{\"match\":\"$1\""; }
-tag_of() { row "$1" | grep -o '"tag":[0-9]*' | head -1; }
 # has NAME PATTERN TEXT: ok when TEXT contains PATTERN
 has() {
 	if grep -qF -- "$2" <<<"$3"; then ok "$1"; else not_ok "$1"; diag "want '$2' in: $3"; fi

@@ -22,9 +22,6 @@ netns_setup cd $N || { not_ok "build the namespaces and the veth pair"; exit 1; 
 expect_status 0 "sluice attach" rx_sluice attach "$IF_RX" || exit 1
 
 ctl() { rx_ctl -i "$IF_RX" "$@"; }
-# row MATCH: the JSON object of one row of 'rule list -j'
-row() { ctl -j rule list | sed 's/{"match":/\n&/g' | grep -F "{\"match\":\"$1\""; }
-tag_of() { row "$1" | grep -o '"tag":[0-9]*' | head -1; }
 # policy MATCH: its row without the counters, which IPv6 neighbour discovery
 # on the veth may move at any time
 policy() { row "$1" | sed -E 's/"(passed|dropped|passed_bytes|dropped_bytes)":[0-9]+,?//g'; }

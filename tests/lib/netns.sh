@@ -11,6 +11,7 @@
 #     the initial one) removed, background jobs stopped, the namespaces
 #     deleted.
 #   rx_sluice ARGS / rx_ctl ARGS   run $SLUICE / $SLUICECTL in the receiver's namespace
+#   row MATCH / tag_of MATCH        one row of IF_RX's 'rule list -j', and its tag
 #   rx_exec CMD / tx_exec CMD       run anything in one namespace
 #   tx_gen ARGS                     run $SLUICE_GEN out of IF_TX
 #   netns_bg CMD...                 run CMD in the background, stopped by the cleanup
@@ -115,6 +116,13 @@ tx_exec() { nsenter --net="/var/run/netns/$NS_TX" "$@"; }
 rx_sluice() { rx_exec "$SLUICE" "$@"; }
 rx_ctl() { rx_exec "$SLUICECTL" "$@"; }
 tx_gen() { ip netns exec "$NS_TX" "$SLUICE_GEN" -i "$IF_TX" "$@"; }
+
+# row MATCH: the JSON object of one row of IF_RX's 'rule list -j';
+# tag_of MATCH: its "tag":N.
+row() {
+	rx_ctl -i "$IF_RX" -j rule list | sed 's/{"match":/\n&/g' | grep -F "{\"match\":\"$1\""
+}
+tag_of() { row "$1" | grep -o '"tag":[0-9]*' | head -1; }
 
 netns_bg() {
 	"$@" &
