@@ -220,5 +220,11 @@ int sluice_netns_elsewhere(const char *ifname, const char *cmd, char *buf, size_
 	}
 	if (d)
 		closedir(d);
+	if (n > 1) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, " (and %d other namespace%s: 'lsns -t net' "
+			 "lists them)", n - 1, n > 2 ? "s" : "");
+	}
 	return n;
 }
