@@ -175,4 +175,31 @@ has "flush CIDR: the sliding log" '"logs":1' "$out"
 has "flush CIDR: the sliding-window bucket" '"buckets":1' "$out"
 has "flush CIDR: nothing left to top" "no source has lost a packet" "$(ctl top)"
 
+# ---- stats --watch follows the live state ----
+# A detach and a fresh attach replace every map: the watch follows the new
+# ones (a watch of the old maps would go on printing their last counters),
+# and a detach ends it with exit 1.
+ctl stats --watch 1 >"$NETNS_TMP/watch.out" 2>"$NETNS_TMP/watch.err" &
+WATCH=$!
+NETNS_PIDS+=($WATCH)
+sleep 1.5
+rx_sluice detach "$IF_RX" >/dev/null && rx_sluice attach "$IF_RX" >/dev/null
+sleep 2.5
+has "stats --watch: follows a fresh attach" "attached again with a new state" \
+	"$(cat "$NETNS_TMP/watch.err")"
+rx_sluice detach "$IF_RX" >/dev/null
+for _ in $(seq 50); do kill -0 $WATCH 2>/dev/null || break; sleep 0.1; done
+if kill -0 $WATCH 2>/dev/null; then
+	not_ok "stats --watch: a detach ends the watch"
+else
+	wait $WATCH
+	st=$?
+	if [ $st = 1 ] && grep -q "was detached from $IF_RX" "$NETNS_TMP/watch.err"; then
+		ok "stats --watch: a detach ends the watch (exit 1, says so)"
+	else
+		not_ok "stats --watch: a detach ends the watch (exit 1, says so)"
+		diag "exit status $st: $(cat "$NETNS_TMP/watch.err")"
+	fi
+fi
+
 tap_done

@@ -130,7 +130,7 @@ static int watch(struct sluice_handle *h, __u64 secs)
 	struct sluice_counters prev, cur;
 	struct sigaction sa = { .sa_handler = on_signal };
 	double t0, t1;
-	int st;
+	int st, ret;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -144,6 +144,28 @@ static int watch(struct sluice_handle *h, __u64 secs)
 		/* Interrupted by a signal: stop quietly, as the user asked. */
 		if (nanosleep(&left, NULL) && errno == EINTR && stop)
 			break;
+		/* Follow the live state: a detach ends the watch, a fresh
+		 * attach (new maps) is followed from its own counters. */
+		ret = sluice_still_pinned(h);
+		if (ret == -ENOENT)
+			return ctl_err(ret, "sluice was detached from %s: nothing more to watch",
+				       h->ifname);
+		if (ret == -ESTALE) {
+			char ifname[IF_NAMESIZE], err[SLUICE_ERR_LEN];
+
+			snprintf(ifname, sizeof(ifname), "%s", h->ifname);
+			sluice_close(h);
+			ret = sluice_open(ifname, h, err, sizeof(err));
+			if (ret)
+				return ctl_err(ret, "%s", err);
+			fprintf(stderr, "sluicectl: %s was attached again with a new state: "
+				"watching that one, from its own counters\n", ifname);
+			st = read_counters(h, &prev);
+			if (st)
+				return st;
+			t0 = now_sec();
+			continue;
+		}
 		st = read_counters(h, &cur);
 		if (st)
 			return st;

@@ -201,6 +201,10 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 void sluice_read_settings(const struct sluice_handle *h, struct sluice_settings *out, __u64 *seq);
 /* Has a change been made since sluice_read_settings() returned seq? */
 bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq);
+/* Is h still the state pinned for its interface? 0; -ENOENT when nothing is
+ * pinned any more (detached); -ESTALE when another state is (a fresh
+ * attach since): reopen to follow it. */
+int sluice_still_pinned(const struct sluice_handle *h);
 /* "attached", "kept", "attaching" (life) */
 const char *sluice_life_name(__u32 life);
 

@@ -92,6 +92,35 @@ const char *sluice_cmdline(void)
 	return cmdline[0] ? cmdline : "sluice ...";
 }
 
+static int open_pin(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return bpf_obj_get(path);
+}
+
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int sluice_still_pinned(const struct sluice_handle *h)
+{
+	__u32 id;
+	int fd;
+
+	fd = open_pin(h->dir, SLUICE_MAP_CONFIG);
+	if (fd < 0)
+		return -ENOENT;
+	id = map_id(fd);
+	close(fd);
+	return id && id == map_id(h->config_fd) ? 0 : -ESTALE;
+}
+
 const char *sluice_life_name(__u32 life)
 {
 	switch (life) {
@@ -132,13 +161,6 @@ bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq)
 	return __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED) != seq;
 }
 
-static int open_pin(const char *dir, const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return bpf_obj_get(path);
-}
 
 void sluice_close(struct sluice_handle *h)
 {
