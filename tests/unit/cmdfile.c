@@ -254,9 +254,9 @@ static char *big_text(void)
 	for (i = 0; i < 2000; i++)
 		n += snprintf(buf + n, cap - n, "# padding comment line %d, to cross reads\n", i);
 	for (i = 0; i < 200; i++)
-		n += snprintf(buf + n, cap - n, "rule add 10.%d.%d.0/24 --rate %d/s\n", i / 250,
-			      i % 250, i + 1);
-	n += snprintf(buf + n, cap - n, "rule del 10.0.7.0/24\nset --new-keys 500/s");
+		n += snprintf(buf + n, cap - n, "rule add 198.%d.%d.0/24 --rate %d/s\n",
+			      18 + i / 250, i % 250, i + 1);
+	n += snprintf(buf + n, cap - n, "rule del 198.18.7.0/24\nset --new-keys 500/s");
 	return buf; /* no newline at the end: the last line counts too */
 }
 

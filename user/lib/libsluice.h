@@ -205,8 +205,6 @@ bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq);
  * pinned any more (detached); -ESTALE when another state is (a fresh
  * attach since): reopen to follow it. */
 int sluice_still_pinned(const struct sluice_handle *h);
-/* "attached", "kept", "attaching" (life) */
-const char *sluice_life_name(__u32 life);
 
 /* The sum over every CPU of the `nr` u64s of a per-CPU map's value at key. */
 int sluice_percpu_sum(int fd, __u32 key, __u64 *out, size_t nr);

@@ -121,19 +121,6 @@ int sluice_still_pinned(const struct sluice_handle *h)
 	return id && id == map_id(h->config_fd) ? 0 : -ESTALE;
 }
 
-const char *sluice_life_name(__u32 life)
-{
-	switch (life) {
-	case SLUICE_LIFE_ATTACHING:
-		return "attaching";
-	case SLUICE_LIFE_ATTACHED:
-		return "attached";
-	case SLUICE_LIFE_KEPT:
-		return "kept";
-	}
-	return "unknown";
-}
-
 /*
  * Readers copy the live half without the writers' lock. A writer bumps seq
  * (release) before it flips `active`, and again before it overwrites the

@@ -340,7 +340,7 @@ static int validate_edits(struct attach_ctx *c)
 			sluice_close(&live);
 		} else {
 			/* Layout 3 (sluice_open() refuses it): its rules, read
-			 * under the pin root's lock, which its writers took. */
+			 * through a handle on a copy of its config. */
 			cfg = c->old_cfg;
 			cfg.layout = SLUICE_LAYOUT_VERSION;
 			scratch_handle(&live, &cfg, o->ifname);
