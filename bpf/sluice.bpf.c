@@ -42,11 +42,30 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 2 * SLUICE_MAX_RULES); /* two generations */
+	__uint(max_entries, 2 * SLUICE_DEFAULT_MAX_RULES); /* two generations; --max-rules */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sluice_rule_key);
 	__type(value, struct sluice_rule);
 } sluice_rules SEC(".maps");
+
+/* Host rules (/32, /128) when settings.rule_maps has SLUICE_RULES_HOSTS. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * SLUICE_DEFAULT_MAX_RULES); /* two generations; --max-rules */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_rule_key);
+	__type(value, struct sluice_rule);
+} sluice_hosts SEC(".maps");
+
+/* The rules as userspace reads them (struct sluice_config.ruletab_*); the
+ * program never touches it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_RULES); /* --max-rules */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_rule_entry);
+} sluice_ruletab SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -236,11 +255,14 @@ int sluice_xdp(struct xdp_md *ctx)
 	policy = &set->def;
 	if (set->nr_rules) {
 		struct sluice_rule_key rk;
-		struct sluice_rule *rule;
+		struct sluice_rule *rule = NULL;
 
 		sluice_rule_key_init(&rk, set->rules_gen, key.family, key.addr,
 				     key.family == 4 ? 32 : 128);
-		rule = bpf_map_lookup_elem(&sluice_rules, &rk);
+		if (set->rule_maps & SLUICE_RULES_HOSTS)
+			rule = bpf_map_lookup_elem(&sluice_hosts, &rk);
+		if (!rule && !(set->rule_maps & SLUICE_RULES_NO_PREFIX))
+			rule = bpf_map_lookup_elem(&sluice_rules, &rk);
 		if (rule)
 			policy = &rule->policy;
 	}

@@ -16,7 +16,13 @@
  * Map layout version. A loader refuses pinned maps whose config carries another
  * version instead of misreading them. Bump on any change to a pinned struct.
  */
-#define SLUICE_LAYOUT_VERSION 4
+#define SLUICE_LAYOUT_VERSION 5
+/*
+ * Older layouts that attach upgrades in place: 3 (no owner), 4 (no rule
+ * table, no host-rule hash; its ruletab fields and rule_maps are 0, which
+ * means "the rules are in the trie"). From 4 on, a config records its owner.
+ */
+#define SLUICE_LAYOUT_OWNER 4
 
 /* Pinned map names, also the names of the maps in the object. */
 #define SLUICE_MAP_BUCKETS "sluice_buckets"
@@ -26,6 +32,8 @@
 #define SLUICE_MAP_STATS   "sluice_stats"
 #define SLUICE_MAP_RSTATS  "sluice_rstats"
 #define SLUICE_MAP_EVENTS  "sluice_events"
+#define SLUICE_MAP_RULETAB "sluice_ruletab"
+#define SLUICE_MAP_HOSTS   "sluice_hosts"
 #define SLUICE_PIN_ROOT    "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN    "sluice_prog"
 
@@ -46,7 +54,8 @@
 #define SLUICE_MIN_WINDOW_NS (100ULL * 1000000ULL) /* 100 ms: 2^32 windows = 13 years */
 #define SLUICE_MAX_WINDOW_LIMIT 0xffffffffULL      /* a window count is 32 bits */
 #define SLUICE_LOG_MAX 64                          /* sliding-log slots per key */
-#define SLUICE_MAX_RULES 4096                      /* slot 0 is the default policy */
+#define SLUICE_MAX_RULES 4096 /* counter slots (slot 0: the default policy); rules may share one */
+#define SLUICE_DEFAULT_MAX_RULES (1U << 17) /* rules, --max-rules at attach: 136 B each */
 #define SLUICE_DEFAULT_MAX_KEYS (1U << 20)
 #define SLUICE_DEFAULT_MAX_LOG_KEYS (1U << 14) /* 616 B each: 10 MB */
 #define SLUICE_CAS_TRIES 8
@@ -68,6 +77,10 @@ enum sluice_action {
 
 /* sluice_policy.flags */
 #define SLUICE_POLICY_DRY_RUN (1U << 0) /* count would-drop, pass everything */
+
+/* sluice_settings.rule_maps; 0: every rule is in the trie (layout 4) */
+#define SLUICE_RULES_HOSTS (1U << 0) /* /32 and /128 rules are in sluice_hosts, not the trie */
+#define SLUICE_RULES_NO_PREFIX (1U << 1) /* the trie holds no rule of this generation */
 
 /* sluice_settings.flags */
 #define SLUICE_FAIL_CLOSED (1U << 0) /* drop when the key table refuses a key */
@@ -127,7 +140,7 @@ struct sluice_settings {
 	__u8 rules_gen; /* which generation of sluice_rules is live (0 or 1) */
 	__u8 agg4; /* over-quota new IPv4 keys share this prefix's bucket */
 	__u8 agg6; /* ... and IPv6 keys this one */
-	__u8 pad[1];
+	__u8 rule_maps; /* SLUICE_RULES_*: where the rules of rules_gen are */
 	__u32 event_mask; /* emit a drop event when (dropped & mask) == 0 */
 };
 _Static_assert(sizeof(struct sluice_settings) == 160, "sluice_settings layout");
@@ -178,7 +191,17 @@ struct sluice_config {
 	struct sluice_settings settings[2];
 	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
 	__u32 run_pid; /* the `sluice run` that attached this and detaches it on exit */
-	__u32 pad1[13];
+	__u32 pad1;
+	/*
+	 * sluice_ruletab holds the live rules, entries 0 .. ruletab_nr - 1, when
+	 * ruletab_seq == seq: a writer sets it to 0 before it touches the rules
+	 * and to the final seq once the change is whole (userspace-owned; 0 in
+	 * a state made before the table existed: the rules are then read from
+	 * the trie).
+	 */
+	__u64 ruletab_seq;
+	__u32 ruletab_nr;
+	__u32 pad2[9];
 };
 _Static_assert(sizeof(struct sluice_config) == 448, "sluice_config layout");
 _Static_assert(__builtin_offsetof(struct sluice_config, newkey_tat) == 384,
@@ -249,6 +272,18 @@ sluice_rule_key_init(struct sluice_rule_key *k, __u8 gen, __u8 family, const __u
 	k->pad[1] = 0;
 }
 
+/*
+ * Rules of a whole address (/32, /128), the bulk of a blocklist, live in the
+ * hash sluice_hosts under the same key (prefixlen 16 + 32 or 16 + 128): a
+ * lookup costs the same with 100 or 100,000 of them, where the trie grows a
+ * level with every doubling. A host rule is the longest prefix there is, so
+ * a hit there is the answer; the trie is asked only on a miss.
+ */
+static inline __attribute__((always_inline)) int sluice_rule_is_host(__u8 family, __u8 prefixlen)
+{
+	return prefixlen == (family == 4 ? 32 : 128);
+}
+
 /* Value of sluice_rules: the rule as written, with its policy. */
 struct sluice_rule {
 	struct sluice_policy policy; /* policy.tag >> 16 is the rule's stats slot */
@@ -257,6 +292,17 @@ struct sluice_rule {
 	__u8 pad[6];
 };
 _Static_assert(sizeof(struct sluice_rule) == 112, "sluice_rule layout");
+
+/*
+ * An entry of sluice_ruletab: a rule and its trie key (gen 0), as userspace
+ * keeps the rule set so that it reads it in one copy instead of walking the
+ * trie. Never read by the datapath.
+ */
+struct sluice_rule_entry {
+	struct sluice_rule rule;
+	struct sluice_rule_key key;
+};
+_Static_assert(sizeof(struct sluice_rule_entry) == 136, "sluice_rule_entry layout");
 
 /* Per-CPU counters; every exit of the program is counted in exactly one of
  * passed/dropped, and in the reason fields below. */

@@ -32,6 +32,7 @@ static void scratch_init(struct scratch *s)
 	memset(s, 0, sizeof(*s));
 	s->h.config_fd = s->h.buckets_fd = s->h.logs_fd = s->h.rules_fd = -1;
 	s->h.stats_fd = s->h.rstats_fd = s->h.events_fd = s->h.lock_fd = -1;
+	s->h.ruletab_fd = -1;
 	snprintf(s->h.ifname, sizeof(s->h.ifname), "scratch0");
 	s->cfg.layout = SLUICE_LAYOUT_VERSION;
 	sluice_settings_init(&s->cfg.settings[0]);

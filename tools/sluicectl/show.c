@@ -35,14 +35,10 @@ static const struct sluice_policy *find_policy(struct sluice_handle *h,
 					       const struct sluice_cidr *c,
 					       struct sluice_rule *rule, char *match, size_t len)
 {
-	struct sluice_rule_key rk;
 	struct sluice_cidr rc;
 
 	snprintf(match, len, "default");
-	if (!set->nr_rules)
-		return &set->def;
-	sluice_rule_key_init(&rk, set->rules_gen, c->family, c->addr, c->family == 4 ? 32 : 128);
-	if (bpf_map_lookup_elem(h->rules_fd, &rk, rule))
+	if (sluice_lookup_rule(h, set, c->family, c->addr, rule) <= 0)
 		return &set->def;
 	/* The value says which prefix matched; the key of a lookup does not. */
 	memset(&rc, 0, sizeof(rc));

@@ -271,6 +271,7 @@ int sluice_cmd_file_edit(struct sluice_txn *t, const struct sluice_cmd_file *f, 
 		t->nr_rules = nr;
 		t->rules_changed = rules_changed;
 		t->set = set;
+		sluice_txn_rules_replaced(t);
 		return ret;
 	}
 	free(saved);
@@ -294,28 +295,22 @@ static bool same_settings(const struct sluice_settings *a, const struct sluice_s
 	       a->agg4 == b->agg4 && a->agg6 == b->agg6 && a->event_mask == b->event_mask;
 }
 
-/* p gets a tag of a new generation on slot (never the one it had). */
-static void tag_on_slot(struct sluice_txn *t, struct sluice_policy *p, __u32 slot)
-{
-	p->tag = SLUICE_TAG(slot, p->algo, 0);
-	sluice_txn_retag(t, p);
-}
-
 /*
  * Give the policies of n (built from nothing) the tags they take over from
  * the live copy t: the default and every rule of a CIDR t has keep their tag
  * while their state format is the same (so their buckets and, for a rule,
- * its stats slot), else get a new generation on the same slot. A new CIDR
- * gets a slot no rule of t holds when there is one: a slot t held until now
- * keeps counting its old rule's packets until the commit's flip.
+ * its stats slot), else get a new generation on the same slot. Rules that
+ * share a slot (slots.c) keep it while their policy stays the slot's. A new
+ * CIDR gets a slot no rule of t holds when there is one: a slot t held until
+ * now keeps counting its old rule's packets until the commit's flip.
  */
 static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct sluice_cmd_diff *d,
 			  char *err, size_t errlen)
 {
 	struct sluice_txn_rule **old = NULL;
-	unsigned char *taken = NULL, *held = NULL;
-	__u32 slot, fresh = 1, reuse = 1;
-	size_t i, kept = 0;
+	struct sluice_slots *sl = NULL;
+	unsigned char *held = NULL;
+	size_t i, kept = 0, moved = 0;
 	struct sluice_policy np;
 	int ret = 0;
 
@@ -327,10 +322,10 @@ static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct slu
 	d->default_changed = !same_policy(&t->set.def, &n->set.def);
 	d->settings_changed = !same_settings(&t->set, &n->set);
 
-	taken = calloc(SLUICE_MAX_RULES, 1);
+	sl = sluice_slots_new();
 	held = calloc(SLUICE_MAX_RULES, 1);
 	old = calloc(n->nr_rules + 1, sizeof(*old));
-	if (!taken || !held || !old) {
+	if (!sl || !held || !old) {
 		ret = fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -340,49 +335,55 @@ static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct slu
 	for (i = 0; i < n->nr_rules; i++) {
 		struct sluice_policy *p = &n->rules[i].rule.policy;
 		struct sluice_cidr c;
+		__u32 slot;
 
 		sluice_rule_cidr(&n->rules[i], &c);
 		old[i] = sluice_txn_find_rule(t, &c);
 		if (!old[i])
 			continue;
-		kept++;
 		np = *p;
 		np.tag = old[i]->rule.policy.tag;
-		if (!sluice_same_state_format(&old[i]->rule.policy, &np))
+		slot = SLUICE_TAG_SLOT(np.tag);
+		if (sluice_slots_users(sl, slot)) {
+			/* A rule of its shared slot was kept already: the
+			 * slot's policy is that one's; another moves. */
+			if (!sluice_policy_same_but_tag(sluice_slots_policy(sl, slot), &np)) {
+				old[i] = NULL;
+				continue;
+			}
+			np.tag = sluice_slots_policy(sl, slot)->tag;
+		} else if (!sluice_same_state_format(&old[i]->rule.policy, &np)) {
 			sluice_txn_retag(t, &np);
+		}
+		kept++;
 		*p = np;
-		taken[SLUICE_TAG_SLOT(np.tag) & (SLUICE_MAX_RULES - 1)] = 1;
+		sluice_slots_add(sl, p);
 		if (same_policy(&old[i]->rule.policy, p))
 			d->unchanged++;
 		else
 			d->changed++;
 	}
 	for (i = 0; i < n->nr_rules; i++) {
+		struct sluice_cidr c;
+
 		if (old[i])
 			continue;
-		while (fresh < SLUICE_MAX_RULES && (taken[fresh] || held[fresh]))
-			fresh++;
-		if (fresh < SLUICE_MAX_RULES) {
-			slot = fresh;
+		ret = sluice_txn_place(t, sl, &n->rules[i].rule.policy, held, err, errlen);
+		if (ret)
+			goto out;
+		sluice_rule_cidr(&n->rules[i], &c);
+		if (sluice_txn_find_rule(t, &c)) {
+			d->changed++; /* a kept CIDR that left its shared slot */
+			moved++;
 		} else {
-			while (reuse < SLUICE_MAX_RULES && taken[reuse])
-				reuse++;
-			if (reuse == SLUICE_MAX_RULES) {
-				ret = fail(err, errlen, -ENOSPC, "too many rules: at most %d",
-					   SLUICE_MAX_RULES - 1);
-				goto out;
-			}
-			slot = reuse;
+			d->added++;
 		}
-		taken[slot] = 1;
-		tag_on_slot(t, &n->rules[i].rule.policy, slot);
-		d->added++;
 	}
-	d->removed = (unsigned int)(t->nr_rules - kept);
+	d->removed = (unsigned int)(t->nr_rules - kept - moved);
 out:
 	free(old);
 	free(held);
-	free(taken);
+	sluice_slots_free(sl);
 	return ret;
 }
 
@@ -402,8 +403,7 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	 * from the live tag_seq they would wrap the 13-bit generations in a
 	 * few reloads of a big file, bringing back tags of buckets that may
 	 * still sit in the table. */
-	scratch.config_fd = scratch.buckets_fd = scratch.logs_fd = scratch.rules_fd = -1;
-	scratch.stats_fd = scratch.rstats_fd = scratch.events_fd = scratch.lock_fd = -1;
+	sluice_handle_init(&scratch);
 	snprintf(scratch.ifname, sizeof(scratch.ifname), "%s", t->h->ifname);
 	scratch.cfg = &scratch_cfg;
 	n.h = &scratch;
@@ -412,7 +412,7 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	if (!ret)
 		ret = take_over_tags(t, &n, &d, err, errlen);
 	if (ret) {
-		free(n.rules);
+		sluice_txn_end(&n);
 		return ret;
 	}
 	/* The commit flips the rule generation from the live one. */
@@ -422,6 +422,10 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	t->rules = n.rules;
 	t->nr_rules = n.nr_rules;
 	t->set = n.set;
+	sluice_txn_rules_replaced(t);
+	n.rules = NULL;
+	n.nr_rules = 0;
+	sluice_txn_end(&n);
 	if (d.added || d.removed || d.changed)
 		t->rules_changed = true;
 	if (diff)

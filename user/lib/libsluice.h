@@ -165,10 +165,20 @@ struct sluice_handle {
 	char dir[256]; /* SLUICE_PIN_ROOT[/netns:INODE]/<ifname> */
 	int config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
 	struct sluice_config *cfg; /* the mmapped config entry */
+	int ruletab_fd; /* -1 in a state made before sluice_ruletab existed */
+	int hosts_fd; /* sluice_hosts; -1 in a state made before it existed */
+	struct sluice_rule_entry *ruletab; /* mmapped; ruletab_max entries */
+	__u32 ruletab_max;
 	int lock_fd; /* flock()ed while a change is being made */
 	unsigned int ifindex; /* of ifname in this namespace now; 0: none */
 	enum sluice_standing standing;
 };
+
+/* A handle with no map open: every fd -1. */
+void sluice_handle_init(struct sluice_handle *h);
+/* How many rules the pinned maps of h can hold (0: no limit known, a handle
+ * on a copy). */
+__u32 sluice_max_rules(const struct sluice_handle *h);
 
 /* Mount bpffs at /sys/fs/bpf if nothing is mounted there. */
 int sluice_ensure_bpffs(char *err, size_t errlen);
@@ -292,6 +302,12 @@ struct sluice_txn_rule {
 	struct sluice_rule rule;
 	struct sluice_rule_key key; /* gen left 0; set at commit */
 };
+_Static_assert(sizeof(struct sluice_txn_rule) == sizeof(struct sluice_rule_entry) &&
+		       __builtin_offsetof(struct sluice_txn_rule, key) ==
+			       __builtin_offsetof(struct sluice_rule_entry, key),
+	       "a txn rule is a sluice_ruletab entry");
+
+struct sluice_txn_books; /* txn.c: an index of the rules, their slots */
 
 struct sluice_txn {
 	struct sluice_handle *h;
@@ -299,7 +315,12 @@ struct sluice_txn {
 	struct sluice_txn_rule *rules; /* copy of the live rules, edit freely */
 	size_t nr_rules;
 	bool rules_changed; /* set by the rule helpers below */
+	/* Bookkeeping of the helpers below; code that edits rules[] directly
+	 * calls sluice_txn_rules_replaced() afterwards. */
+	struct sluice_txn_books *books;
 };
+/* rules[] was changed other than through the helpers: rebuild the index. */
+void sluice_txn_rules_replaced(struct sluice_txn *t);
 
 /* Lock the interface and copy the live settings and rules. */
 int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, size_t errlen);
@@ -321,6 +342,35 @@ int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char 
  * Keeps the policy's slot (tag >> 16). */
 void sluice_txn_retag(struct sluice_txn *t, struct sluice_policy *p);
 
+/* ---- counter slots of a rule set (slots.c) ---- */
+
+/* Which slots the rules of a set use, and by which policy, so that a rule
+ * finds a free slot or, when none is left, one of the same policy to share. */
+struct sluice_slots;
+struct sluice_slots *sluice_slots_new(void);
+void sluice_slots_free(struct sluice_slots *sl);
+/* p (its tag names the slot) gets one more rule; a slot's first rule sets
+ * its policy, the others must have the same. */
+void sluice_slots_add(struct sluice_slots *sl, const struct sluice_policy *p);
+void sluice_slots_drop(struct sluice_slots *sl, __u32 slot);
+__u32 sluice_slots_users(const struct sluice_slots *sl, __u32 slot);
+/* Slots with at least one rule. */
+__u32 sluice_slots_used(const struct sluice_slots *sl);
+/* Taken slots past which a rule shares the slot of its policy when it can. */
+#define SLUICE_OWN_SLOTS (SLUICE_MAX_RULES / 2 - 1)
+const struct sluice_policy *sluice_slots_policy(const struct sluice_slots *sl, __u32 slot);
+/* A slot with no rule (and not avoid[slot] when avoid is given), or 0. */
+__u32 sluice_slots_find_free(struct sluice_slots *sl, const unsigned char *avoid);
+/* A slot whose rules have policy p but for the tag, or 0. */
+__u32 sluice_slots_find_same(const struct sluice_slots *sl, const struct sluice_policy *p);
+bool sluice_policy_same_but_tag(const struct sluice_policy *a, const struct sluice_policy *b);
+
+/* Put np (a policy about to be a rule's) on a counter slot of sl: a free
+ * one (one not in avoid, while there is one), else one whose rules have the
+ * same policy, whose tag np then takes. -ENOSPC when neither is left. */
+int sluice_txn_place(struct sluice_txn *t, struct sluice_slots *sl, struct sluice_policy *np,
+		     const unsigned char *avoid, char *err, size_t errlen);
+
 /* The CIDR a rule matches. */
 void sluice_rule_cidr(const struct sluice_txn_rule *r, struct sluice_cidr *c);
 
@@ -340,6 +390,10 @@ struct sluice_policies {
 int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
 			 char *err, size_t errlen);
 void sluice_free_policies(struct sluice_policies *pol);
+/* The rule a packet from addr gets under settings s, as the datapath finds
+ * it (the host-rule hash, then the trie): 1 and *out, or 0 for none. */
+int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,
+		       __u8 family, const __u8 *addr, struct sluice_rule *out);
 /* Policy i of a snapshot: the rules in order, then (i == nr_rules) the
  * default; name gets "198.18.0.0/15" or "default", family 4, 6 or 0. */
 const struct sluice_policy *sluice_policy_at(const struct sluice_policies *pol, size_t i,

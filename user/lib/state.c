@@ -149,15 +149,61 @@ bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq)
 }
 
 
+void sluice_handle_init(struct sluice_handle *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
+	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
+	h->ruletab_fd = h->hosts_fd = -1;
+}
+
+static size_t ruletab_bytes(__u32 max)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return ((size_t)max * sizeof(struct sluice_rule_entry) + page - 1) / page * page;
+}
+
+/* sluice_ruletab and sluice_hosts, when the state has them (one made by
+ * the sluice before, layout 4, has not: attach adds them). */
+static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
+{
+	h->hosts_fd = open_pin(h->dir, SLUICE_MAP_HOSTS);
+	if (h->hosts_fd < 0 && errno != ENOENT)
+		return fail(err, errlen, -errno, "Couldn't open %s/%s: %s", h->dir,
+			    SLUICE_MAP_HOSTS, strerror(errno));
+	h->ruletab_fd = open_pin(h->dir, SLUICE_MAP_RULETAB);
+	if (h->ruletab_fd < 0)
+		return errno == ENOENT ? 0 :
+			fail(err, errlen, -errno, "Couldn't open %s/%s: %s", h->dir,
+			     SLUICE_MAP_RULETAB, strerror(errno));
+	h->ruletab_max = sluice_map_max_entries(h->ruletab_fd);
+	if (!h->ruletab_max)
+		return fail(err, errlen, -EPROTO, "Couldn't read %s/%s", h->dir,
+			    SLUICE_MAP_RULETAB);
+	h->ruletab = mmap(NULL, ruletab_bytes(h->ruletab_max), PROT_READ | PROT_WRITE,
+			  MAP_SHARED, h->ruletab_fd, 0);
+	if (h->ruletab == MAP_FAILED) {
+		h->ruletab = NULL;
+		return fail(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
+			    SLUICE_MAP_RULETAB, strerror(errno));
+	}
+	return 0;
+}
+
 void sluice_close(struct sluice_handle *h)
 {
 	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
-		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd };
+		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd,
+		       &h->ruletab_fd, &h->hosts_fd };
 	size_t i;
 
 	if (h->cfg && h->cfg != MAP_FAILED)
 		munmap(h->cfg, sizeof(*h->cfg));
 	h->cfg = NULL;
+	if (h->ruletab)
+		munmap(h->ruletab, ruletab_bytes(h->ruletab_max));
+	h->ruletab = NULL;
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -170,12 +216,12 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 {
 	if (cfg->layout == SLUICE_LAYOUT_VERSION)
 		return 0;
-	if (cfg->layout == 3)
+	if (cfg->layout == 3 || cfg->layout == 4)
 		return fail(err, errlen, -EPROTO,
-			    "the pinned maps of %s have layout version 3, from an older sluice: "
+			    "the pinned maps of %s have layout version %u, from an older sluice: "
 			    "'sluice attach %s' upgrades them to layout %u in place, keeping every "
-			    "bucket (with --resume when sluice is not attached to it now)", ifname,
-			    ifname, SLUICE_LAYOUT_VERSION);
+			    "bucket and rule (with --resume when sluice is not attached to it now)",
+			    ifname, cfg->layout, ifname, SLUICE_LAYOUT_VERSION);
 	return fail(err, errlen, -EPROTO,
 		    "the pinned maps of %s have layout version %u, this sluice uses %u: detach with "
 		    "the sluice that attached them ('sluice detach %s'), then attach again",
@@ -274,9 +320,7 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	size_t i;
 	int ret;
 
-	memset(h, 0, sizeof(*h));
-	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
-	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
+	sluice_handle_init(h);
 	if (strlen(ifname) >= sizeof(h->ifname))
 		return fail(err, errlen, -EINVAL, "interface name '%s' is too long", ifname);
 	strcpy(h->ifname, ifname);
@@ -319,6 +363,8 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		goto out_err;
 	}
 	ret = sluice_check_layout(h->cfg, ifname, err, errlen);
+	if (!ret)
+		ret = open_ruletab(h, err, errlen);
 	if (ret)
 		goto out_err;
 	h->standing = standing_of(h->cfg, h->ifindex);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,12 +69,43 @@ static int collect_rule(const void *key, const void *val, void *ctx)
 	return 0;
 }
 
-/* Read every rule of generation gen into a malloc()ed array. */
-static int read_rules(int fd, __u8 gen, struct sluice_txn_rule **out, size_t *nr)
+/* Which map holds rule r under rule_maps m. */
+static int rule_fd(const struct sluice_handle *h, __u8 m, const struct sluice_txn_rule *r)
 {
-	struct rules_walk w = { .gen = gen };
-	long ret = sluice_map_walk(fd, collect_rule, &w);
+	return (m & SLUICE_RULES_HOSTS) && sluice_rule_is_host(r->rule.family, r->rule.prefixlen) ?
+		       h->hosts_fd :
+		       h->rules_fd;
+}
 
+/* Where the rules[0..nr) go: host rules in the hash when the state has one. */
+static __u8 rule_maps_for(const struct sluice_handle *h, const struct sluice_txn_rule *rules,
+			  size_t nr)
+{
+	bool hosts = false, prefixes = false;
+	size_t i;
+
+	for (i = 0; i < nr && !(hosts && prefixes); i++) {
+		if (h->hosts_fd >= 0 && sluice_rule_is_host(rules[i].rule.family,
+							   rules[i].rule.prefixlen))
+			hosts = true;
+		else
+			prefixes = true;
+	}
+	return (hosts ? SLUICE_RULES_HOSTS : 0) | (prefixes ? 0 : SLUICE_RULES_NO_PREFIX);
+}
+
+/* Every rule of generation gen of settings s, walking the maps (slow: two
+ * calls a rule). */
+static int walk_rules(const struct sluice_handle *h, const struct sluice_settings *s,
+		      struct sluice_txn_rule **out, size_t *nr)
+{
+	struct rules_walk w = { .gen = s->rules_gen };
+	long ret = 0;
+
+	if (!(s->rule_maps & SLUICE_RULES_NO_PREFIX))
+		ret = sluice_map_walk(h->rules_fd, collect_rule, &w);
+	if (ret >= 0 && (s->rule_maps & SLUICE_RULES_HOSTS))
+		ret = h->hosts_fd < 0 ? -ENOENT : sluice_map_walk(h->hosts_fd, collect_rule, &w);
 	if (ret < 0) {
 		free(w.rules);
 		return (int)ret;
@@ -81,6 +113,30 @@ static int read_rules(int fd, __u8 gen, struct sluice_txn_rule **out, size_t *nr
 	*out = w.rules;
 	*nr = w.n;
 	return 0;
+}
+
+/* Does sluice_ruletab hold the live rules of version seq? */
+static bool ruletab_valid(const struct sluice_handle *h, __u64 seq, __u32 nr_rules)
+{
+	return h->ruletab && __atomic_load_n(&h->cfg->ruletab_seq, __ATOMIC_ACQUIRE) == seq &&
+	       h->cfg->ruletab_nr == nr_rules && nr_rules <= h->ruletab_max;
+}
+
+/* The rules of settings s (of version seq): one copy of sluice_ruletab when
+ * it holds them, else a walk of the trie. *from_tab says which. */
+static int read_rules(const struct sluice_handle *h, const struct sluice_settings *s, __u64 seq,
+		      struct sluice_txn_rule **out, size_t *nr, bool *from_tab)
+{
+	*from_tab = ruletab_valid(h, seq, s->nr_rules);
+	if (*from_tab) {
+		*nr = s->nr_rules;
+		*out = malloc((*nr ? *nr : 1) * sizeof(**out));
+		if (!*out)
+			return -ENOMEM;
+		memcpy(*out, h->ruletab, *nr * sizeof(**out));
+		return 0;
+	}
+	return walk_rules(h, s, out, nr);
 }
 
 struct gen_keys {
@@ -129,8 +185,236 @@ static int clear_gen(int fd, __u8 gen)
 	return ret;
 }
 
+/* Clear generation gen of both rule maps. */
+static int clear_gen_all(const struct sluice_handle *h, __u8 gen)
+{
+	int ret = clear_gen(h->rules_fd, gen);
+
+	if (!ret && h->hosts_fd >= 0)
+		ret = clear_gen(h->hosts_fd, gen);
+	return ret;
+}
+
+/* Delete rules[0..nr) of generation gen from where rule_maps m put them;
+ * the first error. */
+static int delete_rules(const struct sluice_handle *h, __u8 m, struct sluice_txn_rule *rules,
+			size_t nr, __u8 gen)
+{
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct sluice_rule_key k = rules[i].key;
+
+		k.gen = gen;
+		if (bpf_map_delete_elem(rule_fd(h, m, &rules[i]), &k) && errno != ENOENT && !ret)
+			ret = -errno;
+	}
+	return ret;
+}
+
+/* ---- an index of a rule array by CIDR ---- */
+
+struct rindex {
+	__u32 *pos; /* index + 1; 0 empty; TOMB a deleted entry */
+	size_t cap, used; /* used counts tombstones too */
+};
+#define TOMB UINT32_MAX
+
+static __u64 cidr_hash(__u8 family, __u8 prefixlen, const __u8 *addr)
+{
+	__u64 a, b, h;
+
+	memcpy(&a, addr, 8);
+	memcpy(&b, addr + 8, 8);
+	h = (a * 0x9e3779b97f4a7c15ULL) ^ (b + 0x632be59bd9b4e019ULL) ^
+	    ((__u64)family << 8 | prefixlen);
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+static bool rule_is(const struct sluice_txn_rule *r, __u8 family, __u8 prefixlen,
+		    const __u8 *addr)
+{
+	return r->rule.family == family && r->rule.prefixlen == prefixlen &&
+	       !memcmp(r->key.addr, addr, 16);
+}
+
+static __u64 rule_hash(const struct sluice_txn_rule *r)
+{
+	return cidr_hash(r->rule.family, r->rule.prefixlen, r->key.addr);
+}
+
+static int rindex_build(struct rindex *ix, const struct sluice_txn_rule *rules, size_t nr)
+{
+	size_t cap = 64, i;
+
+	while (cap < 2 * nr + 2)
+		cap *= 2;
+	free(ix->pos);
+	ix->pos = calloc(cap, sizeof(*ix->pos));
+	ix->cap = ix->pos ? cap : 0;
+	ix->used = 0;
+	if (!ix->pos)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		size_t j = rule_hash(&rules[i]) & (cap - 1);
+
+		while (ix->pos[j])
+			j = (j + 1) & (cap - 1);
+		ix->pos[j] = (__u32)i + 1;
+		ix->used++;
+	}
+	return 0;
+}
+
+/* The slot of the index that holds the rule of that CIDR, or -1. */
+static long rindex_slot(const struct rindex *ix, const struct sluice_txn_rule *rules,
+			__u8 family, __u8 prefixlen, const __u8 *addr)
+{
+	size_t j;
+
+	if (!ix->cap)
+		return -1;
+	for (j = cidr_hash(family, prefixlen, addr) & (ix->cap - 1); ix->pos[j];
+	     j = (j + 1) & (ix->cap - 1))
+		if (ix->pos[j] != TOMB && rule_is(&rules[ix->pos[j] - 1], family, prefixlen, addr))
+			return (long)j;
+	return -1;
+}
+
+static long rindex_find(const struct rindex *ix, const struct sluice_txn_rule *rules,
+			const struct sluice_cidr *c)
+{
+	__u8 addr[16] = {};
+	long j;
+
+	memcpy(addr, c->addr, c->family == 4 ? 4 : 16);
+	j = rindex_slot(ix, rules, c->family, c->prefixlen, addr);
+	return j < 0 ? -1 : (long)ix->pos[j] - 1;
+}
+
+/* rules[i] is new (and not in the index): index it. */
+static int rindex_add(struct rindex *ix, const struct sluice_txn_rule *rules, size_t i)
+{
+	size_t j;
+
+	if (2 * (ix->used + 1) > ix->cap)
+		return rindex_build(ix, rules, i + 1);
+	for (j = rule_hash(&rules[i]) & (ix->cap - 1); ix->pos[j] && ix->pos[j] != TOMB;
+	     j = (j + 1) & (ix->cap - 1))
+		;
+	if (!ix->pos[j])
+		ix->used++;
+	ix->pos[j] = (__u32)i + 1;
+	return 0;
+}
+
+/* The rule at index i (still in rules[i]) goes, and the one at last moves
+ * into i. */
+static void rindex_del(struct rindex *ix, const struct sluice_txn_rule *rules, size_t i,
+		       size_t last)
+{
+	long j = rindex_slot(ix, rules, rules[i].rule.family, rules[i].rule.prefixlen,
+			     rules[i].key.addr);
+
+	if (j >= 0)
+		ix->pos[j] = TOMB;
+	if (last == i)
+		return;
+	j = rindex_slot(ix, rules, rules[last].rule.family, rules[last].rule.prefixlen,
+			rules[last].key.addr);
+	if (j >= 0)
+		ix->pos[j] = (__u32)i + 1;
+}
+
+/* ---- a transaction's bookkeeping ---- */
+
+struct sluice_txn_books {
+	/* Of rules[]: valid while rules and nr_rules are these. */
+	const struct sluice_txn_rule *base;
+	size_t nr;
+	struct rindex ix;
+	struct sluice_slots *slots;
+	/* The live rules when the transaction began, and their index. */
+	struct sluice_txn_rule *live;
+	size_t nr_live;
+	struct rindex live_ix;
+	bool live_indexed;
+	bool live_known; /* sluice_txn_begin() read them */
+	bool built; /* the index was built once: a rebuild means rules[] was edited */
+	bool from_tab; /* read from an up-to-date sluice_ruletab */
+	__u8 live_maps; /* the live settings' rule_maps */
+	/* The edits made through the helpers: one of them may be made in place. */
+	unsigned int nr_ops;
+	struct sluice_cidr op;
+};
+
+static struct sluice_txn_books *books_of(struct sluice_txn *t)
+{
+	if (!t->books)
+		t->books = calloc(1, sizeof(*t->books));
+	return t->books;
+}
+
+static void books_free(struct sluice_txn *t)
+{
+	struct sluice_txn_books *b = t->books;
+
+	if (!b)
+		return;
+	free(b->ix.pos);
+	free(b->live_ix.pos);
+	free(b->live);
+	sluice_slots_free(b->slots);
+	free(b);
+	t->books = NULL;
+}
+
+void sluice_txn_rules_replaced(struct sluice_txn *t)
+{
+	if (t->books) {
+		t->books->base = NULL;
+		t->books->nr_ops += 2; /* no longer one edit */
+	}
+}
+
+/* The index and the slots of rules[], rebuilt when rules[] changed behind
+ * the helpers' back. NULL when out of memory. */
+static struct sluice_txn_books *books_ready(struct sluice_txn *t)
+{
+	struct sluice_txn_books *b = books_of(t);
+	size_t i;
+
+	if (!b)
+		return NULL;
+	if (b->base && b->base == t->rules && b->nr == t->nr_rules)
+		return b;
+	if (b->built)
+		b->nr_ops += 2; /* rules[] was edited behind the helpers' back */
+	b->built = true;
+	sluice_slots_free(b->slots);
+	b->slots = sluice_slots_new();
+	if (!b->slots || rindex_build(&b->ix, t->rules, t->nr_rules))
+		return NULL;
+	for (i = 0; i < t->nr_rules; i++)
+		sluice_slots_add(b->slots, &t->rules[i].rule.policy);
+	b->base = t->rules;
+	b->nr = t->nr_rules;
+	return b;
+}
+
+static void books_sync(struct sluice_txn *t)
+{
+	t->books->base = t->rules;
+	t->books->nr = t->nr_rules;
+}
+
 int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, size_t errlen)
 {
+	struct sluice_txn_books *b;
+	__u64 seq;
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -144,13 +428,25 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	ret = sluice_lock_fd(h->lock_fd, h->dir, err, errlen);
 	if (ret)
 		return ret;
+	seq = __atomic_load_n(&h->cfg->seq, __ATOMIC_ACQUIRE);
 	t->set = h->cfg->settings[__atomic_load_n(&h->cfg->active, __ATOMIC_ACQUIRE) & 1];
-	ret = read_rules(h->rules_fd, t->set.rules_gen, &t->rules, &t->nr_rules);
+	b = books_of(t);
+	ret = b ? read_rules(h, &t->set, seq, &t->rules, &t->nr_rules, &b->from_tab) : -ENOMEM;
+	if (!ret) {
+		b->live = malloc((t->nr_rules ? t->nr_rules : 1) * sizeof(*b->live));
+		if (!b->live)
+			ret = -ENOMEM;
+		else
+			memcpy(b->live, t->rules, t->nr_rules * sizeof(*b->live));
+		b->nr_live = t->nr_rules;
+	}
 	if (ret) {
-		flock(h->lock_fd, LOCK_UN);
+		sluice_txn_end(t);
 		return fail(err, errlen, ret, "Couldn't read the rules of %s: %s", h->ifname,
 			    strerror(-ret));
 	}
+	b->live_known = true;
+	b->live_maps = t->set.rule_maps;
 	return 0;
 }
 
@@ -159,6 +455,7 @@ void sluice_txn_end(struct sluice_txn *t)
 	free(t->rules);
 	t->rules = NULL;
 	t->nr_rules = 0;
+	books_free(t);
 	if (t->h && t->h->lock_fd >= 0)
 		flock(t->h->lock_fd, LOCK_UN);
 	t->h = NULL;
@@ -185,68 +482,153 @@ void sluice_txn_retag(struct sluice_txn *t, struct sluice_policy *p)
 
 struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct sluice_cidr *c)
 {
-	size_t i;
+	struct sluice_txn_books *b = books_ready(t);
+	long i;
+	size_t k;
 
-	for (i = 0; i < t->nr_rules; i++) {
-		struct sluice_rule *r = &t->rules[i].rule;
+	if (b) {
+		i = rindex_find(&b->ix, t->rules, c);
+		return i < 0 ? NULL : &t->rules[i];
+	}
+	for (k = 0; k < t->nr_rules; k++) { /* out of memory: the slow way */
+		struct sluice_txn_rule *r = &t->rules[k];
 
-		if (r->family == c->family && r->prefixlen == c->prefixlen &&
-		    !memcmp(t->rules[i].key.addr, c->addr, c->family == 4 ? 4 : 16))
-			return &t->rules[i];
+		if (r->rule.family == c->family && r->rule.prefixlen == c->prefixlen &&
+		    !memcmp(r->key.addr, c->addr, c->family == 4 ? 4 : 16))
+			return r;
 	}
 	return NULL;
 }
 
-static __u32 free_slot(const struct sluice_txn *t)
+__u32 sluice_max_rules(const struct sluice_handle *h)
 {
-	static unsigned char used[SLUICE_MAX_RULES];
-	__u32 s;
-	size_t i;
+	__u32 trie = h->rules_fd >= 0 ? sluice_map_max_entries(h->rules_fd) / 2 : 0;
 
-	memset(used, 0, sizeof(used));
-	for (i = 0; i < t->nr_rules; i++)
-		used[SLUICE_TAG_SLOT(t->rules[i].rule.policy.tag) & (SLUICE_MAX_RULES - 1)] = 1;
-	for (s = 1; s < SLUICE_MAX_RULES; s++)
-		if (!used[s])
-			return s;
+	if (h->ruletab && (!trie || h->ruletab_max < trie))
+		return h->ruletab_max;
+	return trie;
+}
+
+static int too_many_rules(const struct sluice_txn *t, char *err, size_t errlen)
+{
+	return fail(err, errlen, -ENOSPC,
+		    "too many rules for %s: it holds at most %u (attach it again with a "
+		    "larger --max-rules after 'sluice detach %s')",
+		    t->h->ifname, sluice_max_rules(t->h), t->h->ifname);
+}
+
+/*
+ * np (its tag names its old slot, or none) goes on a slot of its own while
+ * fewer than SLUICE_OWN_SLOTS are taken, then on the slot of rules with the
+ * same policy if there is one, else on a free one. avoid: slots not to take
+ * while others are free.
+ */
+int sluice_txn_place(struct sluice_txn *t, struct sluice_slots *sl, struct sluice_policy *np,
+		     const unsigned char *avoid, char *err, size_t errlen)
+{
+	__u32 slot = 0;
+
+	/* Past SLUICE_OWN_SLOTS a rule shares when it can, so that the slots
+	 * left stay for policies no rule has yet. */
+	if (sluice_slots_used(sl) >= SLUICE_OWN_SLOTS)
+		slot = sluice_slots_find_same(sl, np);
+	if (slot) {
+		np->tag = sluice_slots_policy(sl, slot)->tag;
+		sluice_slots_add(sl, np);
+		return 0;
+	}
+	slot = sluice_slots_find_free(sl, avoid);
+	if (!slot && avoid)
+		slot = sluice_slots_find_free(sl, NULL);
+	if (slot) {
+		np->tag = 0;
+		assign_tag(t, np, slot);
+	} else {
+		slot = sluice_slots_find_same(sl, np);
+		if (!slot)
+			return fail(err, errlen, -ENOSPC,
+				    "too many different policies: the rules have %d counter slots, "
+				    "each for one rule or for rules of one policy; give more rules "
+				    "the same rate, --exempt or --deny, or fewer rules",
+				    SLUICE_MAX_RULES - 1);
+		np->tag = sluice_slots_policy(sl, slot)->tag;
+	}
+	sluice_slots_add(sl, np);
 	return 0;
 }
 
+static void note_op(struct sluice_txn_books *b, const struct sluice_cidr *c)
+{
+	b->nr_ops++;
+	b->op = *c;
+}
 
 int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 			const struct sluice_policy *p, char *err, size_t errlen)
 {
-	struct sluice_txn_rule *r = sluice_txn_find_rule(t, c);
+	struct sluice_txn_books *b = books_ready(t);
+	struct sluice_txn_rule *r;
 	struct sluice_policy np = *p;
+	__u32 max = sluice_max_rules(t->h);
 	int ret;
 
+	if (!b)
+		return fail(err, errlen, -ENOMEM, "out of memory");
 	ret = sluice_policy_check(&np, err, errlen);
 	if (ret)
 		return ret;
+	r = sluice_txn_find_rule(t, c);
 	if (r) {
+		__u32 slot = SLUICE_TAG_SLOT(r->rule.policy.tag);
+
 		np.tag = r->rule.policy.tag;
-		if (!sluice_same_state_format(&r->rule.policy, &np))
-			sluice_txn_retag(t, &np);
+		if (sluice_slots_users(b->slots, slot) > 1) {
+			/* A shared slot: the rule stays while its policy
+			 * stays the slot's, else it moves. */
+			if (!sluice_policy_same_but_tag(&r->rule.policy, &np)) {
+				sluice_slots_drop(b->slots, slot);
+				ret = sluice_txn_place(t, b->slots, &np, NULL, err, errlen);
+				if (ret) {
+					sluice_slots_add(b->slots, &r->rule.policy);
+					return ret;
+				}
+			}
+		} else {
+			if (!sluice_same_state_format(&r->rule.policy, &np))
+				sluice_txn_retag(t, &np);
+			sluice_slots_drop(b->slots, slot);
+			sluice_slots_add(b->slots, &np);
+		}
 	} else {
-		__u32 slot = free_slot(t);
 		struct sluice_txn_rule *n;
 
-		if (!slot)
-			return fail(err, errlen, -ENOSPC, "too many rules: at most %d",
-				    SLUICE_MAX_RULES - 1);
+		if (max && t->nr_rules >= max)
+			return too_many_rules(t, err, errlen);
+		ret = sluice_txn_place(t, b->slots, &np, NULL, err, errlen);
+		if (ret)
+			return ret;
 		n = realloc(t->rules, (t->nr_rules + 1) * sizeof(*n));
-		if (!n)
+		if (!n) {
+			sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(np.tag));
 			return fail(err, errlen, -ENOMEM, "out of memory");
+		}
 		t->rules = n;
 		r = &t->rules[t->nr_rules++];
 		memset(r, 0, sizeof(*r));
 		r->rule.family = c->family;
 		r->rule.prefixlen = c->prefixlen;
 		sluice_rule_key_init(&r->key, 0, c->family, c->addr, c->prefixlen);
-		np.tag = 0;
-		assign_tag(t, &np, slot);
+		if (rindex_add(&b->ix, t->rules, t->nr_rules - 1)) {
+			sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(np.tag));
+			t->nr_rules--;
+			b->base = NULL;
+			b->built = false; /* rules[] is as it was: rebuild, not an edit */
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		}
 	}
 	r->rule.policy = np;
+	books_sync(t);
+	note_op(b, c);
 	t->rules_changed = true;
 	return 0;
 }
@@ -254,15 +636,25 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char *err,
 			size_t errlen)
 {
-	struct sluice_txn_rule *r = sluice_txn_find_rule(t, c);
+	struct sluice_txn_books *b = books_ready(t);
+	struct sluice_txn_rule *r;
 	char buf[64];
+	size_t i;
 
+	if (!b)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	r = sluice_txn_find_rule(t, c);
 	if (!r) {
 		sluice_format_cidr(c, true, buf, sizeof(buf));
 		return fail(err, errlen, -ENOENT, "there is no rule for %s: see 'sluicectl rule list'",
 			    buf);
 	}
+	i = (size_t)(r - t->rules);
+	sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(r->rule.policy.tag));
+	rindex_del(&b->ix, t->rules, i, t->nr_rules - 1);
 	*r = t->rules[--t->nr_rules];
+	books_sync(t);
+	note_op(b, c);
 	t->rules_changed = true;
 	return 0;
 }
@@ -275,64 +667,273 @@ static void bump_seq(struct sluice_config *cfg)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
+/* Position of the live rule of CIDR c in b->live, or -1. */
+static long live_find(struct sluice_txn_books *b, const struct sluice_cidr *c)
 {
-	struct sluice_handle *h = t->h;
-	struct sluice_config *cfg = h->cfg;
-	__u32 active = __atomic_load_n(&cfg->active, __ATOMIC_ACQUIRE) & 1;
-	__u8 old_gen = t->set.rules_gen, new_gen = old_gen;
-	size_t i;
-	int ret;
-
-	ret = sluice_policy_check(&t->set.def, err, errlen);
-	if (ret)
-		return ret;
-	if (t->rules_changed) {
-		new_gen = !old_gen;
-		/* Counters of new slots are cleared below: readers retry. */
-		bump_seq(cfg);
-		/* Leftovers of a writer that died mid-change are not live. */
-		ret = clear_gen(h->rules_fd, new_gen);
-		for (i = 0; !ret && i < t->nr_rules; i++) {
-			struct sluice_txn_rule *r = &t->rules[i];
-			struct sluice_rule live;
-			__u32 slot = SLUICE_TAG_SLOT(r->rule.policy.tag);
-
-			/* A rule new to this change starts its counters at 0. */
-			r->key.gen = old_gen;
-			if (bpf_map_lookup_elem(h->rules_fd, &r->key, &live) ||
-			    SLUICE_TAG_SLOT(live.policy.tag) != slot)
-				ret = sluice_clear_rstats(h, slot);
-			r->key.gen = new_gen;
-			if (!ret && bpf_map_update_elem(h->rules_fd, &r->key, &r->rule, BPF_ANY))
-				ret = -errno;
-		}
-		if (ret) {
-			clear_gen(h->rules_fd, new_gen);
-			return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing "
-				    "was changed", h->ifname, strerror(-ret));
-		}
-		t->set.rules_gen = new_gen;
-		t->set.nr_rules = t->nr_rules;
+	if (!b->live_indexed) {
+		if (rindex_build(&b->live_ix, b->live, b->nr_live))
+			return -2;
+		b->live_indexed = true;
 	}
+	return rindex_find(&b->live_ix, b->live, c);
+}
+
+static long live_find_rule(struct sluice_txn_books *b, const struct sluice_txn_rule *r)
+{
+	struct sluice_cidr c;
+
+	sluice_rule_cidr(r, &c);
+	return live_find(b, &c);
+}
+
+/* The settings but the rules' bookkeeping, as the datapath reads them. */
+static bool same_but_rules(const struct sluice_settings *a, const struct sluice_settings *b)
+{
+	struct sluice_settings x = *a, y = *b;
+
+	x.nr_rules = y.nr_rules = 0;
+	x.rules_gen = y.rules_gen = 0;
+	return !memcmp(&x, &y, sizeof(x));
+}
+
+/*
+ * The one rule edit of t, when it may be made in place in the live
+ * generation (one trie update is atomic for a packet): its index in rules
+ * (-1: deleted) and in the live rules (-1: new). False when the change is
+ * anything else: settings that change too, several edits, or rules[]
+ * edited directly.
+ */
+static bool one_edit(struct sluice_txn *t, long *now, long *was)
+{
+	struct sluice_txn_books *b = t->books;
+	struct sluice_txn_rule *r;
+	const struct sluice_settings *live;
+
+	if (!b || !b->from_tab || b->nr_ops != 1 || !books_ready(t))
+		return false;
+	live = &t->h->cfg->settings[__atomic_load_n(&t->h->cfg->active, __ATOMIC_ACQUIRE) & 1];
+	if (!same_but_rules(&t->set, live))
+		return false;
+	/* Only where the live rules are where this sluice puts them (not
+	 * right after an upgrade, which left them all in the trie). */
+	if (b->live_maps != rule_maps_for(t->h, b->live, b->nr_live))
+		return false;
+	r = sluice_txn_find_rule(t, &b->op);
+	*now = r ? r - t->rules : -1;
+	*was = live_find(b, &b->op);
+	if (*was < -1)
+		return false;
+	/* The counts tell whether anything else happened to the rules. */
+	if (*now >= 0 && *was < 0)
+		return t->nr_rules == b->nr_live + 1;
+	if (*now >= 0)
+		return t->nr_rules == b->nr_live;
+	return *was >= 0 && t->nr_rules + 1 == b->nr_live;
+}
+
+/* Slots whose counters start at 0: those no rule of this change held
+ * before it. */
+static int clear_new_slots(struct sluice_txn *t)
+{
+	struct sluice_txn_books *b = t->books;
+	unsigned char *cont = calloc(SLUICE_MAX_RULES, 2);
+	unsigned char *used = cont + SLUICE_MAX_RULES;
+	int ret = 0;
+	size_t i;
+
+	if (!cont)
+		return -ENOMEM;
+	for (i = 0; i < t->nr_rules; i++) {
+		__u32 slot = SLUICE_TAG_SLOT(t->rules[i].rule.policy.tag) & (SLUICE_MAX_RULES - 1);
+		long was = live_find_rule(b, &t->rules[i]);
+
+		if (was < -1) {
+			ret = -ENOMEM;
+			break;
+		}
+		used[slot] = 1;
+		if (was >= 0 && SLUICE_TAG_SLOT(b->live[was].rule.policy.tag) == slot)
+			cont[slot] = 1;
+	}
+	for (i = 1; !ret && i < SLUICE_MAX_RULES; i++)
+		if (used[i] && !cont[i])
+			ret = sluice_clear_rstats(t->h, (__u32)i);
+	free(cont);
+	return ret;
+}
+
+/* Publish t->set: the idle half, one store of `active`, a grace period;
+ * then the old half is the same again. */
+static void flip_settings(struct sluice_txn *t)
+{
+	struct sluice_config *cfg = t->h->cfg;
+	__u32 active = __atomic_load_n(&cfg->active, __ATOMIC_ACQUIRE) & 1;
 
 	cfg->settings[!active] = t->set;
 	bump_seq(cfg);
 	__atomic_store_n(&cfg->active, !active, __ATOMIC_RELEASE);
 	wait_grace_period();
-
 	/* The old half and the old rules change from here on. */
 	bump_seq(cfg);
-	if (t->rules_changed) {
-		ret = clear_gen(h->rules_fd, old_gen);
-		if (ret)
-			pr_warn("warning: Couldn't clear the old rules of %s: %s (harmless: the "
-				"next change clears them)\n", h->ifname, strerror(-ret));
-	}
 	/* Keep the idle half equal to the live one, so a reader of the pinned
 	 * map (bpftool) sees the same settings in both. */
 	cfg->settings[active] = t->set;
+}
+
+/* sluice_ruletab holds t's rules from now on (when it can hold them). */
+static void ruletab_publish(struct sluice_txn *t)
+{
+	struct sluice_handle *h = t->h;
+
+	if (!h->ruletab || t->nr_rules > h->ruletab_max)
+		return;
+	memcpy(h->ruletab, t->rules, t->nr_rules * sizeof(*t->rules));
+	h->cfg->ruletab_nr = (__u32)t->nr_rules;
+	__atomic_store_n(&h->cfg->ruletab_seq, __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
+}
+
+/* Readers must not take sluice_ruletab for the live rules until the change
+ * is whole; bumped seq makes the ones reading it now retry. */
+static void ruletab_retire(struct sluice_config *cfg)
+{
+	__atomic_store_n(&cfg->ruletab_seq, 0, __ATOMIC_RELAXED);
+	bump_seq(cfg);
+}
+
+/* One rule added, changed or removed in the live generation: one trie
+ * update a packet sees whole, no copy of the others. */
+static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, size_t errlen)
+{
+	struct sluice_handle *h = t->h;
+	struct sluice_txn_books *b = t->books;
+	__u8 gen = t->set.rules_gen;
+	int ret = 0;
+
+	__u8 maps = rule_maps_for(h, t->rules, t->nr_rules);
+
+	ruletab_retire(h->cfg);
+	if (now >= 0) {
+		struct sluice_txn_rule *r = &t->rules[now];
+		__u32 slot = SLUICE_TAG_SLOT(r->rule.policy.tag);
+		struct sluice_rule_key k = r->key;
+		bool same_slot = was >= 0 && SLUICE_TAG_SLOT(b->live[was].rule.policy.tag) == slot;
+		size_t i, users = 0;
+
+		/* A slot no live rule held starts its counters at 0. */
+		for (i = 0; !same_slot && i < b->nr_live && !users; i++)
+			users = SLUICE_TAG_SLOT(b->live[i].rule.policy.tag) == slot;
+		if (!same_slot && !users)
+			ret = sluice_clear_rstats(h, slot);
+		k.gen = gen;
+		if (!ret && bpf_map_update_elem(rule_fd(h, maps, r), &k, &r->rule, BPF_ANY))
+			ret = -errno;
+	} else {
+		ret = delete_rules(h, b->live_maps, &b->live[was], 1, gen);
+	}
+	if (ret) {
+		/* Nothing changed: the table still holds the live rules. */
+		__atomic_store_n(&h->cfg->ruletab_seq, h->cfg->seq, __ATOMIC_RELEASE);
+		return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing was "
+			    "changed", h->ifname, strerror(-ret));
+	}
+	t->set.nr_rules = (__u32)t->nr_rules;
+	t->set.rule_maps = maps;
+	flip_settings(t);
+	ruletab_publish(t);
+	return 0;
+}
+
+/* Any change: the rules are written whole into the idle generation, which
+ * the flip of the settings makes live with them. */
+static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
+{
+	struct sluice_handle *h = t->h;
+	struct sluice_txn_books *b = t->books;
+	__u8 old_gen = t->set.rules_gen, new_gen = !old_gen;
+	__u8 maps = rule_maps_for(h, t->rules, t->nr_rules);
+	__u32 max = sluice_max_rules(h);
+	size_t written = 0;
+	int ret = 0;
+
+	if (max && t->nr_rules > max)
+		return too_many_rules(t, err, errlen);
+	ruletab_retire(h->cfg);
+	/* Leftovers of a writer that died mid-change are not live. The table
+	 * was up to date only if the last change finished, clearing them. */
+	if (!b->from_tab)
+		ret = clear_gen_all(h, new_gen);
+	if (!ret)
+		ret = clear_new_slots(t);
+	for (; !ret && written < t->nr_rules; written++) {
+		struct sluice_txn_rule *r = &t->rules[written];
+
+		r->key.gen = new_gen;
+		if (bpf_map_update_elem(rule_fd(h, maps, r), &r->key, &r->rule, BPF_ANY))
+			ret = -errno;
+		r->key.gen = 0;
+	}
+	if (ret) {
+		delete_rules(h, maps, t->rules, written, new_gen);
+		if (b->from_tab)
+			__atomic_store_n(&h->cfg->ruletab_seq, h->cfg->seq, __ATOMIC_RELEASE);
+		return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing "
+			    "was changed", h->ifname, strerror(-ret));
+	}
+	t->set.rules_gen = new_gen;
+	t->set.nr_rules = (__u32)t->nr_rules;
+	t->set.rule_maps = maps;
+	flip_settings(t);
+	/* What the walk or the table said was live is now the old generation. */
+	ret = delete_rules(h, b->live_maps, b->live, b->nr_live, old_gen);
+	if (ret)
+		pr_warn("warning: Couldn't clear the old rules of %s: %s (harmless: the "
+			"next change clears them)\n", h->ifname, strerror(-ret));
+	else
+		ruletab_publish(t);
+	return 0;
+}
+
+int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
+{
+	long now, was;
+	int ret;
+
+	ret = sluice_policy_check(&t->set.def, err, errlen);
+	if (ret)
+		return ret;
+	if (!t->books || !t->books->live_known)
+		return fail(err, errlen, -EINVAL, "internal error: a change of %s committed "
+			    "without sluice_txn_begin()", t->h->ifname);
+	if (t->rules_changed)
+		ret = one_edit(t, &now, &was) ? commit_in_place(t, now, was, err, errlen) :
+						commit_whole(t, err, errlen);
+	else {
+		ruletab_retire(t->h->cfg);
+		t->set.nr_rules = (__u32)t->nr_rules;
+		flip_settings(t);
+		ruletab_publish(t);
+	}
+	if (ret)
+		return ret;
 	t->rules_changed = false;
+	{
+		/* What is live now is what a next commit starts from. */
+		struct sluice_txn_rule *live = realloc(t->books->live,
+						       (t->nr_rules ? t->nr_rules : 1) * sizeof(*live));
+
+		if (live) {
+			memcpy(live, t->rules, t->nr_rules * sizeof(*live));
+			t->books->live = live;
+			t->books->nr_live = t->nr_rules;
+			t->books->live_indexed = false;
+			t->books->nr_ops = 0;
+			t->books->live_maps = t->set.rule_maps;
+		} else {
+			t->books->from_tab = false;
+			t->books->nr_ops = 2;
+		}
+	}
 	return 0;
 }
 
@@ -363,22 +964,40 @@ static int cmp_rules(const void *a, const void *b)
 int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
 			 char *err, size_t errlen)
 {
+	struct sluice_rstats *by_slot = NULL;
+	unsigned char *have = NULL;
 	int ret = 0, try;
+	bool from_tab;
 	__u64 seq;
 	size_t i;
 
 	memset(pol, 0, sizeof(*pol));
+	if (with_stats) {
+		/* Rules may share a slot: each slot is read once. */
+		by_slot = calloc(SLUICE_MAX_RULES, sizeof(*by_slot) + 1);
+		if (!by_slot)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		have = (unsigned char *)(by_slot + SLUICE_MAX_RULES);
+	}
 	for (try = 0; try < READ_TRIES; try++) {
 		sluice_free_policies(pol);
+		if (have)
+			memset(have, 0, SLUICE_MAX_RULES);
 		sluice_read_settings(h, &pol->set, &seq);
-		ret = read_rules(h->rules_fd, pol->set.rules_gen, &pol->rules, &pol->nr_rules);
-		if (ret)
+		ret = read_rules(h, &pol->set, seq, &pol->rules, &pol->nr_rules, &from_tab);
+		if (ret) {
+			free(by_slot);
 			return fail(err, errlen, ret, "Couldn't read the rules of %s: %s",
 				    h->ifname, strerror(-ret));
+		}
+		/* Sorted first: rstats[i] is the counters of rules[i]. */
+		if (pol->nr_rules)
+			qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
 		if (with_stats) {
 			pol->rstats = calloc(pol->nr_rules + 1, sizeof(*pol->rstats));
 			if (!pol->rstats) {
 				sluice_free_policies(pol);
+				free(by_slot);
 				return fail(err, errlen, -ENOMEM, "out of memory");
 			}
 		}
@@ -386,28 +1005,47 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			const struct sluice_policy *p = i < pol->nr_rules ?
 								&pol->rules[i].rule.policy :
 								&pol->set.def;
-			__u32 slot = SLUICE_TAG_SLOT(p->tag);
+			__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
 
-			ret = sluice_read_rstats(h, slot, &pol->rstats[i]);
+			ret = have[slot] ? 0 : sluice_read_rstats(h, slot, &by_slot[slot]);
+			have[slot] = 1;
+			pol->rstats[i] = by_slot[slot];
 			if (ret) {
 				sluice_free_policies(pol);
+				free(by_slot);
 				return fail(err, errlen, ret,
 					    "Couldn't read the counters of policy slot %u of %s: "
 					    "%s", slot, h->ifname, strerror(-ret));
 			}
 		}
 		/* One whole version: nothing changed while we read it. */
-		if (!sluice_settings_changed(h, seq) && pol->nr_rules == pol->set.nr_rules)
+		if (!sluice_settings_changed(h, seq) && pol->nr_rules == pol->set.nr_rules &&
+		    (!from_tab || ruletab_valid(h, seq, pol->set.nr_rules)))
 			break;
 	}
+	free(by_slot);
 	if (try == READ_TRIES) {
 		sluice_free_policies(pol);
 		return fail(err, errlen, -EAGAIN,
 			    "the rules of %s kept changing while they were read (%d tries): try "
 			    "again", h->ifname, READ_TRIES);
 	}
-	if (pol->nr_rules)
-		qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
+	return 0;
+}
+
+int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,
+		       __u8 family, const __u8 *addr, struct sluice_rule *out)
+{
+	struct sluice_rule_key rk;
+
+	if (!s->nr_rules)
+		return 0;
+	sluice_rule_key_init(&rk, s->rules_gen, family, addr, family == 4 ? 32 : 128);
+	if ((s->rule_maps & SLUICE_RULES_HOSTS) && h->hosts_fd >= 0 &&
+	    !bpf_map_lookup_elem(h->hosts_fd, &rk, out))
+		return 1;
+	if (!(s->rule_maps & SLUICE_RULES_NO_PREFIX) && !bpf_map_lookup_elem(h->rules_fd, &rk, out))
+		return 1;
 	return 0;
 }
 

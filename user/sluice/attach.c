@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -71,6 +72,7 @@ static void attach_help(void)
 	       "  --prefix6 LEN       IPv6 sources share a bucket per /LEN (default 64)\n"
 	       "  --max-keys N        size of the key table (default %u); fixed once pinned\n"
 	       "  --max-log-keys N    size of the sliding-log table (default %u)\n"
+	       "  --max-rules N       most rules (default %u, 136 bytes each); fixed once pinned\n"
 	       "  --new-keys RATE     admit at most RATE new sources; past it, new sources\n"
 	       "                      share their /24 (/48) bucket; 'off' to stop\n"
 	       "  --fail-closed       drop packets whose source the key table cannot hold\n"
@@ -88,8 +90,8 @@ static void attach_help(void)
 	       "sluice runs with (an upgrade), is resumed and the summary says so.\n"
 	       "Pins live in %s/IFACE/ (initial network namespace) or\n"
 	       "%s/netns:INODE/IFACE/ (any other). See sluice(8).\n",
-	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_PIN_ROOT,
-	       SLUICE_PIN_ROOT);
+	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_DEFAULT_MAX_RULES,
+	       SLUICE_PIN_ROOT, SLUICE_PIN_ROOT);
 }
 
 /* Compare one pinned map with what this sluice would create. */
@@ -134,6 +136,27 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 			c->max_keys = info.max_entries;
 		else
 			c->max_log_keys = info.max_entries;
+		return 0;
+	}
+	if (!strcmp(name, SLUICE_MAP_RULES)) {
+		/* A state of an older sluice has room for 4,096 rules. */
+		if (c->o->max_rules && 2 * c->o->max_rules != info.max_entries)
+			return refuse(c, -EEXIST,
+				      "the pinned rules of %s hold %u rules, not %llu: detach "
+				      "first to resize ('sluice detach %s' drops its state), then "
+				      "attach with --max-rules %llu",
+				      ifn, info.max_entries / 2,
+				      (unsigned long long)c->o->max_rules, ifn,
+				      (unsigned long long)c->o->max_rules);
+		c->max_rules = info.max_entries / 2;
+		return 0;
+	}
+	if (!strcmp(name, SLUICE_MAP_RULETAB)) {
+		if (info.max_entries != c->max_rules)
+			return refuse(c, -EPROTO,
+				      "the pinned map %s/%s has %u entries for %u rules: detach "
+				      "with the sluice that attached it, then attach again",
+				      c->dir, name, info.max_entries, c->max_rules);
 		return 0;
 	}
 	if (info.max_entries != bpf_map__max_entries(m))
@@ -197,8 +220,9 @@ static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 			cfg.layout = SLUICE_LAYOUT_VERSION;
 			c->old_cfg = cfg;
 			c->have_old_cfg = true;
-		} else if (cfg.layout == 3 || cfg.layout == SLUICE_LAYOUT_VERSION) {
-			/* Layout 3 is layout 4 without the owner: upgraded in
+		} else if (cfg.layout >= 3 && cfg.layout <= SLUICE_LAYOUT_VERSION) {
+			/* Layout 3 is layout 4 without the owner, layout 4 is
+			 * this one with the rules all in the trie: upgraded in
 			 * place once attach knows whose it is. */
 			c->old_cfg = cfg;
 			c->have_old_cfg = true;
@@ -294,9 +318,7 @@ static int edit_txn(struct sluice_txn *t, struct attach_ctx *c, char *err, size_
  * one): edits of a transaction on it touch only its copy. */
 static void scratch_handle(struct sluice_handle *h, struct sluice_config *cfg, const char *ifname)
 {
-	memset(h, 0, sizeof(*h));
-	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
-	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
+	sluice_handle_init(h);
 	snprintf(h->ifname, sizeof(h->ifname), "%s", ifname);
 	h->cfg = cfg;
 }
@@ -415,10 +437,12 @@ static int create_maps(struct attach_ctx *c)
 		ret = -errno;
 		if (ret == -ENOMEM || ret == -E2BIG)
 			refuse(c, ret,
-			       "Couldn't create the maps of %s: %s (the key table of %u keys and "
-			       "the sliding-log table of %u keys must fit in kernel memory: lower "
-			       "--max-keys or --max-log-keys)",
-			       c->o->ifname, strerror(-ret), c->max_keys, c->max_log_keys);
+			       "Couldn't create the maps of %s: %s (the key table of %u keys, "
+			       "the sliding-log table of %u keys and the rule table of %u rules "
+			       "must fit in kernel memory: lower --max-keys, --max-log-keys or "
+			       "--max-rules)",
+			       c->o->ifname, strerror(-ret), c->max_keys, c->max_log_keys,
+			       c->max_rules);
 		else
 			refuse(c, ret, "Couldn't create the maps of %s in %s: %s (run with -v to "
 			       "see libbpf's reason)", c->o->ifname, c->dir, strerror(-ret));
@@ -450,6 +474,21 @@ static int create_maps(struct attach_ctx *c)
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
 			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
 				     c->o->ifname, strerror(errno));
+	} else if (cfg.layout == 4) {
+		/* Its rule_maps and ruletab fields are 0: every rule in the
+		 * trie, no rule table yet, as this layout reads them. The
+		 * program is replaced before anything writes the new fields.
+		 * Only the layout word is written: the rest may be changing. */
+		struct sluice_config *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
+					       MAP_SHARED, bpf_map__fd(skel->maps.sluice_config), 0);
+
+		if (m == MAP_FAILED) {
+			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+		} else {
+			__atomic_store_n(&m->layout, SLUICE_LAYOUT_VERSION, __ATOMIC_RELEASE);
+			munmap(m, sizeof(*m));
+		}
 	}
 out:
 	sluice_bpf__destroy(skel);
@@ -566,10 +605,10 @@ int sluice_attach(struct attach_opts *o)
 	__u32 new_id = 0;
 	int lock_fd = -1, ret, status = SLUICE_EXIT_RUNTIME;
 
-	h.config_fd = h.buckets_fd = h.logs_fd = h.rules_fd = -1;
-	h.stats_fd = h.rstats_fd = h.events_fd = h.lock_fd = -1;
+	sluice_handle_init(&h);
 	c.max_keys = o->max_keys ? (__u32)o->max_keys : SLUICE_DEFAULT_MAX_KEYS;
 	c.max_log_keys = o->max_log_keys ? (__u32)o->max_log_keys : SLUICE_DEFAULT_MAX_LOG_KEYS;
+	c.max_rules = o->max_rules ? (__u32)o->max_rules : SLUICE_DEFAULT_MAX_RULES;
 
 	ret = sluice_ensure_bpffs(c.err, sizeof(c.err));
 	if (!ret)

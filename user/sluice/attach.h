@@ -22,7 +22,7 @@ struct attach_ctx {
 	bool dir_existed;
 	bool pins_existed; /* every map was pinned before this call */
 	bool fresh_config; /* the config has layout 0: give it the defaults */
-	__u32 max_keys, max_log_keys;
+	__u32 max_keys, max_log_keys, max_rules;
 	struct attachment a;
 	enum attach_kind kind;
 	/* the pinned config as it was before this call */

@@ -35,6 +35,11 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 	ret = bpf_map__set_max_entries(skel->maps.sluice_buckets, c->max_keys);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_logs, c->max_log_keys);
+	/* Two generations of rules in the trie; the table holds the live one. */
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_rules, 2 * c->max_rules);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_ruletab, c->max_rules);
 	return ret;
 }
 

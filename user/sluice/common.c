@@ -18,13 +18,15 @@
 
 const char *const sluice_map_names[] = {
 	SLUICE_MAP_BUCKETS, SLUICE_MAP_LOGS,   SLUICE_MAP_CONFIG, SLUICE_MAP_RULES,
-	SLUICE_MAP_STATS,   SLUICE_MAP_RSTATS, SLUICE_MAP_EVENTS,
+	SLUICE_MAP_RULETAB, SLUICE_MAP_STATS,  SLUICE_MAP_RSTATS, SLUICE_MAP_EVENTS,
 };
 const size_t sluice_nr_maps = sizeof(sluice_map_names) / sizeof(sluice_map_names[0]);
 
 /* Largest --max-keys: the kernel refuses larger hash tables anyway, and a
  * table this size already holds tens of GiB. */
 #define MAX_KEYS_LIMIT (1ULL << 31)
+/* Largest --max-rules: 4M rules are 570 MB of rule table. */
+#define MAX_RULES_LIMIT (1ULL << 22)
 #define MIN_INTERVAL_NS (100ULL * 1000000ULL)
 
 enum {
@@ -37,6 +39,7 @@ enum {
 	OPT_PREFIX6,
 	OPT_MAX_KEYS,
 	OPT_MAX_LOG_KEYS,
+	OPT_MAX_RULES,
 	OPT_NEW_KEYS,
 	OPT_FAIL_CLOSED,
 	OPT_FAIL_OPEN,
@@ -58,6 +61,7 @@ static const struct option attach_long[] = {
 	{ "prefix6", required_argument, NULL, OPT_PREFIX6 },
 	{ "max-keys", required_argument, NULL, OPT_MAX_KEYS },
 	{ "max-log-keys", required_argument, NULL, OPT_MAX_LOG_KEYS },
+	{ "max-rules", required_argument, NULL, OPT_MAX_RULES },
 	{ "new-keys", required_argument, NULL, OPT_NEW_KEYS },
 	{ "fail-closed", no_argument, NULL, OPT_FAIL_CLOSED },
 	{ "fail-open", no_argument, NULL, OPT_FAIL_OPEN },
@@ -147,6 +151,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 				o->max_keys = v;
 			else
 				o->max_log_keys = v;
+			break;
+		case OPT_MAX_RULES:
+			if (sluice_parse_uint("--max-rules", arg, MAX_RULES_LIMIT, &v, err,
+					      sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			if (!v)
+				return usage_err(cmd, "--max-rules 0: give at least 1 (default %u)",
+						 SLUICE_DEFAULT_MAX_RULES);
+			o->max_rules = v;
 			break;
 		case OPT_NEW_KEYS:
 			/* Settings that sluicectl set changes live: checked and

@@ -154,7 +154,7 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 	}
 	/* Layout 3 did not record an owner: it is the interface's of the name. */
 	if (has_state)
-		ours = ifindex && (cfg.layout != SLUICE_LAYOUT_VERSION ||
+		ours = ifindex && (cfg.layout < SLUICE_LAYOUT_OWNER ||
 				   (cfg.owner.ifindex == ifindex && sluice_netns_same(&ns, &cfg.owner)));
 	if (ifindex) {
 		n = detach_programs(ifname, ifindex, err, sizeof(err));

@@ -62,7 +62,7 @@ static void foreign_reason(const char *ifname, unsigned int ifindex,
 	char when[32];
 
 	why[0] = '\0';
-	if (cfg->layout != SLUICE_LAYOUT_VERSION) {
+	if (cfg->layout < SLUICE_LAYOUT_OWNER) {
 		if (!prog_attached)
 			snprintf(why, len, "it was pinned by an older sluice (layout %u), which "
 				 "does not record whose it is", cfg->layout);

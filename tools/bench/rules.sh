@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# Rule sets at blocklist scale: what the control plane and the datapath pay
+# for R rules. On a veth pair in two namespaces of its own (no traffic is sent:
+# the rules are only loaded and the program is run with BPF_PROG_TEST_RUN):
+#   batch     one `sluicectl -b` of R rules (deny, exempt and rate lists of
+#             198.18.0.0/15 /32s and 2001:2::/48 /64s), wall time
+#   add, del  one `sluicectl rule add` / `rule del` at R rules, median of 5
+#   list      `sluicectl -j rule list` at R rules, median of 3
+#   ns/pkt    the attached program run on a frame from a source that a rate
+#             rule matches, and on one no rule matches (BPF_PROG_TEST_RUN,
+#             repeat 1e6, median of 5), with 1,000 rules and with R
+# Usage: rules.sh OUTDIR (root; BUILD from run.sh; RULES_R, default 100000)
+# Writes OUTDIR/rules.md and OUTDIR/rules.json.
+set -euo pipefail
+
+OUT=$1
+BUILD=${BUILD:-build}
+R=${RULES_R:-100000}
+SMALL=1000
+SLUICE=$BUILD/sluice
+SLUICECTL=$BUILD/sluicectl
+export SLUICE SLUICECTL BUILD
+
+# shellcheck source=tests/lib/tap.sh
+source tests/lib/tap.sh
+# shellcheck source=tests/lib/netns.sh
+source tests/lib/netns.sh
+netns_setup br 60 >/dev/null || { echo "rules: could not build the lab" >&2; exit 1; }
+rx_sluice attach "$IF_RX" >/dev/null
+ctl() { rx_ctl -i "$IF_RX" "$@"; }
+T=$NETNS_TMP
+
+# gen_rules N FILE: N rules. Every tenth a /64 of 2001:2::/48, the others
+# /32s of 198.18.128.0 to 198.19.255.255 (clear of the lab's 198.18.60.0/24).
+# Half deny, 40% exempt, 10% one rate (198.18.128.9 is the first): three
+# policies, so past the 4,095 counter slots the rules share them.
+gen_rules() {
+	awk -v n="$1" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			m = i % 10
+			if (m == 0) {
+				printf "rule add 2001:2:0:%x::/64 --deny\n", int(i / 10) + 256
+				continue
+			}
+			a = 32768 + i - int(i / 10)
+			printf "rule add 198.%d.%d.%d/32%s\n", 18 + int(a / 65536),
+				int(a / 256) % 256, a % 256,
+				m < 5 ? " --deny" : m < 9 ? " --exempt" : " --rate 10/s"
+		}
+	}' >"$2"
+}
+
+now_ms() { date +%s%3N; }
+# median of the arguments
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# time_ms CMD...: wall milliseconds of one run (its output thrown away)
+time_ms() {
+	local t0 t1
+	t0=$(now_ms)
+	"$@" >/dev/null
+	t1=$(now_ms)
+	echo $((t1 - t0))
+}
+
+# A UDP frame from SRC (IPv4) to the receiver, checksums right, as a file.
+frame() { # frame SRC FILE
+	python3 - "$1" "$ADDR4_RX" "$2" <<'EOF'
+import socket, struct, sys
+src, dst, out = socket.inet_aton(sys.argv[1]), socket.inet_aton(sys.argv[2]), sys.argv[3]
+payload = b"x" * 18
+udp = struct.pack("!HHHH", 9, 9, 8 + len(payload), 0) + payload
+hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, src, dst)
+s = sum(struct.unpack("!10H", hdr))
+s = (s & 0xffff) + (s >> 16); s = (s & 0xffff) + (s >> 16)
+hdr = hdr[:10] + struct.pack("!H", ~s & 0xffff) + hdr[12:]
+eth = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00"
+open(out, "wb").write(eth + hdr + udp)
+EOF
+}
+command -v python3 >/dev/null || { echo "rules: python3 is missing (make deps)" >&2; exit 1; }
+# A source a rate rule matches and one no rule does.
+frame 198.18.128.9 "$T/hit.bin"
+frame 198.18.60.1 "$T/miss.bin"
+PROG=$RX_PINS/sluice_prog
+run_ns() { # run_ns FRAME: median ns per run of the program on FRAME
+	local i v=()
+	for i in 1 2 3 4 5; do
+		v+=("$(bpftool prog run pinned "$PROG" data_in "$1" repeat 1000000 2>&1 |
+			awk '/duration/ { gsub(/ns/, "", $NF); print $NF }')")
+	done
+	median "${v[@]}"
+}
+
+gen_rules $SMALL "$T/small.conf"
+gen_rules "$R" "$T/big.conf"
+ctl -b "$T/small.conf" >/dev/null
+hit_small=$(run_ns "$T/hit.bin")
+miss_small=$(run_ns "$T/miss.bin")
+ctl rule flush >/dev/null
+
+batch_ms=$(time_ms ctl -b "$T/big.conf")
+n=$(ctl -j rule list | grep -o '"match":' | wc -l)
+[ "$n" = $((R + 1)) ] || { echo "rules: rule list has $n entries, want $((R + 1))" >&2; exit 1; }
+adds=() dels=() lists=()
+for i in 1 2 3 4 5; do
+	adds+=("$(time_ms ctl rule add 198.18.61.$i/32 --rate 5/s)")
+	dels+=("$(time_ms ctl rule del 198.18.61.$i/32)")
+done
+for i in 1 2 3; do lists+=("$(time_ms ctl -j rule list)"); done
+add_ms=$(median "${adds[@]}")
+del_ms=$(median "${dels[@]}")
+list_ms=$(median "${lists[@]}")
+hit_big=$(run_ns "$T/hit.bin")
+miss_big=$(run_ns "$T/miss.bin")
+mem_kb=0
+for m in sluice_rules sluice_ruletab; do
+	b=$(bpftool -j map show pinned "$RX_PINS/$m" | jq '.bytes_memlock')
+	mem_kb=$((mem_kb + b / 1024))
+done
+
+goal() { # goal NAME VALUE WANT MET
+	printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$([ "$4" = 1 ] && echo met || echo MISSED)"
+}
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo 1 || echo 0; }
+dhit=$(awk -v a="$hit_big" -v b="$hit_small" 'BEGIN { print a - b }')
+dmiss=$(awk -v a="$miss_big" -v b="$miss_small" 'BEGIN { print a - b }')
+{
+	echo "### Rule sets at blocklist scale ($R rules)"
+	echo
+	echo "$R rules: half --deny, 40% --exempt, 10% --rate 10/s (three policies on shared"
+	echo "counter slots), IPv4 /32s and every tenth an IPv6 /64. Wall times of the whole"
+	echo "command (process start, lock, read, change, RCU grace period, exit)."
+	echo
+	echo "| measure | value | goal | |"
+	echo "|---|---|---|---|"
+	goal "one batch of $R rules (sluicectl -b)" "$batch_ms ms" "< 2000 ms" "$(le "$batch_ms" 1999)"
+	goal "rule add at $R rules (median of 5)" "$add_ms ms" "< 50 ms" "$(le "$add_ms" 49)"
+	goal "rule del at $R rules (median of 5)" "$del_ms ms" "< 50 ms" "$(le "$del_ms" 49)"
+	goal "rule list -j at $R rules (median of 3)" "$list_ms ms" "< 1000 ms" "$(le "$list_ms" 999)"
+	goal "ns/pkt, a rate rule's source: $SMALL -> $R rules" "$hit_small -> $hit_big (+$dhit)" \
+		"<= +20 ns" "$(le "$dhit" 20)"
+	goal "ns/pkt, a source no rule matches: $SMALL -> $R rules" \
+		"$miss_small -> $miss_big (+$dmiss)" "<= +20 ns" "$(le "$dmiss" 20)"
+	echo
+	echo "Kernel memory of the rule trie and the rule table at $R rules: $mem_kb kB."
+	echo
+} >"$OUT/rules.md"
+printf '{"rules":%d,"batch_ms":%d,"add_ms":%d,"del_ms":%d,"list_ms":%d,' "$R" "$batch_ms" \
+	"$add_ms" "$del_ms" "$list_ms" >"$OUT/rules.json"
+printf '"ns_hit_small":%s,"ns_hit_big":%s,"ns_miss_small":%s,"ns_miss_big":%s,"mem_kb":%d}\n' \
+	"$hit_small" "$hit_big" "$miss_small" "$miss_big" "$mem_kb" >>"$OUT/rules.json"
+cat "$OUT/rules.md"
