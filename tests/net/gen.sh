@@ -4,6 +4,8 @@
 # (exit 2, nothing sent), and what it sends is valid: the receiver's stack
 # counts every frame as a UDP datagram to a closed port, none with a bad
 # checksum or header, with fixed and with rewritten sources, IPv4 and IPv6.
+# It reports what the veth delivered: into a receiver that takes no XDP
+# frames (no XDP program, GRO off) it says so, names the fix and exits 1.
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -112,5 +114,60 @@ if [ -x "$SLUICE" ]; then
 	fi
 else
 	skip "sluice not built" "-n 5000 --keys 50: 5000 frames from exactly 50 sources"
+fi
+
+# A veth takes the generator's frames only into a peer that runs NAPI: an XDP
+# program in native mode, or GRO (which netns_setup turns on). Without either
+# it drops every one, while every test run reports success.
+rx_sluice detach "$IF_RX" >/dev/null 2>&1
+if ! rx_exec ethtool -K "$IF_RX" gro off >/dev/null 2>&1; then
+	not_ok "turn GRO off on the receiver (ethtool -K $IF_RX gro off)"
+	tap_done
+	exit
+fi
+before=$(rx_counter udp_in)
+if expect_status 1 "no XDP on the receiver, GRO off: sluice-gen fails (exit 1)" \
+	tx_gen -s "$ADDR4_TX" -d "$ADDR4_RX" -n 1000; then
+	for want in "$IF_RX, the veth's peer, has no XDP program" \
+		"sluice attach $IF_RX --mode native" "nsenter --net=/var/run/netns/$NS_RX" \
+		"delivered 0 to $IF_RX"; do
+		if grep -qF -- "$want" <<<"$OUT"; then
+			ok "no XDP on the receiver: sluice-gen says '$want'"
+		else
+			not_ok "no XDP on the receiver: sluice-gen says '$want'"
+			diag "$OUT"
+		fi
+	done
+fi
+sleep 0.1
+got=$(($(rx_counter udp_in) - before))
+[ "$got" = 0 ] && ok "no XDP on the receiver: it really got nothing" ||
+	{ not_ok "no XDP on the receiver: it really got nothing"; diag "it got $got frames"; }
+if expect_status 0 "no XDP on the receiver, --expect-drops: exit 0" \
+	tx_gen -s "$ADDR4_TX" -d "$ADDR4_RX" -n 1000 -r 10000 -j --expect-drops; then
+	grep -q '"delivered":0,.*"not_taken":1000' <<<"$OUT" &&
+		ok "--expect-drops: the report says 0 delivered, 1000 not taken" ||
+		{ not_ok "--expect-drops: the report says 0 delivered, 1000 not taken"; diag "$OUT"; }
+fi
+if [ -x "$SLUICE" ]; then
+	rx_sluice attach "$IF_RX" --rate 1000000/s --mode native >/dev/null 2>&1 ||
+		{ not_ok "sluice attach $IF_RX --mode native"; exit 1; }
+	before=$(rx_counter udp_in)
+	if expect_status 0 "sluice in native mode on the receiver: sluice-gen succeeds" \
+		tx_gen -s "$ADDR4_TX" -d "$ADDR4_RX" -n 1000 -r 10000; then
+		if grep -q "^delivered 1000 to $IF_RX: .*0 with the queue full, 0 not taken" \
+			<<<"$OUT" && ! grep -qi "warning" <<<"$OUT"; then
+			ok "native XDP on the receiver: 1000 delivered, no warning"
+		else
+			not_ok "native XDP on the receiver: 1000 delivered, no warning"
+			diag "$OUT"
+		fi
+	fi
+	sleep 0.1
+	got=$(($(rx_counter udp_in) - before))
+	[ "$got" = 1000 ] && ok "native XDP on the receiver: it got the 1000 frames" ||
+		{ not_ok "native XDP on the receiver: it got the 1000 frames"; diag "it got $got"; }
+else
+	skip "sluice not built" "native XDP on the receiver: 1000 delivered, no warning"
 fi
 tap_done

@@ -10,6 +10,10 @@
  *
  * It refuses any address outside the benchmarking ranges 198.18.0.0/15 and
  * 2001:2::/48, and it must run in the sender's network namespace.
+ *
+ * A test run returns success for frames the veth then refuses (veth.c): out
+ * of a veth, sluice-gen reports what the veth took, and fails when it took
+ * (nearly) nothing, naming the cause.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,7 +43,7 @@ struct worker {
 	int cpu; /* pinned to this CPU, or -1 */
 	__u64 quota; /* packets to send; 0: until the deadline */
 	double rate; /* packets per second; 0: as fast as it goes */
-	__u64 sent;
+	__u64 sent; /* written by the worker, read by main while it runs: atomics */
 	__u64 start_ns, end_ns;
 	__u64 max_lag_ns; /* paced: the furthest a batch went out behind schedule */
 	int err;
@@ -52,6 +56,7 @@ struct run {
 	unsigned int len;
 	__u64 deadline_ns; /* 0: none */
 	bool slow_calls; /* every test run pays a dispatcher update: batch more */
+	int running; /* workers not yet done (atomic) */
 };
 
 static struct run run;
@@ -91,12 +96,11 @@ static __u64 clamp64(__u64 v, __u64 lo, __u64 hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static void *worker_main(void *arg)
+static void worker_loop(struct worker *w)
 {
 	/* Time one call should take: long enough that its fixed cost is
 	 * noise, short enough to stop on time and to pace smoothly. */
 	__u64 call_ns = run.slow_calls ? 250000000ULL : 10000000ULL;
-	struct worker *w = arg;
 	__u64 chunk = 1024, n, t0, t1, dt, sched;
 	sigset_t set;
 
@@ -114,7 +118,7 @@ static void *worker_main(void *arg)
 		CPU_SET(w->cpu, &cpus);
 		w->err = -pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 		if (w->err)
-			return NULL;
+			return;
 	}
 	if (w->rate > 0) {
 		/* Paced: batches of 1/5 of a call's time worth of traffic, each
@@ -157,7 +161,7 @@ static void *worker_main(void *arg)
 		 * runs from the first return to the last. */
 		if (!w->sent)
 			w->start_ns = t1;
-		w->sent += n;
+		__atomic_store_n(&w->sent, w->sent + n, __ATOMIC_RELAXED);
 		w->end_ns = t1;
 		if (w->rate > 0)
 			continue;
@@ -168,7 +172,44 @@ static void *worker_main(void *arg)
 		if (run.deadline_ns && run.deadline_ns > t1)
 			chunk = clamp64(n * (run.deadline_ns - t1) / dt + 1, 1, chunk);
 	}
+}
+
+static void *worker_main(void *arg)
+{
+	worker_loop(arg);
+	__atomic_sub_fetch(&run.running, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/*
+ * While sending, out of a veth: the frames of a test run that returned are
+ * in the veth's counters already (the run flushes its redirects before it
+ * returns). When none of the first frames out was taken, none of the rest
+ * will be (the peer runs no NAPI): stop sending, and say so. True if it
+ * stopped the run.
+ */
+static bool watch_delivery(struct worker *w, int n, const char *dev,
+			   const struct gen_veth_counters *before)
+{
+	struct timespec tick = { .tv_nsec = 10000000 };
+	struct gen_veth_counters now;
+	__u64 sent;
+	int i;
+
+	while (!stopping && __atomic_load_n(&run.running, __ATOMIC_ACQUIRE) > 0) {
+		nanosleep(&tick, NULL);
+		for (sent = 0, i = 0; i < n; i++)
+			sent += __atomic_load_n(&w[i].sent, __ATOMIC_RELAXED);
+		if (!sent)
+			continue;
+		if (gen_veth_read(dev, &now))
+			return false;
+		if (now.xmit != before->xmit || now.xmit_err != before->xmit_err)
+			return false;
+		stopping = 1;
+		return true;
+	}
+	return false;
 }
 
 /* Paced: the span from the first frame out to the last, as the program saw
@@ -295,13 +336,25 @@ static void usage(FILE *f)
 "      --vlan ID         add an 802.1Q tag\n"
 "      --sport PORT, --dport PORT   UDP ports (default 4242 and 9)\n"
 "      --redirect        XDP_REDIRECT to DEV instead of XDP_TX (same path, other action)\n"
+"      --expect-drops    the veth refusing (nearly) every frame is expected: exit 0 anyway\n"
 "  -j, --json            print {\"packets\":N,\"seconds\":S,\"pps\":P}; with -r also\n"
-"                        \"max_lag_ms\": how far the sender fell behind its schedule\n"
+"                        \"max_lag_ms\": how far the sender fell behind its schedule;\n"
+"                        out of a veth also \"delivered\", \"delivered_pps\", \"queue_full\"\n"
+"                        and \"not_taken\" (see below)\n"
 "  -v, --verbose         say what is sent, and show libbpf's messages\n"
 "  -h, --help            this text\n"
 "\n"
 "With -r, seconds is the span from the first frame out to the last, as the\n"
-"program stamped them: rate x seconds is what a limiter should have earned them.\n",
+"program stamped them: rate x seconds is what a limiter should have earned them.\n"
+"\n"
+"Out of a veth, sluice-gen also reports what the veth delivered to its peer's\n"
+"XDP hook (DEV's ethtool counters tx_queue_N_xdp_xmit): \"queue_full\" frames it\n"
+"refused because the peer's queue was full (the receiver is not keeping up), and\n"
+"\"not_taken\" frames it never took: a veth delivers XDP frames only to a peer that\n"
+"runs an XDP program in native mode, or has GRO or threaded NAPI on. When (nearly)\n"
+"nothing was taken, sluice-gen stops, says why and how to fix it, and exits 1\n"
+"unless --expect-drops is given. The counters are DEV's: another sender on DEV\n"
+"at the same time adds to them.\n",
 		DEFAULT_SECONDS);
 }
 
@@ -367,6 +420,7 @@ enum {
 	OPT_SPORT,
 	OPT_DPORT,
 	OPT_REDIRECT,
+	OPT_EXPECT_DROPS,
 };
 
 int main(int argc, char **argv)
@@ -387,6 +441,7 @@ int main(int argc, char **argv)
 		{ "sport", required_argument, NULL, OPT_SPORT },
 		{ "dport", required_argument, NULL, OPT_DPORT },
 		{ "redirect", no_argument, NULL, OPT_REDIRECT },
+		{ "expect-drops", no_argument, NULL, OPT_EXPECT_DROPS },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -397,11 +452,14 @@ int main(int argc, char **argv)
 	struct sluice_frame spec = { .sport = 4242, .dport = 9 };
 	__u64 v, count = 0, rate = 0, keys = 0, len = 0, time_ns = 0;
 	int cpus[CPU_SETSIZE], ncpus = 0, nworkers, i, opt, ret;
-	bool json = false, redirect = false, verbose = false;
+	bool json = false, redirect = false, verbose = false, expect_drops = false;
+	struct gen_veth_counters before, after;
+	struct gen_delivery dl = { 0 };
+	bool counted = false, cut_short = false;
 	struct worker *workers = NULL;
 	struct gen_bpf *skel = NULL;
 	int keeper_fd = -1;
-	__u64 sent = 0, first = ~0ULL, last = 0, lag = 0;
+	__u64 sent = 0, out_frames, first = ~0ULL, last = 0, lag = 0;
 	char err[SLUICE_ERR_LEN];
 	struct gen_link link;
 	unsigned int min_len;
@@ -463,6 +521,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_REDIRECT:
 			redirect = true;
+			break;
+		case OPT_EXPECT_DROPS:
+			expect_drops = true;
 			break;
 		case 'j':
 			json = true;
@@ -569,6 +630,17 @@ int main(int argc, char **argv)
 	keeper_fd = attach_keeper(run.prog_fd, verbose);
 	run.slow_calls = keeper_fd < 0;
 
+	if (verbose && link.veth && link.has_peer && gen_peer_runs_napi(&link)) {
+		fprintf(stderr, "sluice-gen: %s's peer %s runs an XDP program in native mode: the "
+			"veth delivers frames to it\n", dev, link.peer_name);
+	} else if (verbose && link.veth) {
+		char why[1024];
+
+		gen_peer_advice(&link, why, sizeof(why));
+		fprintf(stderr, "sluice-gen: %s%s\n", why, !link.has_peer || !link.peer_up ? "" :
+			"; unless GRO or threaded NAPI is on there (which cannot be seen from "
+			"here), the veth will drop every frame");
+	}
 	if (verbose) {
 		char s[INET6_ADDRSTRLEN + 8], d[INET6_ADDRSTRLEN], m[24];
 
@@ -604,10 +676,12 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (!count && !time_ns)
 		time_ns = DEFAULT_SECONDS * 1000000000ULL;
+	counted = link.veth && !gen_veth_read(dev, &before);
 	if (time_ns)
 		run.deadline_ns = sluice_now_ns() + time_ns;
 
 	ret = SLUICE_EXIT_OK;
+	run.running = nworkers;
 	for (i = 0; i < nworkers; i++) {
 		int e = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
 
@@ -615,11 +689,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sluice-gen: Couldn't start a sending thread: %s\n",
 				strerror(e));
 			stopping = 1;
+			__atomic_sub_fetch(&run.running, nworkers - i, __ATOMIC_RELEASE);
 			nworkers = i;
 			ret = SLUICE_EXIT_RUNTIME;
 			break;
 		}
 	}
+	if (counted && !expect_drops)
+		cut_short = watch_delivery(workers, nworkers, dev, &before);
 	for (i = 0; i < nworkers; i++) {
 		struct worker *w = &workers[i];
 
@@ -648,6 +725,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sluice-gen: %llu frames were not sent: their headers were not "
 			"where the program expected them\n",
 			(unsigned long long)skel->bss->bad_frames);
+	out_frames = sent - (skel->bss->bad_frames < sent ? skel->bss->bad_frames : sent);
+	if (counted && !gen_veth_read(dev, &after))
+		gen_veth_delivery(&before, &after, out_frames, &dl);
+	else
+		counted = false;
 	if (json) {
 		struct sluice_json j;
 
@@ -658,6 +740,12 @@ int main(int argc, char **argv)
 		json_f64(&j, "pps", secs > 0 ? sent / secs : 0);
 		if (rate)
 			json_f64(&j, "max_lag_ms", lag / 1e6);
+		if (counted) {
+			json_u64(&j, "delivered", dl.delivered);
+			json_f64(&j, "delivered_pps", secs > 0 ? dl.delivered / secs : 0);
+			json_u64(&j, "queue_full", dl.queue_full);
+			json_u64(&j, "not_taken", dl.not_taken);
+		}
 		json_obj_end(&j);
 		json_end(&j);
 	} else {
@@ -666,6 +754,24 @@ int main(int argc, char **argv)
 		if (rate)
 			printf(" (paced; at most %.1f ms behind schedule)", lag / 1e6);
 		printf("\n");
+		if (counted)
+			printf("delivered %llu to %s: %.3f Mpps; dropped by the veth: %llu with the "
+			       "queue full, %llu not taken\n", (unsigned long long)dl.delivered,
+			       link.has_peer ? link.peer_name : "the peer",
+			       secs > 0 ? dl.delivered / secs / 1e6 : 0,
+			       (unsigned long long)dl.queue_full, (unsigned long long)dl.not_taken);
+	}
+	if (counted && gen_delivery_failed(&dl, out_frames)) {
+		char why[1024];
+
+		gen_peer_advice(&link, why, sizeof(why));
+		fprintf(stderr, "sluice-gen: %s: the veth took %llu of the %s%llu frames sent out "
+			"of %s%s: %s%s\n", expect_drops ? "note" : "warning",
+			(unsigned long long)dl.delivered, cut_short ? "first " : "",
+			(unsigned long long)out_frames, dev, cut_short ? ", so sending stopped" : "",
+			why, expect_drops ? "" : " (--expect-drops if that is expected)");
+		if (!expect_drops && ret == SLUICE_EXIT_OK)
+			ret = SLUICE_EXIT_RUNTIME;
 	}
 out:
 	if (keeper_fd >= 0)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <net/if.h>
 #include <linux/types.h>
 
 #include "libsluice.h"
@@ -19,11 +20,48 @@ void gen_format_mac(const __u8 mac[6], char *buf, size_t len);
 struct gen_link {
 	__u8 mac[6];
 	unsigned int mtu;
-	bool has_peer; /* a veth: peer_mac is its other end's address */
+	bool veth; /* DEV is a veth */
+	bool has_peer; /* the peer_ fields are its other end's */
 	__u8 peer_mac[6];
+	char peer_name[IF_NAMESIZE];
+	int peer_ifindex;
+	int peer_netnsid; /* its namespace's id as seen from ours; -1: ours */
+	bool peer_up;
+	__u8 peer_xdp; /* XDP_ATTACHED_NONE, _DRV (native), _SKB, _HW or _MULTI */
 };
-/* Read DEV's address and MTU and, for a veth, its peer's address, even when
- * the peer lives in another network namespace (rtnetlink, IFLA_TARGET_NETNSID). */
+/* Read DEV's address and MTU and, for a veth, its peer's, even when the peer
+ * lives in another network namespace (rtnetlink, IFLA_TARGET_NETNSID). */
 int gen_read_link(int ifindex, struct gen_link *l, char *err, size_t errlen);
+
+/* veth.c: what became of the frames sent out of a veth. */
+
+/* The veth's own count of the XDP frames sent out of it, read from DEV's
+ * ethtool statistics (they are the peer's receive queues' counters):
+ * taken into the peer's queues, and refused because they were full. Frames
+ * the veth did not take at all (the peer runs no NAPI) are counted nowhere. */
+struct gen_veth_counters {
+	__u64 xmit; /* tx_queue_N_xdp_xmit, summed */
+	__u64 xmit_err; /* tx_queue_N_xdp_xmit_errors, summed */
+};
+/* -EOPNOTSUPP when DEV has no such counters (not a veth). */
+int gen_veth_read(const char *dev, struct gen_veth_counters *c);
+
+/* What the veth did with `sent` frames, from its counters before and after. */
+struct gen_delivery {
+	__u64 delivered; /* taken into the peer's queue: they reach its XDP hook */
+	__u64 queue_full; /* refused: the peer's queue was full */
+	__u64 not_taken; /* never taken: the peer runs no NAPI (or the redirect failed) */
+};
+void gen_veth_delivery(const struct gen_veth_counters *before,
+		       const struct gen_veth_counters *after, __u64 sent, struct gen_delivery *d);
+/* (Nearly) nothing taken: at least 99 % of what was sent. */
+bool gen_delivery_failed(const struct gen_delivery *d, __u64 sent);
+
+/* Does the peer run NAPI for sure (an XDP program in native mode, and up)?
+ * If not, veth takes XDP frames only while the peer has GRO or threaded NAPI
+ * on, which cannot be read from this namespace. */
+bool gen_peer_runs_napi(const struct gen_link *l);
+/* Why the peer may take no XDP frames, and the fix, as a sentence. */
+void gen_peer_advice(const struct gen_link *l, char *buf, size_t len);
 
 #endif /* SLUICE_GEN_H */

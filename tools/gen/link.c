@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * What sluice-gen needs to know about the sending device: its MAC and MTU
- * and, for a veth, the MAC of the other end, which is where the frames land;
- * and MAC addresses as text.
+ * and, for a veth, the other end, which is where the frames land: its MAC,
+ * its name, whether it is up and runs an XDP program, and in which
+ * namespace; and MAC addresses as text.
  * The other end is usually in another network namespace; rtnetlink reads it
  * there by the namespace id the kernel reports with the link
  * (IFLA_LINK_NETNSID, then IFLA_TARGET_NETNSID), without entering it.
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -24,7 +26,26 @@ struct link_info {
 	unsigned int mtu;
 	int link; /* IFLA_LINK: the peer's ifindex */
 	int netnsid; /* IFLA_LINK_NETNSID: the peer's namespace, seen from ours */
+	char name[IF_NAMESIZE];
+	bool up;
+	bool veth; /* IFLA_INFO_KIND "veth" */
+	__u8 xdp_attached; /* XDP_ATTACHED_*: the mode of its XDP program(s) */
 };
+
+/* The nested attributes of interest: IFLA_XDP's mode, IFLA_LINKINFO's kind. */
+static void get_nested(struct rtattr *nest, struct link_info *li)
+{
+	int len = RTA_PAYLOAD(nest);
+	struct rtattr *rta;
+
+	for (rta = RTA_DATA(nest); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+		if (nest->rta_type == IFLA_XDP && rta->rta_type == IFLA_XDP_ATTACHED &&
+		    RTA_PAYLOAD(rta) >= 1)
+			li->xdp_attached = *(__u8 *)RTA_DATA(rta);
+		if (nest->rta_type == IFLA_LINKINFO && rta->rta_type == IFLA_INFO_KIND)
+			li->veth = RTA_PAYLOAD(rta) >= 5 && !strncmp(RTA_DATA(rta), "veth", 5);
+	}
+}
 
 /* RTM_GETLINK of ifindex, in the namespace netnsid (or ours when < 0). */
 static int get_link(int fd, int ifindex, int netnsid, struct link_info *li)
@@ -68,10 +89,19 @@ static int get_link(int fd, int ifindex, int netnsid, struct link_info *li)
 		if (nh->nlmsg_type != RTM_NEWLINK)
 			continue;
 		memset(li, 0, sizeof(*li));
+		li->up = ((struct ifinfomsg *)NLMSG_DATA(nh))->ifi_flags & IFF_UP;
 		len = nh->nlmsg_len - NLMSG_LENGTH(sizeof(struct ifinfomsg));
 		rta = IFLA_RTA((struct ifinfomsg *)NLMSG_DATA(nh));
 		for (; RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
 			switch (rta->rta_type) {
+			case IFLA_IFNAME:
+				snprintf(li->name, sizeof(li->name), "%.*s", (int)RTA_PAYLOAD(rta),
+					 (char *)RTA_DATA(rta));
+				break;
+			case IFLA_XDP:
+			case IFLA_LINKINFO:
+				get_nested(rta, li);
+				break;
 			case IFLA_ADDRESS:
 				if (RTA_PAYLOAD(rta) == 6) {
 					memcpy(li->mac, RTA_DATA(rta), 6);
@@ -121,12 +151,18 @@ int gen_read_link(int ifindex, struct gen_link *l, char *err, size_t errlen)
 	}
 	memcpy(l->mac, li.mac, 6);
 	l->mtu = li.mtu;
+	l->veth = li.veth;
 	/* A veth reports its peer as IFLA_LINK; other devices have no such peer,
 	 * and a failure to read it only means the caller must be told the MAC. */
 	if (li.has_link && (li.has_netnsid || li.link != ifindex) &&
 	    !get_link(fd, li.link, li.has_netnsid ? li.netnsid : -1, &peer) && peer.has_mac) {
 		memcpy(l->peer_mac, peer.mac, 6);
 		l->has_peer = true;
+		l->peer_ifindex = li.link;
+		l->peer_netnsid = li.has_netnsid ? li.netnsid : -1;
+		memcpy(l->peer_name, peer.name, sizeof(l->peer_name));
+		l->peer_up = peer.up;
+		l->peer_xdp = peer.xdp_attached;
 	}
 out:
 	close(fd);
