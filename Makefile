@@ -33,6 +33,9 @@ WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CPPFLAGS_ALL := -Iinclude -Iuser/lib -I$(BUILD) -D_GNU_SOURCE -DSLUICE_VERSION='"$(VERSION)"'
 DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
 DEP_LIBS := $(shell $(PKG_CONFIG) --libs libxdp libbpf 2>/dev/null) -lelf -lz -lpthread -lm
+# The HTTP server of `sluice run --metrics` (user/sluice/metrics.c): sluice only.
+MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Werror -Wno-unused-function \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
@@ -115,9 +118,11 @@ $(BUILD)/libsluice.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(SLUICE_OBJS): DEP_CFLAGS += $(MHD_CFLAGS)
+
 $(BUILD)/sluice: $(SLUICE_OBJS) $(BUILD)/libsluice.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(MHD_LIBS) $(DEP_LIBS)
 
 $(BUILD)/sluicectl: $(CTL_OBJS) $(BUILD)/libsluice.a
 	$(call msg,LINK,$@)

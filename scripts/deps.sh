@@ -7,7 +7,7 @@ set -euo pipefail
 
 PKGS=(clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
       gcc-multilib pkg-config make gcc iproute2 nftables iptables netsniff-ng
-      ethtool gnuplot-nox util-linux systemd man-db jq)
+      ethtool gnuplot-nox util-linux systemd man-db jq libmicrohttpd-dev curl prometheus)
 
 missing=()
 for p in "${PKGS[@]}"; do

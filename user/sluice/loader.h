@@ -96,14 +96,22 @@ void default_config_path(const char *ifname, char *buf, size_t len);
 /* A name the kernel could give an interface (and safe in a pin path). */
 bool valid_ifname(const char *name);
 
-/* ---- the Prometheus listener of run (metrics.c) ---- */
+/* ---- the Prometheus server of run (metrics.c) ---- */
 
-/* Listen on ADDR:PORT ("127.0.0.1:9100", "[::1]:9100"). -EINVAL when the
- * text is not ADDR:PORT, another -errno when it cannot listen. */
-int metrics_open(const char *addr_port, int *fd, char *err, size_t errlen);
-/* Answer one request waiting on the listening socket: the counters of h in
- * the Prometheus text format (sluice_prometheus()). */
-void metrics_serve(int listen_fd, struct sluice_handle *h);
+struct metrics_server;
+/* Listen on ADDR:PORT ("127.0.0.1:9100", "[::1]:9100", port 0: any free
+ * one), serving nothing yet. Returns 0, SLUICE_EXIT_USAGE when the text is
+ * not ADDR:PORT, or SLUICE_EXIT_RUNTIME when it cannot listen, with err
+ * saying why (and, for bind errors, what to do). */
+int metrics_open(const char *addr_port, struct metrics_server **m, char *err, size_t errlen);
+/* "http://127.0.0.1:41234/metrics": the address and port as bound. */
+const char *metrics_url(const struct metrics_server *m);
+/* Serve the counters of ifname (sluice_prometheus()) from threads of the
+ * server's own, on a handle of its own: the caller never waits for a
+ * client. 0 or -errno. */
+int metrics_start(struct metrics_server *m, const char *ifname, char *err, size_t errlen);
+/* Stop serving, close every connection and the socket, free m (may be NULL). */
+void metrics_close(struct metrics_server *m);
 
 /* ---- finding sluice on an interface (common.c) ---- */
 

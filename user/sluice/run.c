@@ -45,7 +45,8 @@ static void run_help(void)
 	       "Takes every option of 'sluice attach' (see 'sluice attach help'), and:\n"
 	       "  --interval SECS     time between reports: 1 (default), 500ms, 1m, ...\n"
 	       "  --metrics ADDR:PORT serve the counters for Prometheus at\n"
-	       "                      http://ADDR:PORT/metrics (e.g. 127.0.0.1:9100)\n"
+	       "                      http://ADDR:PORT/metrics (e.g. 127.0.0.1:9100 or\n"
+	       "                      [::1]:9100; port 0: any free one); prints the URL\n"
 	       "  --keep-state        on exit, keep the pinned state (as detach --keep-state)\n"
 	       "\n"
 	       "When sluice is already attached to IFACE, run only reports on it and leaves\n"
@@ -205,7 +206,7 @@ static void drain_claim(int claim_fd)
 		close(fd);
 }
 
-static int run_loop(struct attach_opts *o, int metrics_fd, int claim_fd)
+static int run_loop(struct attach_opts *o, int claim_fd)
 {
 	static struct run_state rs;
 	struct sluice_stats prev, cur;
@@ -236,15 +237,14 @@ static int run_loop(struct attach_opts *o, int metrics_fd, int claim_fd)
 	last = now_sec();
 	next = last + interval;
 	while (!stop_signal) {
-		struct pollfd pfd[3] = {
+		struct pollfd pfd[2] = {
 			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 			{ .fd = claim_fd, .events = POLLIN },
-			{ .fd = metrics_fd, .events = POLLIN },
 		};
 		double now = now_sec();
 		int timeout = now >= next ? 0 : (int)((next - now) * 1000) + 1;
 
-		ret = poll(pfd, metrics_fd >= 0 ? 3 : 2, timeout);
+		ret = poll(pfd, 2, timeout);
 		if (ret < 0 && errno != EINTR) {
 			p_err("Couldn't wait for events: %s", strerror(errno));
 			status = SLUICE_EXIT_RUNTIME;
@@ -254,8 +254,6 @@ static int run_loop(struct attach_opts *o, int metrics_fd, int claim_fd)
 			ring_buffer__consume(rb);
 		if (ret > 0 && (pfd[1].revents & POLLIN))
 			drain_claim(claim_fd);
-		if (ret > 0 && metrics_fd >= 0 && (pfd[2].revents & POLLIN))
-			metrics_serve(metrics_fd, &h);
 		if (reload_signal) {
 			reload_signal = 0;
 			if (o->config)
@@ -283,7 +281,7 @@ static int run_loop(struct attach_opts *o, int metrics_fd, int claim_fd)
 		prev = cur;
 		last = now;
 		next += interval;
-		if (next < now) /* fell behind (suspend, slow scrape): skip ahead */
+		if (next < now) /* fell behind (suspend): skip ahead */
 			next = now + interval;
 	}
 	ring_buffer__free(rb);
@@ -383,7 +381,8 @@ int do_run(int argc, char **argv)
 	struct attach_opts o;
 	char err[SLUICE_ERR_LEN];
 	bool attached, owned;
-	int metrics_fd = -1, claim_fd, ret, status;
+	struct metrics_server *metrics = NULL;
+	int claim_fd, ret, status;
 
 	ret = parse_attach_opts("run", argc, argv, &o);
 	if (ret < 0) {
@@ -413,11 +412,14 @@ int do_run(int argc, char **argv)
 	}
 	/* Listen first: a busy port must not leave an attached sluice behind. */
 	if (o.metrics) {
-		ret = metrics_open(o.metrics, &metrics_fd, err, sizeof(err));
+		ret = metrics_open(o.metrics, &metrics, err, sizeof(err));
 		if (ret) {
-			p_err("%s", err);
+			if (ret == SLUICE_EXIT_USAGE)
+				usage_err("run", "%s", err);
+			else
+				p_err("%s", err);
 			close(claim_fd);
-			return ret == -EINVAL ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+			return ret;
 		}
 	}
 	/* Before attaching: a Ctrl-C during the attach then detaches after it,
@@ -435,16 +437,23 @@ int do_run(int argc, char **argv)
 		status = sluice_attach(&o);
 		owned = status == SLUICE_EXIT_OK;
 	}
-	if (status == SLUICE_EXIT_OK) {
-		if (o.metrics)
-			printf("serving the counters at http://%s/metrics\n", o.metrics);
-		status = run_loop(&o, metrics_fd, claim_fd);
+	if (status == SLUICE_EXIT_OK && metrics) {
+		if (metrics_start(metrics, o.ifname, err, sizeof(err))) {
+			p_err("%s", err);
+			status = SLUICE_EXIT_RUNTIME;
+		} else {
+			printf("serving the counters at %s\n", metrics_url(metrics));
+		}
+	}
+	if (status == SLUICE_EXIT_OK)
+		status = run_loop(&o, claim_fd);
+	/* Not one scrape more of a limiter on its way out. */
+	metrics_close(metrics);
+	if (owned) {
 		ret = leave(&o, owned);
 		if (status == SLUICE_EXIT_OK)
 			status = ret;
 	}
-	if (metrics_fd >= 0)
-		close(metrics_fd);
 	close(claim_fd);
 	return status;
 }
