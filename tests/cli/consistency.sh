@@ -148,7 +148,7 @@ fi
 expect_usage "rule add /24 --prefix 16" "--prefix 16 is shorter than the rule" \
 	ctl rule add 198.18.$N.0/24 --rate 10/s --prefix 16
 says "rule add /24 --prefix 16: names both and the fix" "(/24)" "--prefix 24" "/16"
-expect_usage "rule add IPv6 /48 --prefix 32" "--prefix 32 is shorter than the rule" \
+expect_usage "rule add IPv6 /64 --prefix 32" "--prefix 32 is shorter than the rule" \
 	ctl rule add 2001:2:0:$N::/64 --rate 10/s --prefix 32
 expect_status 0 "rule add /24 --prefix 24 is taken" ctl rule add 198.18.$N.0/24 --rate 10/s \
 	--prefix 24

@@ -244,7 +244,8 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 					    !strcmp(argv[i + 1], "off"))) {
 			v = argv[i + 1];
 			used = 2;
-		} else if (i + 1 < argc && argv[i + 1][0] != '-' && !looks_like_cidr(e, argv[i + 1])) {
+		} else if (i + 1 < argc && argv[i + 1][0] != '-' &&
+			   !looks_like_cidr(e, argv[i + 1])) {
 			/* Not the rule's CIDR: a value meant for --dry-run. */
 			return usage(err, errlen,
 				     "--dry-run of rule add takes no value (or 'on' or 'off'), not "
@@ -307,7 +308,8 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 		if (ret && ret != -ERANGE)
 			return -EINVAL;
 		if (ret || n < SLUICE_MIN_WINDOW_NS || n > SLUICE_MAX_WINDOW_NS)
-			return usage(err, errlen, "--window %s is out of range: give 100ms to 1h", v);
+			return usage(err, errlen, "--window %s is out of range: give 100ms to 1h",
+				     v);
 		e->window_ns = n;
 		return used;
 	case OPT_PREFIX4:
@@ -508,8 +510,9 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 			 * rule drops nothing, so there is nothing to try. */
 			if (e->action == SLUICE_ACT_EXEMPT && e->dry_run > 0)
 				return usage(err, errlen,
-					     "--exempt takes no --dry-run: an exempt rule never drops, "
-					     "so there is nothing to try out; leave --dry-run out");
+					     "--exempt takes no --dry-run: an exempt rule never "
+					     "drops, so there is nothing to try out; leave "
+					     "--dry-run out");
 			return 0;
 		}
 		if (!e->pkt.given && !e->bytes.given)

@@ -201,8 +201,9 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 		if (v == 0)
 			return fail(err, errlen, "%s is 0: it must be longer", what);
 		if (v > ~0ULL / units[i].ns)
-			return sluice_err(err, errlen, -ERANGE, "%s '%s' is too long: at most %llus",
-					  what, s, (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
+			return sluice_err(err, errlen, -ERANGE,
+					  "%s '%s' is too long: at most %llus", what, s,
+					  (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
 		*ns = v * units[i].ns;
 		return 0;
 	}

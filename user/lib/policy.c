@@ -154,8 +154,8 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
 	return fail(err, errlen,
 		    "%s over a %s window is %llu packets per window, more than the %llu one "
 		    "window counts: use %s",
-		    rate, win, (unsigned long long)limit, (unsigned long long)SLUICE_MAX_WINDOW_LIMIT,
-		    fit);
+		    rate, win, (unsigned long long)limit,
+		    (unsigned long long)SLUICE_MAX_WINDOW_LIMIT, fit);
 }
 
 bool sluice_algo_is_window(unsigned int algo)

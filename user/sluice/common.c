@@ -162,7 +162,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 						 "other: give one of them");
 			if (fail_seen)
 				return usage_err(cmd, "--%s is given twice",
-						 c == OPT_FAIL_CLOSED ? "fail-closed" : "fail-open");
+						 c == OPT_FAIL_CLOSED ? "fail-closed" :
+									"fail-open");
 			fail_seen = c;
 			if (set_arg(cmd, o, "--fail-closed", c == OPT_FAIL_CLOSED ? "on" : "off"))
 				return SLUICE_EXIT_USAGE;
