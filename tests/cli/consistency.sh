@@ -128,6 +128,15 @@ expect_usage "64/s under the kept 1h window" "needs 230400" \
 	ctl set --algo sliding-log --rate 64/s
 expect_status 0 "the window it names is taken" ctl set --algo sliding-log --rate 100/s \
 	--window 640ms
+expect_status 0 "sliding-log with a 7s window" ctl set --algo sliding-log --rate 1/s --window 7s
+expect_usage "1000/s under the kept 7s window, which no window holds" "needs 7000" \
+	ctl set --algo sliding-log --rate 1000/s
+fit=$(sed -n 's/.*a --rate of at most \([0-9]*\/[smh]\).*/\1/p' <<<"$OUT")
+if [ -n "$fit" ]; then
+	expect_status 0 "the rate it names ($fit) is taken" ctl set --algo sliding-log --rate "$fit"
+else
+	not_ok "the message names a rate that fits"; diag "$OUT"
+fi
 
 # ---- 8. a rate too large: one message, naming what is accepted ----
 for r in 18446744073709551616/s 18446744073709551615/s; do

@@ -142,7 +142,39 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
 			sluice_format_duration((__u64)fit_ns, w, sizeof(w));
 			snprintf(fit, sizeof(fit), "a --window of at most %s", w);
 		} else {
-			snprintf(fit, sizeof(fit), "a lower --rate");
+			/* No window fits: the fastest rate the window in force
+			 * holds in whole packets per window, in the unit that
+			 * comes closest to max (9/s for a 7s window: 63). */
+			static const struct {
+				const char *unit;
+				__u64 ns;
+			} units[] = { { "s", SLUICE_NS_PER_SEC },
+				      { "m", 60 * SLUICE_NS_PER_SEC },
+				      { "h", 3600 * SLUICE_NS_PER_SEC } };
+			unsigned __int128 best = 0, best_n = 0;
+			size_t i, best_i = 0;
+
+			for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+				unsigned __int128 n;
+				unsigned int steps = 0;
+
+				n = (unsigned __int128)max * units[i].ns / window_ns;
+
+				while (n && (n * window_ns) % units[i].ns && ++steps < 100000)
+					n--;
+				if (!n || (n * window_ns) % units[i].ns)
+					continue;
+				if (n * window_ns / units[i].ns > best) {
+					best = n * window_ns / units[i].ns;
+					best_n = n;
+					best_i = i;
+				}
+			}
+			if (best_n)
+				snprintf(fit, sizeof(fit), "a --rate of at most %llu/%s",
+					 (unsigned long long)best_n, units[best_i].unit);
+			else
+				snprintf(fit, sizeof(fit), "a lower --rate and a --window of 1s");
 		}
 	}
 	if (p->algo == SLUICE_ALGO_SLIDING_LOG)
