@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # sluicectl refuses bad input with exit status 2 and a message that names the
 # problem, before it looks for an interface: none of this needs root or an
-# attached sluice. Runtime failures (no such interface, not attached) exit 1.
+# attached sluice. An interface that does not exist is a wrong -i (exit 2,
+# as for sluice); runtime failures (sluice not attached) exit 1.
 set -u
 source tests/lib/tap.sh
 
@@ -22,7 +23,7 @@ usage "rate overflowing u64" "too large" set --rate 99999999999999999999/s
 usage "decimal rate" "not a whole number" set --rate 1.5/s
 usage "rate with an unknown unit" "unknown unit 'furlongs'" set --rate 10furlongs
 usage "rate without a unit" "no unit" set --rate 100
-usage "rate too high to tell apart" "too high" set --rate 100tbit
+usage "rate too high to tell apart" "at most 2tbit" set --rate 100tbit
 usage "two packet rates" "two packet rates" set --rate 100/s --rate 200/s
 usage "two byte rates" "two byte rates" rule add 198.18.0.0/24 --rate 1mbit --rate 2mbit
 usage "rate option without a value" "--rate needs a value" set --rate
@@ -47,7 +48,7 @@ usage "window with token-bucket" "--window applies to" set --algo token-bucket -
 usage "burst with sliding-window" "has no --burst" \
 	set --algo sliding-window --rate 10/s --burst 5
 usage "byte rate with fixed-window" "counts packets" set --algo fixed-window --rate 10mbit
-usage "sliding-log beyond its slots" "at most 64" set --algo sliding-log --rate 100/s
+usage "sliding-log beyond its slots" "at most 64" rule add 198.18.0.0/24 --algo sliding-log --rate 100/s
 usage "window not holding whole packets" "not a whole number of packets" \
 	set --algo fixed-window --rate 7/s --window 100ms
 
@@ -92,7 +93,7 @@ usage "rule add with two CIDRs" "takes one CIDR" rule add 198.18.0.0/24 198.19.0
 usage "exempt with a rate" "--exempt takes no --rate" rule add 198.18.0.0/24 --exempt --rate 1/s
 usage "exempt and deny" "not both" rule add 198.18.0.0/24 --exempt --deny
 usage "rule without a command" "Usage:" rule
-usage "dry-run without on|off" "--dry-run needs 'on' or 'off'" set --dry-run
+usage "dry-run without on|off" "--dry-run of set needs 'on' or 'off'" set --dry-run
 usage "dry-run maybe" "'on' or 'off', not 'maybe'" set --dry-run maybe
 
 # Settings of set (what attach --new-keys / --fail-closed set)
@@ -187,10 +188,11 @@ for words in "help" "-h" "set help" "rule help" "rule add help" "rule list help"
 done
 usage "help of an unknown object" "no help for 'frob'" help frob
 
-# Runtime failures exit 1. A namespace of our own holds an interface that
-# nobody attached to (names of pins are global, so the name is ours alone).
-expect_status 1 "unknown interface: exit status 1" "$SLUICECTL" -i "ctnone$$" stats
+# A wrong -i exits 2, runtime failures exit 1. A namespace of our own holds
+# an interface that nobody attached to (names of pins are global, so the name
+# is ours alone).
 if [ "$(id -u)" = 0 ]; then
+	expect_status 2 "unknown interface: exit status 2" "$SLUICECTL" -i "ctnone$$" stats
 	if grep -qF "there is no interface 'ctnone$$'" <<<"$OUT"; then
 		ok "unknown interface: names it"
 	else
@@ -222,6 +224,8 @@ if [ "$(id -u)" = 0 ]; then
 		skip "could not create a network namespace" "not attached: exit status 1"
 	fi
 else
+	skip "needs root to tell a missing interface from unreadable pins" \
+		"unknown interface: exit status 2"
 	skip "needs root to tell a missing interface from unreadable pins" \
 		"unknown interface: names it"
 	skip "needs root (a namespace with an interface of our own)" \

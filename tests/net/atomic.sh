@@ -29,13 +29,13 @@ trap 'rm -f "$a" "$b"; netns_cleanup' EXIT
 cat >"$a" <<EOF
 rule add 198.18.1.0/24 --exempt
 rule add 198.18.1.128/25 --deny
-rule add 198.18.1.0/26 --exempt --dry-run
+rule add 198.18.1.0/26 --exempt
 rule add 2001:2:0:77::/64 --rate 5/s
 EOF
 cat >"$b" <<EOF
 rule del 198.18.1.128/25
 rule del 198.18.1.0/26
-rule add 198.18.1.0/24 --exempt --dry-run
+rule add 198.18.1.0/24 --exempt
 rule add 198.18.2.0/24 --deny
 EOF
 expect_status 0 "batch file A applies" rx_ctl -i "$IF_RX" -b "$a" || exit 1

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* sluicectl -b FILE: many edits, checked first, made live in one change. */
+#include <errno.h>
 #include <stdio.h>
 
 #include "sluicectl.h"
@@ -38,7 +39,7 @@ int do_batch(const char *path)
 	 * attached, and a pipe has nothing left to give a second read. */
 	ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
 	if (ret)
-		return ctl_err(ret, "%s", err);
+		return ctl_err(sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret, "%s", err);
 	st = ctl_open_write(&h);
 	if (st)
 		goto out_free;

@@ -79,8 +79,10 @@ static int open_iface(struct sluice_handle *h, bool for_write)
 	ret = sluice_pick_iface(ctl.iface, ifname, err, sizeof(err));
 	if (!ret)
 		ret = sluice_open(ifname, h, err, sizeof(err));
+	/* An interface that does not exist is a wrong -i, as for sluice(8):
+	 * exit status 2; one without sluice attached is runtime (1). */
 	if (ret)
-		return ctl_err(ret, "%s", err);
+		return ctl_err(ret == -ENODEV ? -EINVAL : ret, "%s", err);
 	ret = sluice_check_standing(h, for_write, err, sizeof(err));
 	if (ret && for_write) {
 		sluice_close(h);

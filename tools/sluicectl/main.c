@@ -97,8 +97,8 @@ static int do_help(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		}
 	}
-	return ctl_usage(NULL, "no help for '%s': objects are set, rule, stats, top, show, flush",
-			 argv[0]);
+	return ctl_usage(NULL, "no help for '%s': give one of set, rule, stats, top, show, "
+			 "flush or batch", argv[0]);
 }
 
 static const struct ctl_cmd objects[] = {

@@ -187,8 +187,17 @@ static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *er
 		e->new_keys_off = true;
 		return 0;
 	}
-	if (sluice_parse_rate(v, &e->new_keys, inner, sizeof(inner)))
-		return usage(err, errlen, "--new-keys: %s (or 'off')", inner);
+	if (sluice_parse_rate(v, &e->new_keys, inner, sizeof(inner))) {
+		size_t z = strspn(v, "0");
+
+		/* A zero rate of new sources is not a deny: name what is meant. */
+		if (z && (v[z] == '/' || !strcasecmp(v + z, "pps")))
+			return usage(err, errlen,
+				     "--new-keys '%s' is zero, which would admit no new source "
+				     "ever: give at least 1/h (e.g. 1000/s), or 'off' for no limit",
+				     v);
+		return usage(err, errlen, "--new-keys: %s (or 'off' for no limit)", inner);
+	}
 	if (e->new_keys.is_bytes)
 		return usage(err, errlen,
 			     "--new-keys counts new sources, not bytes: write a rate like "
@@ -201,13 +210,23 @@ static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *er
 	return 0;
 }
 
+/*
+ * Could word be the CIDR of a rule add that has none yet? Then a word after
+ * --dry-run is left for it (rule add --dry-run 198.18.0.0/24 --deny), and a
+ * malformed one is refused as a CIDR, which is what it was meant to be.
+ */
+static bool looks_like_cidr(const struct edit *e, const char *word)
+{
+	return !e->have_cidr && (strchr(word, '.') || strchr(word, ':') || strchr(word, '/'));
+}
+
 /* Returns how many words the option used (1 or 2), or -EINVAL. */
 static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
 {
 	const char *word = argv[i] + 2, *eq = strchr(word, '='), *v = NULL;
 	size_t len = eq ? (size_t)(eq - word) : strlen(word);
 	unsigned int k;
-	int used = 1;
+	int used = 1, ret;
 	__u64 n;
 
 	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
@@ -225,15 +244,23 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 					    !strcmp(argv[i + 1], "off"))) {
 			v = argv[i + 1];
 			used = 2;
+		} else if (i + 1 < argc && argv[i + 1][0] != '-' &&
+			   !looks_like_cidr(e, argv[i + 1])) {
+			/* Not the rule's CIDR: a value meant for --dry-run. */
+			return usage(err, errlen,
+				     "--dry-run of rule add takes no value (or 'on' or 'off'), not "
+				     "'%s': write --dry-run alone", argv[i + 1]);
 		}
 		if (e->dry_run >= 0)
 			return usage(err, errlen, "--dry-run is given twice");
 		if (!v && e->op == EDIT_SET)
-			return usage(err, errlen, "--dry-run needs 'on' or 'off'");
+			return usage(err, errlen, "--dry-run of set needs 'on' or 'off'");
 		if (v) {
 			bool on;
 
-			if (sluice_parse_onoff("--dry-run", v, &on, err, errlen))
+			if (sluice_parse_onoff(e->op == EDIT_SET ? "--dry-run of set" :
+								  "--dry-run of rule add",
+					       v, &on, err, errlen))
 				return -EINVAL;
 			e->dry_run = on;
 		} else {
@@ -277,10 +304,12 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 	case OPT_WINDOW:
 		if (e->window_ns)
 			return usage(err, errlen, "--window is given twice");
-		if (sluice_parse_duration("--window", v, &n, err, errlen))
+		ret = sluice_parse_duration("--window", v, &n, err, errlen);
+		if (ret && ret != -ERANGE)
 			return -EINVAL;
-		if (n < SLUICE_MIN_WINDOW_NS || n > SLUICE_MAX_WINDOW_NS)
-			return usage(err, errlen, "--window %s is out of range: 100ms to 1h", v);
+		if (ret || n < SLUICE_MIN_WINDOW_NS || n > SLUICE_MAX_WINDOW_NS)
+			return usage(err, errlen, "--window %s is out of range: give 100ms to 1h",
+				     v);
 		e->window_ns = n;
 		return used;
 	case OPT_PREFIX4:
@@ -477,6 +506,13 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 					     e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
 					     e->action == SLUICE_ACT_EXEMPT ? "never limited" :
 									      "always dropped");
+			/* --deny --dry-run counts what it would drop; an exempt
+			 * rule drops nothing, so there is nothing to try. */
+			if (e->action == SLUICE_ACT_EXEMPT && e->dry_run > 0)
+				return usage(err, errlen,
+					     "--exempt takes no --dry-run: an exempt rule never "
+					     "drops, so there is nothing to try out; leave "
+					     "--dry-run out");
 			return 0;
 		}
 		if (!e->pkt.given && !e->bytes.given)
@@ -488,6 +524,15 @@ static int parse_edit(int argc, char **argv, struct edit *e, char *err, size_t e
 				     "--prefix %d is out of range for the IPv%u rule %s: 1 to %u",
 				     e->prefix, e->cidr.family, e->cidr_text,
 				     e->cidr.family == 4 ? 32 : 128);
+		/* A key wider than the rule would hold sources the rule does
+		 * not match: its bucket would mean nothing anyone asked for. */
+		if (e->prefix >= 0 && e->prefix < e->cidr.prefixlen)
+			return usage(err, errlen,
+				     "--prefix %d is shorter than the rule %s itself (/%u): give "
+				     "--prefix %u to %u (one bucket for the whole rule is --prefix "
+				     "%u), or a rule as wide as /%d",
+				     e->prefix, e->cidr_text, e->cidr.prefixlen, e->cidr.prefixlen,
+				     e->cidr.family == 4 ? 32 : 128, e->cidr.prefixlen, e->prefix);
 		break;
 	}
 
@@ -721,7 +766,10 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 		/* policy_check already passed: what is left is runtime */
 		return ret == -ERANGE ? -EINVAL : ret;
 	case EDIT_RULE_DEL:
-		return sluice_txn_del_rule(t, &e->cidr, err, errlen);
+		/* A CIDR with no rule is a mistake in what was written, like a
+		 * bad value (exit status 2), from every caller alike. */
+		ret = sluice_txn_del_rule(t, &e->cidr, err, errlen);
+		return ret == -ENOENT ? -EINVAL : ret;
 	case EDIT_RULE_FLUSH:
 		if (t->nr_rules)
 			t->rules_changed = true;
@@ -742,6 +790,23 @@ int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size
 	return apply_edit(t, &e, err, errlen);
 }
 
+bool sluice_cmd_file_err_is_usage(int ret)
+{
+	switch (ret) {
+	case -EINVAL:
+	case -ENOENT:
+	case -ENOTDIR:
+	case -EISDIR:
+	case -EACCES:
+	case -EPERM:
+	case -ELOOP:
+	case -ENAMETOOLONG:
+	case -ENXIO:
+		return true;
+	}
+	return false;
+}
+
 int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen)
 {
 	struct sluice_settings s;
@@ -756,8 +821,11 @@ int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen)
 	if (e.op == EDIT_RULE_ADD)
 		return build_rule_policy(&e, &s.def, &np, err, errlen);
 	/* A set that gives both the algorithm and the rate does not depend
-	 * on the live policy: check it whole. */
-	if (e.op == EDIT_SET && e.algo >= 0 && (e.pkt.given || e.bytes.given))
+	 * on the live policy: check it whole. But for a window algorithm
+	 * without --window: the live window is kept, and how many packets a
+	 * window holds is only known against it (sluice_cmd_edit). */
+	if (e.op == EDIT_SET && e.algo >= 0 && (e.pkt.given || e.bytes.given) &&
+	    (e.window_ns || !sluice_algo_is_window(e.algo)))
 		return build_policy(&e, &s.def, &np, err, errlen);
 	return 0;
 }

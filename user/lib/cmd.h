@@ -59,6 +59,13 @@ struct sluice_cmd_file; /* every line of one input, read once, checked */
  */
 int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
 			 size_t errlen);
+/*
+ * Whether an error of sluice_cmd_file_read() is the operator's to fix (exit
+ * status 2): a bad line, or a path that cannot be opened as a file (missing,
+ * a directory, a file where a directory should be, no permission, a loop of
+ * links). What is left (an I/O error while reading, no memory) is runtime.
+ */
+bool sluice_cmd_file_err_is_usage(int ret);
 /* How many commands it holds (lines that are not blank or comments). */
 int sluice_cmd_file_nr(const struct sluice_cmd_file *f);
 /*

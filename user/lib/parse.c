@@ -64,11 +64,44 @@ static const struct unit rate_units[] = {
 
 #define RATE_FORMS "100/s, 6000/m, 1/h, 100pps; bytes: 10mbit, 1gbit, 500kbps"
 
+/*
+ * The largest count of unit u that sluice_limit_set() takes (a rate must
+ * leave a packet or byte at least 1/16 tick apart), found by bisection:
+ * what a too-large rate's message names is exactly what is accepted.
+ */
+static __u64 max_rate_count(const struct unit *u)
+{
+	__u64 period_ns = u->period_ns * (u->bits ? 8 : 1), lo = 1, hi = ~0ULL / u->mult;
+	struct sluice_limit l;
+
+	if (!sluice_limit_set(&l, hi * u->mult, period_ns, 1, NULL, 0))
+		return hi;
+	while (hi - lo > 1) {
+		__u64 mid = lo + (hi - lo) / 2;
+
+		if (sluice_limit_set(&l, mid * u->mult, period_ns, 1, NULL, 0))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return lo;
+}
+
+static const struct unit *rate_unit(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++)
+		if (!strcasecmp(name, rate_units[i].name))
+			return &rate_units[i];
+	return NULL;
+}
+
 int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t errlen)
 {
+	const struct unit *u;
 	const char *p = s;
 	__u64 count;
-	size_t i;
 	int ret;
 
 	if (!s || !*s)
@@ -76,37 +109,38 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 	if (*p == '-')
 		return fail(err, errlen, "rate '%s' is negative: a rate must be positive", s);
 	ret = parse_digits(&p, &count);
-	if (ret == -ERANGE)
-		return fail(err, errlen, "rate '%s' is too large: at most %llu per unit", s,
-			    (unsigned long long)~0ULL);
-	if (ret)
+	if (ret == -ERANGE) {
+		/* Skip the digits to the unit, to name the largest of it. */
+		while (isdigit((unsigned char)*p))
+			p++;
+	} else if (ret) {
 		return fail(err, errlen, "rate '%s' is not a number: write it as " RATE_FORMS, s);
+	}
 	if (*p == '.' || *p == ',')
 		return fail(err, errlen,
 			    "rate '%s' is not a whole number: use a longer period (90/m, not 1.5/s)",
 			    s);
-	for (i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++) {
-		const struct unit *u = &rate_units[i];
-
-		if (strcasecmp(p, u->name))
-			continue;
-		if (count == 0)
-			return fail(err, errlen, "rate '%s' is zero: a limit must admit something "
-				    "(to drop everything use a --deny rule)", s);
-		if (count > ~0ULL / u->mult)
-			return fail(err, errlen, "rate '%s' is too large: at most %llu%s", s,
-				    (unsigned long long)(~0ULL / u->mult), u->name);
-		/* Kept as written (30/m stays 30 per minute): the period is
-		 * what a window algorithm's window defaults to. */
-		rate->count = count * u->mult;
-		rate->period_ns = u->period_ns * (u->bits ? 8 : 1);
-		rate->is_bytes = u->bytes;
-		return 0;
-	}
-	if (!*p)
+	u = rate_unit(p);
+	if (!u && !*p)
 		return fail(err, errlen, "rate '%s' has no unit: write it as " RATE_FORMS, s);
-	return fail(err, errlen, "rate '%s' has an unknown unit '%s': write it as " RATE_FORMS, s,
-		    p);
+	if (!u)
+		return fail(err, errlen, "rate '%s' has an unknown unit '%s': write it as "
+			    RATE_FORMS, s, p);
+	if (ret != -ERANGE && count == 0)
+		return fail(err, errlen, "rate '%s' is zero: a limit must admit something "
+			    "(to drop everything use a --deny rule)", s);
+	if (ret == -ERANGE || count > max_rate_count(u))
+		return fail(err, errlen,
+			    "rate '%s' is too large: at most %llu%s per source key (the "
+			    "datapath tells no faster %s apart)",
+			    s, (unsigned long long)max_rate_count(u), u->name,
+			    u->bytes ? "bytes" : "packets");
+	/* Kept as written (30/m stays 30 per minute): the period is what a
+	 * window algorithm's window defaults to. */
+	rate->count = count * u->mult;
+	rate->period_ns = u->period_ns * (u->bits ? 8 : 1);
+	rate->is_bytes = u->bytes;
+	return 0;
 }
 
 int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, char *err,
@@ -128,7 +162,8 @@ int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, ch
 	if (ret || *p)
 		return fail(err, errlen, "%s '%s' is not a whole number", what, s);
 	if (v == 0)
-		return fail(err, errlen, "%s is 0: it must be at least 1", what);
+		return fail(err, errlen, "%s is 0: it must be at least 1 (1 to %llu)", what,
+			    (unsigned long long)max);
 	*out = v;
 	return 0;
 }
@@ -153,6 +188,10 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 	if (*p == '-')
 		return fail(err, errlen, "%s '%s' is negative", what, s);
 	ret = parse_digits(&p, &v);
+	/* -ERANGE: a caller that knows a narrower range names it instead */
+	if (ret == -ERANGE)
+		return sluice_err(err, errlen, -ERANGE, "%s '%s' is too long: at most %llus", what,
+				  s, (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
 	if (ret)
 		return fail(err, errlen, "%s '%s' is not a duration: write 100ms, 1s, 1m or 1h",
 			    what, s);
@@ -162,7 +201,9 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 		if (v == 0)
 			return fail(err, errlen, "%s is 0: it must be longer", what);
 		if (v > ~0ULL / units[i].ns)
-			return fail(err, errlen, "%s '%s' is too long", what, s);
+			return sluice_err(err, errlen, -ERANGE,
+					  "%s '%s' is too long: at most %llus", what, s,
+					  (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
 		*ns = v * units[i].ns;
 		return 0;
 	}
@@ -361,15 +402,32 @@ void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, 
 	snprintf(buf, len, "%.6g/s", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
 }
 
+/*
+ * The largest unit that holds ns whole, as sluice_parse_duration() reads it
+ * back (1h, 10s, 1500ms); only what no option can be given in (a wait of
+ * 1.2345 ms) gets a fraction.
+ */
 void sluice_format_duration(__u64 ns, char *buf, size_t len)
 {
-	if (ns && ns % (3600 * SLUICE_NS_PER_SEC) == 0)
-		snprintf(buf, len, "%lluh", (unsigned long long)(ns / (3600 * SLUICE_NS_PER_SEC)));
-	else if (ns && ns % (60 * SLUICE_NS_PER_SEC) == 0)
-		snprintf(buf, len, "%llum", (unsigned long long)(ns / (60 * SLUICE_NS_PER_SEC)));
-	else if (ns && ns % SLUICE_NS_PER_SEC == 0)
-		snprintf(buf, len, "%llus", (unsigned long long)(ns / SLUICE_NS_PER_SEC));
-	else if (ns >= SLUICE_NS_PER_SEC)
+	static const struct {
+		const char *unit;
+		__u64 ns;
+	} units[] = {
+		{ "h", 3600 * SLUICE_NS_PER_SEC },
+		{ "m", 60 * SLUICE_NS_PER_SEC },
+		{ "s", SLUICE_NS_PER_SEC },
+		{ "ms", 1000000ULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]) && ns; i++) {
+		if (ns % units[i].ns == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns),
+				 units[i].unit);
+			return;
+		}
+	}
+	if (ns >= SLUICE_NS_PER_SEC)
 		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
 	else if (ns >= 1000000)
 		snprintf(buf, len, "%.1fms", (double)ns / 1e6);

@@ -93,34 +93,101 @@ int sluice_limit_set_bytes(struct sluice_limit *l, __u64 count, __u64 period_ns,
 	return ret;
 }
 
+/* "100/s" for count per period_ns, as the operator would write it. */
+static void rate_text(__u64 count, __u64 period_ns, char *buf, size_t len)
+{
+	struct sluice_limit l = { .rate = count, .period_ns = period_ns };
+
+	sluice_format_rate(&l, false, buf, len);
+}
+
 int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, char *err,
 		      size_t errlen)
 {
 	__u64 window_ns = p->window ? p->window >> SLUICE_TICK_SHIFT : 0;
+	char rate[48], win[32], fit[64], per[32];
 	unsigned __int128 limit;
+	__u64 max;
 
 	if (!window_ns)
 		window_ns = period_ns < SLUICE_MIN_WINDOW_NS ? SLUICE_NS_PER_SEC : period_ns;
+	sluice_format_duration(window_ns, win, sizeof(win));
 	if (window_ns < SLUICE_MIN_WINDOW_NS || window_ns > SLUICE_MAX_WINDOW_NS)
-		return fail(err, errlen, "window must be from 100ms to 1h");
+		return fail(err, errlen, "window %s is out of range: give a --window from 100ms "
+			    "to 1h", win);
+	rate_text(count, period_ns, rate, sizeof(rate));
 	limit = (unsigned __int128)count * window_ns;
-	if (limit % period_ns)
+	if (limit % period_ns) {
+		sluice_format_duration(period_ns, per, sizeof(per));
 		return fail(err, errlen,
-			    "the rate is not a whole number of packets per %llums window: "
-			    "choose a longer --window or a rate that divides it",
-			    (unsigned long long)(window_ns / 1000000ULL));
+			    "%s is not a whole number of packets per %s window: give a --window "
+			    "that holds whole packets (--window %s does) or a rate that divides it",
+			    rate, win, per);
+	}
 	limit /= period_ns;
-	if (limit > SLUICE_MAX_WINDOW_LIMIT)
-		return fail(err, errlen, "more than %llu packets per window: use a shorter --window",
-			    (unsigned long long)SLUICE_MAX_WINDOW_LIMIT);
-	if (p->algo == SLUICE_ALGO_SLIDING_LOG && limit > SLUICE_LOG_MAX)
+	max = p->algo == SLUICE_ALGO_SLIDING_LOG ? SLUICE_LOG_MAX : SLUICE_MAX_WINDOW_LIMIT;
+	if (limit <= max) {
+		p->window = window_ns << SLUICE_TICK_SHIFT;
+		p->window_limit = (__u32)limit;
+		return 0;
+	}
+	/* The longest whole-millisecond window that holds at most max. */
+	{
+		unsigned __int128 fit_ns = (unsigned __int128)max * period_ns / count;
+
+		fit_ns -= fit_ns % 1000000ULL;
+		if (fit_ns >= SLUICE_MIN_WINDOW_NS) {
+			char w[32];
+
+			sluice_format_duration((__u64)fit_ns, w, sizeof(w));
+			snprintf(fit, sizeof(fit), "a --window of at most %s", w);
+		} else {
+			/* No window fits: the fastest rate the window in force
+			 * holds in whole packets per window, in the unit that
+			 * comes closest to max (9/s for a 7s window: 63). */
+			static const struct {
+				const char *unit;
+				__u64 ns;
+			} units[] = { { "s", SLUICE_NS_PER_SEC },
+				      { "m", 60 * SLUICE_NS_PER_SEC },
+				      { "h", 3600 * SLUICE_NS_PER_SEC } };
+			unsigned __int128 best = 0, best_n = 0;
+			size_t i, best_i = 0;
+
+			for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+				unsigned __int128 n;
+				unsigned int steps = 0;
+
+				n = (unsigned __int128)max * units[i].ns / window_ns;
+
+				while (n && (n * window_ns) % units[i].ns && ++steps < 100000)
+					n--;
+				if (!n || (n * window_ns) % units[i].ns)
+					continue;
+				if (n * window_ns / units[i].ns > best) {
+					best = n * window_ns / units[i].ns;
+					best_n = n;
+					best_i = i;
+				}
+			}
+			if (best_n)
+				snprintf(fit, sizeof(fit), "a --rate of at most %llu/%s",
+					 (unsigned long long)best_n, units[best_i].unit);
+			else
+				snprintf(fit, sizeof(fit), "a lower --rate and a --window of 1s");
+		}
+	}
+	if (p->algo == SLUICE_ALGO_SLIDING_LOG)
 		return fail(err, errlen,
-			    "sliding-log keeps at most %d timestamps per key, and this rate needs "
-			    "%llu per window: use a shorter --window, a lower rate, or another --algo",
-			    SLUICE_LOG_MAX, (unsigned long long)limit);
-	p->window = window_ns << SLUICE_TICK_SHIFT;
-	p->window_limit = (__u32)limit;
-	return 0;
+			    "sliding-log keeps at most %d timestamps per key, and %s over its %s "
+			    "window needs %llu: use %s, or another --algo (sliding-window keeps "
+			    "a count, not timestamps)",
+			    SLUICE_LOG_MAX, rate, win, (unsigned long long)limit, fit);
+	return fail(err, errlen,
+		    "%s over a %s window is %llu packets per window, more than the %llu one "
+		    "window counts: use %s",
+		    rate, win, (unsigned long long)limit,
+		    (unsigned long long)SLUICE_MAX_WINDOW_LIMIT, fit);
 }
 
 bool sluice_algo_is_window(unsigned int algo)

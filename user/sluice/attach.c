@@ -342,7 +342,7 @@ static int validate_edits(struct attach_ctx *c)
 	if (o->config) {
 		ret = sluice_cmd_file_read(o->config, &c->file, c->err, sizeof(c->err));
 		if (ret)
-			return ret;
+			return sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret;
 	}
 	if (o->set_argc > 1) {
 		ret = sluice_cmd_check(o->set_argc, o->set_argv, c->err, sizeof(c->err));

@@ -102,8 +102,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 {
 	bool is_run = !strcmp(cmd, "run");
 	char err[SLUICE_ERR_LEN];
+	int c, fail_seen = 0;
 	__u64 v;
-	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->mode = XDP_MODE_NATIVE;
@@ -169,6 +169,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			break;
 		case OPT_FAIL_CLOSED:
 		case OPT_FAIL_OPEN:
+			/* Two of them: name both, not "--fail-closed twice". */
+			if (fail_seen && fail_seen != c)
+				return usage_err(cmd, "--fail-closed and --fail-open exclude each "
+						 "other: give one of them");
+			if (fail_seen)
+				return usage_err(cmd, "--%s is given twice",
+						 c == OPT_FAIL_CLOSED ? "fail-closed" :
+									"fail-open");
+			fail_seen = c;
 			if (set_arg(cmd, o, "--fail-closed", c == OPT_FAIL_CLOSED ? "on" : "off"))
 				return SLUICE_EXIT_USAGE;
 			break;

@@ -123,8 +123,24 @@ int main(int argc, char **argv)
 		return SLUICE_EXIT_USAGE;
 	}
 	if (!strcmp(argv[i], "help")) {
-		usage(stdout);
-		return SLUICE_EXIT_OK;
+		char *words[] = { NULL, "help", NULL };
+
+		if (i + 1 == argc) {
+			usage(stdout);
+			return SLUICE_EXIT_OK;
+		}
+		if (i + 2 < argc)
+			return usage_err(NULL, "help takes one command, not '%s %s': sluice help "
+					 "COMMAND", argv[i + 1], argv[i + 2]);
+		/* "sluice help attach" is "sluice attach help". */
+		for (c = cmds; c->name; c++) {
+			if (!strcmp(argv[i + 1], c->name)) {
+				words[0] = argv[i + 1];
+				return c->func(2, words);
+			}
+		}
+		return usage_err(NULL, "no help for '%s': give one of attach, detach, status, run "
+				 "or reload", argv[i + 1]);
 	}
 	for (c = cmds; c->name; c++)
 		if (!strcmp(argv[i], c->name))

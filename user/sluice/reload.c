@@ -56,7 +56,7 @@ int sluice_reload(const char *ifname, const char *path)
 	ret = sluice_cmd_file_read(path, &file, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
-		return ret == -EINVAL ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+		return sluice_cmd_file_err_is_usage(ret) ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
 	}
 	lock_fd = lock_pin_root(err, sizeof(err));
 	if (lock_fd < 0) {
