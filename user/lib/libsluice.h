@@ -168,6 +168,9 @@ struct sluice_handle {
 	int lock_fd; /* flock()ed while a change is being made */
 	unsigned int ifindex; /* of ifname in this namespace now; 0: none */
 	enum sluice_standing standing;
+	/* Maps a newer sluice added to the layout (SLUICE_MAP_RWOULD): -1 when
+	 * the state was pinned without them, until the next attach adds them. */
+	int rwould_fd;
 };
 
 /* Mount bpffs at /sys/fs/bpf if nothing is mounted there. */
@@ -374,5 +377,12 @@ void json_u64(struct sluice_json *j, const char *key, __u64 val);
 void json_f64(struct sluice_json *j, const char *key, double val);
 void json_bool(struct sluice_json *j, const char *key, bool val);
 void json_end(struct sluice_json *j); /* newline after the top value */
+
+/* ---- would-drop counters per policy (state.c) ---- */
+
+/* The would-drop counters of one policy slot (sluice_clear_rstats() zeroes
+ * them with the others); -ENOENT when the state has no sluice_rwould (pinned
+ * by an older sluice: unknown until the next attach adds it). */
+int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_rwould *out);
 
 #endif /* SLUICE_LIBSLUICE_H */

@@ -152,7 +152,8 @@ bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq)
 void sluice_close(struct sluice_handle *h)
 {
 	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
-		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd };
+		       &h->stats_fd,  &h->rstats_fd,  &h->events_fd, &h->lock_fd,
+		       &h->rwould_fd };
 	size_t i;
 
 	if (h->cfg && h->cfg != MAP_FAILED)
@@ -260,14 +261,24 @@ int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *e
 
 int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
 {
+	/* The config first (its absence means nothing is pinned). A map that a
+	 * newer sluice added to the layout (added_later, as in the loader's
+	 * sluice_maps[]) may be missing from a state that an older one pinned:
+	 * its fd stays -1 and what it counts is unknown until the next attach
+	 * creates it. */
 	struct {
 		const char *name;
 		int *fd;
+		bool added_later;
 	} maps[] = {
-		{ SLUICE_MAP_CONFIG, &h->config_fd }, { SLUICE_MAP_BUCKETS, &h->buckets_fd },
-		{ SLUICE_MAP_LOGS, &h->logs_fd },     { SLUICE_MAP_RULES, &h->rules_fd },
-		{ SLUICE_MAP_STATS, &h->stats_fd },   { SLUICE_MAP_RSTATS, &h->rstats_fd },
-		{ SLUICE_MAP_EVENTS, &h->events_fd },
+		{ SLUICE_MAP_CONFIG, &h->config_fd, false },
+		{ SLUICE_MAP_BUCKETS, &h->buckets_fd, false },
+		{ SLUICE_MAP_LOGS, &h->logs_fd, false },
+		{ SLUICE_MAP_RULES, &h->rules_fd, false },
+		{ SLUICE_MAP_STATS, &h->stats_fd, false },
+		{ SLUICE_MAP_RSTATS, &h->rstats_fd, false },
+		{ SLUICE_MAP_EVENTS, &h->events_fd, false },
+		{ SLUICE_MAP_RWOULD, &h->rwould_fd, true },
 	};
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
@@ -276,7 +287,7 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 
 	memset(h, 0, sizeof(*h));
 	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
-	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
+	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = h->rwould_fd = -1;
 	if (strlen(ifname) >= sizeof(h->ifname))
 		return fail(err, errlen, -EINVAL, "interface name '%s' is too long", ifname);
 	strcpy(h->ifname, ifname);
@@ -292,6 +303,8 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		if (*maps[i].fd >= 0)
 			continue;
 		ret = -errno;
+		if (ret == -ENOENT && maps[i].added_later)
+			continue;
 		if (ret == -ENOENT && i == 0)
 			not_here(ifname, h->ifindex, err, errlen);
 		else
@@ -488,6 +501,14 @@ int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *
 	return 0;
 }
 
+int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_rwould *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (h->rwould_fd < 0)
+		return -ENOENT;
+	return sluice_percpu_sum(h->rwould_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+}
+
 int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -496,10 +517,16 @@ int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 
 	if (ncpu <= 0)
 		return -EINVAL;
-	zero = calloc((size_t)ncpu, sizeof(struct sluice_rstats));
+	/* Room for the larger value: zeroes for either map. */
+	zero = calloc((size_t)ncpu, sizeof(struct sluice_rstats) > sizeof(struct sluice_rwould) ?
+					    sizeof(struct sluice_rstats) :
+					    sizeof(struct sluice_rwould));
 	if (!zero)
 		return -ENOMEM;
 	if (bpf_map_update_elem(h->rstats_fd, &slot, zero, BPF_ANY))
+		ret = -errno;
+	/* A state without sluice_rwould has no would-drops to clear. */
+	if (!ret && h->rwould_fd >= 0 && bpf_map_update_elem(h->rwould_fd, &slot, zero, BPF_ANY))
 		ret = -errno;
 	free(zero);
 	return ret;
