@@ -147,9 +147,9 @@ static __always_inline int dry_run(const struct sluice_policy *p,
 
 /*
  * A key's drop count, for `top` and `show`: its drops, or under dry-run its
- * would-drops (they read the mode of the key's policy to say which). A write on every drop would pull
- * the bucket's cache line away from the other CPUs that are only reading it
- * to refuse the same flood: exact up to one sample (event_mask + 1 drops),
+ * would-drops (they read the mode of the key's policy to say which). A write
+ * on every drop would pull the bucket's cache line away from the other CPUs
+ * that are only reading it to refuse the same flood: exact up to one sample (event_mask + 1 drops),
  * then each drop adds a whole sample with chance 1/sample. The chance is a
  * random draw, not "every sample-th drop of this CPU": that one follows the
  * traffic, and sources sent round-robin all had their samples land on one

@@ -113,6 +113,8 @@ static int do_list(int argc, char **argv)
 	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
 					    "WINDOW", "KEY", "DRY-RUN", "PASSED", "DROPPED",
 					    "WOULD-DROP", NULL };
+	struct sluice_rwould *would = NULL;
+	char err[SLUICE_ERR_LEN];
 	struct sluice_policies pol;
 	struct sluice_handle h;
 	struct sluice_json j;
@@ -130,9 +132,12 @@ static int do_list(int argc, char **argv)
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	st = ctl_read_policies(&h, &pol, true);
-	if (st)
+	/* NULL would: the state has no sluice_rwould, would-drops unknown. */
+	ret = sluice_read_policies_rwould(&h, &pol, &would, err, sizeof(err));
+	if (ret) {
+		st = ctl_err(ret, "%s", err);
 		goto out_close;
+	}
 	global_dry = pol.set.flags & SLUICE_DRY_RUN;
 
 	/* Rows: every rule, then the default policy. */
@@ -143,13 +148,11 @@ static int do_list(int argc, char **argv)
 	for (i = 0; i <= pol.nr_rules && !ret; i++) {
 		const struct sluice_policy *p;
 		const struct sluice_rwould *rw;
-		struct sluice_rwould would;
 		char match[64];
 		int family;
 
 		p = sluice_policy_at(&pol, i, match, sizeof(match), &family);
-		/* NULL when the state has no sluice_rwould: unknown. */
-		rw = sluice_read_rwould(&h, SLUICE_TAG_SLOT(p->tag), &would) ? NULL : &would;
+		rw = would ? &would[i] : NULL;
 		if (ctl.json)
 			json_row(&j, match, family, p, &pol.rstats[i], rw, global_dry);
 		else
@@ -165,6 +168,7 @@ static int do_list(int argc, char **argv)
 	}
 	ctl_table_free(&t);
 	sluice_free_policies(&pol);
+	free(would);
 out_close:
 	sluice_close(&h);
 	return st;

@@ -384,5 +384,10 @@ void json_end(struct sluice_json *j); /* newline after the top value */
  * them with the others); -ENOENT when the state has no sluice_rwould (pinned
  * by an older sluice: unknown until the next attach adds it). */
 int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_rwould *out);
+/* sluice_read_policies() with stats, and in the same version the would-drop
+ * counters of every row (as pol->rstats: the rules, then the default) in
+ * *rw, to free(); *rw is NULL when the state has no sluice_rwould. */
+int sluice_read_policies_rwould(struct sluice_handle *h, struct sluice_policies *pol,
+				struct sluice_rwould **rw, char *err, size_t errlen);
 
 #endif /* SLUICE_LIBSLUICE_H */

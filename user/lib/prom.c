@@ -82,7 +82,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	if (ret)
 		return sluice_err(err, errlen, ret, "Couldn't read the counters of %s: %s",
 				  h->ifname, strerror(-ret));
-	ret = sluice_read_policies(h, &pol, true, err, errlen);
+	ret = sluice_read_policies_rwould(h, &pol, &rw, err, errlen);
 	if (ret)
 		return ret;
 
@@ -104,24 +104,6 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	}
 	/* A state pinned by an older sluice has no would-drop counters per
 	 * policy (until the next attach adds them): no such samples then. */
-	if (h->rwould_fd >= 0) {
-		rw = calloc(pol.nr_rules + 1, sizeof(*rw));
-		if (!rw) {
-			sluice_free_policies(&pol);
-			return sluice_err(err, errlen, -ENOMEM, "out of memory");
-		}
-	}
-	for (k = 0; rw && k <= pol.nr_rules; k++) {
-		const struct sluice_policy *p = sluice_policy_at(&pol, k, NULL, 0, NULL);
-
-		ret = sluice_read_rwould(h, SLUICE_TAG_SLOT(p->tag), &rw[k]);
-		if (ret) {
-			free(rw);
-			sluice_free_policies(&pol);
-			return sluice_err(err, errlen, ret, "Couldn't read the would-drop counters "
-					  "of %s: %s", h->ifname, strerror(-ret));
-		}
-	}
 	for (i = 0; rw && i < sizeof(per_policy_would) / sizeof(per_policy_would[0]); i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy_would[i].name);
 		family(f, name, "counter", per_policy_would[i].help);
