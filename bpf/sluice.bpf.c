@@ -4,7 +4,9 @@
  *
  * packet -> parse -> policy (default or longest-prefix rule) -> key (source
  * masked to the policy's prefix) -> bucket (LRU hash, created full) -> verdict
- * -> per-CPU counters and a sampled drop event.
+ * -> per-CPU counters and a sampled drop event. Under dry-run a packet the
+ * verdict would drop passes, counted as a would-drop: globally, per policy
+ * (sluice_rwould), per key (its dropped counter) and in sampled events.
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -81,6 +83,15 @@ struct {
 	__type(value, struct sluice_rstats);
 } sluice_rstats SEC(".maps");
 
+/* Added after layout 4 (SLUICE_MAP_RWOULD): attach creates it in a state
+ * pinned without it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct sluice_rwould);
+} sluice_rwould SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -154,9 +165,10 @@ static __always_inline int dry_run(const struct sluice_policy *p,
 }
 
 /*
- * A key's drop count, for `top` and `show`. A write on every drop would pull
- * the bucket's cache line away from the other CPUs that are only reading it
- * to refuse the same flood: exact up to one sample (event_mask + 1 drops),
+ * A key's drop count, for `top` and `show`: its drops, or under dry-run its
+ * would-drops (they read the mode of the key's policy to say which). A write
+ * on every drop would pull the bucket's cache line away from the other CPUs
+ * that are only reading it to refuse the same flood: exact up to one sample (event_mask + 1 drops),
  * then each drop adds a whole sample with chance 1/sample. The chance is a
  * random draw, not "every sample-th drop of this CPU": that one follows the
  * traffic, and sources sent round-robin all had their samples land on one
@@ -173,12 +185,14 @@ static __always_inline void count_key_drop(__u64 *dropped, struct sluice_setting
 		__sync_fetch_and_add(dropped, sample);
 }
 
+/* One event per sample of `count` (this CPU's drops, or its would-drops). */
 static __always_inline void emit_event(struct sluice_stats *st, struct sluice_settings *set,
-				       struct sluice_key *key, __u8 *src, __u8 reason, __u32 len)
+				       struct sluice_key *key, __u8 *src, __u8 reason, __u32 len,
+				       __u64 count)
 {
 	struct sluice_event *ev;
 
-	if (st->dropped & set->event_mask)
+	if (count & set->event_mask)
 		return;
 	ev = bpf_ringbuf_reserve(&sluice_events, sizeof(*ev), 0);
 	if (!ev) {
@@ -195,6 +209,22 @@ static __always_inline void emit_event(struct sluice_stats *st, struct sluice_se
 	ev->key_prefixlen = key->prefixlen;
 	__builtin_memset(ev->pad, 0, sizeof(ev->pad));
 	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Under dry-run: pass what the verdict would drop, counted where a drop
+ * would be (globally, in the policy's slot, in a sampled event). */
+static __always_inline void count_would_drop(struct sluice_stats *st, struct sluice_settings *set,
+					     struct sluice_key *key, __u8 *src, __u32 slot,
+					     __u32 len)
+{
+	struct sluice_rwould *rw = bpf_map_lookup_elem(&sluice_rwould, &slot);
+
+	emit_event(st, set, key, src, SLUICE_REASON_WOULD_DROP, len, st->would_drop);
+	st->would_drop++;
+	if (rw) {
+		rw->would_drop++;
+		rw->would_drop_bytes += len;
+	}
 }
 
 SEC("xdp")
@@ -317,7 +347,8 @@ int sluice_xdp(struct xdp_md *ctx)
 			long err;
 
 			v = sluice_admit(policy, nb.s, now, len);
-			nb.dropped = v != SLUICE_PASS && !dry_run(policy, set);
+			/* Counted in both modes: a would-drop too. */
+			nb.dropped = v != SLUICE_PASS;
 			err = state_create(&sluice_buckets, &key, &nb, st);
 			if (!err) {
 				dropped = NULL;
@@ -340,7 +371,9 @@ verdict:
 
 over:
 	if (dry_run(policy, set)) {
-		st->would_drop++;
+		if (dropped)
+			count_key_drop(dropped, set);
+		count_would_drop(st, set, &key, src, slot, len);
 		goto pass;
 	}
 	if (reason == SLUICE_REASON_DENIED)
@@ -359,7 +392,7 @@ failed:
 	st->update_failed++;
 	if (set->flags & SLUICE_FAIL_CLOSED) {
 		if (dry_run(policy, set)) {
-			st->would_drop++;
+			count_would_drop(st, set, &key, src, slot, len);
 			goto pass;
 		}
 		reason = SLUICE_REASON_FAIL_CLOSED;
@@ -372,7 +405,7 @@ pass:
 	return XDP_PASS;
 
 drop:
-	emit_event(st, set, &key, src, reason, len);
+	emit_event(st, set, &key, src, reason, len, st->dropped);
 	st->dropped++;
 	st->dropped_bytes += len;
 	rs->dropped++;

@@ -34,6 +34,12 @@
 #define SLUICE_MAP_EVENTS  "sluice_events"
 #define SLUICE_MAP_RULETAB "sluice_ruletab"
 #define SLUICE_MAP_HOSTS   "sluice_hosts"
+/*
+ * Maps added after a layout was first pinned: an attach creates one that an
+ * existing state lacks (keeping every other map), and a reader of a state
+ * without it does without (user/sluice/common.c, sluice_open()).
+ */
+#define SLUICE_MAP_RWOULD  "sluice_rwould"
 #define SLUICE_PIN_ROOT    "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN    "sluice_prog"
 
@@ -220,7 +226,8 @@ _Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
 
 /*
  * Per-key state. s[0] and s[1] mean what the key's algorithm says
- * (include/sluice/algo.h); dropped counts this key's drops for `top`.
+ * (include/sluice/algo.h); dropped counts this key's over-limit packets
+ * for `top` and `show`: drops, or under dry-run would-drops (passed).
  */
 struct sluice_bucket {
 	__u64 s[2];
@@ -335,14 +342,29 @@ struct sluice_rstats {
 };
 _Static_assert(sizeof(struct sluice_rstats) == 32, "sluice_rstats layout");
 
+/*
+ * Per-CPU would-drop counters of one policy, indexed by its slot, in the map
+ * sluice_rwould (sluice_rstats has no room left): the packets (and their
+ * bytes) that the policy passed under dry-run although it would have dropped
+ * them, for any reason (over the limit, a deny rule, a key refused under
+ * fail-closed). Added after layout 4: see SLUICE_MAP_RWOULD.
+ */
+struct sluice_rwould {
+	__u64 would_drop;
+	__u64 would_drop_bytes;
+};
+_Static_assert(sizeof(struct sluice_rwould) == 16, "sluice_rwould layout");
+
 enum sluice_reason {
 	SLUICE_REASON_LIMITED = 1,
 	SLUICE_REASON_DENIED = 2,
 	SLUICE_REASON_CONTENDED = 3,
 	SLUICE_REASON_FAIL_CLOSED = 4,
+	SLUICE_REASON_WOULD_DROP = 5, /* passed under dry-run; any of the above */
 };
 
-/* A sampled drop, on sluice_events. */
+/* A sampled drop, or under dry-run a sampled would-drop (reason
+ * SLUICE_REASON_WOULD_DROP, sampled by stats.would_drop), on sluice_events. */
 struct sluice_event {
 	__u64 ts_ns; /* bpf_ktime_get_ns() */
 	__u8 addr[16]; /* the source, unmasked */

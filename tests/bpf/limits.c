@@ -89,6 +89,7 @@ static void test_dry_run(struct bpfrun *r, bool per_policy)
 	struct sluice_settings set;
 	struct sluice_stats want;
 	struct sluice_bucket b;
+	size_t i, other;
 
 	if (!bpfrun_setup(r, &set, 2)) {
 		tap_ok(false, "%s: setup", t);
@@ -107,10 +108,14 @@ static void test_dry_run(struct bpfrun *r, bool per_policy)
 	want.would_drop = 3;
 	want.new_keys = 1;
 	expect_stats(r, &want, t);
-	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.1", 32, &b) && b.dropped == 0,
-		 "%s: the bucket counts no drop", t);
+	/* The key counts its would-drops (for top and show, which say so
+	 * by the policy's mode); events are would-drops only (dryrun.c). */
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, "198.18.0.1", 32, &b) && b.dropped == 3,
+		 "%s: the bucket counts its 3 would-drops", t);
 	bpfrun_events(r);
-	TAP_EQ(r->nr_events, 0, "%s: no drop event", t);
+	for (i = 0, other = 0; i < r->nr_events; i++)
+		other += r->events[i].reason != SLUICE_REASON_WOULD_DROP;
+	TAP_TRUE(r->nr_events >= 1 && !other, "%s: no drop event, only would-drop ones", t);
 
 	/* Off again: the would-drops were not charged, the bucket is still
 	 * at 2 of 2, so the next one drops. */

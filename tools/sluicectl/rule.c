@@ -32,7 +32,9 @@ void rule_help(FILE *f)
 		"  flush delete every rule in one change: a packet sees all the rules or\n"
 		"        none; their sources fall back to the default policy\n"
 		"  list  every rule with its effective policy and its own passed/dropped\n"
-		"        counters, the default policy last\n"
+		"        counters, the default policy last; WOULD-DROP counts what it passed\n"
+		"        under dry-run but would have dropped ('-': unknown, the state was\n"
+		"        pinned by an older sluice; the next 'sluice attach' adds it)\n"
 		"\n"
 		"Examples:\n"
 		"  sluicectl rule add 198.18.0.0/24 --rate 10/s --burst 20\n"
@@ -59,7 +61,8 @@ static int do_flush_rules(int argc, char **argv)
 }
 
 static void json_row(struct sluice_json *j, const char *match, int family,
-		     const struct sluice_policy *p, const struct sluice_rstats *rs, bool global_dry)
+		     const struct sluice_policy *p, const struct sluice_rstats *rs,
+		     const struct sluice_rwould *rw, bool global_dry)
 {
 	json_obj_begin(j, NULL);
 	json_str(j, "match", match);
@@ -69,13 +72,18 @@ static void json_row(struct sluice_json *j, const char *match, int family,
 	json_u64(j, "dropped", rs->dropped);
 	json_u64(j, "passed_bytes", rs->passed_bytes);
 	json_u64(j, "dropped_bytes", rs->dropped_bytes);
+	if (rw) { /* absent: unknown */
+		json_u64(j, "would_drop", rw->would_drop);
+		json_u64(j, "would_drop_bytes", rw->would_drop_bytes);
+	}
 	json_obj_end(j);
 }
 
 static int text_row(struct ctl_table *t, const char *match, int family,
-		    const struct sluice_policy *p, const struct sluice_rstats *rs, bool global_dry)
+		    const struct sluice_policy *p, const struct sluice_rstats *rs,
+		    const struct sluice_rwould *rw, bool global_dry)
 {
-	char rate[96], burst[64], win[32], key[24], passed[24], dropped[24];
+	char rate[96], burst[64], win[32], key[24], passed[24], dropped[24], would[24] = "-";
 	bool limit = p->action == SLUICE_ACT_LIMIT;
 
 	ctl_fmt_rate(p, rate, sizeof(rate));
@@ -91,18 +99,22 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 		snprintf(key, sizeof(key), "/%u /%u", p->prefix4, p->prefix6);
 	snprintf(passed, sizeof(passed), "%llu", (unsigned long long)rs->passed);
 	snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)rs->dropped);
+	if (rw)
+		snprintf(would, sizeof(would), "%llu", (unsigned long long)rw->would_drop);
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no";
 
 	return ctl_table_row(t, match, ctl_action_name(p->action),
 			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key, dry,
-			     passed, dropped);
+			     passed, dropped, would);
 }
 
 static int do_list(int argc, char **argv)
 {
 	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
 					    "WINDOW", "KEY", "DRY-RUN", "PASSED", "DROPPED",
-					    NULL };
+					    "WOULD-DROP", NULL };
+	struct sluice_rwould *would = NULL;
+	char err[SLUICE_ERR_LEN];
 	struct sluice_policies pol;
 	struct sluice_handle h;
 	struct sluice_json j;
@@ -120,26 +132,31 @@ static int do_list(int argc, char **argv)
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	st = ctl_read_policies(&h, &pol, true);
-	if (st)
+	/* NULL would: the state has no sluice_rwould, would-drops unknown. */
+	ret = sluice_read_policies_rwould(&h, &pol, &would, err, sizeof(err));
+	if (ret) {
+		st = ctl_err(ret, "%s", err);
 		goto out_close;
+	}
 	global_dry = pol.set.flags & SLUICE_DRY_RUN;
 
 	/* Rows: every rule, then the default policy. */
 	json_init(&j, stdout);
-	ctl_table_init(&t, head, "        rr");
+	ctl_table_init(&t, head, "        rrr");
 	if (ctl.json)
 		json_arr_begin(&j, NULL);
 	for (i = 0; i <= pol.nr_rules && !ret; i++) {
 		const struct sluice_policy *p;
+		const struct sluice_rwould *rw;
 		char match[64];
 		int family;
 
 		p = sluice_policy_at(&pol, i, match, sizeof(match), &family);
+		rw = would ? &would[i] : NULL;
 		if (ctl.json)
-			json_row(&j, match, family, p, &pol.rstats[i], global_dry);
+			json_row(&j, match, family, p, &pol.rstats[i], rw, global_dry);
 		else
-			ret = text_row(&t, match, family, p, &pol.rstats[i], global_dry);
+			ret = text_row(&t, match, family, p, &pol.rstats[i], rw, global_dry);
 	}
 	if (ctl.json) {
 		json_arr_end(&j);
@@ -151,6 +168,7 @@ static int do_list(int argc, char **argv)
 	}
 	ctl_table_free(&t);
 	sluice_free_policies(&pol);
+	free(would);
 out_close:
 	sluice_close(&h);
 	return st;

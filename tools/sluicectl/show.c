@@ -18,7 +18,8 @@ void show_help(FILE *f)
 		"key its packets are counted under, and that key's state now in its\n"
 		"algorithm's terms: tokens left and when the next packet is allowed (token\n"
 		"and leaky bucket), the current and previous window counts (window\n"
-		"algorithms), or the log fill (sliding-log); and how many packets it lost.\n"
+		"algorithms), or the log fill (sliding-log); and how many packets it lost,\n"
+		"or under dry-run how many it would have lost ('would drop': passed).\n"
 		"A KEY is a masked source as 'top' prints it (2001:2:0:72::/64): it must be\n"
 		"keyed by that length, the policy's key prefix or its new-key aggregate.\n"
 		"\n"
@@ -88,6 +89,12 @@ static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 /* The live settings, for how exact a key's drop count is. */
 static const struct sluice_settings *live_set;
 
+/* A key's count is of would-drops when its policy is in dry-run now. */
+static bool dry_now(const struct sluice_policy *p)
+{
+	return (live_set->flags & SLUICE_DRY_RUN) || (p->flags & SLUICE_POLICY_DRY_RUN);
+}
+
 static void text_state(const char *label, const struct found *f, const struct sluice_policy *p)
 {
 	const struct ctl_state *s = &f->st;
@@ -137,16 +144,19 @@ static void text_state(const char *label, const struct found *f, const struct sl
 		break;
 	}
 	if (sluice_drops_exact(live_set, s->dropped))
-		printf("%-9s %llu\n", "dropped", (unsigned long long)s->dropped);
+		printf("%-9s %llu%s\n", dry_now(p) ? "would drop" : "dropped",
+		       (unsigned long long)s->dropped, dry_now(p) ? " (dry-run: passed)" : "");
 	else
-		printf("%-9s about %llu (exact below %llu; past that each drop adds %llu with "
-		       "chance 1/%llu)\n", "dropped", (unsigned long long)s->dropped,
+		printf("%-9s about %llu%s (exact below %llu; past that each drop adds %llu with "
+		       "chance 1/%llu)\n", dry_now(p) ? "would drop" : "dropped",
+		       (unsigned long long)s->dropped, dry_now(p) ? ", dry-run: passed" : "",
 		       (unsigned long long)sluice_drop_sample(live_set),
 		       (unsigned long long)sluice_drop_sample(live_set),
 		       (unsigned long long)sluice_drop_sample(live_set));
 }
 
-static void json_found(struct sluice_json *j, const char *name, const struct found *f)
+static void json_found(struct sluice_json *j, const char *name, const struct found *f,
+		       const struct sluice_policy *p)
 {
 	char key[64];
 
@@ -156,7 +166,9 @@ static void json_found(struct sluice_json *j, const char *name, const struct fou
 	json_bool(j, "found", f->ok);
 	if (f->ok) {
 		ctl_json_state(j, &f->st);
-		json_u64(j, "dropped", f->st.dropped);
+		json_bool(j, "dry_run", dry_now(p));
+		json_u64(j, "dropped", dry_now(p) ? 0 : f->st.dropped);
+		json_u64(j, "would_drop", dry_now(p) ? f->st.dropped : 0);
 		json_bool(j, "dropped_exact", sluice_drops_exact(live_set, f->st.dropped));
 	}
 	json_obj_end(j);
@@ -242,9 +254,9 @@ int do_show(int argc, char **argv)
 		json_obj_end(&j);
 		json_bool(&j, "global_dry_run", set.flags & SLUICE_DRY_RUN);
 		if (p->action == SLUICE_ACT_LIMIT) {
-			json_found(&j, "bucket", &own);
+			json_found(&j, "bucket", &own, p);
 			if (agg.ok)
-				json_found(&j, "aggregate", &agg);
+				json_found(&j, "aggregate", &agg, p);
 		}
 		json_obj_end(&j);
 		json_end(&j);
@@ -253,7 +265,8 @@ int do_show(int argc, char **argv)
 	printf("%-9s %s\n", "address", addr);
 	printf("%-9s %s: %s\n", "policy", !strcmp(match, "default") ? "default" : match, line);
 	if (set.flags & SLUICE_DRY_RUN)
-		printf("%-9s on for every policy: drops are only counted\n", "dry-run");
+		printf("%-9s on for every policy: drops are only counted (as 'would drop')\n",
+		       "dry-run");
 	if (p->action == SLUICE_ACT_EXEMPT) {
 		printf("%-9s exempt: its packets are never limited\n", "state");
 	} else if (p->action == SLUICE_ACT_DENY) {

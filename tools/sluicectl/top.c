@@ -22,6 +22,10 @@ void top_help(FILE *f)
 		"exact below 64 drops; past that each drop adds 64 with chance 1/64 (shown\n"
 		"as ~N: unbiased, off by about 8 x sqrt(N) either way): a write on every\n"
 		"drop would slow the CPUs refusing the same flood.\n"
+		"Under dry-run a key counts the packets its policy would have dropped (and\n"
+		"passed): VERDICT says 'would drop' for a key whose policy is in dry-run now,\n"
+		"'dropped' otherwise (a key whose policy changed mode while it lived counts\n"
+		"both; one of a replaced policy follows the global dry-run).\n"
 		"\n"
 		"  -n N   how many keys (default %d, at most %d)\n"
 		"\n"
@@ -123,12 +127,16 @@ static int cmp_dropped(const void *a, const void *b)
 
 static void print_top(const struct top *t, const struct sluice_policies *pol)
 {
-	static const char *const head[] = { "KEY", "POLICY", "ALGO", "DROPPED", "STATE", NULL };
+	static const char *const head[] = { "KEY",     "POLICY", "ALGO", "DROPPED",
+					    "VERDICT", "STATE",	 NULL };
+	bool global_dry = pol->set.flags & SLUICE_DRY_RUN, any_dry = global_dry;
 	__u64 now = sluice_now_ticks();
 	struct sluice_json j;
 	struct ctl_table tab;
 	size_t i;
 
+	for (i = 0; i < pol->nr_rules; i++)
+		any_dry |= pol->rules[i].rule.policy.flags & SLUICE_POLICY_DRY_RUN;
 	json_init(&j, stdout);
 	if (ctl.json) {
 		json_obj_begin(&j, NULL);
@@ -144,9 +152,12 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 		char key[80], match[64], state[128] = "-", dropped[24];
 		struct ctl_state st;
 		bool agg = e->key.tag & SLUICE_TAG_AGGREGATE;
-		bool live;
+		bool live, dry;
 
 		p = ctl_policy_of_tag(pol, e->key.tag, match, sizeof(match));
+		/* The count is of would-drops when the key's policy is in
+		 * dry-run now (a replaced policy: the global mode). */
+		dry = global_dry || (p && (p->flags & SLUICE_POLICY_DRY_RUN));
 		/* State is only readable under the policy that wrote it. */
 		live = p && p->action == SLUICE_ACT_LIMIT &&
 		       (p->algo == SLUICE_ALGO_SLIDING_LOG) == e->is_log;
@@ -160,7 +171,9 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 			json_str(&j, "key", key);
 			json_bool(&j, "aggregate", agg);
 			json_str(&j, "policy", match);
-			json_u64(&j, "dropped", e->dropped);
+			json_bool(&j, "dry_run", dry);
+			json_u64(&j, "dropped", dry ? 0 : e->dropped);
+			json_u64(&j, "would_drop", dry ? e->dropped : 0);
 			json_bool(&j, "dropped_exact", sluice_drops_exact(&pol->set, e->dropped));
 			if (live)
 				ctl_json_state(&j, &st);
@@ -174,7 +187,7 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 			 (unsigned long long)e->dropped);
 		ctl_table_row(&tab, key, match,
 			      live ? sluice_algo_name(p->algo) : e->is_log ? "sliding-log" : "-",
-			      dropped, state);
+			      dropped, dry ? "would drop" : "dropped", state);
 	}
 	if (ctl.json) {
 		json_arr_end(&j);
@@ -183,12 +196,13 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 		return;
 	}
 	if (!t->n) {
-		printf("no source has lost a packet (%llu keys tracked)\n",
+		printf("no source has lost a packet%s (%llu keys tracked)\n",
+		       any_dry ? ", nor would have under dry-run" : "",
 		       (unsigned long long)t->keys);
 	} else {
 		ctl_table_print(&tab, stdout);
-		printf("%llu keys tracked, %llu with drops\n", (unsigned long long)t->keys,
-		       (unsigned long long)t->with_drops);
+		printf("%llu keys tracked, %llu with drops%s\n", (unsigned long long)t->keys,
+		       (unsigned long long)t->with_drops, any_dry ? " or would-drops" : "");
 	}
 	ctl_table_free(&tab);
 }

@@ -172,6 +172,9 @@ struct sluice_handle {
 	int lock_fd; /* flock()ed while a change is being made */
 	unsigned int ifindex; /* of ifname in this namespace now; 0: none */
 	enum sluice_standing standing;
+	/* Maps a newer sluice added to the layout (SLUICE_MAP_RWOULD): -1 when
+	 * the state was pinned without them, until the next attach adds them. */
+	int rwould_fd;
 };
 
 /* A handle with no map open: every fd -1. */
@@ -428,5 +431,17 @@ void json_u64(struct sluice_json *j, const char *key, __u64 val);
 void json_f64(struct sluice_json *j, const char *key, double val);
 void json_bool(struct sluice_json *j, const char *key, bool val);
 void json_end(struct sluice_json *j); /* newline after the top value */
+
+/* ---- would-drop counters per policy (state.c) ---- */
+
+/* The would-drop counters of one policy slot (sluice_clear_rstats() zeroes
+ * them with the others); -ENOENT when the state has no sluice_rwould (pinned
+ * by an older sluice: unknown until the next attach adds it). */
+int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_rwould *out);
+/* sluice_read_policies() with stats, and in the same version the would-drop
+ * counters of every row (as pol->rstats: the rules, then the default) in
+ * *rw, to free(); *rw is NULL when the state has no sluice_rwould. */
+int sluice_read_policies_rwould(struct sluice_handle *h, struct sluice_policies *pol,
+				struct sluice_rwould **rw, char *err, size_t errlen);
 
 #endif /* SLUICE_LIBSLUICE_H */

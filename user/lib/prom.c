@@ -2,11 +2,15 @@
 /*
  * The counters of one interface in the Prometheus text format (version
  * 0.0.4), for `sluicectl stats --prometheus` and `sluice run --metrics`:
- * one renderer, so a dashboard reads the same names from either.
+ * one renderer, so a dashboard reads the same names from either. Besides
+ * what libsluice.h lists: sluice_policy_{would_drop,would_drop_bytes}_total
+ * per policy, when the state has sluice_rwould (a state pinned by an older
+ * sluice has none until the next attach adds it).
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libsluice.h"
@@ -60,6 +64,14 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 		F(dropped_bytes, "Bytes dropped under each policy."),
 #undef F
 	};
+	static const struct sluice_field per_policy_would[] = {
+#define F(x, help) { #x, offsetof(struct sluice_rwould, x), help }
+		F(would_drop, "Packets passed under dry-run that each policy would have dropped."),
+		F(would_drop_bytes, "Bytes of the packets each policy would have dropped under "
+				    "dry-run."),
+#undef F
+	};
+	struct sluice_rwould *rw = NULL;
 	struct sluice_counters c;
 	struct sluice_policies pol;
 	char name[128], policy[64];
@@ -70,7 +82,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	if (ret)
 		return sluice_err(err, errlen, ret, "Couldn't read the counters of %s: %s",
 				  h->ifname, strerror(-ret));
-	ret = sluice_read_policies(h, &pol, true, err, errlen);
+	ret = sluice_read_policies_rwould(h, &pol, &rw, err, errlen);
 	if (ret)
 		return ret;
 
@@ -90,6 +102,18 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 			       sluice_field_get(&pol.rstats[k], &per_policy[i]));
 		}
 	}
+	/* A state pinned by an older sluice has no would-drop counters per
+	 * policy (until the next attach adds them): no such samples then. */
+	for (i = 0; rw && i < sizeof(per_policy_would) / sizeof(per_policy_would[0]); i++) {
+		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy_would[i].name);
+		family(f, name, "counter", per_policy_would[i].help);
+		for (k = 0; k <= pol.nr_rules; k++) {
+			sluice_policy_at(&pol, k, policy, sizeof(policy), NULL);
+			sample(f, name, h->ifname, policy,
+			       sluice_field_get(&rw[k], &per_policy_would[i]));
+		}
+	}
+	free(rw);
 	/* keys and evicted_estimate close the table of fields: gauges. */
 	for (i = sluice_stats_nfields; i < sluice_counters_nfields; i++) {
 		const struct sluice_field *fl = &sluice_stats_fields[i];

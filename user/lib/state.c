@@ -154,7 +154,7 @@ void sluice_handle_init(struct sluice_handle *h)
 	memset(h, 0, sizeof(*h));
 	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
 	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
-	h->ruletab_fd = h->hosts_fd = -1;
+	h->ruletab_fd = h->hosts_fd = h->rwould_fd = -1;
 }
 
 static size_t ruletab_bytes(__u32 max)
@@ -195,7 +195,7 @@ void sluice_close(struct sluice_handle *h)
 {
 	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
 		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd,
-		       &h->ruletab_fd, &h->hosts_fd };
+		       &h->ruletab_fd, &h->hosts_fd, &h->rwould_fd };
 	size_t i;
 
 	if (h->cfg && h->cfg != MAP_FAILED)
@@ -306,14 +306,24 @@ int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *e
 
 int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
 {
+	/* The config first (its absence means nothing is pinned). A map that a
+	 * newer sluice added to the layout (added_later, as in the loader's
+	 * sluice_maps[]) may be missing from a state that an older one pinned:
+	 * its fd stays -1 and what it counts is unknown until the next attach
+	 * creates it. */
 	struct {
 		const char *name;
 		int *fd;
+		bool added_later;
 	} maps[] = {
-		{ SLUICE_MAP_CONFIG, &h->config_fd }, { SLUICE_MAP_BUCKETS, &h->buckets_fd },
-		{ SLUICE_MAP_LOGS, &h->logs_fd },     { SLUICE_MAP_RULES, &h->rules_fd },
-		{ SLUICE_MAP_STATS, &h->stats_fd },   { SLUICE_MAP_RSTATS, &h->rstats_fd },
-		{ SLUICE_MAP_EVENTS, &h->events_fd },
+		{ SLUICE_MAP_CONFIG, &h->config_fd, false },
+		{ SLUICE_MAP_BUCKETS, &h->buckets_fd, false },
+		{ SLUICE_MAP_LOGS, &h->logs_fd, false },
+		{ SLUICE_MAP_RULES, &h->rules_fd, false },
+		{ SLUICE_MAP_STATS, &h->stats_fd, false },
+		{ SLUICE_MAP_RSTATS, &h->rstats_fd, false },
+		{ SLUICE_MAP_EVENTS, &h->events_fd, false },
+		{ SLUICE_MAP_RWOULD, &h->rwould_fd, true },
 	};
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
@@ -336,6 +346,8 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		if (*maps[i].fd >= 0)
 			continue;
 		ret = -errno;
+		if (ret == -ENOENT && maps[i].added_later)
+			continue;
 		if (ret == -ENOENT && i == 0)
 			not_here(ifname, h->ifindex, err, errlen);
 		else
@@ -534,6 +546,60 @@ int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *
 	return 0;
 }
 
+int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_rwould *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (h->rwould_fd < 0)
+		return -ENOENT;
+	return sluice_percpu_sum(h->rwould_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
+}
+
+/* A version of the policies is one between two equal readings of seq; a
+ * commit bumps it before it clears the counters of a slot it hands out. */
+int sluice_read_policies_rwould(struct sluice_handle *h, struct sluice_policies *pol,
+				struct sluice_rwould **rw, char *err, size_t errlen)
+{
+	struct sluice_settings set;
+	int try, ret;
+	size_t i;
+	__u64 seq;
+
+	*rw = NULL;
+	for (try = 0; try < 100; try++) {
+		sluice_read_settings(h, &set, &seq);
+		ret = sluice_read_policies(h, pol, true, err, errlen);
+		if (ret)
+			return ret;
+		if (h->rwould_fd < 0)
+			return 0;
+		*rw = calloc(pol->nr_rules + 1, sizeof(**rw));
+		if (!*rw) {
+			sluice_free_policies(pol);
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		}
+		for (i = 0; i <= pol->nr_rules && !ret; i++) {
+			const struct sluice_policy *p = sluice_policy_at(pol, i, NULL, 0, NULL);
+
+			ret = sluice_read_rwould(h, SLUICE_TAG_SLOT(p->tag), &(*rw)[i]);
+		}
+		if (ret) {
+			free(*rw);
+			*rw = NULL;
+			sluice_free_policies(pol);
+			return fail(err, errlen, ret, "Couldn't read the would-drop counters of %s: %s",
+				    h->ifname, strerror(-ret));
+		}
+		if (!sluice_settings_changed(h, seq))
+			return 0;
+		free(*rw);
+		*rw = NULL;
+		sluice_free_policies(pol);
+	}
+	return fail(err, errlen, -EAGAIN,
+		    "the rules of %s kept changing while they were read (100 tries): try again",
+		    h->ifname);
+}
+
 int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -542,10 +608,16 @@ int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 
 	if (ncpu <= 0)
 		return -EINVAL;
-	zero = calloc((size_t)ncpu, sizeof(struct sluice_rstats));
+	/* Room for the larger value: zeroes for either map. */
+	zero = calloc((size_t)ncpu, sizeof(struct sluice_rstats) > sizeof(struct sluice_rwould) ?
+					    sizeof(struct sluice_rstats) :
+					    sizeof(struct sluice_rwould));
 	if (!zero)
 		return -ENOMEM;
 	if (bpf_map_update_elem(h->rstats_fd, &slot, zero, BPF_ANY))
+		ret = -errno;
+	/* A state without sluice_rwould has no would-drops to clear. */
+	if (!ret && h->rwould_fd >= 0 && bpf_map_update_elem(h->rwould_fd, &slot, zero, BPF_ANY))
 		ret = -errno;
 	free(zero);
 	return ret;

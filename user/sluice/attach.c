@@ -151,8 +151,10 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 		c->max_rules = info.max_entries / 2;
 		return 0;
 	}
-	if (!strcmp(name, SLUICE_MAP_RULETAB)) {
-		if (info.max_entries != c->max_rules)
+	if (!strcmp(name, SLUICE_MAP_RULETAB) || !strcmp(name, SLUICE_MAP_HOSTS)) {
+		__u32 want = strcmp(name, SLUICE_MAP_HOSTS) ? c->max_rules : 2 * c->max_rules;
+
+		if (info.max_entries != want)
 			return refuse(c, -EPROTO,
 				      "the pinned map %s/%s has %u entries for %u rules: detach "
 				      "with the sluice that attached it, then attach again",
@@ -170,7 +172,8 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 /* What is pinned for this interface, and is it something we can reuse? */
 static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 {
-	int fds[16], nr_found = 0, ret = 0, cfd = -1;
+	int fds[SLUICE_MAX_MAPS], nr_found = 0, ret = 0, cfd = -1;
+	bool absent[SLUICE_MAX_MAPS] = { false };
 	const char *missing = NULL;
 	char path[512];
 	struct stat st;
@@ -180,14 +183,18 @@ static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 		fds[i] = -1;
 	c->dir_existed = stat(c->dir, &st) == 0;
 	for (i = 0; i < sluice_nr_maps; i++) {
-		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_map_names[i]);
+		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_maps[i].name);
 		fds[i] = bpf_obj_get(path);
 		if (fds[i] >= 0) {
 			nr_found++;
-			if (!strcmp(sluice_map_names[i], SLUICE_MAP_CONFIG))
+			if (!strcmp(sluice_maps[i].name, SLUICE_MAP_CONFIG))
 				cfd = fds[i];
+		} else if (errno == ENOENT && sluice_maps[i].added_later) {
+			/* A state pinned by a sluice before this map: made
+			 * below, if the rest of the state is complete. */
+			absent[i] = true;
 		} else if (errno == ENOENT) {
-			missing = sluice_map_names[i];
+			missing = sluice_maps[i].name;
 		} else {
 			ret = refuse(c, -errno, "Couldn't open %s: %s", path, strerror(errno));
 			goto out;
@@ -203,8 +210,13 @@ static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 		goto out;
 	}
 	c->pins_existed = true;
+	for (i = 0; i < sluice_nr_maps; i++) {
+		c->adds_map[i] = absent[i];
+		c->nr_adds += absent[i];
+	}
 	for (i = 0; i < sluice_nr_maps && !ret; i++)
-		ret = check_pinned_map(c, skel, sluice_map_names[i], fds[i]);
+		if (fds[i] >= 0)
+			ret = check_pinned_map(c, skel, sluice_maps[i].name, fds[i]);
 	if (!ret) {
 		struct sluice_config cfg;
 		__u32 zero = 0;
@@ -400,12 +412,15 @@ static void undo_pins(struct attach_ctx *c)
 	char path[512];
 	size_t i;
 
-	if (c->pins_existed)
-		return;
 	for (i = 0; i < sluice_nr_maps; i++) {
-		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_map_names[i]);
+		/* Of a state that was there, only the maps this call added. */
+		if (c->pins_existed && !c->adds_map[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_maps[i].name);
 		unlink(path);
 	}
+	if (c->pins_existed)
+		return;
 	snprintf(path, sizeof(path), "%s/%s", c->dir, PROG_PIN_NEW);
 	unlink(path);
 	if (!c->dir_existed)
@@ -520,6 +535,7 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	struct attachment now;
 	char rate[128], kept[96];
 	long keys = sluice_count_keys(h->buckets_fd);
+	size_t i;
 
 	sluice_read_settings(h, &s, NULL);
 	format_policy_rate(&s.def, rate, sizeof(rate));
@@ -563,6 +579,10 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	printf("  state: %ld of %u keys, %u rule%s, pinned in %s\n", keys < 0 ? 0 : keys,
 	       sluice_map_max_entries(h->buckets_fd), s.nr_rules, s.nr_rules == 1 ? "" : "s",
 	       c->dir);
+	for (i = 0; i < sluice_nr_maps; i++)
+		if (c->pins_existed && c->adds_map[i])
+			printf("  added: %s/%s, which the sluice that pinned this state did not "
+			       "have\n", c->dir, sluice_maps[i].name);
 }
 
 /* A sluice run owned the attachment: it is attach's now; msg says so. */
@@ -600,7 +620,7 @@ int sluice_attach(struct attach_opts *o)
 	struct attach_ctx c = { .o = o };
 	struct sluice_handle h = { .cfg = NULL };
 	struct sluice_bpf *probe = NULL;
-	bool maps_made = false, existing;
+	bool maps_made = false, prog_tried = false, existing;
 	char resumed[160] = "", run_msg[256] = "";
 	__u32 new_id = 0;
 	int lock_fd = -1, ret, status = SLUICE_EXIT_RUNTIME;
@@ -680,6 +700,9 @@ int sluice_attach(struct attach_opts *o)
 			goto undo;
 		}
 	}
+	/* From here a new program may run with the maps: an existing state
+	 * keeps even the ones this call added. */
+	prog_tried = true;
 	ret = test_hook("SLUICE_TEST_FAIL_AT", "program") ?
 		      refuse(&c, -EIO, "Couldn't attach sluice to %s: failure injected by "
 			     "SLUICE_TEST_FAIL_AT=program", o->ifname) :
@@ -713,7 +736,7 @@ int sluice_attach(struct attach_opts *o)
 	goto out;
 
 undo:
-	if (maps_made && !existing)
+	if (maps_made && (!existing || !prog_tried))
 		undo_pins(&c);
 out:
 	if (status != SLUICE_EXIT_OK)

@@ -21,6 +21,10 @@ struct attach_ctx {
 	char dir[256];
 	bool dir_existed;
 	bool pins_existed; /* every map was pinned before this call */
+	/* pins_existed, but sluice_maps[i] (added_later) was not: this call
+	 * pins it (create_maps()), and removes it again on failure */
+	bool adds_map[SLUICE_MAX_MAPS];
+	size_t nr_adds;
 	bool fresh_config; /* the config has layout 0: give it the defaults */
 	__u32 max_keys, max_log_keys, max_rules;
 	struct attachment a;

@@ -23,11 +23,13 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 	int ret;
 
 	for (i = 0; i < sluice_nr_maps; i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, sluice_map_names[i]);
+		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, sluice_maps[i].name);
 
 		if (!m)
 			return -ENOENT;
-		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_map_names[i]);
+		/* A map missing from an existing state (added_later, see
+		 * inspect_pins()) is created and pinned by libbpf at load. */
+		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_maps[i].name);
 		ret = bpf_map__set_pin_path(m, path);
 		if (ret)
 			return ret;
@@ -38,6 +40,8 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 	/* Two generations of rules in the trie; the table holds the live one. */
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_rules, 2 * c->max_rules);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_hosts, 2 * c->max_rules);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_ruletab, c->max_rules);
 	return ret;

@@ -16,11 +16,25 @@
 #include "cmd.h"
 #include "loader.h"
 
-const char *const sluice_map_names[] = {
-	SLUICE_MAP_BUCKETS, SLUICE_MAP_LOGS,   SLUICE_MAP_CONFIG, SLUICE_MAP_RULES,
-	SLUICE_MAP_RULETAB, SLUICE_MAP_STATS,  SLUICE_MAP_RSTATS, SLUICE_MAP_EVENTS,
+/*
+ * Every pinned map. One that a newer sluice added to a layout already pinned
+ * is `added_later`: attach creates and pins it in an existing state that
+ * lacks it (keeping every other map) instead of calling the state
+ * incomplete, and readers (sluice_open()) do without it. A new map goes at
+ * the end, added_later, and into sluice_open()'s table.
+ */
+const struct sluice_map_spec sluice_maps[] = {
+	{ SLUICE_MAP_BUCKETS, false }, { SLUICE_MAP_LOGS, false },
+	{ SLUICE_MAP_CONFIG, false },  { SLUICE_MAP_RULES, false },
+	{ SLUICE_MAP_STATS, false },   { SLUICE_MAP_RSTATS, false },
+	{ SLUICE_MAP_EVENTS, false },
+	{ SLUICE_MAP_RWOULD, true }, /* per-rule would-drop counters */
+	{ SLUICE_MAP_RULETAB, true }, /* the rules, read in one copy (layout 5) */
+	{ SLUICE_MAP_HOSTS, true }, /* the /32 and /128 rules (layout 5) */
 };
-const size_t sluice_nr_maps = sizeof(sluice_map_names) / sizeof(sluice_map_names[0]);
+const size_t sluice_nr_maps = sizeof(sluice_maps) / sizeof(sluice_maps[0]);
+_Static_assert(sizeof(sluice_maps) / sizeof(sluice_maps[0]) <= SLUICE_MAX_MAPS,
+	       "SLUICE_MAX_MAPS holds every map");
 
 /* Largest --max-keys: the kernel refuses larger hash tables anyway, and a
  * table this size already holds tens of GiB. */
@@ -329,7 +343,7 @@ int remove_pins(const char *dir, char *err, size_t errlen)
 	size_t i;
 
 	for (i = 0; i < sluice_nr_maps + 2; i++) {
-		const char *name = i < sluice_nr_maps ? sluice_map_names[i] :
+		const char *name = i < sluice_nr_maps ? sluice_maps[i].name :
 							extra[i - sluice_nr_maps];
 
 		snprintf(path, sizeof(path), "%s/%s", dir, name);

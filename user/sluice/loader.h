@@ -139,8 +139,13 @@ const char *mode_name(enum xdp_attach_mode mode);
 int lock_pin_root(char *err, size_t errlen);
 void unlock_pin_root(int fd);
 
-/* The names of the pinned maps, in one place. */
-extern const char *const sluice_map_names[];
+/* The pinned maps, in one place (common.c says what added_later means). */
+struct sluice_map_spec {
+	const char *name;
+	bool added_later; /* created by attach when an existing state lacks it */
+};
+#define SLUICE_MAX_MAPS 16
+extern const struct sluice_map_spec sluice_maps[];
 extern const size_t sluice_nr_maps;
 
 /* Remove every pin (maps and program) in the pin directory dir, and dir. */

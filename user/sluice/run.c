@@ -7,7 +7,9 @@
  * interface (owner.c's run_claim()). Each report is one line: the packet
  * rates of the interval and the keys that lost the most packets in it, from
  * the sampled drop events of the sluice_events ring buffer, named as `top`
- * names them (the masked key). When the interface or the program goes away,
+ * names them (the masked key); under dry-run, or while a dry-run rule would
+ * drop, the would-drop rate and the keys that would have lost the most, from
+ * the would-drop events. When the interface or the program goes away,
  * run says so and exits 1. SIGHUP reloads --config (sluice reload).
  */
 #include <arpa/inet.h>
@@ -53,7 +55,9 @@ static void run_help(void)
 	       "it attached as it is (attach options are then refused: change a running\n"
 	       "limiter with sluicectl or 'sluice reload'). One run per interface.\n"
 	       "Each line: rx, passed and dropped packets per second in the interval, and\n"
-	       "the keys with the most drops (estimated from sampled drop events).\n"
+	       "the keys with the most drops (estimated from sampled drop events); under\n"
+	       "dry-run, or while a dry-run rule would drop, also the would-drop rate and\n"
+	       "the keys that would have lost the most ('top would drop (dry-run): ...').\n"
 	       "SIGHUP re-reads --config ('sluice reload'). A run killed with SIGKILL leaves\n"
 	       "the limiter attached; the next run or attach says that it adopts it.\n");
 }
@@ -65,10 +69,16 @@ struct top_entry {
 	__u64 drops;
 };
 
-struct run_state {
+/* The keys of one kind of event (drops, or would-drops) in an interval. */
+struct top_table {
 	struct top_entry top[TOP_SLOTS];
 	__u64 events; /* drops the events of this interval stand for */
 	__u64 untracked; /* of which from keys past TOP_SLOTS */
+};
+
+struct run_state {
+	struct top_table drops; /* every reason but SLUICE_REASON_WOULD_DROP */
+	struct top_table would; /* SLUICE_REASON_WOULD_DROP: passed under dry-run */
 	bool discard; /* draining what came before the first interval */
 };
 
@@ -95,12 +105,14 @@ static __u32 hash_key(const __u8 *addr, __u8 family, __u8 prefixlen)
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct sluice_event *ev = data;
-	struct run_state *rs = ctx;
+	struct run_state *run = ctx;
+	struct top_table *rs;
 	__u8 addr[16];
 	__u32 i, h;
 
-	if (size < sizeof(*ev) || rs->discard)
+	if (size < sizeof(*ev) || run->discard)
 		return 0;
+	rs = ev->reason == SLUICE_REASON_WOULD_DROP ? &run->would : &run->drops;
 	/* The key the drop was charged to, as top names it. */
 	memcpy(addr, ev->addr, 16);
 	sluice_mask(addr, ev->key_prefixlen);
@@ -142,20 +154,12 @@ static __u64 delta(__u64 now, __u64 before)
 	return now >= before ? now - before : now;
 }
 
-static void report(struct run_state *rs, const struct sluice_stats *cur,
-		   const struct sluice_stats *prev, double secs)
+/* " KEY ~N, KEY ~N, others ~N" or " none"; empties the table. */
+static void report_top(struct top_table *rs)
 {
-	char when[16], key[INET6_ADDRSTRLEN + 8];
-	time_t t = time(NULL);
-	struct tm tm;
+	char key[INET6_ADDRSTRLEN + 8];
 	int i, n = 0;
 
-	localtime_r(&t, &tm);
-	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	printf("%s rx %.0f pps, passed %.0f pps, dropped %.0f pps; top drops:", when,
-	       (double)delta(cur->rx, prev->rx) / secs,
-	       (double)delta(cur->passed, prev->passed) / secs,
-	       (double)delta(cur->dropped, prev->dropped) / secs);
 	/* Sorting the whole table moves the used entries to the front. */
 	qsort(rs->top, TOP_SLOTS, sizeof(rs->top[0]), cmp_drops);
 	for (i = 0; i < TOP_SLOTS && i < TOP_SHOWN && rs->top[i].drops; i++, n++) {
@@ -170,9 +174,38 @@ static void report(struct run_state *rs, const struct sluice_stats *cur,
 		printf(" none");
 	if (rs->untracked)
 		printf(", others ~%llu", (unsigned long long)rs->untracked);
-	printf("\n");
 	memset(rs->top, 0, sizeof(rs->top));
 	rs->events = rs->untracked = 0;
+}
+
+/* One line; the would-drop parts whenever there were would-drops or dry-run
+ * is on (dry). */
+static void report(struct run_state *rs, const struct sluice_stats *cur,
+		   const struct sluice_stats *prev, double secs, bool dry)
+{
+	__u64 would = delta(cur->would_drop, prev->would_drop);
+	time_t t = time(NULL);
+	char when[16];
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	printf("%s rx %.0f pps, passed %.0f pps, dropped %.0f pps", when,
+	       (double)delta(cur->rx, prev->rx) / secs,
+	       (double)delta(cur->passed, prev->passed) / secs,
+	       (double)delta(cur->dropped, prev->dropped) / secs);
+	if (would || dry)
+		printf(", would drop %.0f pps", (double)would / secs);
+	printf("; top drops:");
+	report_top(&rs->drops);
+	if (would || dry) {
+		printf("; top would drop%s:", dry ? " (dry-run)" : "");
+		report_top(&rs->would);
+	} else {
+		/* Events of before dry-run went off: not this line's. */
+		memset(&rs->would, 0, sizeof(rs->would));
+	}
+	printf("\n");
 }
 
 /* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence. */
@@ -210,6 +243,7 @@ static int run_loop(struct attach_opts *o, int claim_fd)
 {
 	static struct run_state rs;
 	struct sluice_stats prev, cur;
+	struct sluice_settings set;
 	struct ring_buffer *rb = NULL;
 	char err[SLUICE_ERR_LEN];
 	struct sluice_handle h;
@@ -277,7 +311,8 @@ static int run_loop(struct attach_opts *o, int claim_fd)
 			status = SLUICE_EXIT_RUNTIME;
 			break;
 		}
-		report(&rs, &cur, &prev, now - last);
+		sluice_read_settings(&h, &set, NULL);
+		report(&rs, &cur, &prev, now - last, set.flags & SLUICE_DRY_RUN);
 		prev = cur;
 		last = now;
 		next += interval;
