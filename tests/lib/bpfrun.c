@@ -99,6 +99,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->buckets_fd = bpf_map__fd(skel->maps.sluice_buckets);
 	r->logs_fd = bpf_map__fd(skel->maps.sluice_logs);
 	r->rules_fd = bpf_map__fd(skel->maps.sluice_rules);
+	r->hosts_fd = bpf_map__fd(skel->maps.sluice_hosts);
 	r->stats_fd = bpf_map__fd(skel->maps.sluice_stats);
 	r->rstats_fd = bpf_map__fd(skel->maps.sluice_rstats);
 	r->events_fd = bpf_map__fd(skel->maps.sluice_events);
@@ -177,6 +178,8 @@ int bpfrun_reset(struct bpfrun *r)
 		err = empty_map(r->logs_fd, sizeof(struct sluice_key));
 	if (!err)
 		err = empty_map(r->rules_fd, sizeof(struct sluice_rule_key));
+	if (!err)
+		err = empty_map(r->hosts_fd, sizeof(struct sluice_rule_key));
 	if (!err)
 		err = zero_percpu(r->stats_fd, 1, sizeof(struct sluice_stats), r->ncpus);
 	if (!err)
@@ -315,8 +318,8 @@ bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *
 	return false;
 }
 
-int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
-		__u32 slot)
+static int put_rule(int fd, __u8 gen, const char *cidr, const struct sluice_policy *p,
+		    __u32 slot)
 {
 	char err[SLUICE_ERR_LEN] = "";
 	struct sluice_rule_key key;
@@ -335,12 +338,24 @@ int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluic
 	rule.policy.tag = SLUICE_TAG(slot, p->algo, 1);
 	rule.family = c.family;
 	rule.prefixlen = c.prefixlen;
-	if (bpf_map_update_elem(r->rules_fd, &key, &rule, BPF_ANY)) {
+	if (bpf_map_update_elem(fd, &key, &rule, BPF_ANY)) {
 		ret = -errno;
 		tap_diag("Couldn't insert rule %s: %s", cidr, strerror(-ret));
 		return ret;
 	}
 	return 0;
+}
+
+int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
+		__u32 slot)
+{
+	return put_rule(r->rules_fd, gen, cidr, p, slot);
+}
+
+int bpfrun_host_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
+		     __u32 slot)
+{
+	return put_rule(r->hosts_fd, gen, cidr, p, slot);
 }
 
 bool bpfrun_setup(struct bpfrun *r, struct sluice_settings *set, __u64 burst)

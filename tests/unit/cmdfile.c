@@ -30,9 +30,7 @@ struct scratch {
 static void scratch_init(struct scratch *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->h.config_fd = s->h.buckets_fd = s->h.logs_fd = s->h.rules_fd = -1;
-	s->h.stats_fd = s->h.rstats_fd = s->h.events_fd = s->h.lock_fd = -1;
-	s->h.ruletab_fd = -1;
+	sluice_handle_init(&s->h);
 	snprintf(s->h.ifname, sizeof(s->h.ifname), "scratch0");
 	s->cfg.layout = SLUICE_LAYOUT_VERSION;
 	sluice_settings_init(&s->cfg.settings[0]);
@@ -44,9 +42,8 @@ static void scratch_init(struct scratch *s)
 
 static void scratch_free(struct scratch *s)
 {
-	free(s->t.rules);
-	s->t.rules = NULL;
-	s->t.nr_rules = 0;
+	sluice_txn_end(&s->t);
+	s->t.h = &s->h;
 }
 
 /* Run one editing command given as one string of words. */

@@ -66,20 +66,25 @@ time_ms() {
 
 # A UDP frame from SRC (IPv4) to the receiver, checksums right, as a file.
 frame() { # frame SRC FILE
-	python3 - "$1" "$ADDR4_RX" "$2" <<'EOF'
-import socket, struct, sys
-src, dst, out = socket.inet_aton(sys.argv[1]), socket.inet_aton(sys.argv[2]), sys.argv[3]
-payload = b"x" * 18
-udp = struct.pack("!HHHH", 9, 9, 8 + len(payload), 0) + payload
-hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, src, dst)
-s = sum(struct.unpack("!10H", hdr))
-s = (s & 0xffff) + (s >> 16); s = (s & 0xffff) + (s >> 16)
-hdr = hdr[:10] + struct.pack("!H", ~s & 0xffff) + hdr[12:]
-eth = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00"
-open(out, "wb").write(eth + hdr + udp)
-EOF
+	local -a h
+	local s=0 i hex="" ip
+	IFS=. read -ra src <<<"$1"
+	IFS=. read -ra dst <<<"$ADDR4_RX"
+	# IPv4 header: 20 bytes, total length 20 + 8 + 18, TTL 64, UDP
+	h=(0x45 0 0 46 0 0 0 0 64 17 0 0 "${src[@]}" "${dst[@]}")
+	for ((i = 0; i < 20; i += 2)); do s=$((s + (h[i] << 8) + h[i + 1])); done
+	s=$(((s & 0xffff) + (s >> 16)))
+	s=$(((s & 0xffff) + (s >> 16)))
+	s=$((~s & 0xffff))
+	h[10]=$((s >> 8)) h[11]=$((s & 255))
+	# Ethernet (to 02:00:00:00:00:02 from ..:01, IPv4), the IP header, UDP
+	# 9 -> 9 with 18 bytes and no checksum (0 is "none" for IPv4)
+	for ip in 2 0 0 0 0 2 2 0 0 0 0 1 8 0 "${h[@]}" 0 9 0 9 0 26 0 0; do
+		hex+=$(printf '\\x%02x' "$ip")
+	done
+	for ((i = 0; i < 18; i++)); do hex+='\x78'; done
+	printf "$hex" >"$2"
 }
-command -v python3 >/dev/null || { echo "rules: python3 is missing (make deps)" >&2; exit 1; }
 # A source a rate rule matches and one no rule does.
 frame 198.18.128.9 "$T/hit.bin"
 frame 198.18.60.1 "$T/miss.bin"

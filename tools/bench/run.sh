@@ -6,15 +6,16 @@
 #   2. e2e      receive-side Mpps and CPU per packet on a veth pair (e2e.sh)
 #   3. accuracy admitted against rate x time + burst (sluice-bench accuracy)
 #   4. scale    cost per packet against key count, memory per key (in 1 and 2)
+#   5. rules    100,000 rules: batch, one change, listing, cost per packet (rules.sh)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
-# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy" picks
+# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy rules" picks
 # parts; BENCH_REPEAT and BENCH_RUNS change the in-kernel runs (1e6 x 5);
 # BENCH_REPORT_ONLY=1 only rebuilds the report from the last results.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
 OUT=$BUILD/bench
-PARTS=${BENCH_PARTS:-cost e2e accuracy}
+PARTS=${BENCH_PARTS:-cost e2e accuracy rules}
 PREFIX=bn$$
 NSH=${PREFIX}h
 
@@ -76,6 +77,11 @@ fi
 if measure accuracy; then
 	echo "bench: accuracy (about 1 minute)" >&2
 	inh "$BENCH" accuracy -o "$OUT/accuracy.json" -m "$OUT/accuracy.md" -H "${PREFIX}a0"
+fi
+
+if measure rules; then
+	echo "bench: rule sets of 100,000 rules (about 15 seconds)" >&2
+	BUILD=$BUILD tools/bench/rules.sh "$OUT" >/dev/null
 fi
 
 # ---- e2e: Markdown, JSON, ratios and goals from the TSV ----
@@ -209,7 +215,7 @@ fi
 {
 	echo "## sluice benchmarks ($(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
 	echo
-	for part in cost e2e accuracy; do
+	for part in cost e2e accuracy rules; do
 		has "$part" && [ -s "$OUT/$part.md" ] && cat "$OUT/$part.md"
 	done
 	echo "Charts: $OUT/cost-vs-keys.png, $OUT/mpps.png. JSON: $OUT/results.json."
@@ -217,7 +223,7 @@ fi
 } >"$OUT/results.md"
 {
 	printf '{"kernel":"%s","cpus":%d' "$(uname -r)" "$(nproc)"
-	for part in cost e2e accuracy; do
+	for part in cost e2e accuracy rules; do
 		if has "$part" && [ -s "$OUT/$part.json" ]; then
 			printf ',"%s":' "$part"
 			cat "$OUT/$part.json"

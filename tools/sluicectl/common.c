@@ -115,19 +115,41 @@ int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool
 	return ret ? ctl_err(ret, "%s", err) : 0;
 }
 
-const struct sluice_policy *ctl_policy_of_tag(const struct sluice_policies *pol, __u32 tag,
-					      char *match, size_t len)
+/* Does the CIDR of rule r hold the key k? */
+static bool rule_holds(const struct sluice_txn_rule *r, const struct sluice_key *k)
 {
+	__u8 a[16];
+
+	if (r->rule.family != k->family || k->prefixlen < r->rule.prefixlen)
+		return false;
+	memcpy(a, k->addr, 16);
+	sluice_mask(a, r->rule.prefixlen);
+	return !memcmp(a, r->key.addr, k->family == 4 ? 4 : 16);
+}
+
+const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
+					      const struct sluice_key *k, char *match, size_t len)
+{
+	__u32 tag = k->tag & ~SLUICE_TAG_AGGREGATE;
+	long first = -1;
 	size_t i;
 
-	tag &= ~SLUICE_TAG_AGGREGATE;
 	if (pol->set.def.tag == tag) {
 		snprintf(match, len, "default");
 		return &pol->set.def;
 	}
-	for (i = 0; i < pol->nr_rules; i++)
-		if (pol->rules[i].rule.policy.tag == tag)
+	/* Rules that share a slot share its tag: the key's own is the one
+	 * whose CIDR holds it (an aggregate may be wider: then the first). */
+	for (i = 0; i < pol->nr_rules; i++) {
+		if (pol->rules[i].rule.policy.tag != tag)
+			continue;
+		if (rule_holds(&pol->rules[i], k))
 			return sluice_policy_at(pol, i, match, len, NULL);
+		if (first < 0)
+			first = (long)i;
+	}
+	if (first >= 0)
+		return sluice_policy_at(pol, (size_t)first, match, len, NULL);
 	snprintf(match, len, "(replaced)");
 	return NULL;
 }

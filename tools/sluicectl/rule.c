@@ -62,12 +62,15 @@ static int do_flush_rules(int argc, char **argv)
 
 static void json_row(struct sluice_json *j, const char *match, int family,
 		     const struct sluice_policy *p, const struct sluice_rstats *rs,
-		     const struct sluice_rwould *rw, bool global_dry)
+		     const struct sluice_rwould *rw, bool global_dry, __u32 shared)
 {
 	json_obj_begin(j, NULL);
 	json_str(j, "match", match);
 	ctl_json_policy(j, p, family);
 	json_bool(j, "effective_dry_run", global_dry || (p->flags & SLUICE_POLICY_DRY_RUN));
+	/* The counters below are those of every rule on the slot. */
+	if (shared > 1)
+		json_u64(j, "counters_shared_by", shared);
 	json_u64(j, "passed", rs->passed);
 	json_u64(j, "dropped", rs->dropped);
 	json_u64(j, "passed_bytes", rs->passed_bytes);
@@ -81,8 +84,9 @@ static void json_row(struct sluice_json *j, const char *match, int family,
 
 static int text_row(struct ctl_table *t, const char *match, int family,
 		    const struct sluice_policy *p, const struct sluice_rstats *rs,
-		    const struct sluice_rwould *rw, bool global_dry)
+		    const struct sluice_rwould *rw, bool global_dry, __u32 shared)
 {
+	const char *mark = shared > 1 ? "*" : "";
 	char rate[96], burst[64], win[32], key[24], passed[24], dropped[24], would[24] = "-";
 	bool limit = p->action == SLUICE_ACT_LIMIT;
 
@@ -97,10 +101,10 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 		snprintf(key, sizeof(key), "/%u", p->prefix6);
 	else
 		snprintf(key, sizeof(key), "/%u /%u", p->prefix4, p->prefix6);
-	snprintf(passed, sizeof(passed), "%llu", (unsigned long long)rs->passed);
-	snprintf(dropped, sizeof(dropped), "%llu", (unsigned long long)rs->dropped);
+	snprintf(passed, sizeof(passed), "%llu%s", (unsigned long long)rs->passed, mark);
+	snprintf(dropped, sizeof(dropped), "%llu%s", (unsigned long long)rs->dropped, mark);
 	if (rw)
-		snprintf(would, sizeof(would), "%llu", (unsigned long long)rw->would_drop);
+		snprintf(would, sizeof(would), "%llu%s", (unsigned long long)rw->would_drop, mark);
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no";
 
 	return ctl_table_row(t, match, ctl_action_name(p->action),
@@ -113,8 +117,8 @@ static int do_list(int argc, char **argv)
 	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
 					    "WINDOW", "KEY", "DRY-RUN", "PASSED", "DROPPED",
 					    "WOULD-DROP", NULL };
-	struct sluice_rwould *would = NULL;
 	char err[SLUICE_ERR_LEN];
+	bool any_shared = false;
 	struct sluice_policies pol;
 	struct sluice_handle h;
 	struct sluice_json j;
@@ -132,8 +136,8 @@ static int do_list(int argc, char **argv)
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	/* NULL would: the state has no sluice_rwould, would-drops unknown. */
-	ret = sluice_read_policies_rwould(&h, &pol, &would, err, sizeof(err));
+	/* NULL pol.rwould: the state has no sluice_rwould, would-drops unknown. */
+	ret = sluice_read_policies(&h, &pol, true, err, sizeof(err));
 	if (ret) {
 		st = ctl_err(ret, "%s", err);
 		goto out_close;
@@ -151,24 +155,32 @@ static int do_list(int argc, char **argv)
 		char match[64];
 		int family;
 
+		__u32 shared;
+
 		p = sluice_policy_at(&pol, i, match, sizeof(match), &family);
-		rw = would ? &would[i] : NULL;
+		rw = pol.rwould ? &pol.rwould[i] : NULL;
+		shared = pol.slot_users[SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1)];
+		any_shared |= shared > 1;
 		if (ctl.json)
-			json_row(&j, match, family, p, &pol.rstats[i], rw, global_dry);
+			json_row(&j, match, family, p, &pol.rstats[i], rw, global_dry, shared);
 		else
-			ret = text_row(&t, match, family, p, &pol.rstats[i], rw, global_dry);
+			ret = text_row(&t, match, family, p, &pol.rstats[i], rw, global_dry,
+				       shared);
 	}
 	if (ctl.json) {
 		json_arr_end(&j);
 		json_end(&j);
 	} else if (!ret) {
 		ctl_table_print(&t, stdout);
+		if (any_shared)
+			printf("* counters of a slot that rules of one policy share: past %d "
+			       "slots rules of one policy share one (see sluicectl(8))\n",
+			       SLUICE_OWN_SLOTS);
 	} else {
 		st = ctl_err(ret, "out of memory");
 	}
 	ctl_table_free(&t);
 	sluice_free_policies(&pol);
-	free(would);
 out_close:
 	sluice_close(&h);
 	return st;

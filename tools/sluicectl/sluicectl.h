@@ -50,7 +50,8 @@ int ctl_open_write(struct sluice_handle *h);
 int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats);
 /* The policy that owns a key's tag, NULL if none does any more (a key of
  * an older generation, waiting to be evicted); match gets its name. */
-const struct sluice_policy *ctl_policy_of_tag(const struct sluice_policies *pol, __u32 tag,
+const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
+					      const struct sluice_key *k,
 					      char *match, size_t len);
 
 /* Texts of a policy for tables: "100/s", "200", "1s", "/32 /64". */

@@ -154,7 +154,7 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 		bool agg = e->key.tag & SLUICE_TAG_AGGREGATE;
 		bool live, dry;
 
-		p = ctl_policy_of_tag(pol, e->key.tag, match, sizeof(match));
+		p = ctl_policy_of_key(pol, &e->key, match, sizeof(match));
 		/* The count is of would-drops when the key's policy is in
 		 * dry-run now (a replaced policy: the global mode). */
 		dry = global_dry || (p && (p->flags & SLUICE_POLICY_DRY_RUN));

@@ -389,6 +389,11 @@ struct sluice_policies {
 	size_t nr_rules;
 	/* with_stats: nr_rules + 1 entries, each rule's, then the default's */
 	struct sluice_rstats *rstats;
+	/* with_stats, the same for would-drops; NULL when the state has no
+	 * sluice_rwould (unknown) */
+	struct sluice_rwould *rwould;
+	/* with_stats: how many policies count on each slot (> 1: shared) */
+	__u32 *slot_users;
 };
 int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
 			 char *err, size_t errlen);
@@ -438,10 +443,5 @@ void json_end(struct sluice_json *j); /* newline after the top value */
  * them with the others); -ENOENT when the state has no sluice_rwould (pinned
  * by an older sluice: unknown until the next attach adds it). */
 int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_rwould *out);
-/* sluice_read_policies() with stats, and in the same version the would-drop
- * counters of every row (as pol->rstats: the rules, then the default) in
- * *rw, to free(); *rw is NULL when the state has no sluice_rwould. */
-int sluice_read_policies_rwould(struct sluice_handle *h, struct sluice_policies *pol,
-				struct sluice_rwould **rw, char *err, size_t errlen);
 
 #endif /* SLUICE_LIBSLUICE_H */

@@ -54,6 +54,36 @@ static void gauge(FILE *f, const char *name, const char *help, const char *ifnam
 	sample(f, name, ifname, NULL, v);
 }
 
+/*
+ * One sample per policy: policy="default" or the rule's CIDR; rules that
+ * share a counter slot (slots.c) have one sample together, policy="slot:N",
+ * so that a list of 100,000 rules is a few series, not 100,000.
+ */
+static void policy_samples(FILE *f, const char *name, const char *ifname,
+			   const struct sluice_policies *pol, const void *rows, size_t size,
+			   const struct sluice_field *fl)
+{
+	unsigned char *done = calloc(SLUICE_MAX_RULES, 1);
+	char policy[64];
+	size_t k;
+
+	for (k = 0; k <= pol->nr_rules; k++) {
+		const struct sluice_policy *p = sluice_policy_at(pol, k, policy, sizeof(policy),
+								 NULL);
+		__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
+
+		if (pol->slot_users[slot] > 1) {
+			if (!done || done[slot])
+				continue;
+			done[slot] = 1;
+			snprintf(policy, sizeof(policy), "slot:%u", slot);
+		}
+		sample(f, name, ifname, policy,
+		       sluice_field_get((const char *)rows + k * size, fl));
+	}
+	free(done);
+}
+
 int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen)
 {
 	static const struct sluice_field per_policy[] = {
@@ -71,18 +101,17 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 				    "dry-run."),
 #undef F
 	};
-	struct sluice_rwould *rw = NULL;
 	struct sluice_counters c;
 	struct sluice_policies pol;
-	char name[128], policy[64];
-	size_t i, k;
+	char name[128];
+	size_t i;
 	int ret;
 
 	ret = sluice_read_counters(h, &c);
 	if (ret)
 		return sluice_err(err, errlen, ret, "Couldn't read the counters of %s: %s",
 				  h->ifname, strerror(-ret));
-	ret = sluice_read_policies_rwould(h, &pol, &rw, err, errlen);
+	ret = sluice_read_policies(h, &pol, true, err, errlen);
 	if (ret)
 		return ret;
 
@@ -96,24 +125,18 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	for (i = 0; i < sizeof(per_policy) / sizeof(per_policy[0]); i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy[i].name);
 		family(f, name, "counter", per_policy[i].help);
-		for (k = 0; k <= pol.nr_rules; k++) {
-			sluice_policy_at(&pol, k, policy, sizeof(policy), NULL);
-			sample(f, name, h->ifname, policy,
-			       sluice_field_get(&pol.rstats[k], &per_policy[i]));
-		}
+		policy_samples(f, name, h->ifname, &pol, pol.rstats, sizeof(*pol.rstats),
+			       &per_policy[i]);
 	}
 	/* A state pinned by an older sluice has no would-drop counters per
 	 * policy (until the next attach adds them): no such samples then. */
-	for (i = 0; rw && i < sizeof(per_policy_would) / sizeof(per_policy_would[0]); i++) {
+	for (i = 0; pol.rwould && i < sizeof(per_policy_would) / sizeof(per_policy_would[0]);
+	     i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy_would[i].name);
 		family(f, name, "counter", per_policy_would[i].help);
-		for (k = 0; k <= pol.nr_rules; k++) {
-			sluice_policy_at(&pol, k, policy, sizeof(policy), NULL);
-			sample(f, name, h->ifname, policy,
-			       sluice_field_get(&rw[k], &per_policy_would[i]));
-		}
+		policy_samples(f, name, h->ifname, &pol, pol.rwould, sizeof(*pol.rwould),
+			       &per_policy_would[i]);
 	}
-	free(rw);
 	/* keys and evicted_estimate close the table of fields: gauges. */
 	for (i = sluice_stats_nfields; i < sluice_counters_nfields; i++) {
 		const struct sluice_field *fl = &sluice_stats_fields[i];

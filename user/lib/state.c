@@ -554,51 +554,6 @@ int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_
 	return sluice_percpu_sum(h->rwould_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
 }
 
-/* A version of the policies is one between two equal readings of seq; a
- * commit bumps it before it clears the counters of a slot it hands out. */
-int sluice_read_policies_rwould(struct sluice_handle *h, struct sluice_policies *pol,
-				struct sluice_rwould **rw, char *err, size_t errlen)
-{
-	struct sluice_settings set;
-	int try, ret;
-	size_t i;
-	__u64 seq;
-
-	*rw = NULL;
-	for (try = 0; try < 100; try++) {
-		sluice_read_settings(h, &set, &seq);
-		ret = sluice_read_policies(h, pol, true, err, errlen);
-		if (ret)
-			return ret;
-		if (h->rwould_fd < 0)
-			return 0;
-		*rw = calloc(pol->nr_rules + 1, sizeof(**rw));
-		if (!*rw) {
-			sluice_free_policies(pol);
-			return fail(err, errlen, -ENOMEM, "out of memory");
-		}
-		for (i = 0; i <= pol->nr_rules && !ret; i++) {
-			const struct sluice_policy *p = sluice_policy_at(pol, i, NULL, 0, NULL);
-
-			ret = sluice_read_rwould(h, SLUICE_TAG_SLOT(p->tag), &(*rw)[i]);
-		}
-		if (ret) {
-			free(*rw);
-			*rw = NULL;
-			sluice_free_policies(pol);
-			return fail(err, errlen, ret, "Couldn't read the would-drop counters of %s: %s",
-				    h->ifname, strerror(-ret));
-		}
-		if (!sluice_settings_changed(h, seq))
-			return 0;
-		free(*rw);
-		*rw = NULL;
-		sluice_free_policies(pol);
-	}
-	return fail(err, errlen, -EAGAIN,
-		    "the rules of %s kept changing while they were read (100 tries): try again",
-		    h->ifname);
-}
 
 int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 {

@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 
-#include "libsluice.h"
+#include "rules.h"
 
 #define fail sluice_err
 
@@ -40,307 +40,18 @@ static void wait_grace_period(void)
 	usleep(200 * 1000);
 }
 
-struct rules_walk {
-	__u8 gen;
-	struct sluice_txn_rule *rules;
-	size_t n, cap;
-};
-
-static int collect_rule(const void *key, const void *val, void *ctx)
-{
-	const struct sluice_rule_key *k = key;
-	struct rules_walk *w = ctx;
-
-	if (k->gen != w->gen)
-		return 0;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-		struct sluice_txn_rule *r = realloc(w->rules, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		w->rules = r;
-		w->cap = cap;
-	}
-	memcpy(&w->rules[w->n].rule, val, sizeof(struct sluice_rule));
-	w->rules[w->n].key = *k;
-	w->rules[w->n].key.gen = 0;
-	w->n++;
-	return 0;
-}
-
-/* Which map holds rule r under rule_maps m. */
-static int rule_fd(const struct sluice_handle *h, __u8 m, const struct sluice_txn_rule *r)
-{
-	return (m & SLUICE_RULES_HOSTS) && sluice_rule_is_host(r->rule.family, r->rule.prefixlen) ?
-		       h->hosts_fd :
-		       h->rules_fd;
-}
-
-/* Where the rules[0..nr) go: host rules in the hash when the state has one. */
-static __u8 rule_maps_for(const struct sluice_handle *h, const struct sluice_txn_rule *rules,
-			  size_t nr)
-{
-	bool hosts = false, prefixes = false;
-	size_t i;
-
-	for (i = 0; i < nr && !(hosts && prefixes); i++) {
-		if (h->hosts_fd >= 0 && sluice_rule_is_host(rules[i].rule.family,
-							   rules[i].rule.prefixlen))
-			hosts = true;
-		else
-			prefixes = true;
-	}
-	return (hosts ? SLUICE_RULES_HOSTS : 0) | (prefixes ? 0 : SLUICE_RULES_NO_PREFIX);
-}
-
-/* Every rule of generation gen of settings s, walking the maps (slow: two
- * calls a rule). */
-static int walk_rules(const struct sluice_handle *h, const struct sluice_settings *s,
-		      struct sluice_txn_rule **out, size_t *nr)
-{
-	struct rules_walk w = { .gen = s->rules_gen };
-	long ret = 0;
-
-	if (!(s->rule_maps & SLUICE_RULES_NO_PREFIX))
-		ret = sluice_map_walk(h->rules_fd, collect_rule, &w);
-	if (ret >= 0 && (s->rule_maps & SLUICE_RULES_HOSTS))
-		ret = h->hosts_fd < 0 ? -ENOENT : sluice_map_walk(h->hosts_fd, collect_rule, &w);
-	if (ret < 0) {
-		free(w.rules);
-		return (int)ret;
-	}
-	*out = w.rules;
-	*nr = w.n;
-	return 0;
-}
-
-/* Does sluice_ruletab hold the live rules of version seq? */
-static bool ruletab_valid(const struct sluice_handle *h, __u64 seq, __u32 nr_rules)
-{
-	return h->ruletab && __atomic_load_n(&h->cfg->ruletab_seq, __ATOMIC_ACQUIRE) == seq &&
-	       h->cfg->ruletab_nr == nr_rules && nr_rules <= h->ruletab_max;
-}
-
-/* The rules of settings s (of version seq): one copy of sluice_ruletab when
- * it holds them, else a walk of the trie. *from_tab says which. */
-static int read_rules(const struct sluice_handle *h, const struct sluice_settings *s, __u64 seq,
-		      struct sluice_txn_rule **out, size_t *nr, bool *from_tab)
-{
-	*from_tab = ruletab_valid(h, seq, s->nr_rules);
-	if (*from_tab) {
-		*nr = s->nr_rules;
-		*out = malloc((*nr ? *nr : 1) * sizeof(**out));
-		if (!*out)
-			return -ENOMEM;
-		memcpy(*out, h->ruletab, *nr * sizeof(**out));
-		return 0;
-	}
-	return walk_rules(h, s, out, nr);
-}
-
-struct gen_keys {
-	__u8 gen;
-	struct sluice_rule_key *keys;
-	size_t n, cap;
-};
-
-static int collect_gen_key(const void *key, const void *val, void *ctx)
-{
-	const struct sluice_rule_key *k = key;
-	struct gen_keys *g = ctx;
-
-	(void)val;
-	if (k->gen != g->gen)
-		return 0;
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 64;
-		struct sluice_rule_key *n = realloc(g->keys, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->keys = n;
-		g->cap = cap;
-	}
-	g->keys[g->n++] = *k;
-	return 0;
-}
-
-/*
- * Delete every entry of generation gen: one walk to find them, then one
- * delete each. (Deleting during the walk would send the walk back to the
- * first key after every delete: O(rules^2) calls.)
- */
-static int clear_gen(int fd, __u8 gen)
-{
-	struct gen_keys g = { .gen = gen };
-	long walked = sluice_map_walk(fd, collect_gen_key, &g);
-	int ret = walked < 0 ? (int)walked : 0;
-	size_t i;
-
-	for (i = 0; !ret && i < g.n; i++)
-		if (bpf_map_delete_elem(fd, &g.keys[i]) && errno != ENOENT)
-			ret = -errno;
-	free(g.keys);
-	return ret;
-}
-
-/* Clear generation gen of both rule maps. */
-static int clear_gen_all(const struct sluice_handle *h, __u8 gen)
-{
-	int ret = clear_gen(h->rules_fd, gen);
-
-	if (!ret && h->hosts_fd >= 0)
-		ret = clear_gen(h->hosts_fd, gen);
-	return ret;
-}
-
-/* Delete rules[0..nr) of generation gen from where rule_maps m put them;
- * the first error. */
-static int delete_rules(const struct sluice_handle *h, __u8 m, struct sluice_txn_rule *rules,
-			size_t nr, __u8 gen)
-{
-	int ret = 0;
-	size_t i;
-
-	for (i = 0; i < nr; i++) {
-		struct sluice_rule_key k = rules[i].key;
-
-		k.gen = gen;
-		if (bpf_map_delete_elem(rule_fd(h, m, &rules[i]), &k) && errno != ENOENT && !ret)
-			ret = -errno;
-	}
-	return ret;
-}
-
-/* ---- an index of a rule array by CIDR ---- */
-
-struct rindex {
-	__u32 *pos; /* index + 1; 0 empty; TOMB a deleted entry */
-	size_t cap, used; /* used counts tombstones too */
-};
-#define TOMB UINT32_MAX
-
-static __u64 cidr_hash(__u8 family, __u8 prefixlen, const __u8 *addr)
-{
-	__u64 a, b, h;
-
-	memcpy(&a, addr, 8);
-	memcpy(&b, addr + 8, 8);
-	h = (a * 0x9e3779b97f4a7c15ULL) ^ (b + 0x632be59bd9b4e019ULL) ^
-	    ((__u64)family << 8 | prefixlen);
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 32);
-}
-
-static bool rule_is(const struct sluice_txn_rule *r, __u8 family, __u8 prefixlen,
-		    const __u8 *addr)
-{
-	return r->rule.family == family && r->rule.prefixlen == prefixlen &&
-	       !memcmp(r->key.addr, addr, 16);
-}
-
-static __u64 rule_hash(const struct sluice_txn_rule *r)
-{
-	return cidr_hash(r->rule.family, r->rule.prefixlen, r->key.addr);
-}
-
-static int rindex_build(struct rindex *ix, const struct sluice_txn_rule *rules, size_t nr)
-{
-	size_t cap = 64, i;
-
-	while (cap < 2 * nr + 2)
-		cap *= 2;
-	free(ix->pos);
-	ix->pos = calloc(cap, sizeof(*ix->pos));
-	ix->cap = ix->pos ? cap : 0;
-	ix->used = 0;
-	if (!ix->pos)
-		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		size_t j = rule_hash(&rules[i]) & (cap - 1);
-
-		while (ix->pos[j])
-			j = (j + 1) & (cap - 1);
-		ix->pos[j] = (__u32)i + 1;
-		ix->used++;
-	}
-	return 0;
-}
-
-/* The slot of the index that holds the rule of that CIDR, or -1. */
-static long rindex_slot(const struct rindex *ix, const struct sluice_txn_rule *rules,
-			__u8 family, __u8 prefixlen, const __u8 *addr)
-{
-	size_t j;
-
-	if (!ix->cap)
-		return -1;
-	for (j = cidr_hash(family, prefixlen, addr) & (ix->cap - 1); ix->pos[j];
-	     j = (j + 1) & (ix->cap - 1))
-		if (ix->pos[j] != TOMB && rule_is(&rules[ix->pos[j] - 1], family, prefixlen, addr))
-			return (long)j;
-	return -1;
-}
-
-static long rindex_find(const struct rindex *ix, const struct sluice_txn_rule *rules,
-			const struct sluice_cidr *c)
-{
-	__u8 addr[16] = {};
-	long j;
-
-	memcpy(addr, c->addr, c->family == 4 ? 4 : 16);
-	j = rindex_slot(ix, rules, c->family, c->prefixlen, addr);
-	return j < 0 ? -1 : (long)ix->pos[j] - 1;
-}
-
-/* rules[i] is new (and not in the index): index it. */
-static int rindex_add(struct rindex *ix, const struct sluice_txn_rule *rules, size_t i)
-{
-	size_t j;
-
-	if (2 * (ix->used + 1) > ix->cap)
-		return rindex_build(ix, rules, i + 1);
-	for (j = rule_hash(&rules[i]) & (ix->cap - 1); ix->pos[j] && ix->pos[j] != TOMB;
-	     j = (j + 1) & (ix->cap - 1))
-		;
-	if (!ix->pos[j])
-		ix->used++;
-	ix->pos[j] = (__u32)i + 1;
-	return 0;
-}
-
-/* The rule at index i (still in rules[i]) goes, and the one at last moves
- * into i. */
-static void rindex_del(struct rindex *ix, const struct sluice_txn_rule *rules, size_t i,
-		       size_t last)
-{
-	long j = rindex_slot(ix, rules, rules[i].rule.family, rules[i].rule.prefixlen,
-			     rules[i].key.addr);
-
-	if (j >= 0)
-		ix->pos[j] = TOMB;
-	if (last == i)
-		return;
-	j = rindex_slot(ix, rules, rules[last].rule.family, rules[last].rule.prefixlen,
-			rules[last].key.addr);
-	if (j >= 0)
-		ix->pos[j] = (__u32)i + 1;
-}
-
 /* ---- a transaction's bookkeeping ---- */
 
 struct sluice_txn_books {
 	/* Of rules[]: valid while rules and nr_rules are these. */
 	const struct sluice_txn_rule *base;
 	size_t nr;
-	struct rindex ix;
+	struct sluice_rindex ix;
 	struct sluice_slots *slots;
 	/* The live rules when the transaction began, and their index. */
 	struct sluice_txn_rule *live;
 	size_t nr_live;
-	struct rindex live_ix;
+	struct sluice_rindex live_ix;
 	bool live_indexed;
 	bool live_known; /* sluice_txn_begin() read them */
 	bool built; /* the index was built once: a rebuild means rules[] was edited */
@@ -396,7 +107,7 @@ static struct sluice_txn_books *books_ready(struct sluice_txn *t)
 	b->built = true;
 	sluice_slots_free(b->slots);
 	b->slots = sluice_slots_new();
-	if (!b->slots || rindex_build(&b->ix, t->rules, t->nr_rules))
+	if (!b->slots || sluice_rindex_build(&b->ix, t->rules, t->nr_rules))
 		return NULL;
 	for (i = 0; i < t->nr_rules; i++)
 		sluice_slots_add(b->slots, &t->rules[i].rule.policy);
@@ -431,7 +142,7 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	seq = __atomic_load_n(&h->cfg->seq, __ATOMIC_ACQUIRE);
 	t->set = h->cfg->settings[__atomic_load_n(&h->cfg->active, __ATOMIC_ACQUIRE) & 1];
 	b = books_of(t);
-	ret = b ? read_rules(h, &t->set, seq, &t->rules, &t->nr_rules, &b->from_tab) : -ENOMEM;
+	ret = b ? sluice_read_rules(h, &t->set, seq, &t->rules, &t->nr_rules, &b->from_tab) : -ENOMEM;
 	if (!ret) {
 		b->live = malloc((t->nr_rules ? t->nr_rules : 1) * sizeof(*b->live));
 		if (!b->live)
@@ -487,7 +198,7 @@ struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct 
 	size_t k;
 
 	if (b) {
-		i = rindex_find(&b->ix, t->rules, c);
+		i = sluice_rindex_find(&b->ix, t->rules, c);
 		return i < 0 ? NULL : &t->rules[i];
 	}
 	for (k = 0; k < t->nr_rules; k++) { /* out of memory: the slow way */
@@ -618,7 +329,7 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 		r->rule.family = c->family;
 		r->rule.prefixlen = c->prefixlen;
 		sluice_rule_key_init(&r->key, 0, c->family, c->addr, c->prefixlen);
-		if (rindex_add(&b->ix, t->rules, t->nr_rules - 1)) {
+		if (sluice_rindex_add(&b->ix, t->rules, t->nr_rules - 1)) {
 			sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(np.tag));
 			t->nr_rules--;
 			b->base = NULL;
@@ -651,7 +362,7 @@ int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char 
 	}
 	i = (size_t)(r - t->rules);
 	sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(r->rule.policy.tag));
-	rindex_del(&b->ix, t->rules, i, t->nr_rules - 1);
+	sluice_rindex_del(&b->ix, t->rules, i, t->nr_rules - 1);
 	*r = t->rules[--t->nr_rules];
 	books_sync(t);
 	note_op(b, c);
@@ -671,11 +382,11 @@ static void bump_seq(struct sluice_config *cfg)
 static long live_find(struct sluice_txn_books *b, const struct sluice_cidr *c)
 {
 	if (!b->live_indexed) {
-		if (rindex_build(&b->live_ix, b->live, b->nr_live))
+		if (sluice_rindex_build(&b->live_ix, b->live, b->nr_live))
 			return -2;
 		b->live_indexed = true;
 	}
-	return rindex_find(&b->live_ix, b->live, c);
+	return sluice_rindex_find(&b->live_ix, b->live, c);
 }
 
 static long live_find_rule(struct sluice_txn_books *b, const struct sluice_txn_rule *r)
@@ -716,7 +427,7 @@ static bool one_edit(struct sluice_txn *t, long *now, long *was)
 		return false;
 	/* Only where the live rules are where this sluice puts them (not
 	 * right after an upgrade, which left them all in the trie). */
-	if (b->live_maps != rule_maps_for(t->h, b->live, b->nr_live))
+	if (b->live_maps != sluice_rule_maps_for(t->h, b->live, b->nr_live))
 		return false;
 	r = sluice_txn_find_rule(t, &b->op);
 	*now = r ? r - t->rules : -1;
@@ -810,7 +521,7 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 	__u8 gen = t->set.rules_gen;
 	int ret = 0;
 
-	__u8 maps = rule_maps_for(h, t->rules, t->nr_rules);
+	__u8 maps = sluice_rule_maps_for(h, t->rules, t->nr_rules);
 
 	ruletab_retire(h->cfg);
 	if (now >= 0) {
@@ -826,10 +537,10 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 		if (!same_slot && !users)
 			ret = sluice_clear_rstats(h, slot);
 		k.gen = gen;
-		if (!ret && bpf_map_update_elem(rule_fd(h, maps, r), &k, &r->rule, BPF_ANY))
+		if (!ret && bpf_map_update_elem(sluice_rule_fd(h, maps, r), &k, &r->rule, BPF_ANY))
 			ret = -errno;
 	} else {
-		ret = delete_rules(h, b->live_maps, &b->live[was], 1, gen);
+		ret = sluice_delete_rules(h, b->live_maps, &b->live[was], 1, gen);
 	}
 	if (ret) {
 		/* Nothing changed: the table still holds the live rules. */
@@ -851,7 +562,7 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 	struct sluice_handle *h = t->h;
 	struct sluice_txn_books *b = t->books;
 	__u8 old_gen = t->set.rules_gen, new_gen = !old_gen;
-	__u8 maps = rule_maps_for(h, t->rules, t->nr_rules);
+	__u8 maps = sluice_rule_maps_for(h, t->rules, t->nr_rules);
 	__u32 max = sluice_max_rules(h);
 	size_t written = 0;
 	int ret = 0;
@@ -862,19 +573,19 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 	/* Leftovers of a writer that died mid-change are not live. The table
 	 * was up to date only if the last change finished, clearing them. */
 	if (!b->from_tab)
-		ret = clear_gen_all(h, new_gen);
+		ret = sluice_clear_rule_gen(h, new_gen);
 	if (!ret)
 		ret = clear_new_slots(t);
 	for (; !ret && written < t->nr_rules; written++) {
 		struct sluice_txn_rule *r = &t->rules[written];
 
 		r->key.gen = new_gen;
-		if (bpf_map_update_elem(rule_fd(h, maps, r), &r->key, &r->rule, BPF_ANY))
+		if (bpf_map_update_elem(sluice_rule_fd(h, maps, r), &r->key, &r->rule, BPF_ANY))
 			ret = -errno;
 		r->key.gen = 0;
 	}
 	if (ret) {
-		delete_rules(h, maps, t->rules, written, new_gen);
+		sluice_delete_rules(h, maps, t->rules, written, new_gen);
 		if (b->from_tab)
 			__atomic_store_n(&h->cfg->ruletab_seq, h->cfg->seq, __ATOMIC_RELEASE);
 		return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing "
@@ -885,7 +596,7 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 	t->set.rule_maps = maps;
 	flip_settings(t);
 	/* What the walk or the table said was live is now the old generation. */
-	ret = delete_rules(h, b->live_maps, b->live, b->nr_live, old_gen);
+	ret = sluice_delete_rules(h, b->live_maps, b->live, b->nr_live, old_gen);
 	if (ret)
 		pr_warn("warning: Couldn't clear the old rules of %s: %s (harmless: the "
 			"next change clears them)\n", h->ifname, strerror(-ret));
@@ -935,145 +646,4 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 		}
 	}
 	return 0;
-}
-
-void sluice_rule_cidr(const struct sluice_txn_rule *r, struct sluice_cidr *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->family = r->rule.family;
-	c->prefixlen = r->rule.prefixlen;
-	memcpy(c->addr, r->key.addr, r->rule.family == 4 ? 4 : 16);
-}
-
-static int cmp_rules(const void *a, const void *b)
-{
-	const struct sluice_txn_rule *x = a, *y = b;
-	int d;
-
-	if (x->rule.family != y->rule.family)
-		return x->rule.family - y->rule.family;
-	d = memcmp(x->key.addr, y->key.addr, 16);
-	if (d)
-		return d;
-	return x->rule.prefixlen - y->rule.prefixlen;
-}
-
-/* How often a reader tries again while writers keep changing the rules. */
-#define READ_TRIES 100
-
-int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
-			 char *err, size_t errlen)
-{
-	struct sluice_rstats *by_slot = NULL;
-	unsigned char *have = NULL;
-	int ret = 0, try;
-	bool from_tab;
-	__u64 seq;
-	size_t i;
-
-	memset(pol, 0, sizeof(*pol));
-	if (with_stats) {
-		/* Rules may share a slot: each slot is read once. */
-		by_slot = calloc(SLUICE_MAX_RULES, sizeof(*by_slot) + 1);
-		if (!by_slot)
-			return fail(err, errlen, -ENOMEM, "out of memory");
-		have = (unsigned char *)(by_slot + SLUICE_MAX_RULES);
-	}
-	for (try = 0; try < READ_TRIES; try++) {
-		sluice_free_policies(pol);
-		if (have)
-			memset(have, 0, SLUICE_MAX_RULES);
-		sluice_read_settings(h, &pol->set, &seq);
-		ret = read_rules(h, &pol->set, seq, &pol->rules, &pol->nr_rules, &from_tab);
-		if (ret) {
-			free(by_slot);
-			return fail(err, errlen, ret, "Couldn't read the rules of %s: %s",
-				    h->ifname, strerror(-ret));
-		}
-		/* Sorted first: rstats[i] is the counters of rules[i]. */
-		if (pol->nr_rules)
-			qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
-		if (with_stats) {
-			pol->rstats = calloc(pol->nr_rules + 1, sizeof(*pol->rstats));
-			if (!pol->rstats) {
-				sluice_free_policies(pol);
-				free(by_slot);
-				return fail(err, errlen, -ENOMEM, "out of memory");
-			}
-		}
-		for (i = 0; with_stats && i <= pol->nr_rules; i++) {
-			const struct sluice_policy *p = i < pol->nr_rules ?
-								&pol->rules[i].rule.policy :
-								&pol->set.def;
-			__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
-
-			ret = have[slot] ? 0 : sluice_read_rstats(h, slot, &by_slot[slot]);
-			have[slot] = 1;
-			pol->rstats[i] = by_slot[slot];
-			if (ret) {
-				sluice_free_policies(pol);
-				free(by_slot);
-				return fail(err, errlen, ret,
-					    "Couldn't read the counters of policy slot %u of %s: "
-					    "%s", slot, h->ifname, strerror(-ret));
-			}
-		}
-		/* One whole version: nothing changed while we read it. */
-		if (!sluice_settings_changed(h, seq) && pol->nr_rules == pol->set.nr_rules &&
-		    (!from_tab || ruletab_valid(h, seq, pol->set.nr_rules)))
-			break;
-	}
-	free(by_slot);
-	if (try == READ_TRIES) {
-		sluice_free_policies(pol);
-		return fail(err, errlen, -EAGAIN,
-			    "the rules of %s kept changing while they were read (%d tries): try "
-			    "again", h->ifname, READ_TRIES);
-	}
-	return 0;
-}
-
-int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,
-		       __u8 family, const __u8 *addr, struct sluice_rule *out)
-{
-	struct sluice_rule_key rk;
-
-	if (!s->nr_rules)
-		return 0;
-	sluice_rule_key_init(&rk, s->rules_gen, family, addr, family == 4 ? 32 : 128);
-	if ((s->rule_maps & SLUICE_RULES_HOSTS) && h->hosts_fd >= 0 &&
-	    !bpf_map_lookup_elem(h->hosts_fd, &rk, out))
-		return 1;
-	if (!(s->rule_maps & SLUICE_RULES_NO_PREFIX) && !bpf_map_lookup_elem(h->rules_fd, &rk, out))
-		return 1;
-	return 0;
-}
-
-void sluice_free_policies(struct sluice_policies *pol)
-{
-	free(pol->rules);
-	free(pol->rstats);
-	pol->rules = NULL;
-	pol->rstats = NULL;
-	pol->nr_rules = 0;
-}
-
-const struct sluice_policy *sluice_policy_at(const struct sluice_policies *pol, size_t i,
-					     char *name, size_t len, int *family)
-{
-	struct sluice_cidr c;
-
-	if (i >= pol->nr_rules) {
-		if (name)
-			snprintf(name, len, "default");
-		if (family)
-			*family = 0;
-		return &pol->set.def;
-	}
-	sluice_rule_cidr(&pol->rules[i], &c);
-	if (name)
-		sluice_format_cidr(&c, true, name, len);
-	if (family)
-		*family = c.family;
-	return &pol->rules[i].rule.policy;
 }
