@@ -247,11 +247,8 @@ out:
 int main(void)
 {
 	struct bpfrun r;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	bpfrun_one_cpu();
 	if (bpfrun_open(&r, NULL)) {
 		tap_ok(false, "load the sluice program with the test clock");
 		return tap_done();

@@ -188,15 +188,11 @@ static void test_new_keys_defend(struct bpfrun *r)
 int main(void)
 {
 	struct bpfrun_opts o = { .max_keys = MAX_KEYS };
-	cpu_set_t one;
 	struct bpfrun r;
 
 	/* The LRU keeps free keys per CPU: one CPU makes what it evicts, and
 	 * when, the same on every run. */
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		tap_diag("could not pin to one CPU: %s", strerror(errno));
+	bpfrun_one_cpu();
 	if (bpfrun_open(&r, &o)) {
 		tap_ok(false, "load the sluice program with the test clock and --max-keys %d",
 		       MAX_KEYS);

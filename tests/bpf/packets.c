@@ -189,13 +189,10 @@ static void run_row(struct bpfrun *r, const struct row *w)
 int main(void)
 {
 	struct bpfrun r;
-	cpu_set_t one;
 	size_t i;
 
 	/* One CPU: the sampled events depend on the per-CPU drop count. */
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	bpfrun_one_cpu();
 	if (bpfrun_open(&r, NULL)) {
 		tap_ok(false, "load the sluice program with the test clock");
 		return tap_done();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* BPF_PROG_TEST_RUN harness for the sluice datapath (see bpfrun.h). */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,15 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	memcpy(&r->events[r->nr_events++], data, sizeof(struct sluice_event));
 	return 0;
+}
+
+void bpfrun_one_cpu(void)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
 }
 
 int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)

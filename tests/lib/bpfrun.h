@@ -35,6 +35,9 @@ struct bpfrun_opts {
 	__u32 vary_keys; /* rodata bench_vary_keys: a random source among these */
 };
 
+/* Run this process on CPU 0 only: sampled events and per-CPU free lists
+ * then depend on the test's packets alone. */
+void bpfrun_one_cpu(void);
 /* Open and load; returns 0 or -errno, with a message printed as a TAP note. */
 int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts);
 void bpfrun_close(struct bpfrun *r);

@@ -246,6 +246,58 @@ within() {
 		'BEGIN { d = a - e; if (d < 0) d = -d; exit !(e > 0 && d <= e * p / 100) }'
 }
 
+# ---- `sluice run` in the receiver's namespace (run.sh, metrics.sh) ----
+
+RUN_PID= RUN_OUT= RUN_ST=
+# A run in the foreground, bounded: one that is not refused would report on.
+rx_run_fg() { timeout 10 nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$@"; }
+
+# run_start NAME ARGS...: `sluice run ARGS` in the receiver's namespace, in
+# the background (RUN_PID is sluice's own pid: nsenter execs it), its
+# output in RUN_OUT.
+run_start() {
+	RUN_OUT=$NETNS_TMP/$1.out
+	shift
+	nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$@" >"$RUN_OUT" 2>&1 &
+	RUN_PID=$!
+	NETNS_PIDS+=("$RUN_PID")
+}
+
+reports() { grep -c ' pps; top drops:' "$RUN_OUT"; }
+
+# run_reporting [N]: wait (up to 5 s) until the run has printed N reports.
+run_reporting() {
+	local n=${1:-1} i
+	for i in $(seq 100); do
+		[ "$(reports)" -ge "$n" ] && return 0
+		kill -0 "$RUN_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ "$(reports)" -ge "$n" ]
+}
+
+# run_exit SECS: wait for the run to exit, killing it after SECS; RUN_ST is
+# its exit status. Fails when it had to be killed. (A poll, not a watchdog
+# subshell: a subshell killed right after its fork may run the test's traps.)
+run_exit() {
+	local i state
+	for ((i = 0; i < $1 * 20; i++)); do
+		state=$(sed 's/.*) //' "/proc/$RUN_PID/stat" 2>/dev/null | cut -d' ' -f1)
+		[ -z "$state" ] || [ "$state" = Z ] && break
+		sleep 0.05
+	done
+	if [ -n "$state" ] && [ "$state" != Z ]; then
+		kill -KILL "$RUN_PID" 2>/dev/null
+		wait "$RUN_PID" 2>/dev/null
+		RUN_ST=$?
+		return 1
+	fi
+	wait "$RUN_PID" 2>/dev/null
+	RUN_ST=$?
+	return 0
+}
+
+
 netns_cleanup() {
 	local st=$? pid
 	trap - EXIT INT TERM

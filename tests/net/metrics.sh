@@ -18,22 +18,7 @@ netns_need_sluice "metrics"
 
 netns_setup mt 27 || { not_ok "build the namespaces and the veth pair"; exit 1; }
 
-RUN_PID= RUN_OUT= RUN_ST= URL= PORT=
-# A run in the foreground, bounded: one that is not refused would report on.
-rx_run_fg() { timeout 10 nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$@"; }
-
-# run_start NAME ARGS...: `sluice run ARGS` in the receiver's namespace, in
-# the background (RUN_PID is sluice's own pid: nsenter execs it), its
-# output in RUN_OUT.
-run_start() {
-	RUN_OUT=$NETNS_TMP/$1.out
-	shift
-	nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$@" >"$RUN_OUT" 2>&1 &
-	RUN_PID=$!
-	NETNS_PIDS+=("$RUN_PID")
-}
-
-reports() { grep -c ' pps; top drops:' "$RUN_OUT"; }
+URL= PORT=
 
 # run_url: wait (up to 5 s) for the run's "serving the counters at URL";
 # sets URL, and PORT when the URL has one.
@@ -57,25 +42,6 @@ listening_port() {
 		awk '{ n = split($4, a, ":"); print a[n] }'
 }
 
-# run_exit SECS: wait for the run to exit, killing it after SECS; RUN_ST is
-# its exit status. Fails when it had to be killed.
-run_exit() {
-	local i state
-	for ((i = 0; i < $1 * 20; i++)); do
-		state=$(sed 's/.*) //' "/proc/$RUN_PID/stat" 2>/dev/null | cut -d' ' -f1)
-		[ -z "$state" ] || [ "$state" = Z ] && break
-		sleep 0.05
-	done
-	if [ -n "$state" ] && [ "$state" != Z ]; then
-		kill -KILL "$RUN_PID" 2>/dev/null
-		wait "$RUN_PID" 2>/dev/null
-		RUN_ST=$?
-		return 1
-	fi
-	wait "$RUN_PID" 2>/dev/null
-	RUN_ST=$?
-	return 0
-}
 
 # run_stop NAME: SIGTERM the run; ok when it exits 0 and left nothing attached.
 run_stop() {

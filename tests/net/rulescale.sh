@@ -81,6 +81,26 @@ hosts=$(bpftool -j map dump pinned "$RX_PINS/sluice_hosts" | jq length)
 if [ "$hosts" = $((R - R / 5)) ]; then ok "the $((R - R / 5)) /32 rules are in sluice_hosts"
 else not_ok "the $((R - R / 5)) /32 rules are in sluice_hosts"; diag "$hosts entries"; fi
 
+# ---- config bytes, for the two states a test cannot reach otherwise ----
+CFG=$RX_PINS/sluice_config
+cfg_bytes() {
+	bpftool -j map lookup pinned "$CFG" key 0 0 0 0 |
+		sed 's/.*"value":\[\([^]]*\)\].*/\1/; s/[",]/ /g'
+}
+cfg_field() { bpftool -j map dump pinned "$CFG" | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
+# cfg_poke OFFSET BYTE...: write BYTEs at OFFSET of the config
+cfg_poke() {
+	local off=$1 i
+	shift
+	read -ra b <<<"$(cfg_bytes)"
+	for i in "$@"; do b[off]=$i; off=$((off + 1)); done
+	bpftool map update pinned "$CFG" key 0 0 0 0 value "${b[@]}"
+}
+RULETAB_SEQ=400
+
+# The rules without their counters, sorted as rule list sorts them.
+policies() { ctl -j rule list | sed -E 's/"(passed|dropped|passed_bytes|dropped_bytes|would_drop|would_drop_bytes)":[0-9]+,?//g'; }
+
 # One change at R rules: a constant number of bpf(2) calls.
 bpf_calls() {
 	rx_exec timeout 60 strace -f -qq -c -e trace=bpf -o "$T/strace" "$@" \
@@ -98,8 +118,18 @@ for cmd in "rule add 198.18.61.0/24 --rate 5/s" "rule add 198.18.61.0/24 --rate 
 	fi
 done
 
+# The table those in-place changes left is the rules the maps hold.
+from_tab=$(policies)
+cfg_poke $RULETAB_SEQ 0 0 0 0 0 0 0 0 || not_ok "write ruletab_seq 0"
+if [ "$(policies)" = "$from_tab" ]; then
+	ok "after the in-place changes the rule table lists what the maps hold"
+else
+	not_ok "after the in-place changes the rule table lists what the maps hold"
+fi
+expect_status 0 "a change rewrites the table" ctl rule add 198.18.61.9/32 --deny
+
 # --max-rules: the table is full at 6000.
-awk 'BEGIN { for (i = 0; i < 1000; i++) printf "rule add 198.18.%d.%d/32 --deny\n", 64 + int(i / 256), i % 256 }' \
+awk 'BEGIN { print "rule del 198.18.61.9/32"; for (i = 0; i < 1000; i++) printf "rule add 198.18.%d.%d/32 --deny\n", 64 + int(i / 256), i % 256 }' \
 	>"$T/more.conf"
 expect_status 0 "1,000 more rules: 6,000, the --max-rules" ctl -b "$T/more.conf"
 expect_status 1 "rule 6,001 is refused" ctl rule add 198.18.70.1/32 --deny
@@ -115,22 +145,6 @@ case $OUT in
 esac
 ctl rule flush >/dev/null
 
-# ---- config bytes, for the two states a test cannot reach otherwise ----
-CFG=$RX_PINS/sluice_config
-cfg_bytes() {
-	bpftool -j map lookup pinned "$CFG" key 0 0 0 0 |
-		sed 's/.*"value":\[\([^]]*\)\].*/\1/; s/[",]/ /g'
-}
-cfg_field() { bpftool -j map dump pinned "$CFG" | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
-# cfg_poke OFFSET BYTE...: write BYTEs at OFFSET of the config
-cfg_poke() {
-	local off=$1 i
-	shift
-	read -ra b <<<"$(cfg_bytes)"
-	for i in "$@"; do b[off]=$i; off=$((off + 1)); done
-	bpftool map update pinned "$CFG" key 0 0 0 0 value "${b[@]}"
-}
-RULETAB_SEQ=400
 
 # A stale rule table: ruletab_seq 0, as a writer that died leaves it.
 printf 'rule add 198.18.%d.0/24 --rate 7/s\n' 80 81 82 >"$T/three.conf"

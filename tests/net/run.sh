@@ -21,37 +21,6 @@ netns_extra_cleanup() {
 }
 
 INTERVAL=200ms
-RUN_PID= RUN_OUT= RUN_ST=
-# A run in the foreground, bounded: one that is not refused would report on.
-rx_run_fg() { timeout 10 nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$@"; }
-
-# run_start NAME ARGS...: `sluice run ARGS` in the receiver's namespace, in
-# the background (RUN_PID is sluice's own pid: nsenter execs it), its
-# output in RUN_OUT.
-run_start() {
-	RUN_OUT=$NETNS_TMP/$1.out
-	shift
-	nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$@" >"$RUN_OUT" 2>&1 &
-	RUN_PID=$!
-	NETNS_PIDS+=("$RUN_PID")
-}
-
-reports() { grep -c ' pps; top drops:' "$RUN_OUT"; }
-
-# run_reporting [N]: wait (up to 5 s) until the run has printed N reports.
-run_reporting() {
-	local n=${1:-1} i
-	for i in $(seq 100); do
-		[ "$(reports)" -ge "$n" ] && return 0
-		kill -0 "$RUN_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ "$(reports)" -ge "$n" ]
-}
-
-# run_exit SECS: wait for the run to exit, killing it after SECS; RUN_ST is
-# its exit status. Fails when it had to be killed. (A poll, not a watchdog
-# subshell: a subshell killed right after its fork may run the test's traps.)
 # goes_on_reporting NAME: the run makes two more reports (it answered a
 # probe of who runs here without blocking its loop).
 goes_on_reporting() {
@@ -64,24 +33,6 @@ goes_on_reporting() {
 		diag "$(($(reports) - n0)) reports in 5 s (interval $INTERVAL); the run waits in" \
 			"$(cat "/proc/$RUN_PID/wchan" 2>&1)"
 	fi
-}
-
-run_exit() {
-	local i state
-	for ((i = 0; i < $1 * 20; i++)); do
-		state=$(sed 's/.*) //' "/proc/$RUN_PID/stat" 2>/dev/null | cut -d' ' -f1)
-		[ -z "$state" ] || [ "$state" = Z ] && break
-		sleep 0.05
-	done
-	if [ -n "$state" ] && [ "$state" != Z ]; then
-		kill -KILL "$RUN_PID" 2>/dev/null
-		wait "$RUN_PID" 2>/dev/null
-		RUN_ST=$?
-		return 1
-	fi
-	wait "$RUN_PID" 2>/dev/null
-	RUN_ST=$?
-	return 0
 }
 
 # run_sigint NAME: SIGINT the run; ok when it exits 0.

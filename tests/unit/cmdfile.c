@@ -18,33 +18,8 @@
 #include <sys/wait.h>
 
 #include "cmd.h"
+#include "../lib/scratch.h"
 #include "../lib/tap.h"
-
-/* A transaction on a config in memory, as `sluice attach` checks its edits. */
-struct scratch {
-	struct sluice_config cfg;
-	struct sluice_handle h;
-	struct sluice_txn t;
-};
-
-static void scratch_init(struct scratch *s)
-{
-	memset(s, 0, sizeof(*s));
-	sluice_handle_init(&s->h);
-	snprintf(s->h.ifname, sizeof(s->h.ifname), "scratch0");
-	s->cfg.layout = SLUICE_LAYOUT_VERSION;
-	sluice_settings_init(&s->cfg.settings[0]);
-	s->cfg.settings[1] = s->cfg.settings[0];
-	s->h.cfg = &s->cfg;
-	s->t.h = &s->h;
-	s->t.set = s->cfg.settings[0];
-}
-
-static void scratch_free(struct scratch *s)
-{
-	sluice_txn_end(&s->t);
-	s->t.h = &s->h;
-}
 
 /* Run one editing command given as one string of words. */
 static int edit(struct sluice_txn *t, const char *line, char *err, size_t errlen)

@@ -12,25 +12,8 @@
 #include <string.h>
 
 #include "libsluice.h"
+#include "../lib/scratch.h"
 #include "../lib/tap.h"
-
-struct scratch {
-	struct sluice_config cfg;
-	struct sluice_handle h;
-	struct sluice_txn t;
-};
-
-static void scratch_init(struct scratch *s)
-{
-	memset(s, 0, sizeof(*s));
-	sluice_handle_init(&s->h);
-	snprintf(s->h.ifname, sizeof(s->h.ifname), "scratch0");
-	s->cfg.layout = SLUICE_LAYOUT_VERSION;
-	sluice_settings_init(&s->cfg.settings[0]);
-	s->h.cfg = &s->cfg;
-	s->t.h = &s->h;
-	s->t.set = s->cfg.settings[0];
-}
 
 static void cidr_of(unsigned int i, struct sluice_cidr *c)
 {

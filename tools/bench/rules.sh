@@ -11,6 +11,8 @@
 #   ns/pkt    the attached program run on a frame from a source that a rate
 #             rule matches, and on one no rule matches (BPF_PROG_TEST_RUN,
 #             repeat 1e6, median of 5), with 1,000 rules and with R
+#   prefixes  the same with R IPv6 /80 prefix rules (trie only, no host rule):
+#             the batch, and ns/pkt of a source in a rate rule's /80
 # Usage: rules.sh OUTDIR (root; BUILD from run.sh; RULES_R, default 100000)
 # Writes OUTDIR/rules.md and OUTDIR/rules.json.
 set -euo pipefail
@@ -85,9 +87,38 @@ frame() { # frame SRC FILE
 	for ((i = 0; i < 18; i++)); do hex+='\x78'; done
 	printf "$hex" >"$2"
 }
+# gen_prefix_rules N FILE: N /80s of 2001:2::/48, the policies as above.
+gen_prefix_rules() {
+	awk -v n="$1" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			m = i % 10
+			printf "rule add 2001:2:0:%x:%x::/80%s\n", 256 + int(i / 65536), i % 65536,
+				m < 5 ? " --deny" : m < 9 ? " --exempt" : " --rate 10/s"
+		}
+	}' >"$2"
+}
+
+# The same frame over IPv6, from SRC (a full address of 8 groups) to
+# 2001:2:0:3c::2 (the program does not check the UDP checksum: 0 here).
+frame6() { # frame6 SRC FILE
+	local hex="" b g
+	local -a groups
+	IFS=: read -ra groups <<<"$1"
+	for b in 2 0 0 0 0 2 2 0 0 0 0 1 0x86 0xdd 0x60 0 0 0 0 26 17 64; do
+		hex+=$(printf '\\x%02x' "$b")
+	done
+	for g in "${groups[@]}" 2001 2 0 3c 0 0 0 2; do
+		hex+=$(printf '\\x%02x\\x%02x' $((0x$g >> 8)) $((0x$g & 255)))
+	done
+	for b in 0 9 0 9 0 26 0 0; do hex+=$(printf '\\x%02x' "$b"); done
+	for ((b = 0; b < 18; b++)); do hex+='\x78'; done
+	printf "$hex" >"$2"
+}
+
 # A source a rate rule matches and one no rule does.
 frame 198.18.128.9 "$T/hit.bin"
 frame 198.18.60.1 "$T/miss.bin"
+frame6 2001:2:0:100:9:0:0:1 "$T/hit6.bin" # in rule 9's /80
 PROG=$RX_PINS/sluice_prog
 run_ns() { # run_ns FRAME: median ns per run of the program on FRAME
 	local i v=()
@@ -120,10 +151,20 @@ list_ms=$(median "${lists[@]}")
 hit_big=$(run_ns "$T/hit.bin")
 miss_big=$(run_ns "$T/miss.bin")
 mem_kb=0
-for m in sluice_rules sluice_ruletab; do
+for m in sluice_rules sluice_hosts sluice_ruletab; do
 	b=$(bpftool -j map show pinned "$RX_PINS/$m" | jq '.bytes_memlock')
 	mem_kb=$((mem_kb + b / 1024))
 done
+
+# Prefix rules only: every lookup goes down the trie.
+ctl rule flush >/dev/null
+gen_prefix_rules $SMALL "$T/small6.conf"
+gen_prefix_rules "$R" "$T/big6.conf"
+ctl -b "$T/small6.conf" >/dev/null
+hit6_small=$(run_ns "$T/hit6.bin")
+ctl rule flush >/dev/null
+batch6_ms=$(time_ms ctl -b "$T/big6.conf")
+hit6_big=$(run_ns "$T/hit6.bin")
 
 goal() { # goal NAME VALUE WANT MET
 	printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$([ "$4" = 1 ] && echo met || echo MISSED)"
@@ -131,6 +172,7 @@ goal() { # goal NAME VALUE WANT MET
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo 1 || echo 0; }
 dhit=$(awk -v a="$hit_big" -v b="$hit_small" 'BEGIN { print a - b }')
 dmiss=$(awk -v a="$miss_big" -v b="$miss_small" 'BEGIN { print a - b }')
+dhit6=$(awk -v a="$hit6_big" -v b="$hit6_small" 'BEGIN { print a - b }')
 {
 	echo "### Rule sets at blocklist scale ($R rules)"
 	echo
@@ -148,12 +190,19 @@ dmiss=$(awk -v a="$miss_big" -v b="$miss_small" 'BEGIN { print a - b }')
 		"<= +20 ns" "$(le "$dhit" 20)"
 	goal "ns/pkt, a source no rule matches: $SMALL -> $R rules" \
 		"$miss_small -> $miss_big (+$dmiss)" "<= +20 ns" "$(le "$dmiss" 20)"
+	goal "one batch of $R IPv6 /80 prefix rules" "$batch6_ms ms" "< 2000 ms" \
+		"$(le "$batch6_ms" 1999)"
+	goal "ns/pkt, a prefix rule's source: $SMALL -> $R prefix rules" \
+		"$hit6_small -> $hit6_big (+$dhit6)" "<= +20 ns" "$(le "$dhit6" 20)"
 	echo
-	echo "Kernel memory of the rule trie and the rule table at $R rules: $mem_kb kB."
+	echo "Kernel memory of the rule trie, the host hash and the rule table at $R rules:"
+	echo "$mem_kb kB (the table is sized for --max-rules, 131072 by default)."
 	echo
 } >"$OUT/rules.md"
 printf '{"rules":%d,"batch_ms":%d,"add_ms":%d,"del_ms":%d,"list_ms":%d,' "$R" "$batch_ms" \
 	"$add_ms" "$del_ms" "$list_ms" >"$OUT/rules.json"
-printf '"ns_hit_small":%s,"ns_hit_big":%s,"ns_miss_small":%s,"ns_miss_big":%s,"mem_kb":%d}\n' \
-	"$hit_small" "$hit_big" "$miss_small" "$miss_big" "$mem_kb" >>"$OUT/rules.json"
+printf '"ns_hit_small":%s,"ns_hit_big":%s,"ns_miss_small":%s,"ns_miss_big":%s,' \
+	"$hit_small" "$hit_big" "$miss_small" "$miss_big" >>"$OUT/rules.json"
+printf '"batch6_ms":%d,"ns_prefix_hit_small":%s,"ns_prefix_hit_big":%s,"mem_kb":%d}\n' \
+	"$batch6_ms" "$hit6_small" "$hit6_big" "$mem_kb" >>"$OUT/rules.json"
 cat "$OUT/rules.md"

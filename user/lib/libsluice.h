@@ -66,7 +66,8 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 /* A positive integer no larger than max, for --burst, -n, --max-keys. */
 int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, char *err,
 		      size_t errlen);
-/* A duration: 100ms 1s 1m 1h (bare numbers are seconds). */
+/* A duration: 100ms 1s 1m 1h (bare numbers are seconds); -ERANGE for one
+ * too long to read. */
 int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err, size_t errlen);
 /* token-bucket | leaky-bucket | sliding-window | fixed-window | sliding-log */
 int sluice_parse_algo(const char *s, char *err, size_t errlen); /* enum or -EINVAL */
@@ -89,7 +90,8 @@ void sluice_format_cidr(const struct sluice_cidr *c, bool with_len, char *buf, s
 void sluice_mask(__u8 *addr, unsigned int prefixlen);
 /* A human rate: "100/s", "10mbit" style, as the user would write it. */
 void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len);
-/* A duration: "1h", "10m", "1s" when whole, else "1.500s", "2.5ms", "3.1us", "7ns". */
+/* A duration in the largest unit it is a whole number of ("1h", "10s",
+ * "1500ms"), else rounded: "1.234s", "2.5ms", "3.1us", "7ns". */
 void sluice_format_duration(__u64 ns, char *buf, size_t len);
 
 /* ---- policy derivation (policy.c) ---- */

@@ -504,6 +504,21 @@ static void ruletab_publish(struct sluice_txn *t)
 			 __ATOMIC_RELEASE);
 }
 
+/* The same after one edit made in place: rules[] is the table with that
+ * edit (the helpers edit both alike), so only entry i changed. */
+static void ruletab_publish_at(struct sluice_txn *t, long i)
+{
+	struct sluice_handle *h = t->h;
+
+	if (!h->ruletab || t->nr_rules > h->ruletab_max)
+		return;
+	if (i >= 0 && (size_t)i < t->nr_rules)
+		h->ruletab[i] = *(const struct sluice_rule_entry *)&t->rules[i];
+	h->cfg->ruletab_nr = (__u32)t->nr_rules;
+	__atomic_store_n(&h->cfg->ruletab_seq, __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
+}
+
 /* Readers must not take sluice_ruletab for the live rules until the change
  * is whole; bumped seq makes the ones reading it now retry. */
 static void ruletab_retire(struct sluice_config *cfg)
@@ -551,7 +566,8 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 	t->set.nr_rules = (__u32)t->nr_rules;
 	t->set.rule_maps = maps;
 	flip_settings(t);
-	ruletab_publish(t);
+	/* Added or changed: entry now; deleted: the last moved into was. */
+	ruletab_publish_at(t, now >= 0 ? now : was);
 	return 0;
 }
 

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * A transaction on a config in memory, as `sluice attach` checks its edits:
+ * no map behind it, so the rule helpers and the editing language run on
+ * their own (the unit suite).
+ */
+#ifndef SLUICE_TEST_SCRATCH_H
+#define SLUICE_TEST_SCRATCH_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "libsluice.h"
+
+struct scratch {
+	struct sluice_config cfg;
+	struct sluice_handle h;
+	struct sluice_txn t;
+};
+
+static inline void scratch_init(struct scratch *s)
+{
+	memset(s, 0, sizeof(*s));
+	sluice_handle_init(&s->h);
+	snprintf(s->h.ifname, sizeof(s->h.ifname), "scratch0");
+	s->cfg.layout = SLUICE_LAYOUT_VERSION;
+	sluice_settings_init(&s->cfg.settings[0]);
+	s->cfg.settings[1] = s->cfg.settings[0];
+	s->h.cfg = &s->cfg;
+	s->t.h = &s->h;
+	s->t.set = s->cfg.settings[0];
+}
+
+/* Drop the copy (and its bookkeeping); the scratch may be edited again. */
+static inline void scratch_free(struct scratch *s)
+{
+	sluice_txn_end(&s->t);
+	s->t.h = &s->h;
+}
+
+#endif /* SLUICE_TEST_SCRATCH_H */
