@@ -50,14 +50,14 @@ struct {
 	__type(value, struct sluice_rule);
 } sluice_rules SEC(".maps");
 
-/* Host rules (/32, /128) when settings.rule_maps has SLUICE_RULES_HOSTS. */
+/* Rules of the prefix lengths in config.hash_lens (SLUICE_RULES_HASHED). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 2 * SLUICE_DEFAULT_MAX_RULES); /* two generations; --max-rules */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sluice_rule_key);
 	__type(value, struct sluice_rule);
-} sluice_hosts SEC(".maps");
+} sluice_rulehash SEC(".maps");
 
 /* The rules as userspace reads them (struct sluice_config.ruletab_*); the
  * program never touches it. */
@@ -287,12 +287,27 @@ int sluice_xdp(struct xdp_md *ctx)
 		struct sluice_rule_key rk;
 		struct sluice_rule *rule = NULL;
 
-		sluice_rule_key_init(&rk, set->rules_gen, key.family, key.addr,
-				     key.family == 4 ? 32 : 128);
-		if (set->rule_maps & SLUICE_RULES_HOSTS)
-			rule = bpf_map_lookup_elem(&sluice_hosts, &rk);
-		if (!rule && !(set->rule_maps & SLUICE_RULES_NO_PREFIX))
+		if (set->rule_maps & SLUICE_RULES_HASHED) {
+			const __u8 *lens = cfg->hash_lens[set->rules_gen & 1][key.family == 6];
+			__u8 m[16] __attribute__((aligned(8)));
+			int i;
+
+			for (i = 0; i < SLUICE_HASH_LENS && !rule; i++) {
+				__u8 l = lens[i];
+
+				if (!l)
+					break;
+				__builtin_memcpy(m, key.addr, 16);
+				mask_addr(m, l);
+				sluice_rule_key_init(&rk, set->rules_gen, key.family, m, l);
+				rule = bpf_map_lookup_elem(&sluice_rulehash, &rk);
+			}
+		}
+		if (!rule && !(set->rule_maps & SLUICE_RULES_NO_PREFIX)) {
+			sluice_rule_key_init(&rk, set->rules_gen, key.family, key.addr,
+					     key.family == 4 ? 32 : 128);
 			rule = bpf_map_lookup_elem(&sluice_rules, &rk);
+		}
 		if (rule)
 			policy = &rule->policy;
 	}

@@ -33,7 +33,7 @@
 #define SLUICE_MAP_RSTATS  "sluice_rstats"
 #define SLUICE_MAP_EVENTS  "sluice_events"
 #define SLUICE_MAP_RULETAB "sluice_ruletab"
-#define SLUICE_MAP_HOSTS   "sluice_hosts"
+#define SLUICE_MAP_RULEHASH "sluice_rulehash"
 /*
  * Maps added after a layout was first pinned: an attach creates one that an
  * existing state lacks (keeping every other map), and a reader of a state
@@ -85,8 +85,11 @@ enum sluice_action {
 #define SLUICE_POLICY_DRY_RUN (1U << 0) /* count would-drop, pass everything */
 
 /* sluice_settings.rule_maps; 0: every rule is in the trie (layout 4) */
-#define SLUICE_RULES_HOSTS (1U << 0) /* /32 and /128 rules are in sluice_hosts, not the trie */
+#define SLUICE_RULES_HASHED (1U << 0) /* rules of config.hash_lens are in sluice_rulehash */
 #define SLUICE_RULES_NO_PREFIX (1U << 1) /* the trie holds no rule of this generation */
+#define SLUICE_HASH_LENS 4 /* prefix lengths per family that sluice_rulehash may hold */
+#define SLUICE_HASH_FEW_LENS 2 /* a family of at most this many is always hashed */
+#define SLUICE_HASH_MANY_RULES 4096 /* of more, hashed from this many rules on */
 
 /* sluice_settings.flags */
 #define SLUICE_FAIL_CLOSED (1U << 0) /* drop when the key table refuses a key */
@@ -207,7 +210,13 @@ struct sluice_config {
 	 */
 	__u64 ruletab_seq;
 	__u32 ruletab_nr;
-	__u32 pad2[9];
+	/*
+	 * [generation][0 IPv4, 1 IPv6]: the prefix lengths whose rules are in
+	 * sluice_rulehash, longest first, 0 ending the list (with
+	 * SLUICE_RULES_HASHED). Written for a generation only while it is idle.
+	 */
+	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
+	__u32 pad2[5];
 };
 _Static_assert(sizeof(struct sluice_config) == 448, "sluice_config layout");
 _Static_assert(__builtin_offsetof(struct sluice_config, newkey_tat) == 384,
@@ -280,16 +289,18 @@ sluice_rule_key_init(struct sluice_rule_key *k, __u8 gen, __u8 family, const __u
 }
 
 /*
- * Rules of a whole address (/32, /128), the bulk of a blocklist, live in the
- * hash sluice_hosts under the same key (prefixlen 16 + 32 or 16 + 128): a
- * lookup costs the same with 100 or 100,000 of them, where the trie grows a
- * level with every doubling. A host rule is the longest prefix there is, so
- * a hit there is the answer; the trie is asked only on a miss.
+ * The trie grows a level with every doubling of its rules; a hash does not,
+ * but costs a lookup per prefix length. So the rules of a family of at most
+ * SLUICE_HASH_FEW_LENS prefix lengths (a threat feed of /32s, a list of /24s
+ * and /32s), or of at most SLUICE_HASH_LENS once it has
+ * SLUICE_HASH_MANY_RULES rules (where the trie is deep), live in the hash
+ * sluice_rulehash under the same key, address masked to the rule's length,
+ * and a packet asks the hash once per length, longest first. A family with
+ * more lengths keeps only its whole-address rules (/32, /128) there and the
+ * rest in the trie: a hashed length is always longer than every trie rule's
+ * of its family, so a hit in the hash is the longest prefix, and the trie is
+ * asked only on a miss. (A /0 rule is always in the trie.)
  */
-static inline __attribute__((always_inline)) int sluice_rule_is_host(__u8 family, __u8 prefixlen)
-{
-	return prefixlen == (family == 4 ? 32 : 128);
-}
 
 /* Value of sluice_rules: the rule as written, with its policy. */
 struct sluice_rule {

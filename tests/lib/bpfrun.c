@@ -109,7 +109,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->buckets_fd = bpf_map__fd(skel->maps.sluice_buckets);
 	r->logs_fd = bpf_map__fd(skel->maps.sluice_logs);
 	r->rules_fd = bpf_map__fd(skel->maps.sluice_rules);
-	r->hosts_fd = bpf_map__fd(skel->maps.sluice_hosts);
+	r->hash_fd = bpf_map__fd(skel->maps.sluice_rulehash);
 	r->stats_fd = bpf_map__fd(skel->maps.sluice_stats);
 	r->rstats_fd = bpf_map__fd(skel->maps.sluice_rstats);
 	r->events_fd = bpf_map__fd(skel->maps.sluice_events);
@@ -142,6 +142,7 @@ int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set)
 	cfg.seq = 1;
 	cfg.settings[0] = *set;
 	cfg.settings[1] = *set;
+	memcpy(cfg.hash_lens, r->hash_lens, sizeof(cfg.hash_lens));
 	if (bpf_map_update_elem(r->config_fd, &zero, &cfg, BPF_ANY)) {
 		int err = -errno;
 
@@ -189,7 +190,7 @@ int bpfrun_reset(struct bpfrun *r)
 	if (!err)
 		err = empty_map(r->rules_fd, sizeof(struct sluice_rule_key));
 	if (!err)
-		err = empty_map(r->hosts_fd, sizeof(struct sluice_rule_key));
+		err = empty_map(r->hash_fd, sizeof(struct sluice_rule_key));
 	if (!err)
 		err = zero_percpu(r->stats_fd, 1, sizeof(struct sluice_stats), r->ncpus);
 	if (!err)
@@ -362,10 +363,10 @@ int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluic
 	return put_rule(r->rules_fd, gen, cidr, p, slot);
 }
 
-int bpfrun_host_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
+int bpfrun_hash_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		     __u32 slot)
 {
-	return put_rule(r->hosts_fd, gen, cidr, p, slot);
+	return put_rule(r->hash_fd, gen, cidr, p, slot);
 }
 
 bool bpfrun_setup(struct bpfrun *r, struct sluice_settings *set, __u64 burst)

@@ -19,7 +19,9 @@ struct sluice_bpf;
 struct bpfrun {
 	struct sluice_bpf *skel;
 	int prog_fd, config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
-	int hosts_fd;
+	int hash_fd;
+	/* config.hash_lens that bpfrun_configure() writes (0: none) */
+	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
 	int ncpus; /* possible CPUs: the size of a per-CPU value */
 	struct ring_buffer *rb;
 	struct sluice_event *events; /* drained by bpfrun_events() */
@@ -83,8 +85,9 @@ bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *
  * into generation gen of sluice_rules. */
 int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		__u32 slot);
-/* The same into sluice_hosts (a /32 or /128 rule under SLUICE_RULES_HOSTS). */
-int bpfrun_host_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
+/* The same into sluice_rulehash (a rule of a length in hash_lens, under
+ * SLUICE_RULES_HASHED). */
+int bpfrun_hash_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		     __u32 slot);
 
 /* ---- the common setups of the bpf suite ---- */

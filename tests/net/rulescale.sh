@@ -5,13 +5,15 @@
 #  - a batch of 5,000 rules applies; past 2,047 slots rules of one policy
 #    share a slot, rule list says which counters are shared, and traffic
 #    from a source of a rule on a shared slot gets that rule's policy;
-#  - a /32 rule lives in the host hash: show and top name it;
+#  - the rules of a family of at most two prefix lengths live in the rule
+#    hash (of up to four past 4,096 rules), of more only the /32s: show and
+#    top name them;
 #  - one rule add or del at 5,000 rules is a few bpf(2) calls, not O(rules)
 #    (it is made in place in the live generation);
 #  - --max-rules bounds the rules, and a pinned state keeps its size;
 #  - a rule table left stale (a writer that died) is not trusted: the rules
 #    are read from the maps, and the next change repairs the table;
-#  - a layout-4 state (the sluice before: no rule table, no host hash) is
+#  - a layout-4 state (the sluice before: no rule table, no rule hash) is
 #    upgraded in place by attach, its rules kept.
 set -u
 source tests/lib/tap.sh
@@ -67,9 +69,9 @@ tx_gen -s "$RATE_SRC" -d "$ADDR4_RX" -n 20 >/dev/null || not_ok "send 20 packets
 out=$(ctl show "$RATE_SRC")
 if grep -q "policy    $RATE_SRC/32: limit token-bucket 10/s" <<<"$out" &&
 	grep -qx "dropped   15" <<<"$out"; then
-	ok "show: the host rule's policy held its source to its burst of 5"
+	ok "show: the /32 rule's policy held its source to its burst of 5"
 else
-	not_ok "show: the host rule's policy held its source to its burst of 5"; diag "$out"
+	not_ok "show: the /32 rule's policy held its source to its burst of 5"; diag "$out"
 fi
 out=$(ctl top -n 1)
 if grep -q "$RATE_SRC/32 .*$RATE_SRC/32" <<<"$out"; then
@@ -77,9 +79,32 @@ if grep -q "$RATE_SRC/32 .*$RATE_SRC/32" <<<"$out"; then
 else
 	not_ok "top names the source's own rule, not another of its slot"; diag "$out"
 fi
-hosts=$(bpftool -j map dump pinned "$RX_PINS/sluice_hosts" | jq length)
-if [ "$hosts" = $((R - R / 5)) ]; then ok "the $((R - R / 5)) /32 rules are in sluice_hosts"
-else not_ok "the $((R - R / 5)) /32 rules are in sluice_hosts"; diag "$hosts entries"; fi
+in_maps() { # in_maps HASH TRIE: how many entries each holds
+	[ "$(bpftool -j map dump pinned "$RX_PINS/sluice_rulehash" | jq length)" = "$1" ] &&
+		[ "$(bpftool -j map dump pinned "$RX_PINS/sluice_rules" | jq length)" = "$2" ]
+}
+if in_maps $R 0; then ok "two IPv4 lengths (/32, /30): all $R rules in sluice_rulehash"
+else not_ok "two IPv4 lengths (/32, /30): all $R rules in sluice_rulehash"; fi
+expect_status 0 "a third length (/16)" ctl rule add 198.18.0.0/16 --exempt
+if in_maps $((R + 1)) 0; then ok "three lengths and more than 4,096 rules: all in the hash"
+else not_ok "three lengths and more than 4,096 rules: all in the hash"; fi
+printf 'rule add 198.18.64.0/20 --exempt\nrule add 198.18.80.0/26 --exempt\n' >"$T/lens.conf"
+expect_status 0 "two more lengths (/20, /26)" ctl -b "$T/lens.conf"
+if in_maps $((R - R / 5)) $((R / 5 + 3)); then
+	ok "five lengths: the /32s in the hash, the /30s, /26, /20 and /16 in the trie"
+else
+	not_ok "five lengths: the /32s in the hash, the /30s, /26, /20 and /16 in the trie"
+fi
+out=$(ctl show 198.18.200.1)
+if grep -q "policy    198.18.0.0/16: exempt" <<<"$out"; then ok "show finds the /16 in the trie"
+else not_ok "show finds the /16 in the trie"; diag "$out"; fi
+if grep -q "policy    $RATE_SRC/32" <<<"$(ctl show $RATE_SRC)"; then
+	ok "and the /32 over it in the hash"
+else not_ok "and the /32 over it in the hash"; fi
+printf 'rule del 198.18.0.0/16\nrule del 198.18.64.0/20\nrule del 198.18.80.0/26\n' >"$T/lens.conf"
+expect_status 0 "rule del of the /16, /20, /26" ctl -b "$T/lens.conf"
+if in_maps $R 0; then ok "two lengths again: every rule back in the hash"
+else not_ok "two lengths again: every rule back in the hash"; fi
 
 # ---- config bytes, for the two states a test cannot reach otherwise ----
 CFG=$RX_PINS/sluice_config
@@ -107,8 +132,10 @@ bpf_calls() {
 		>/dev/null 2>&1 || { echo "more than 60 s of"; return 1; }
 	awk '$NF == "bpf" { print $4 }' "$T/strace"
 }
-for cmd in "rule add 198.18.61.0/24 --rate 5/s" "rule add 198.18.61.0/24 --rate 6/s" \
-	"rule del 198.18.61.0/24" "rule add 198.18.61.7/32 --deny" "rule del 198.18.61.7/32"; do
+# (Of the lengths the rules have: a new length may move rules between the
+# hash and the trie, and is written whole.)
+for cmd in "rule add 198.18.61.0/30 --rate 5/s" "rule add 198.18.61.0/30 --rate 6/s" \
+	"rule del 198.18.61.0/30" "rule add 198.18.61.7/32 --deny" "rule del 198.18.61.7/32"; do
 	# shellcheck disable=SC2086 # the words of the command
 	calls=$(bpf_calls "$SLUICECTL" -i "$IF_RX" $cmd)
 	if [ -n "$calls" ] && [ "$calls" -eq "$calls" ] 2>/dev/null && [ "$calls" -le 40 ]; then
@@ -147,7 +174,8 @@ ctl rule flush >/dev/null
 
 
 # A stale rule table: ruletab_seq 0, as a writer that died leaves it.
-printf 'rule add 198.18.%d.0/24 --rate 7/s\n' 80 81 82 >"$T/three.conf"
+# Three lengths and no /32: every rule in the trie, as layout 4 had them.
+printf 'rule add 198.18.80.0/24 --rate 7/s\nrule add 198.18.81.0/25 --rate 7/s\nrule add 198.18.82.0/26 --rate 7/s\n' >"$T/three.conf"
 ctl -b "$T/three.conf" >/dev/null
 cfg_poke $RULETAB_SEQ 0 0 0 0 0 0 0 0 || not_ok "write ruletab_seq 0"
 n=$(ctl -j rule list | grep -o '"match":' | wc -l)
@@ -161,8 +189,8 @@ else
 	diag "ruletab_seq $(cfg_field ruletab_seq) seq $(cfg_field seq) nr $(cfg_field ruletab_nr)"
 fi
 
-# A layout-4 state: no rule table, no host hash, every rule in the trie.
-rm -f "$RX_PINS/sluice_ruletab" "$RX_PINS/sluice_hosts"
+# A layout-4 state: no rule table, no rule hash, every rule in the trie.
+rm -f "$RX_PINS/sluice_ruletab" "$RX_PINS/sluice_rulehash"
 cfg_poke 0 4 0 0 0 || not_ok "write layout 4"
 cfg_poke $RULETAB_SEQ 0 0 0 0 0 0 0 0
 expect_status 1 "sluicectl refuses a layout-4 state" ctl rule list
@@ -171,18 +199,18 @@ case $OUT in
 *) not_ok "and says attach upgrades it in place"; diag "$OUT" ;;
 esac
 expect_status 0 "sluice attach upgrades it" rx_sluice attach "$IF_RX"
-if [ "$(cfg_field layout)" = 5 ] && [ -e "$RX_PINS/sluice_ruletab" ] && [ -e "$RX_PINS/sluice_hosts" ]; then
-	ok "layout 5 now, the rule table and the host hash pinned"
+if [ "$(cfg_field layout)" = 5 ] && [ -e "$RX_PINS/sluice_ruletab" ] && [ -e "$RX_PINS/sluice_rulehash" ]; then
+	ok "layout 5 now, the rule table and the rule hash pinned"
 else
-	not_ok "layout 5 now, the rule table and the host hash pinned"; diag "layout $(cfg_field layout)"
+	not_ok "layout 5 now, the rule table and the rule hash pinned"; diag "layout $(cfg_field layout)"
 fi
 n=$(ctl -j rule list | grep -o '"match":' | wc -l)
 if [ "$n" = 5 ]; then ok "the upgrade kept the 4 rules"; else
 	not_ok "the upgrade kept the 4 rules"; diag "$n rows"; fi
-expect_status 0 "a host rule after the upgrade" ctl rule add 198.18.84.9/32 --deny
-hosts=$(bpftool -j map dump pinned "$RX_PINS/sluice_hosts" | jq length)
-if [ "$hosts" = 1 ]; then ok "it went to the host hash"; else
-	not_ok "it went to the host hash"; diag "$hosts entries"; fi
+if in_maps 0 4; then ok "and left them in the trie"; else not_ok "and left them in the trie"; fi
+expect_status 0 "a /32 rule after the upgrade" ctl rule add 198.18.84.9/32 --deny
+if in_maps 1 4; then ok "it went to the hash (the /24, /25, /26 stay in the trie)"; else
+	not_ok "it went to the hash (the /24, /25, /26 stay in the trie)"; fi
 denied0=$(sluice_stat denied)
 tx_gen -s 198.18.84.9 -d "$ADDR4_RX" -n 5 >/dev/null || not_ok "send 5 packets from 198.18.84.9"
 if [ $(($(sluice_stat denied) - denied0)) = 5 ]; then ok "and it denies"; else

@@ -10,9 +10,13 @@
 #   list      `sluicectl -j rule list` at R rules, median of 3
 #   ns/pkt    the attached program run on a frame from a source that a rate
 #             rule matches, and on one no rule matches (BPF_PROG_TEST_RUN,
-#             repeat 1e6, median of 5), with 1,000 rules and with R
-#   prefixes  the same with R IPv6 /80 prefix rules (trie only, no host rule):
-#             the batch, and ns/pkt of a source in a rate rule's /80
+#             repeat 1e6): two interfaces attached at once, one with 1,000
+#             rules and one with R, their programs timed turn about (median
+#             of 7 each)
+#   prefixes  the same with R IPv6 /80 prefix rules (one length: all in the
+#             rule hash), and with R rules of three lengths, /80 /96 /112
+#             (more than two: all in the trie), ns/pkt of a source in a rate
+#             rule's /80
 # Usage: rules.sh OUTDIR (root; BUILD from run.sh; RULES_R, default 100000)
 # Writes OUTDIR/rules.md and OUTDIR/rules.json.
 set -euo pipefail
@@ -30,8 +34,16 @@ source tests/lib/tap.sh
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
 netns_setup br 60 >/dev/null || { echo "rules: could not build the lab" >&2; exit 1; }
+# A second veth pair between the same namespaces: IF_RX holds the small rule
+# set, IF_S the big one, and their programs are timed turn about.
+IF_S=${IF_RX}b
+ip link add "${IF_TX}b" netns "$NS_TX" type veth peer name "$IF_S" netns "$NS_RX"
+ip -n "$NS_RX" link set "$IF_S" up
 rx_sluice attach "$IF_RX" >/dev/null
-ctl() { rx_ctl -i "$IF_RX" "$@"; }
+rx_sluice attach "$IF_S" >/dev/null
+netns_extra_cleanup() { rx_sluice detach "$IF_S" >/dev/null 2>&1; }
+ctl() { rx_ctl -i "$IF_S" "$@"; } # the big set
+small() { rx_ctl -i "$IF_RX" "$@"; }
 T=$NETNS_TMP
 
 # gen_rules N FILE: N rules. Every tenth a /64 of 2001:2::/48, the others
@@ -87,12 +99,16 @@ frame() { # frame SRC FILE
 	for ((i = 0; i < 18; i++)); do hex+='\x78'; done
 	printf "$hex" >"$2"
 }
-# gen_prefix_rules N FILE: N /80s of 2001:2::/48, the policies as above.
+# gen_prefix_rules N FILE [K]: N IPv6 prefix rules of 2001:2::/48 of K
+# lengths, the policies as above: rule i is 2001:2:0:X:Y:Z::/L with L = 80 +
+# 4 x (i % K) and Z = (i % K) << 12, so that no rule holds another's sources.
 gen_prefix_rules() {
-	awk -v n="$1" 'BEGIN {
+	awk -v n="$1" -v k="${3:-1}" 'BEGIN {
 		for (i = 0; i < n; i++) {
 			m = i % 10
-			printf "rule add 2001:2:0:%x:%x::/80%s\n", 256 + int(i / 65536), i % 65536,
+			l = i % k
+			printf "rule add 2001:2:0:%x:%x:%x::/%d%s\n", 256 + int(i / 65536), i % 65536,
+				l * 4096, 80 + 4 * l,
 				m < 5 ? " --deny" : m < 9 ? " --exempt" : " --rate 10/s"
 		}
 	}' >"$2"
@@ -118,23 +134,26 @@ frame6() { # frame6 SRC FILE
 # A source a rate rule matches and one no rule does.
 frame 198.18.128.9 "$T/hit.bin"
 frame 198.18.60.1 "$T/miss.bin"
-frame6 2001:2:0:100:9:0:0:1 "$T/hit6.bin" # in rule 9's /80
-PROG=$RX_PINS/sluice_prog
-run_ns() { # run_ns FRAME: median ns per run of the program on FRAME
-	local i v=()
-	for i in 1 2 3 4 5; do
-		v+=("$(bpftool prog run pinned "$PROG" data_in "$1" repeat 1000000 2>&1 |
-			awk '/duration/ { gsub(/ns/, "", $NF); print $NF }')")
+# In rule 9 (a rate rule) of K lengths: 2001:2:0:100:9:Z::1, Z = (9 % K) << 12.
+for k in 1 3 8; do frame6 "2001:2:0:100:9:$(printf %x $(((9 % k) * 4096))):0:1" "$T/hit6-$k.bin"; done
+S_PINS=$RX_NETNS_DIR/$IF_S
+one_ns() { # one_ns PROG FRAME: ns per run, 10^6 runs
+	bpftool prog run pinned "$1" data_in "$2" repeat 1000000 2>&1 |
+		awk '/duration/ { gsub(/ns/, "", $NF); print $NF }'
+}
+# run_pair FRAME: "SMALL BIG", the medians of 7 turns of each program
+run_pair() {
+	local i a=() b=()
+	for i in 1 2 3 4 5 6 7; do
+		a+=("$(one_ns "$RX_PINS/sluice_prog" "$1")")
+		b+=("$(one_ns "$S_PINS/sluice_prog" "$1")")
 	done
-	median "${v[@]}"
+	echo "$(median "${a[@]}") $(median "${b[@]}")"
 }
 
 gen_rules $SMALL "$T/small.conf"
 gen_rules "$R" "$T/big.conf"
-ctl -b "$T/small.conf" >/dev/null
-hit_small=$(run_ns "$T/hit.bin")
-miss_small=$(run_ns "$T/miss.bin")
-ctl rule flush >/dev/null
+small -b "$T/small.conf" >/dev/null
 
 batch_ms=$(time_ms ctl -b "$T/big.conf")
 n=$(ctl -j rule list | grep -o '"match":' | wc -l)
@@ -148,37 +167,45 @@ for i in 1 2 3; do lists+=("$(time_ms ctl -j rule list)"); done
 add_ms=$(median "${adds[@]}")
 del_ms=$(median "${dels[@]}")
 list_ms=$(median "${lists[@]}")
-hit_big=$(run_ns "$T/hit.bin")
-miss_big=$(run_ns "$T/miss.bin")
+read -r hit_small hit_big <<<"$(run_pair "$T/hit.bin")"
+read -r miss_small miss_big <<<"$(run_pair "$T/miss.bin")"
 mem_kb=0
-for m in sluice_rules sluice_hosts sluice_ruletab; do
-	b=$(bpftool -j map show pinned "$RX_PINS/$m" | jq '.bytes_memlock')
+for m in sluice_rules sluice_rulehash sluice_ruletab; do
+	b=$(bpftool -j map show pinned "$S_PINS/$m" | jq '.bytes_memlock')
 	mem_kb=$((mem_kb + b / 1024))
 done
 
-# Prefix rules only: every lookup goes down the trie.
-ctl rule flush >/dev/null
-gen_prefix_rules $SMALL "$T/small6.conf"
-gen_prefix_rules "$R" "$T/big6.conf"
-ctl -b "$T/small6.conf" >/dev/null
-hit6_small=$(run_ns "$T/hit6.bin")
-ctl rule flush >/dev/null
-batch6_ms=$(time_ms ctl -b "$T/big6.conf")
-hit6_big=$(run_ns "$T/hit6.bin")
+# IPv6 prefix rules of 1, 3 and 8 lengths: a family of 1 or 2 lengths is in
+# the rule hash; of 3 or 4, in the hash from 4,096 rules on (the 1,000 in the
+# trie); of more, in the trie.
+for k in 1 3 8; do
+	small rule flush >/dev/null
+	ctl rule flush >/dev/null
+	gen_prefix_rules $SMALL "$T/small6.conf" $k
+	gen_prefix_rules "$R" "$T/big6.conf" $k
+	small -b "$T/small6.conf" >/dev/null
+	ms=$(time_ms ctl -b "$T/big6.conf")
+	[ $k = 1 ] && batch6_ms=$ms
+	read -r a b <<<"$(run_pair "$T/hit6-$k.bin")"
+	printf -v "hit6_small_$k" %s "$a"
+	printf -v "hit6_big_$k" %s "$b"
+done
 
 goal() { # goal NAME VALUE WANT MET
 	printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$([ "$4" = 1 ] && echo met || echo MISSED)"
 }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo 1 || echo 0; }
-dhit=$(awk -v a="$hit_big" -v b="$hit_small" 'BEGIN { print a - b }')
-dmiss=$(awk -v a="$miss_big" -v b="$miss_small" 'BEGIN { print a - b }')
-dhit6=$(awk -v a="$hit6_big" -v b="$hit6_small" 'BEGIN { print a - b }')
+delta() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%+.0f", a - b }'; }
+dhit=$(delta "$hit_small" "$hit_big")
+dmiss=$(delta "$miss_small" "$miss_big")
 {
 	echo "### Rule sets at blocklist scale ($R rules)"
 	echo
 	echo "$R rules: half --deny, 40% --exempt, 10% --rate 10/s (three policies on shared"
 	echo "counter slots), IPv4 /32s and every tenth an IPv6 /64. Wall times of the whole"
-	echo "command (process start, lock, read, change, RCU grace period, exit)."
+	echo "command (process start, lock, read, change, RCU grace period, exit). ns/pkt:"
+	echo "the programs of two interfaces, one with $SMALL rules and one with $R, run"
+	echo "turn about (BPF_PROG_TEST_RUN, 10^6 repeats, median of 7 each)."
 	echo
 	echo "| measure | value | goal | |"
 	echo "|---|---|---|---|"
@@ -186,16 +213,25 @@ dhit6=$(awk -v a="$hit6_big" -v b="$hit6_small" 'BEGIN { print a - b }')
 	goal "rule add at $R rules (median of 5)" "$add_ms ms" "< 50 ms" "$(le "$add_ms" 49)"
 	goal "rule del at $R rules (median of 5)" "$del_ms ms" "< 50 ms" "$(le "$del_ms" 49)"
 	goal "rule list -j at $R rules (median of 3)" "$list_ms ms" "< 1000 ms" "$(le "$list_ms" 999)"
-	goal "ns/pkt, a rate rule's source: $SMALL -> $R rules" "$hit_small -> $hit_big (+$dhit)" \
+	goal "ns/pkt, a rate rule's source: $SMALL -> $R rules" "$hit_small -> $hit_big ($dhit)" \
 		"<= +20 ns" "$(le "$dhit" 20)"
 	goal "ns/pkt, a source no rule matches: $SMALL -> $R rules" \
-		"$miss_small -> $miss_big (+$dmiss)" "<= +20 ns" "$(le "$dmiss" 20)"
+		"$miss_small -> $miss_big ($dmiss)" "<= +20 ns" "$(le "$dmiss" 20)"
 	goal "one batch of $R IPv6 /80 prefix rules" "$batch6_ms ms" "< 2000 ms" \
 		"$(le "$batch6_ms" 1999)"
-	goal "ns/pkt, a prefix rule's source: $SMALL -> $R prefix rules" \
-		"$hit6_small -> $hit6_big (+$dhit6)" "<= +20 ns" "$(le "$dhit6" 20)"
+	for k in 1 3 8; do
+		sm=hit6_small_$k bg=hit6_big_$k
+		d=$(delta "${!sm}" "${!bg}")
+		case $k in
+		1) where="one length: the hash" ;;
+		3) where="3 lengths: trie at $SMALL, hash at $R" ;;
+		*) where="$k lengths: the trie" ;;
+		esac
+		goal "ns/pkt, an IPv6 prefix rule's source, $SMALL -> $R rules ($where)" \
+			"${!sm} -> ${!bg} ($d)" "<= +20 ns" "$(le "$d" 20)"
+	done
 	echo
-	echo "Kernel memory of the rule trie, the host hash and the rule table at $R rules:"
+	echo "Kernel memory of the rule trie, the rule hash and the rule table at $R rules:"
 	echo "$mem_kb kB (the table is sized for --max-rules, 131072 by default)."
 	echo
 } >"$OUT/rules.md"
@@ -203,6 +239,11 @@ printf '{"rules":%d,"batch_ms":%d,"add_ms":%d,"del_ms":%d,"list_ms":%d,' "$R" "$
 	"$add_ms" "$del_ms" "$list_ms" >"$OUT/rules.json"
 printf '"ns_hit_small":%s,"ns_hit_big":%s,"ns_miss_small":%s,"ns_miss_big":%s,' \
 	"$hit_small" "$hit_big" "$miss_small" "$miss_big" >>"$OUT/rules.json"
-printf '"batch6_ms":%d,"ns_prefix_hit_small":%s,"ns_prefix_hit_big":%s,"mem_kb":%d}\n' \
-	"$batch6_ms" "$hit6_small" "$hit6_big" "$mem_kb" >>"$OUT/rules.json"
+printf '"batch6_ms":%d,"ns_prefix":[' "$batch6_ms" >>"$OUT/rules.json"
+for k in 1 3 8; do
+	sm=hit6_small_$k bg=hit6_big_$k
+	printf '%s{"lengths":%d,"small":%s,"big":%s}' "$([ $k = 1 ] || echo ,)" $k "${!sm}" \
+		"${!bg}" >>"$OUT/rules.json"
+done
+printf '],"mem_kb":%d}\n' "$mem_kb" >>"$OUT/rules.json"
 cat "$OUT/rules.md"

@@ -168,7 +168,7 @@ struct sluice_handle {
 	int config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
 	struct sluice_config *cfg; /* the mmapped config entry */
 	int ruletab_fd; /* -1 in a state made before sluice_ruletab existed */
-	int hosts_fd; /* sluice_hosts; -1 in a state made before it existed */
+	int hash_fd; /* sluice_rulehash; -1 in a state made before it existed */
 	struct sluice_rule_entry *ruletab; /* mmapped; ruletab_max entries */
 	__u32 ruletab_max;
 	int lock_fd; /* flock()ed while a change is being made */
@@ -333,7 +333,8 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
  * (and the rule generation) flips in one store, and the call returns after an
  * RCU grace period, when no packet can still be reading the old half. */
 int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen);
-/* Unlock and drop the copy; nothing changed. Safe after commit. */
+/* Unlock and drop the copy; nothing changed. Safe after commit. A
+ * transaction commits once: begin another for the next change. */
 void sluice_txn_end(struct sluice_txn *t);
 
 /* Rule edits on a transaction; they allocate a stats slot and a tag. */

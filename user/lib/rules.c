@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Where the rules of a state are, and reading them. A rule of a whole
- * address (/32, /128) is in the hash sluice_hosts when settings.rule_maps
+ * address (/32, /128) is in the hash sluice_rulehash when settings.rule_maps
  * says so, every other rule in the trie sluice_rules, each keyed by its
  * generation. sluice_ruletab holds the live rules as one array, trusted while
  * config.ruletab_seq equals config.seq (txn.c keeps it); a reader copies it at
@@ -47,29 +47,78 @@ static int collect_rule(const void *key, const void *val, void *ctx)
 	return 0;
 }
 
-/* Which map holds rule r under rule_maps m. */
-int sluice_rule_fd(const struct sluice_handle *h, __u8 m, const struct sluice_txn_rule *r)
+void sluice_rule_place_of(const struct sluice_handle *h, const struct sluice_settings *s,
+			  struct sluice_rule_place *p)
 {
-	return (m & SLUICE_RULES_HOSTS) && sluice_rule_is_host(r->rule.family, r->rule.prefixlen) ?
-		       h->hosts_fd :
-		       h->rules_fd;
+	memset(p, 0, sizeof(*p));
+	p->maps = s->rule_maps;
+	if (h->cfg && (s->rule_maps & SLUICE_RULES_HASHED))
+		memcpy(p->lens, h->cfg->hash_lens[s->rules_gen & 1], sizeof(p->lens));
 }
 
-/* Where the rules[0..nr) go: host rules in the hash when the state has one. */
-__u8 sluice_rule_maps_for(const struct sluice_handle *h, const struct sluice_txn_rule *rules,
-			  size_t nr)
+static bool in_lens(const __u8 *lens, __u8 len)
 {
-	bool hosts = false, prefixes = false;
+	int i;
+
+	for (i = 0; i < SLUICE_HASH_LENS && lens[i]; i++)
+		if (lens[i] == len)
+			return true;
+	return false;
+}
+
+void sluice_rule_place_for(const struct sluice_handle *h, const struct sluice_txn_rule *rules,
+			   size_t nr, struct sluice_rule_place *p)
+{
+	static const __u8 whole[2] = { 32, 128 };
+	unsigned char used[2][129];
+	size_t count[2] = { 0, 0 };
+	bool trie = false;
+	int f, n, len;
 	size_t i;
 
-	for (i = 0; i < nr && !(hosts && prefixes); i++) {
-		if (h->hosts_fd >= 0 && sluice_rule_is_host(rules[i].rule.family,
-							   rules[i].rule.prefixlen))
-			hosts = true;
-		else
-			prefixes = true;
+	memset(p, 0, sizeof(*p));
+	memset(used, 0, sizeof(used));
+	for (i = 0; i < nr; i++) {
+		used[rules[i].rule.family == 6][rules[i].rule.prefixlen > 128 ? 0 :
+						rules[i].rule.prefixlen] = 1;
+		count[rules[i].rule.family == 6]++;
 	}
-	return (hosts ? SLUICE_RULES_HOSTS : 0) | (prefixes ? 0 : SLUICE_RULES_NO_PREFIX);
+	for (f = 0; f < 2 && h->hash_fd >= 0; f++) {
+		int lengths = 0;
+
+		for (len = 1; len <= 128; len++)
+			lengths += used[f][len];
+		n = 0;
+		if (lengths <= SLUICE_HASH_FEW_LENS ||
+		    (lengths <= SLUICE_HASH_LENS && count[f] >= SLUICE_HASH_MANY_RULES)) {
+			for (len = 128; len >= 1; len--)
+				if (used[f][len])
+					p->lens[f][n++] = (__u8)len;
+		} else if (used[f][whole[f]]) {
+			p->lens[f][n++] = whole[f];
+		}
+		if (n)
+			p->maps |= SLUICE_RULES_HASHED;
+	}
+	for (i = 0; i < nr && !trie; i++)
+		trie = !(p->maps & SLUICE_RULES_HASHED) ||
+		       !in_lens(p->lens[rules[i].rule.family == 6], rules[i].rule.prefixlen);
+	if (!trie)
+		p->maps |= SLUICE_RULES_NO_PREFIX;
+}
+
+bool sluice_rule_place_same(const struct sluice_rule_place *a, const struct sluice_rule_place *b)
+{
+	return a->maps == b->maps && !memcmp(a->lens, b->lens, sizeof(a->lens));
+}
+
+int sluice_rule_fd(const struct sluice_handle *h, const struct sluice_rule_place *p,
+		   const struct sluice_txn_rule *r)
+{
+	return (p->maps & SLUICE_RULES_HASHED) &&
+			       in_lens(p->lens[r->rule.family == 6], r->rule.prefixlen) ?
+		       h->hash_fd :
+		       h->rules_fd;
 }
 
 /* Every rule of generation gen of settings s, walking the maps (slow: two
@@ -82,8 +131,8 @@ static int walk_rules(const struct sluice_handle *h, const struct sluice_setting
 
 	if (!(s->rule_maps & SLUICE_RULES_NO_PREFIX))
 		ret = sluice_map_walk(h->rules_fd, collect_rule, &w);
-	if (ret >= 0 && (s->rule_maps & SLUICE_RULES_HOSTS))
-		ret = h->hosts_fd < 0 ? -ENOENT : sluice_map_walk(h->hosts_fd, collect_rule, &w);
+	if (ret >= 0 && (s->rule_maps & SLUICE_RULES_HASHED))
+		ret = h->hash_fd < 0 ? -ENOENT : sluice_map_walk(h->hash_fd, collect_rule, &w);
 	if (ret < 0) {
 		free(w.rules);
 		return (int)ret;
@@ -168,15 +217,15 @@ int sluice_clear_rule_gen(const struct sluice_handle *h, __u8 gen)
 {
 	int ret = clear_gen(h->rules_fd, gen);
 
-	if (!ret && h->hosts_fd >= 0)
-		ret = clear_gen(h->hosts_fd, gen);
+	if (!ret && h->hash_fd >= 0)
+		ret = clear_gen(h->hash_fd, gen);
 	return ret;
 }
 
 /* Delete rules[0..nr) of generation gen from where rule_maps m put them;
  * the first error. */
-int sluice_delete_rules(const struct sluice_handle *h, __u8 m, struct sluice_txn_rule *rules,
-			size_t nr, __u8 gen)
+int sluice_delete_rules(const struct sluice_handle *h, const struct sluice_rule_place *m,
+			const struct sluice_txn_rule *rules, size_t nr, __u8 gen)
 {
 	int ret = 0;
 	size_t i;
@@ -415,15 +464,30 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,
 		       __u8 family, const __u8 *addr, struct sluice_rule *out)
 {
+	struct sluice_rule_place p;
 	struct sluice_rule_key rk;
+	__u8 m[16];
+	int i;
 
 	if (!s->nr_rules)
 		return 0;
+	sluice_rule_place_of(h, s, &p);
+	/* As the datapath: each hashed length, longest first, then the trie. */
+	for (i = 0; i < SLUICE_HASH_LENS && h->hash_fd >= 0 && (p.maps & SLUICE_RULES_HASHED);
+	     i++) {
+		__u8 l = p.lens[family == 6][i];
+
+		if (!l)
+			break;
+		memset(m, 0, sizeof(m));
+		memcpy(m, addr, family == 4 ? 4 : 16);
+		sluice_mask(m, l);
+		sluice_rule_key_init(&rk, s->rules_gen, family, m, l);
+		if (!bpf_map_lookup_elem(h->hash_fd, &rk, out))
+			return 1;
+	}
 	sluice_rule_key_init(&rk, s->rules_gen, family, addr, family == 4 ? 32 : 128);
-	if ((s->rule_maps & SLUICE_RULES_HOSTS) && h->hosts_fd >= 0 &&
-	    !bpf_map_lookup_elem(h->hosts_fd, &rk, out))
-		return 1;
-	if (!(s->rule_maps & SLUICE_RULES_NO_PREFIX) && !bpf_map_lookup_elem(h->rules_fd, &rk, out))
+	if (!(p.maps & SLUICE_RULES_NO_PREFIX) && !bpf_map_lookup_elem(h->rules_fd, &rk, out))
 		return 1;
 	return 0;
 }

@@ -8,11 +8,23 @@
 
 #include "libsluice.h"
 
-/* Which map holds rule r under settings.rule_maps m. */
-int sluice_rule_fd(const struct sluice_handle *h, __u8 m, const struct sluice_txn_rule *r);
-/* Where rules[0..nr) go: host rules in the hash when the state has one. */
-__u8 sluice_rule_maps_for(const struct sluice_handle *h, const struct sluice_txn_rule *rules,
-			  size_t nr);
+/* Where the rules of one generation are: settings.rule_maps and, for the
+ * hash, config.hash_lens of that generation. */
+struct sluice_rule_place {
+	__u8 maps;
+	__u8 lens[2][SLUICE_HASH_LENS]; /* [0 IPv4, 1 IPv6] */
+};
+/* The place of the rules of settings s (its generation's lens). */
+void sluice_rule_place_of(const struct sluice_handle *h, const struct sluice_settings *s,
+			  struct sluice_rule_place *p);
+/* Where rules[0..nr) go: a family of few lengths (sluice.h) all in the
+ * hash, else its whole-address rules only (when the state has a hash). */
+void sluice_rule_place_for(const struct sluice_handle *h, const struct sluice_txn_rule *rules,
+			   size_t nr, struct sluice_rule_place *p);
+bool sluice_rule_place_same(const struct sluice_rule_place *a, const struct sluice_rule_place *b);
+/* Which map holds rule r at place p. */
+int sluice_rule_fd(const struct sluice_handle *h, const struct sluice_rule_place *p,
+		   const struct sluice_txn_rule *r);
 /* Does sluice_ruletab hold the live rules of version seq? */
 bool sluice_ruletab_valid(const struct sluice_handle *h, __u64 seq, __u32 nr_rules);
 /* The rules of settings s (of version seq), malloc()ed: one copy of
@@ -21,9 +33,9 @@ int sluice_read_rules(const struct sluice_handle *h, const struct sluice_setting
 		      struct sluice_txn_rule **out, size_t *nr, bool *from_tab);
 /* Delete every entry of generation gen from the trie and the hash. */
 int sluice_clear_rule_gen(const struct sluice_handle *h, __u8 gen);
-/* Delete rules[0..nr) of generation gen from where rule_maps m put them. */
-int sluice_delete_rules(const struct sluice_handle *h, __u8 m, struct sluice_txn_rule *rules,
-			size_t nr, __u8 gen);
+/* Delete rules[0..nr) of generation gen from where place p put them. */
+int sluice_delete_rules(const struct sluice_handle *h, const struct sluice_rule_place *p,
+			const struct sluice_txn_rule *rules, size_t nr, __u8 gen);
 
 /* An index of a rule array by CIDR: open addressing, linear probing. */
 struct sluice_rindex {

@@ -154,7 +154,7 @@ void sluice_handle_init(struct sluice_handle *h)
 	memset(h, 0, sizeof(*h));
 	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
 	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
-	h->ruletab_fd = h->hosts_fd = h->rwould_fd = -1;
+	h->ruletab_fd = h->hash_fd = h->rwould_fd = -1;
 }
 
 static size_t ruletab_bytes(__u32 max)
@@ -164,14 +164,14 @@ static size_t ruletab_bytes(__u32 max)
 	return ((size_t)max * sizeof(struct sluice_rule_entry) + page - 1) / page * page;
 }
 
-/* sluice_ruletab and sluice_hosts, when the state has them (one made by
+/* sluice_ruletab and sluice_rulehash, when the state has them (one made by
  * the sluice before, layout 4, has not: attach adds them). */
 static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 {
-	h->hosts_fd = open_pin(h->dir, SLUICE_MAP_HOSTS);
-	if (h->hosts_fd < 0 && errno != ENOENT)
+	h->hash_fd = open_pin(h->dir, SLUICE_MAP_RULEHASH);
+	if (h->hash_fd < 0 && errno != ENOENT)
 		return fail(err, errlen, -errno, "Couldn't open %s/%s: %s", h->dir,
-			    SLUICE_MAP_HOSTS, strerror(errno));
+			    SLUICE_MAP_RULEHASH, strerror(errno));
 	h->ruletab_fd = open_pin(h->dir, SLUICE_MAP_RULETAB);
 	if (h->ruletab_fd < 0)
 		return errno == ENOENT ? 0 :
@@ -195,7 +195,7 @@ void sluice_close(struct sluice_handle *h)
 {
 	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
 		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd,
-		       &h->ruletab_fd, &h->hosts_fd, &h->rwould_fd };
+		       &h->ruletab_fd, &h->hash_fd, &h->rwould_fd };
 	size_t i;
 
 	if (h->cfg && h->cfg != MAP_FAILED)

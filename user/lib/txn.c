@@ -49,14 +49,15 @@ struct sluice_txn_books {
 	struct sluice_rindex ix;
 	struct sluice_slots *slots;
 	/* The live rules when the transaction began, and their index. */
-	struct sluice_txn_rule *live;
+	const struct sluice_txn_rule *live; /* the mmapped rule table, or live_copy */
+	struct sluice_txn_rule *live_copy;
 	size_t nr_live;
 	struct sluice_rindex live_ix;
 	bool live_indexed;
 	bool live_known; /* sluice_txn_begin() read them */
 	bool built; /* the index was built once: a rebuild means rules[] was edited */
 	bool from_tab; /* read from an up-to-date sluice_ruletab */
-	__u8 live_maps; /* the live settings' rule_maps */
+	struct sluice_rule_place live_place; /* where the live rules are */
 	/* The edits made through the helpers: one of them may be made in place. */
 	unsigned int nr_ops;
 	struct sluice_cidr op;
@@ -77,7 +78,7 @@ static void books_free(struct sluice_txn *t)
 		return;
 	free(b->ix.pos);
 	free(b->live_ix.pos);
-	free(b->live);
+	free(b->live_copy);
 	sluice_slots_free(b->slots);
 	free(b);
 	t->books = NULL;
@@ -143,21 +144,27 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	t->set = h->cfg->settings[__atomic_load_n(&h->cfg->active, __ATOMIC_ACQUIRE) & 1];
 	b = books_of(t);
 	ret = b ? sluice_read_rules(h, &t->set, seq, &t->rules, &t->nr_rules, &b->from_tab) : -ENOMEM;
-	if (!ret) {
-		b->live = malloc((t->nr_rules ? t->nr_rules : 1) * sizeof(*b->live));
-		if (!b->live)
+	if (!ret && b->from_tab) {
+		/* The table itself: no writer changes it while we hold the lock,
+		 * and this transaction only once its change is made. */
+		b->live = (const struct sluice_txn_rule *)h->ruletab;
+	} else if (!ret) {
+		b->live_copy = malloc((t->nr_rules ? t->nr_rules : 1) * sizeof(*b->live_copy));
+		if (!b->live_copy)
 			ret = -ENOMEM;
 		else
-			memcpy(b->live, t->rules, t->nr_rules * sizeof(*b->live));
-		b->nr_live = t->nr_rules;
+			memcpy(b->live_copy, t->rules, t->nr_rules * sizeof(*b->live_copy));
+		b->live = b->live_copy;
 	}
+	if (b)
+		b->nr_live = t->nr_rules;
 	if (ret) {
 		sluice_txn_end(t);
 		return fail(err, errlen, ret, "Couldn't read the rules of %s: %s", h->ifname,
 			    strerror(-ret));
 	}
 	b->live_known = true;
-	b->live_maps = t->set.rule_maps;
+	sluice_rule_place_of(h, &t->set, &b->live_place);
 	return 0;
 }
 
@@ -191,6 +198,12 @@ void sluice_txn_retag(struct sluice_txn *t, struct sluice_policy *p)
 	assign_tag(t, p, SLUICE_TAG_SLOT(p->tag));
 }
 
+static bool rule_is_cidr(const struct sluice_txn_rule *r, const struct sluice_cidr *c)
+{
+	return r->rule.family == c->family && r->rule.prefixlen == c->prefixlen &&
+	       !memcmp(r->key.addr, c->addr, c->family == 4 ? 4 : 16);
+}
+
 struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct sluice_cidr *c)
 {
 	struct sluice_txn_books *b = books_ready(t);
@@ -201,13 +214,9 @@ struct sluice_txn_rule *sluice_txn_find_rule(struct sluice_txn *t, const struct 
 		i = sluice_rindex_find(&b->ix, t->rules, c);
 		return i < 0 ? NULL : &t->rules[i];
 	}
-	for (k = 0; k < t->nr_rules; k++) { /* out of memory: the slow way */
-		struct sluice_txn_rule *r = &t->rules[k];
-
-		if (r->rule.family == c->family && r->rule.prefixlen == c->prefixlen &&
-		    !memcmp(r->key.addr, c->addr, c->family == 4 ? 4 : 16))
-			return r;
-	}
+	for (k = 0; k < t->nr_rules; k++) /* out of memory: the slow way */
+		if (rule_is_cidr(&t->rules[k], c))
+			return &t->rules[k];
 	return NULL;
 }
 
@@ -416,6 +425,7 @@ static bool same_but_rules(const struct sluice_settings *a, const struct sluice_
  */
 static bool one_edit(struct sluice_txn *t, long *now, long *was)
 {
+	size_t i;
 	struct sluice_txn_books *b = t->books;
 	struct sluice_txn_rule *r;
 	const struct sluice_settings *live;
@@ -427,13 +437,29 @@ static bool one_edit(struct sluice_txn *t, long *now, long *was)
 		return false;
 	/* Only where the live rules are where this sluice puts them (not
 	 * right after an upgrade, which left them all in the trie). */
-	if (b->live_maps != sluice_rule_maps_for(t->h, b->live, b->nr_live))
-		return false;
+	{
+		struct sluice_rule_place lp;
+
+		sluice_rule_place_for(t->h, b->live, b->nr_live, &lp);
+		if (!sluice_rule_place_same(&lp, &b->live_place))
+			return false;
+	}
+	/* ... and where the new rules go too: a change of the lengths in the
+	 * hash is written whole. */
+	{
+		struct sluice_rule_place np;
+
+		sluice_rule_place_for(t->h, t->rules, t->nr_rules, &np);
+		if (!sluice_rule_place_same(&np, &b->live_place))
+			return false;
+	}
 	r = sluice_txn_find_rule(t, &b->op);
 	*now = r ? r - t->rules : -1;
-	*was = live_find(b, &b->op);
-	if (*was < -1)
-		return false;
+	/* One search: cheaper than an index of the live rules. */
+	*was = -1;
+	for (i = 0; i < b->nr_live && *was < 0; i++)
+		if (rule_is_cidr(&b->live[i], &b->op))
+			*was = (long)i;
 	/* The counts tell whether anything else happened to the rules. */
 	if (*now >= 0 && *was < 0)
 		return t->nr_rules == b->nr_live + 1;
@@ -536,8 +562,6 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 	__u8 gen = t->set.rules_gen;
 	int ret = 0;
 
-	__u8 maps = sluice_rule_maps_for(h, t->rules, t->nr_rules);
-
 	ruletab_retire(h->cfg);
 	if (now >= 0) {
 		struct sluice_txn_rule *r = &t->rules[now];
@@ -552,10 +576,11 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 		if (!same_slot && !users)
 			ret = sluice_clear_rstats(h, slot);
 		k.gen = gen;
-		if (!ret && bpf_map_update_elem(sluice_rule_fd(h, maps, r), &k, &r->rule, BPF_ANY))
+		if (!ret && bpf_map_update_elem(sluice_rule_fd(h, &b->live_place, r), &k, &r->rule,
+						BPF_ANY))
 			ret = -errno;
 	} else {
-		ret = sluice_delete_rules(h, b->live_maps, &b->live[was], 1, gen);
+		ret = sluice_delete_rules(h, &b->live_place, &b->live[was], 1, gen);
 	}
 	if (ret) {
 		/* Nothing changed: the table still holds the live rules. */
@@ -564,7 +589,6 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 			    "changed", h->ifname, strerror(-ret));
 	}
 	t->set.nr_rules = (__u32)t->nr_rules;
-	t->set.rule_maps = maps;
 	flip_settings(t);
 	/* Added or changed: entry now; deleted: the last moved into was. */
 	ruletab_publish_at(t, now >= 0 ? now : was);
@@ -578,13 +602,14 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 	struct sluice_handle *h = t->h;
 	struct sluice_txn_books *b = t->books;
 	__u8 old_gen = t->set.rules_gen, new_gen = !old_gen;
-	__u8 maps = sluice_rule_maps_for(h, t->rules, t->nr_rules);
+	struct sluice_rule_place place;
 	__u32 max = sluice_max_rules(h);
 	size_t written = 0;
 	int ret = 0;
 
 	if (max && t->nr_rules > max)
 		return too_many_rules(t, err, errlen);
+	sluice_rule_place_for(h, t->rules, t->nr_rules, &place);
 	ruletab_retire(h->cfg);
 	/* Leftovers of a writer that died mid-change are not live. The table
 	 * was up to date only if the last change finished, clearing them. */
@@ -596,12 +621,12 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 		struct sluice_txn_rule *r = &t->rules[written];
 
 		r->key.gen = new_gen;
-		if (bpf_map_update_elem(sluice_rule_fd(h, maps, r), &r->key, &r->rule, BPF_ANY))
+		if (bpf_map_update_elem(sluice_rule_fd(h, &place, r), &r->key, &r->rule, BPF_ANY))
 			ret = -errno;
 		r->key.gen = 0;
 	}
 	if (ret) {
-		sluice_delete_rules(h, maps, t->rules, written, new_gen);
+		sluice_delete_rules(h, &place, t->rules, written, new_gen);
 		if (b->from_tab)
 			__atomic_store_n(&h->cfg->ruletab_seq, h->cfg->seq, __ATOMIC_RELEASE);
 		return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing "
@@ -609,10 +634,12 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 	}
 	t->set.rules_gen = new_gen;
 	t->set.nr_rules = (__u32)t->nr_rules;
-	t->set.rule_maps = maps;
+	t->set.rule_maps = place.maps;
+	/* The idle generation's lengths: no packet reads them before the flip. */
+	memcpy(h->cfg->hash_lens[new_gen], place.lens, sizeof(place.lens));
 	flip_settings(t);
 	/* What the walk or the table said was live is now the old generation. */
-	ret = sluice_delete_rules(h, b->live_maps, b->live, b->nr_live, old_gen);
+	ret = sluice_delete_rules(h, &b->live_place, b->live, b->nr_live, old_gen);
 	if (ret)
 		pr_warn("warning: Couldn't clear the old rules of %s: %s (harmless: the "
 			"next change clears them)\n", h->ifname, strerror(-ret));
@@ -644,22 +671,11 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	t->rules_changed = false;
-	{
-		/* What is live now is what a next commit starts from. */
-		struct sluice_txn_rule *live = realloc(t->books->live,
-						       (t->nr_rules ? t->nr_rules : 1) * sizeof(*live));
-
-		if (live) {
-			memcpy(live, t->rules, t->nr_rules * sizeof(*live));
-			t->books->live = live;
-			t->books->nr_live = t->nr_rules;
-			t->books->live_indexed = false;
-			t->books->nr_ops = 0;
-			t->books->live_maps = t->set.rule_maps;
-		} else {
-			t->books->from_tab = false;
-			t->books->nr_ops = 2;
-		}
-	}
+	/* One commit a transaction: what it started from is gone. */
+	free(t->books->live_copy);
+	t->books->live_copy = NULL;
+	t->books->live = NULL;
+	t->books->nr_live = 0;
+	t->books->live_known = false;
 	return 0;
 }

@@ -152,8 +152,8 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 		c->max_rules = info.max_entries / 2;
 		return 0;
 	}
-	if (!strcmp(name, SLUICE_MAP_RULETAB) || !strcmp(name, SLUICE_MAP_HOSTS)) {
-		__u32 want = strcmp(name, SLUICE_MAP_HOSTS) ? c->max_rules : 2 * c->max_rules;
+	if (!strcmp(name, SLUICE_MAP_RULETAB) || !strcmp(name, SLUICE_MAP_RULEHASH)) {
+		__u32 want = strcmp(name, SLUICE_MAP_RULEHASH) ? c->max_rules : 2 * c->max_rules;
 
 		if (info.max_entries != want)
 			return refuse(c, -EPROTO,

@@ -41,7 +41,7 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_rules, 2 * c->max_rules);
 	if (!ret)
-		ret = bpf_map__set_max_entries(skel->maps.sluice_hosts, 2 * c->max_rules);
+		ret = bpf_map__set_max_entries(skel->maps.sluice_rulehash, 2 * c->max_rules);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_ruletab, c->max_rules);
 	return ret;

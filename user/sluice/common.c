@@ -30,7 +30,7 @@ const struct sluice_map_spec sluice_maps[] = {
 	{ SLUICE_MAP_EVENTS, false },
 	{ SLUICE_MAP_RWOULD, true }, /* per-rule would-drop counters */
 	{ SLUICE_MAP_RULETAB, true }, /* the rules, read in one copy (layout 5) */
-	{ SLUICE_MAP_HOSTS, true }, /* the /32 and /128 rules (layout 5) */
+	{ SLUICE_MAP_RULEHASH, true }, /* the /32 and /128 rules (layout 5) */
 };
 const size_t sluice_nr_maps = sizeof(sluice_maps) / sizeof(sluice_maps[0]);
 _Static_assert(sizeof(sluice_maps) / sizeof(sluice_maps[0]) <= SLUICE_MAX_MAPS,
