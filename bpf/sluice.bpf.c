@@ -147,11 +147,17 @@ static __always_inline void *new_key_state(void *map, struct sluice_key *key,
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* Create a full (zeroed) state for key; -EEXIST when another CPU was first. */
-static __always_inline long state_create(void *map, struct sluice_key *key, const void *val,
-					 struct sluice_stats *st)
+/*
+ * Create a full (zeroed) state for key; -EEXIST when another CPU was first.
+ * The helper's result is an int: a kernel whose helper returns int (Debian
+ * 12's 6.1) leaves the upper half of the register zero, so -EEXIST read as a
+ * long is 4294967279 there and a lost race would be taken for a failed
+ * update (counted update_failed, passed fail-open).
+ */
+static __always_inline int state_create(void *map, struct sluice_key *key, const void *val,
+					struct sluice_stats *st)
 {
-	long err = bpf_map_update_elem(map, key, val, BPF_NOEXIST);
+	int err = (int)bpf_map_update_elem(map, key, val, BPF_NOEXIST);
 
 	if (!err)
 		st->new_keys++;
@@ -339,7 +345,7 @@ int sluice_xdp(struct xdp_md *ctx)
 			log = new_key_state(&sluice_logs, &key, cfg, set, st, now);
 		if (!log) {
 			/* 528 bytes do not fit the stack: insert a zeroed log. */
-			long err = state_create(&sluice_logs, &key, &zero_log, st);
+			int err = state_create(&sluice_logs, &key, &zero_log, st);
 
 			if (err && err != -EEXIST)
 				goto failed;
@@ -359,7 +365,7 @@ int sluice_xdp(struct xdp_md *ctx)
 			 * publish it with that packet already paid for. One
 			 * hash operation instead of an insert and a lookup. */
 			struct sluice_bucket nb = {};
-			long err;
+			int err;
 
 			v = sluice_admit(policy, nb.s, now, len);
 			/* Counted in both modes: a would-drop too. */

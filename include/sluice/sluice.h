@@ -19,7 +19,7 @@
 #define SLUICE_LAYOUT_VERSION 5
 /*
  * Older layouts that attach upgrades in place: 3 (no owner), 4 (no rule
- * table, no host-rule hash; its ruletab fields and rule_maps are 0, which
+ * table, no rule hash; its ruletab fields and rule_maps are 0, which
  * means "the rules are in the trie"). From 4 on, a config records its owner.
  */
 #define SLUICE_LAYOUT_OWNER 4

@@ -50,7 +50,7 @@ void bench_obj_close(struct bench_obj *o);
 void bench_obj_set(struct bench_obj *o, const struct sluice_settings *s);
 int bench_obj_stats(const struct bench_obj *o, struct sluice_stats *out);
 int bench_obj_rstats(const struct bench_obj *o, __u32 slot, struct sluice_rstats *out);
-/* Bytes of kernel memory a map holds (fdinfo "memlock"), and its max_entries. */
+/* Bytes of kernel memory a map holds (sluice_map_bytes()), and its max_entries. */
 int bench_map_memory(int map_fd, __u64 *bytes, __u32 *max_entries);
 
 /* A policy of algorithm algo admitting `count` packets per `period_ns`

@@ -777,7 +777,7 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 
 memory:
 	/* Memory */
-	fprintf(md, "### sluice memory per key\n\n| map | entries | bytes (memlock) | "
+	fprintf(md, "### sluice memory per key\n\n| map | entries | bytes | "
 		    "bytes per key |\n|---|---|---|---|\n");
 	json_arr_begin(&j, "memory");
 	for (i = 0; i < nmem; i++) {

@@ -116,26 +116,10 @@ int bench_obj_rstats(const struct bench_obj *o, __u32 slot, struct sluice_rstats
 
 int bench_map_memory(int map_fd, __u64 *bytes, __u32 *max_entries)
 {
-	char path[64], line[128];
-	unsigned long long v;
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", map_fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "memlock: %llu", &v) == 1) {
-			*bytes = v;
-			found |= 1;
-		} else if (sscanf(line, "max_entries: %llu", &v) == 1) {
-			*max_entries = (__u32)v;
-			found |= 2;
-		}
-	}
-	fclose(f);
-	return found == 3 ? 0 : -ENOENT;
+	/* The library's figure: the same on every kernel (libsluice.h). */
+	*max_entries = sluice_map_max_entries(map_fd);
+	*bytes = sluice_map_bytes(map_fd);
+	return *max_entries ? 0 : -ENOENT;
 }
 
 int bench_policy(struct sluice_policy *p, unsigned int algo, __u64 count, __u64 period_ns,

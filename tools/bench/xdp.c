@@ -11,7 +11,10 @@
  *                             building sluice-bench against its skeleton
  *   xdp read IF               the attached program's run_cnt and run_time_ns,
  *                             its maps' memory and, if it is sluice, its
- *                             summed counters
+ *                             summed counters; in libxdp's dispatcher (6.1
+ *                             runs sluice there), the dispatcher's run time
+ *                             (sluice's included) and the counters and maps
+ *                             of the program it runs that has sluice_stats
  *   xdp detach IF
  *
  * An attachment made here outlives the process (netlink XDP): it goes with
@@ -27,6 +30,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 
 #include "bench.h"
 #include "drop.skel.h"
@@ -190,7 +194,24 @@ static int read_counters(int ifindex, const char *ifname)
 	}
 	printf("prog_name=%s\nrun_cnt=%llu\nrun_time_ns=%llu\n", info.name,
 	       (unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns);
-	map_fd = find_stats_map(prog_fd);
+	if (!strcmp(info.name, "xdp_dispatcher")) {
+		/* The dispatcher has no maps of its own: sluice is one of the
+		 * programs it calls. */
+		struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+		struct xdp_program *p = NULL;
+
+		if (!libxdp_get_error(mp))
+			p = xdp_multiprog__next_prog(NULL, mp);
+		map_fd = -1;
+		if (p) {
+			printf("dispatched=%s\n", xdp_program__name(p));
+			map_fd = find_stats_map(xdp_program__fd(p));
+		}
+		if (!libxdp_get_error(mp))
+			xdp_multiprog__close(mp);
+	} else {
+		map_fd = find_stats_map(prog_fd);
+	}
 	close(prog_fd);
 	if (map_fd < 0)
 		return SLUICE_EXIT_OK;

@@ -292,9 +292,16 @@ long sluice_map_walk(int fd, sluice_walk_fn fn, void *ctx);
 long sluice_count_keys(int fd);
 /* max_entries of a map, 0 on failure. */
 __u32 sluice_map_max_entries(int fd);
-/* The kernel's count of the memory a map holds, from /proc/self/fdinfo; 0
- * when unknown. */
-__u64 sluice_map_memlock(int fd);
+/*
+ * The memory a map holds. For a preallocated hash or array, from its own
+ * geometry, as the kernel lays it out (a hash entry is a 48-byte header with
+ * the key and the value, each rounded to 8 bytes, plus a 16-byte bucket per
+ * entry rounded up to a power of two: 112 bytes a key in sluice_buckets),
+ * the same figure on every kernel: /proc's memlock counts this way on 6.18
+ * and counts less on 6.1. Otherwise (maps that allocate as they fill, the
+ * ring buffer) the kernel's memlock. 0 when unknown.
+ */
+__u64 sluice_map_bytes(int fd);
 
 /* Now, in ns of CLOCK_MONOTONIC (bpf_ktime_get_ns()'s clock), and in the
  * datapath's ticks. */
@@ -402,7 +409,7 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			 char *err, size_t errlen);
 void sluice_free_policies(struct sluice_policies *pol);
 /* The rule a packet from addr gets under settings s, as the datapath finds
- * it (the host-rule hash, then the trie): 1 and *out, or 0 for none. */
+ * it (the rule hash, once per length, then the trie): 1 and *out, or 0 for none. */
 int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,
 		       __u8 family, const __u8 *addr, struct sluice_rule *out);
 /* Policy i of a snapshot: the rules in order, then (i == nr_rules) the

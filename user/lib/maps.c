@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "libsluice.h"
 
@@ -30,7 +31,8 @@ __u32 sluice_map_max_entries(int fd)
 	return map_info(fd, &info) ? 0 : info.max_entries;
 }
 
-__u64 sluice_map_memlock(int fd)
+/* What the kernel says a map holds (/proc/self/fdinfo's memlock); 0 when unknown. */
+static __u64 fdinfo_memlock(int fd)
 {
 	unsigned long long v = 0;
 	char path[64], line[128];
@@ -45,6 +47,49 @@ __u64 sluice_map_memlock(int fd)
 			break;
 	fclose(f);
 	return v;
+}
+
+static __u64 round8(__u64 n)
+{
+	return (n + 7) & ~7ULL;
+}
+
+static __u64 pow2_at_least(__u64 n)
+{
+	__u64 p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+__u64 sluice_map_bytes(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int ncpu;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	if (info.map_flags & BPF_F_NO_PREALLOC)
+		return fdinfo_memlock(fd); /* grows with what it holds */
+	switch (info.type) {
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+		/* struct htab_elem (48 bytes) with the key and value, and a
+		 * 16-byte bucket per entry rounded up to a power of two. */
+		return (__u64)info.max_entries * (48 + round8(info.key_size) +
+						  round8(info.value_size)) +
+		       pow2_at_least(info.max_entries) * 16;
+	case BPF_MAP_TYPE_ARRAY:
+		return (__u64)info.max_entries * round8(info.value_size);
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+		ncpu = libbpf_num_possible_cpus();
+		return (__u64)info.max_entries * round8(info.value_size) *
+		       (__u64)(ncpu > 0 ? ncpu : 1);
+	default:
+		return fdinfo_memlock(fd);
+	}
 }
 
 /* One key at a time: maps without batch lookups (LPM tries, old kernels).

@@ -75,8 +75,8 @@ static int read_status(const char *ifname, struct iface_status *s)
 	sluice_read_settings(&h, &s->set, NULL);
 	s->max_keys = sluice_map_max_entries(h.buckets_fd);
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
-	s->keys_mem = sluice_map_memlock(h.buckets_fd);
-	s->log_keys_mem = sluice_map_memlock(h.logs_fd);
+	s->keys_mem = sluice_map_bytes(h.buckets_fd);
+	s->log_keys_mem = sluice_map_bytes(h.logs_fd);
 	ret = sluice_read_counters(&h, &s->c);
 	if (ret)
 		snprintf(s->err, sizeof(s->err), "Couldn't read the counters of %s: %s", s->ifname,
