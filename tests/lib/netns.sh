@@ -163,6 +163,11 @@ gen_bg() {
 	NETNS_PIDS+=($!)
 }
 
+# gen_stop NAME: stop gen_bg NAME now (it reports what it sent until then);
+# gen_wait NAME afterwards as for one that ended.
+# (The pid is the subshell of tx_gen: the generator is its child.)
+gen_stop() { pkill -INT -P "${NETNS_GEN_PID[$1]}" 2>/dev/null; }
+
 # gen_wait NAME: wait for gen_bg NAME; sets NAME_packets, NAME_seconds; fails
 # (showing the generator's error) when it failed.
 gen_wait() {

@@ -24,7 +24,10 @@ snap() {
 	printf -v "${1}_c" %s "$(rx_counter flood)"
 }
 
-gen_bg flood -s "$FLOOD" -d "$ADDR4_RX" -r $((RATE2 * 5)) -t 5500ms
+# The flood runs until the last snapshot is taken, however slow the machine
+# (a flood of fixed length could end before it, and the window would measure
+# a pause): it is stopped then.
+gen_bg flood -s "$FLOOD" -d "$ADDR4_RX" -r $((RATE2 * 5)) -t 120s
 sleep 1.5
 id_before=$(xdp_prog_id)
 snap set
@@ -34,6 +37,7 @@ sleep 1
 snap a
 sleep 2
 snap b
+gen_stop flood
 gen_wait flood || { not_ok "send with sluice-gen"; exit 1; }
 
 # After the change, the held source earns RATE2 per second: measured over
