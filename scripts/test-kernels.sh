@@ -256,30 +256,37 @@ for spec in $KERNELS; do
 	[ "$accel" = tcg ] && boot tcg
 	echo "# $label: $pkg under $accel, 2 vCPUs, $KERNEL_MEM; console $con"
 
-	finished=0
+	finished=0 last=
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		case $line in
-		"ok "[0-9]*" - "*) emit "ok" "$label: ${line#ok * - }" ;;
-		"not ok "[0-9]*" - "*) emit "not ok" "$label: ${line#not ok * - }" ;;
+		"ok "[0-9]*" - "*) emit "ok" "$label: ${line#ok * - }" last=${line#ok * - } ;;
+		"not ok "[0-9]*" - "*) emit "not ok" "$label: ${line#not ok * - }" last=${line#not ok * - } ;;
 		"not ok - "*) emit "not ok" "$label: ${line#not ok - }" ;;
 		"# guest: done") finished=1 ;;
 		"#"*) echo "# $label: ${line#\# }" ;;
 		esac
 	done <"$tap"
 
+	# tests/run.sh prints a program's lines when it ends, in name order: the
+	# guest stopped in the program after the last one that reported.
+	stopped="the last test program to report: ${last%%:*}; the guest stopped in the next one"
+	[ -n "$last" ] || stopped="no test program reported"
 	oops=$(grep -a -n -E 'Kernel panic|Oops|BUG:' "$con" | head -5)
 	if [ -n "$oops" ]; then
 		first=$(head -1 <<<"$oops" | cut -d: -f2- | tr -d '\r')
 		emit "not ok" "$label: kernel: ${first#*] }"
+		echo "# $label: $stopped"
 		l=$(head -1 <<<"$oops" | cut -d: -f1)
 		sed -n "$((l > 5 ? l - 5 : 1)),$((l + 60))p" "$con" | tr -d '\r' | diag
 	fi
 	if [ "$st" = 124 ]; then
 		emit "not ok" "$label: guest finished within KERNEL_TIMEOUT=${KERNEL_TIMEOUT}s"
+		echo "# $label: $stopped"
 		tail -20 "$con" | tr -d '\r' | diag
 	elif [ "$finished" = 0 ] && [ -z "$oops" ]; then
 		emit "not ok" "$label: guest ran the suites to the end (qemu exit status $st)"
+		echo "# $label: $stopped"
 		tail -30 "$con" | tr -d '\r' | diag
 	fi
 	echo "# $label: boot ${boot_s}s, whole guest ${total_s}s ($accel)"
