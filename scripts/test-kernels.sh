@@ -260,8 +260,8 @@ for spec in $KERNELS; do
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		case $line in
-		"ok "[0-9]*" - "*) emit "ok" "$label: ${line#ok * - }" last=${line#ok * - } ;;
-		"not ok "[0-9]*" - "*) emit "not ok" "$label: ${line#not ok * - }" last=${line#not ok * - } ;;
+		"ok "[0-9]*" - "*) emit "ok" "$label: ${line#ok * - }"; last=${line#ok * - } ;;
+		"not ok "[0-9]*" - "*) emit "not ok" "$label: ${line#not ok * - }"; last=${line#not ok * - } ;;
 		"not ok - "*) emit "not ok" "$label: ${line#not ok - }" ;;
 		"# guest: done") finished=1 ;;
 		"#"*) echo "# $label: ${line#\# }" ;;
