@@ -42,7 +42,7 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Werror -Wno-unused-function \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean help install uninstall test bench demo deps check-deps
+.PHONY: all clean help install uninstall test test-kernels bench demo deps check-deps
 
 all:
 
@@ -50,6 +50,9 @@ help:
 	@echo 'sluice make targets:'
 	@echo '  all        build sluice, sluicectl and the traffic generator into $(BUILD)/ (default)'
 	@echo '  test       build and run every test suite (TAP; the bpf and net suites need root)'
+	@echo '  test-kernels  run the unit, bpf and cli suites on Debian 12 kernels (6.1, 6.12)'
+	@echo '             under qemu (root, about 5 minutes; downloads the kernel packages)'
+	@echo '             KERNELS=pkgs KERNEL_SUITES="unit bpf cli net": see scripts/test-kernels.sh'
 	@echo '  bench      run the benchmarks (root, several minutes), results in $(BUILD)/bench/'
 	@echo '  demo       install what is missing, build, show sluice holding a flood in a lab'
 	@echo '  deps       install the build and test dependencies with apt-get (root)'
@@ -150,6 +153,11 @@ tests: all $(TEST_PROGS)
 test: check-deps
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)BUILD=$(BUILD) tests/run.sh
+
+# Debian 12's kernels under qemu, on this tree's build (scripts/test-kernels.sh).
+test-kernels: check-deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)BUILD=$(BUILD) scripts/test-kernels.sh
 
 bench: check-deps all
 	$(Q)BUILD=$(BUILD) tools/bench/run.sh

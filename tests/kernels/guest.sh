@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# PID 1 inside a test-kernels guest, after tests/kernels/init switched into the
+# host's root (read-only, over 9p). Mounts what the suites need that a
+# read-only root cannot give (tmpfs on /tmp and /run, bpffs, devpts, shm),
+# runs tests/run.sh of the tree with the suites of the command line
+# (sluice.suites=unit,bpf,cli) and writes its TAP to ttyS1, then powers off.
+# The host's scripts/test-kernels.sh reads ttyS1 back; ttyS0 is the console.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+out=/dev/ttyS1
+stty -F "$out" raw -echo 2>/dev/null
+
+off() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 30
+}
+
+tree= suites= build=build
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	sluice.tree=*) tree=${arg#sluice.tree=} ;;
+	sluice.suites=*) suites=${arg#sluice.suites=} ;;
+	sluice.build=*) build=${arg#sluice.build=} ;;
+	esac
+done
+suites=${suites//,/ }
+
+mount -t tmpfs -o mode=1777 tmp /tmp
+mount -t tmpfs -o mode=0755 run /run
+mount -t bpf bpf /sys/fs/bpf
+# What udev would add to a devtmpfs.
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o ptmxmode=0666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 shm /dev/shm
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+ip link set lo up
+
+# The booted kernel's modules (the package's, not the host's /lib/modules),
+# for the kernel's own autoloading too (nf_tables for the net suite's
+# counters, ...); veth for the net suite's pairs, loaded up front.
+echo "$tree/tests/kernels/modprobe" >/proc/sys/kernel/modprobe
+for m in veth; do
+	"$tree/tests/kernels/modprobe" "$m" 2>&1 | sed 's/^/# guest: /' >"$out"
+done
+
+export HOME=/tmp TMPDIR=/tmp BUILD=$build SUITES="$suites"
+cd "$tree" || { echo "not ok - guest: cd $tree failed" >"$out"; off; }
+{
+	echo "# guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo), suites: $suites"
+	start=$(date +%s)
+	tests/run.sh 2>&1
+	echo "# guest: tests/run.sh exit status $?, $(($(date +%s) - start)) s"
+	echo "# guest: done"
+} >"$out"
+off
