@@ -183,8 +183,15 @@ ctl stats --watch 1 >"$NETNS_TMP/watch.out" 2>"$NETNS_TMP/watch.err" &
 WATCH=$!
 NETNS_PIDS+=($WATCH)
 sleep 1.5
+# The watch is held while the state is replaced, so that it sees the new one
+# and not the moment between (which is a detach), however slow the machine.
+kill -STOP $WATCH
 rx_sluice detach "$IF_RX" >/dev/null && rx_sluice attach "$IF_RX" >/dev/null
-sleep 2.5
+kill -CONT $WATCH
+for _ in $(seq 100); do
+	grep -q "attached again with a new state" "$NETNS_TMP/watch.err" && break
+	sleep 0.1
+done
 has "stats --watch: follows a fresh attach" "attached again with a new state" \
 	"$(cat "$NETNS_TMP/watch.err")"
 rx_sluice detach "$IF_RX" >/dev/null

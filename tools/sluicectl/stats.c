@@ -125,6 +125,33 @@ static int read_counters(struct sluice_handle *h, struct sluice_counters *c)
 	return 0;
 }
 
+/*
+ * Open the state a new attach pins, once it has finished: the attach makes
+ * its maps one by one, then writes the config, then runs the program, so for
+ * a moment a map is missing or the state is still "attaching". Waits up to
+ * ATTACH_WAIT_MS for that, then reports what it found.
+ */
+#define ATTACH_WAIT_MS 10000
+static int open_finished(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
+{
+	struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	int waited, ret = 0;
+
+	for (waited = 0; waited <= ATTACH_WAIT_MS; waited += 100) {
+		ret = sluice_open(ifname, h, err, errlen);
+		if (!ret && h->standing != SLUICE_STANDING_UNFINISHED)
+			return 0;
+		if (!ret)
+			sluice_close(h);
+		if (stop)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (!ret)
+		ret = sluice_open(ifname, h, err, errlen); /* unfinished: shown as it is */
+	return ret;
+}
+
 static int watch(struct sluice_handle *h, __u64 secs)
 {
 	struct sluice_counters prev, cur;
@@ -155,7 +182,7 @@ static int watch(struct sluice_handle *h, __u64 secs)
 
 			snprintf(ifname, sizeof(ifname), "%s", h->ifname);
 			sluice_close(h);
-			ret = sluice_open(ifname, h, err, sizeof(err));
+			ret = open_finished(ifname, h, err, sizeof(err));
 			if (ret)
 				return ctl_err(ret, "%s", err);
 			fprintf(stderr, "sluicectl: %s was attached again with a new state: "
