@@ -35,6 +35,8 @@
 set -uo pipefail
 export PATH=$PATH:/usr/sbin:/sbin
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/lib/tally.sh
+source tests/lib/tally.sh
 TREE=$(pwd -P)
 
 KERNELS=${KERNELS:-linux-image-amd64 linux-image-6.12-amd64}
@@ -48,16 +50,6 @@ KERNEL_CACHE=${KERNEL_CACHE:-$BUILD/kernels}
 # The 9p driver and what it needs; virtio_pci where it is a module.
 INITRD_MODULES="virtio_pci 9pnet_virtio 9p"
 
-n=0 passed=0 failed=0 skipped=0
-emit() { # emit "ok"|"not ok" "name"
-	n=$((n + 1))
-	echo "$1 $n - $2"
-	case "$1 $2" in
-	"not ok"*) failed=$((failed + 1)) ;;
-	*"# SKIP"*) skipped=$((skipped + 1)) ;;
-	*) passed=$((passed + 1)) ;;
-	esac
-}
 diag() { sed 's/^/# /'; }
 die() { echo "test-kernels: $*" >&2; exit "${2:-1}"; }
 
@@ -292,10 +284,4 @@ for spec in $KERNELS; do
 	echo "# $label: boot ${boot_s}s, whole guest ${total_s}s ($accel)"
 done
 echo "# test-kernels: $(($(date +%s) - t_all))s for: $KERNELS"
-echo "1..$n"
-if [ "$skipped" -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
-[ "$failed" = 0 ]
+tally_end

@@ -12,17 +12,8 @@ set -u
 export BUILD=${BUILD:-build}
 SUITES=${SUITES:-unit bpf cli net}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
-n=0 passed=0 failed=0 skipped=0
-
-emit() { # emit "ok"|"not ok" "rest"
-	n=$((n + 1))
-	echo "$1 $n - $2"
-	case "$1 $2" in
-	"not ok"*) failed=$((failed + 1)) ;;
-	*"# SKIP"*) skipped=$((skipped + 1)) ;;
-	*) passed=$((passed + 1)) ;;
-	esac
-}
+# shellcheck source=tests/lib/tally.sh
+source "$(dirname "$0")/lib/tally.sh"
 
 run_prog() { # run_prog SUITE PROG...
 	local suite=$1 name line st seen=0 bad=0 tmp
@@ -75,10 +66,4 @@ for suite in $SUITES; do
 		;;
 	esac
 done
-echo "1..$n"
-if [ "$skipped" -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
-[ "$failed" = 0 ]
+tally_end
