@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -93,161 +91,6 @@ static void attach_help(void)
 	       "%s/netns:INODE/IFACE/ (any other). See sluice(8).\n",
 	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_DEFAULT_MAX_RULES,
 	       SLUICE_PIN_ROOT, SLUICE_PIN_ROOT);
-}
-
-/* Compare one pinned map with what this sluice would create. */
-static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const char *name,
-			    int fd)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, name);
-	const char *ifn = c->o->ifname;
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return refuse(c, -errno, "Couldn't read %s/%s: %s", c->dir, name, strerror(errno));
-	if (!strcmp(name, SLUICE_MAP_CONFIG) && info.value_size != sizeof(struct sluice_config))
-		return refuse(c, -EPROTO,
-			      "the pinned config of %s has another layout (value size %u, this "
-			      "sluice uses %zu): detach with the sluice that attached it, then "
-			      "attach again",
-			      ifn, info.value_size, sizeof(struct sluice_config));
-	if (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
-	    info.value_size != bpf_map__value_size(m) || info.map_flags != bpf_map__map_flags(m))
-		return refuse(c, -EPROTO,
-			      "the pinned map %s/%s does not match this sluice (key/value size "
-			      "%u/%u, expected %u/%u): detach with the sluice that attached it "
-			      "('sluice detach %s'), then attach again",
-			      c->dir, name, info.key_size, info.value_size, bpf_map__key_size(m),
-			      bpf_map__value_size(m), ifn);
-	if (!strcmp(name, SLUICE_MAP_BUCKETS) || !strcmp(name, SLUICE_MAP_LOGS)) {
-		bool buckets = !strcmp(name, SLUICE_MAP_BUCKETS);
-		__u64 want = buckets ? c->o->max_keys : c->o->max_log_keys;
-
-		if (want && want != info.max_entries)
-			return refuse(c, -EEXIST,
-				      "the pinned %s table of %s holds %u keys, not %llu: detach "
-				      "first to resize ('sluice detach %s' drops its state), then "
-				      "attach with %s %llu",
-				      buckets ? "key" : "sliding-log key", ifn, info.max_entries,
-				      (unsigned long long)want, ifn,
-				      buckets ? "--max-keys" : "--max-log-keys",
-				      (unsigned long long)want);
-		if (buckets)
-			c->max_keys = info.max_entries;
-		else
-			c->max_log_keys = info.max_entries;
-		return 0;
-	}
-	if (!strcmp(name, SLUICE_MAP_RULES)) {
-		/* A state of an older sluice has room for 4,096 rules. */
-		if (c->o->max_rules && 2 * c->o->max_rules != info.max_entries)
-			return refuse(c, -EEXIST,
-				      "the pinned rules of %s hold %u rules, not %llu: detach "
-				      "first to resize ('sluice detach %s' drops its state), then "
-				      "attach with --max-rules %llu",
-				      ifn, info.max_entries / 2,
-				      (unsigned long long)c->o->max_rules, ifn,
-				      (unsigned long long)c->o->max_rules);
-		c->max_rules = info.max_entries / 2;
-		return 0;
-	}
-	if (!strcmp(name, SLUICE_MAP_RULETAB) || !strcmp(name, SLUICE_MAP_RULEHASH)) {
-		__u32 want = strcmp(name, SLUICE_MAP_RULEHASH) ? c->max_rules : 2 * c->max_rules;
-
-		if (info.max_entries != want)
-			return refuse(c, -EPROTO,
-				      "the pinned map %s/%s has %u entries for %u rules: detach "
-				      "with the sluice that attached it, then attach again",
-				      c->dir, name, info.max_entries, c->max_rules);
-		return 0;
-	}
-	if (info.max_entries != bpf_map__max_entries(m))
-		return refuse(c, -EPROTO,
-			      "the pinned map %s/%s has %u entries, this sluice expects %u: "
-			      "detach with the sluice that attached it, then attach again",
-			      c->dir, name, info.max_entries, bpf_map__max_entries(m));
-	return 0;
-}
-
-/* What is pinned for this interface, and is it something we can reuse? */
-static int inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
-{
-	int fds[SLUICE_MAX_MAPS], nr_found = 0, ret = 0, cfd = -1;
-	bool absent[SLUICE_MAX_MAPS] = { false };
-	const char *missing = NULL;
-	char path[512];
-	struct stat st;
-	size_t i;
-
-	for (i = 0; i < sluice_nr_maps; i++)
-		fds[i] = -1;
-	c->dir_existed = stat(c->dir, &st) == 0;
-	for (i = 0; i < sluice_nr_maps; i++) {
-		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_maps[i].name);
-		fds[i] = bpf_obj_get(path);
-		if (fds[i] >= 0) {
-			nr_found++;
-			if (!strcmp(sluice_maps[i].name, SLUICE_MAP_CONFIG))
-				cfd = fds[i];
-		} else if (errno == ENOENT && sluice_maps[i].added_later) {
-			/* A state pinned by a sluice before this map: made
-			 * below, if the rest of the state is complete. */
-			absent[i] = true;
-		} else if (errno == ENOENT) {
-			missing = sluice_maps[i].name;
-		} else {
-			ret = refuse(c, -errno, "Couldn't open %s: %s", path, strerror(errno));
-			goto out;
-		}
-	}
-	if (!nr_found)
-		goto out;
-	if (missing) {
-		ret = refuse(c, -EPROTO,
-			     "the pinned state of %s is incomplete (%s/%s is missing): run "
-			     "'sluice detach %s' to remove it, then attach again",
-			     c->o->ifname, c->dir, missing, c->o->ifname);
-		goto out;
-	}
-	c->pins_existed = true;
-	for (i = 0; i < sluice_nr_maps; i++) {
-		c->adds_map[i] = absent[i];
-		c->nr_adds += absent[i];
-	}
-	for (i = 0; i < sluice_nr_maps && !ret; i++)
-		if (fds[i] >= 0)
-			ret = check_pinned_map(c, skel, sluice_maps[i].name, fds[i]);
-	if (!ret) {
-		struct sluice_config cfg;
-		__u32 zero = 0;
-
-		if (bpf_map_lookup_elem(cfd, &zero, &cfg)) {
-			ret = refuse(c, -errno, "Couldn't read %s/%s: %s", c->dir,
-				     SLUICE_MAP_CONFIG, strerror(errno));
-		} else if (cfg.layout == 0) {
-			/* An attach died before it wrote the config: what
-			 * attach now makes of it is the plan's business. */
-			c->fresh_config = true;
-			cfg.owner.life = SLUICE_LIFE_ATTACHING;
-			cfg.layout = SLUICE_LAYOUT_VERSION;
-			c->old_cfg = cfg;
-			c->have_old_cfg = true;
-		} else if (cfg.layout >= 3 && cfg.layout <= SLUICE_LAYOUT_VERSION) {
-			/* Layout 3 is layout 4 without the owner, layout 4 is
-			 * this one with the rules all in the trie: upgraded in
-			 * place once attach knows whose it is. */
-			c->old_cfg = cfg;
-			c->have_old_cfg = true;
-		} else {
-			ret = sluice_check_layout(&cfg, c->o->ifname, c->err, sizeof(c->err));
-		}
-	}
-out:
-	for (i = 0; i < sluice_nr_maps; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	return ret;
 }
 
 /* What runs on the interface decides between a fresh attach and an upgrade. */
@@ -407,110 +250,6 @@ static int validate_edits(struct attach_ctx *c)
 	return ret;
 }
 
-/* Remove what this call pinned (never what was there before it). */
-static void undo_pins(struct attach_ctx *c)
-{
-	char path[512];
-	size_t i;
-
-	for (i = 0; i < sluice_nr_maps; i++) {
-		/* Of a state that was there, only the maps this call added. */
-		if (c->pins_existed && !c->adds_map[i])
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_maps[i].name);
-		unlink(path);
-	}
-	if (c->pins_existed)
-		return;
-	snprintf(path, sizeof(path), "%s/%s", c->dir, PROG_PIN_NEW);
-	unlink(path);
-	if (!c->dir_existed)
-		rmdir(c->dir);
-}
-
-/* Step 2: create or reuse the pinned maps; a new config gets the defaults
- * now, before any program can read it. */
-static int create_maps(struct attach_ctx *c)
-{
-	struct sluice_bpf *skel;
-	struct sluice_config cfg;
-	__u32 zero = 0;
-	int ret;
-
-	skel = attach_open_skel(c);
-	if (!skel)
-		return -errno;
-	/* Only the maps: the program is loaded for the interface later.
-	 * (.rodata and .bss are created too, and freed at destroy: the
-	 * skeleton mmaps them and libbpf 1.1 fails the load without them.) */
-	ret = bpf_program__set_autoload(skel->progs.sluice_xdp, false);
-	if (ret) {
-		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
-		goto out;
-	}
-	ret = sluice_bpf__load(skel);
-	if (ret) {
-		ret = -errno;
-		if (ret == -ENOMEM || ret == -E2BIG)
-			refuse(c, ret,
-			       "Couldn't create the maps of %s: %s (the key table of %u keys, "
-			       "the sliding-log table of %u keys and the rule table of %u rules "
-			       "must fit in kernel memory: lower --max-keys, --max-log-keys or "
-			       "--max-rules)",
-			       c->o->ifname, strerror(-ret), c->max_keys, c->max_log_keys,
-			       c->max_rules);
-		else
-			refuse(c, ret, "Couldn't create the maps of %s in %s: %s (run with -v to "
-			       "see libbpf's reason)", c->o->ifname, c->dir, strerror(-ret));
-		goto out;
-	}
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg)) {
-		ret = refuse(c, -errno, "Couldn't read the config of %s: %s", c->o->ifname,
-			     strerror(errno));
-		goto out;
-	}
-	if (cfg.layout == 0) {
-		memset(&cfg, 0, sizeof(cfg));
-		sluice_settings_init(&cfg.settings[0]);
-		cfg.settings[1] = cfg.settings[0];
-		cfg.layout = SLUICE_LAYOUT_VERSION;
-		/* Whose it is from the start; "attaching" until the program
-		 * runs, so that a state this call leaves behind when it is
-		 * killed is never taken for a finished one. */
-		owner_set(&cfg, c->o->ifindex, SLUICE_LIFE_ATTACHING);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
-			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 3) {
-		/* Layout 3 is this layout with the owner left zero; the plan
-		 * let us take it (an upgrade, or --resume), so it is ours. */
-		cfg.layout = SLUICE_LAYOUT_VERSION;
-		owner_set(&cfg, c->o->ifindex,
-			  c->a.prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
-			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 4) {
-		/* Its rule_maps and ruletab fields are 0: every rule in the
-		 * trie, no rule table yet, as this layout reads them. The
-		 * program is replaced before anything writes the new fields.
-		 * Only the layout word is written: the rest may be changing. */
-		struct sluice_config *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
-					       MAP_SHARED, bpf_map__fd(skel->maps.sluice_config), 0);
-
-		if (m == MAP_FAILED) {
-			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-		} else {
-			__atomic_store_n(&m->layout, SLUICE_LAYOUT_VERSION, __ATOMIC_RELEASE);
-			munmap(m, sizeof(*m));
-		}
-	}
-out:
-	sluice_bpf__destroy(skel);
-	return ret;
-}
-
 /* --config and the options, made live in one commit. */
 static int apply_settings(struct attach_ctx *c, struct sluice_handle *h)
 {
@@ -658,7 +397,7 @@ int sluice_attach(struct attach_opts *o)
 	probe = attach_open_skel(&c);
 	if (!probe)
 		goto out;
-	ret = inspect_pins(&c, probe);
+	ret = attach_inspect_pins(&c, probe);
 	if (!ret)
 		ret = inspect_iface(&c);
 	if (!ret)
@@ -682,7 +421,7 @@ int sluice_attach(struct attach_opts *o)
 		c.pins_existed = c.dir_existed = c.fresh_config = false;
 	}
 	existing = c.pins_existed && !c.fresh_config;
-	ret = create_maps(&c);
+	ret = attach_create_maps(&c);
 	maps_made = true;
 	if (ret)
 		goto undo;
@@ -738,7 +477,7 @@ int sluice_attach(struct attach_opts *o)
 
 undo:
 	if (maps_made && (!existing || !prog_tried))
-		undo_pins(&c);
+		attach_undo_pins(&c);
 out:
 	if (status != SLUICE_EXIT_OK)
 		p_err("%s", c.err[0] ? c.err : "attach failed");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * What attach.c (the order of an attach: look, pin, settings, program) and
- * attach_prog.c (loading and swapping the program) share. Private to them.
+ * What attach.c (the order of an attach: look, pin, settings, program),
+ * attach_maps.c (the pinned maps) and attach_prog.c (loading and swapping
+ * the program) share. Private to them.
  */
 #ifndef SLUICE_ATTACH_H
 #define SLUICE_ATTACH_H
@@ -44,6 +45,11 @@ int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
 /* The embedded object with the pin paths and table sizes of c; NULL with
  * errno and c->err set. The only user of the object's bytes. */
 struct sluice_bpf *attach_open_skel(struct attach_ctx *c);
+/* attach_maps.c: what is pinned and whether it can be reused (step 1), the
+ * maps created or reused (step 2), and undoing what this call pinned. */
+int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel);
+int attach_create_maps(struct attach_ctx *c);
+void attach_undo_pins(struct attach_ctx *c);
 /* Attach (or upgrade, as c->kind says) the program; its id in *new_id. */
 int attach_program(struct attach_ctx *c, __u32 *new_id);
 
