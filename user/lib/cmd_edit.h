@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Inside libsluice: one editing command as written (cmd.c parses it), for
+ * cmd_apply.c, which builds the policy it asks for and applies it.
+ */
+#ifndef SLUICE_CMD_EDIT_H
+#define SLUICE_CMD_EDIT_H
+
+#include <errno.h>
+
+#include "cmd.h"
+
+/*
+ * A byte limit charges a packet its whole frame. A byte burst smaller than a
+ * full frame (1500 bytes of MTU plus the Ethernet header) would refuse every
+ * full-size packet forever, which is never what an operator means.
+ */
+#define MIN_BYTE_BURST 1514ULL
+#define MAX_BURST 0xffffffffULL
+
+#define fail sluice_err
+
+#define usage(err, errlen, ...) fail(err, errlen, -EINVAL, __VA_ARGS__)
+
+enum edit_op { EDIT_SET, EDIT_RULE_ADD, EDIT_RULE_DEL, EDIT_RULE_FLUSH };
+
+struct rate_arg {
+	bool given;
+	const char *text; /* as written, for messages */
+	struct sluice_rate rate;
+	__u64 burst; /* 0: not given */
+};
+
+/* One editing command as written; -1 (or 0 for counts) means not given. */
+struct edit {
+	enum edit_op op;
+	const char *name; /* "set", "rule add", ...: for messages */
+	bool have_cidr;
+	struct sluice_cidr cidr;
+	const char *cidr_text;
+	int algo;
+	struct rate_arg pkt, bytes;
+	struct rate_arg *last_rate; /* the --rate a following --burst belongs to */
+	__u64 burst; /* a --burst given before any --rate */
+	__u64 window_ns;
+	int prefix4, prefix6, prefix;
+	int dry_run;
+	int action; /* SLUICE_ACT_EXEMPT or _DENY */
+	int nr_policy_opts; /* options that change a policy (none of set's settings) */
+	/* settings of set, not of a policy */
+	int fail_closed;
+	bool new_keys_given, new_keys_off;
+	struct sluice_rate new_keys;
+};
+
+/* Read one editing command; checks all that does not need the live state. */
+int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t errlen);
+/* The period a rate was written in ("30/m": 1 min), for a window. */
+__u64 sluice_edit_period_ns(const struct rate_arg *r);
+
+static inline bool sluice_edit_burst_given(const struct edit *e)
+{
+	return e->burst || e->pkt.burst || e->bytes.burst;
+}
+
+#endif /* SLUICE_CMD_EDIT_H */
