@@ -193,10 +193,8 @@ int main(void)
 
 	/* One CPU: the sampled events depend on the per-CPU drop count. */
 	bpfrun_one_cpu();
-	if (bpfrun_open(&r, NULL)) {
-		tap_ok(false, "load the sluice program with the test clock");
+	if (!bpfrun_load(&r, NULL))
 		return tap_done();
-	}
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		run_row(&r, &rows[i]);
 	bpfrun_close(&r);

@@ -104,10 +104,8 @@ int main(void)
 	};
 	struct bpfrun r;
 
-	if (bpfrun_open(&r, NULL)) {
-		tap_ok(false, "load the sluice program with the test clock");
+	if (!bpfrun_load(&r, NULL))
 		return tap_done();
-	}
 	if (tap_ok(setup(&r, 0, SLUICE_RULES_HASHED, 0, only32), "setup: /32 and /128 hashed"))
 		RUN(&r, "hashed", hashed);
 	if (tap_ok(setup(&r, 0, SLUICE_RULES_HASHED, 0, both), "setup: /32 and /24 hashed"))

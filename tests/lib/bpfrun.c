@@ -51,6 +51,15 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+bool bpfrun_load(struct bpfrun *r, const struct bpfrun_opts *opts)
+{
+	if (!bpfrun_open(r, opts))
+		return true;
+	tap_ok(false, "load the sluice program with the %s clock",
+	       opts && opts->real_clock ? "real" : "test");
+	return false;
+}
+
 void bpfrun_one_cpu(void)
 {
 	cpu_set_t one;

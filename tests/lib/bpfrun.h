@@ -43,6 +43,8 @@ void bpfrun_one_cpu(void);
 /* Open and load; returns 0 or -errno, with a message printed as a TAP note. */
 int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts);
 void bpfrun_close(struct bpfrun *r);
+/* bpfrun_open(), or a failed TAP check "load the sluice program ..." */
+bool bpfrun_load(struct bpfrun *r, const struct bpfrun_opts *opts);
 
 /* Write the config: layout, active 0, both halves `set`, newkey state 0. */
 int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set);
