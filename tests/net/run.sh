@@ -35,6 +35,17 @@ goes_on_reporting() {
 	fi
 }
 
+# still_attached PROG NAME: program PROG (the id before) is still the one
+# attached, and the pins are there.
+still_attached() {
+	if [ -n "$1" ] && [ "$(xdp_prog_id)" = "$1" ] && pinned; then
+		ok "$2"
+	else
+		not_ok "$2"
+		diag "program '$1' before, '$(xdp_prog_id)' after; $(cat "$RUN_OUT")"
+	fi
+}
+
 # run_sigint NAME: SIGINT the run; ok when it exits 0.
 run_sigint() {
 	kill -INT "$RUN_PID"
@@ -210,12 +221,7 @@ prog=$(xdp_prog_id)
 run_start after "$IF_RX" --interval "$INTERVAL"
 run_reporting 1
 run_sigint "round 2, a run after the adopting attach"
-if [ -n "$prog" ] && [ "$(xdp_prog_id)" = "$prog" ] && pinned; then
-	ok "round 2: the adopted limiter stays attached (a later run leaves it)"
-else
-	not_ok "round 2: the adopted limiter stays attached (a later run leaves it)"
-	diag "program '$prog' before, '$(xdp_prog_id)' after; $(cat "$RUN_OUT")"
-fi
+still_attached "$prog" "round 2: the adopted limiter stays attached (a later run leaves it)"
 
 # ---- an attach over the limiter of a running run: the run hands it over ----
 
@@ -233,12 +239,7 @@ fi
 goes_on_reporting "the run goes on reporting after the attach"
 prog=$(xdp_prog_id)
 run_sigint "the run whose limiter attach took over"
-if [ -n "$prog" ] && [ "$(xdp_prog_id)" = "$prog" ] && pinned; then
-	ok "after that run's exit the limiter stays attached"
-else
-	not_ok "after that run's exit the limiter stays attached"
-	diag "program '$prog' before, '$(xdp_prog_id)' after; $(cat "$RUN_OUT")"
-fi
+still_attached "$prog" "after that run's exit the limiter stays attached"
 
 # ---- the interface goes away under the run ----
 

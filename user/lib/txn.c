@@ -517,6 +517,16 @@ static void flip_settings(struct sluice_txn *t)
 	cfg->settings[active] = t->set;
 }
 
+/* The table says it holds t's nr_rules rules of the current seq. */
+static void ruletab_mark(struct sluice_txn *t)
+{
+	struct sluice_config *cfg = t->h->cfg;
+
+	cfg->ruletab_nr = (__u32)t->nr_rules;
+	__atomic_store_n(&cfg->ruletab_seq, __atomic_load_n(&cfg->seq, __ATOMIC_RELAXED),
+			 __ATOMIC_RELEASE);
+}
+
 /* sluice_ruletab holds t's rules from now on (when it can hold them). */
 static void ruletab_publish(struct sluice_txn *t)
 {
@@ -525,9 +535,7 @@ static void ruletab_publish(struct sluice_txn *t)
 	if (!h->ruletab || t->nr_rules > h->ruletab_max)
 		return;
 	memcpy(h->ruletab, t->rules, t->nr_rules * sizeof(*t->rules));
-	h->cfg->ruletab_nr = (__u32)t->nr_rules;
-	__atomic_store_n(&h->cfg->ruletab_seq, __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED),
-			 __ATOMIC_RELEASE);
+	ruletab_mark(t);
 }
 
 /* The same after one edit made in place: rules[] is the table with that
@@ -540,9 +548,7 @@ static void ruletab_publish_at(struct sluice_txn *t, long i)
 		return;
 	if (i >= 0 && (size_t)i < t->nr_rules)
 		h->ruletab[i] = *(const struct sluice_rule_entry *)&t->rules[i];
-	h->cfg->ruletab_nr = (__u32)t->nr_rules;
-	__atomic_store_n(&h->cfg->ruletab_seq, __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED),
-			 __ATOMIC_RELEASE);
+	ruletab_mark(t);
 }
 
 /* Readers must not take sluice_ruletab for the live rules until the change
