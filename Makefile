@@ -33,6 +33,9 @@ WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CPPFLAGS_ALL := -Iinclude -Iuser/lib -I$(BUILD) -D_GNU_SOURCE -DSLUICE_VERSION='"$(VERSION)"'
 DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libxdp 2>/dev/null)
 DEP_LIBS := $(shell $(PKG_CONFIG) --libs libxdp libbpf 2>/dev/null) -lelf -lz -lpthread -lm
+# The fleet agent's Redis client (user/lib/redis.c, Debian's libhiredis-dev).
+DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags hiredis 2>/dev/null)
+DEP_LIBS += $(shell $(PKG_CONFIG) --libs hiredis 2>/dev/null || echo -lhiredis)
 # The HTTP server of `sluice run --metrics` (user/sluice/metrics.c): sluice only.
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
@@ -68,10 +71,10 @@ help:
 
 # ---- BPF objects and skeletons ----
 # Every *.bpf.c becomes $(BUILD)/<name>.bpf.o and $(BUILD)/<name>.skel.h
-# (struct <name>_bpf): bpf/sluice.bpf.c is the datapath; tools/ hold the
+# (struct <name>_bpf): bpf/sluice.bpf.c is the datapath, bpf/fleet.bpf.c the fleet agent's sync programs; tools/ hold the
 # traffic generator's and the bench's own small programs.
 
-BPF_SRCS := bpf/sluice.bpf.c $(wildcard tools/*/*.bpf.c)
+BPF_SRCS := $(wildcard bpf/*.bpf.c tools/*/*.bpf.c)
 BPF_HDRS := $(wildcard bpf/lib/*.h include/sluice/*.h tools/*/*.h)
 SKELS := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
