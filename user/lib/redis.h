@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The fleet agent's Redis client (redis.c): one pipelined round trip a sync
+ * interval that pushes each key's local usage to a Lua script, which advances
+ * the key's global GCRA state in Redis and answers with its debt.
+ *
+ * Every call has its own deadline (opts.timeout_ns) and nothing blocks past it:
+ * not a connect, not a stopped Redis, not a name lookup. Functions return 0 or
+ * -errno, and write a sentence into err that names the address, the value that
+ * was wrong and what to do.
+ *
+ * Keys in Redis: "sluice:{FLEET}:" + the caller's key, and the live members
+ * in the sorted set "sluice:{FLEET}:boxes". Debts are durations (the key's
+ * global theoretical arrival time minus Redis's own clock, in microseconds),
+ * so the boxes' clocks never have to agree with each other or with Redis.
+ */
+#ifndef SLUICE_REDIS_H
+#define SLUICE_REDIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* What sluice_redis_sync() sends when the caller's batch is 0. */
+#define SLUICE_REDIS_BATCH 256
+/* A fleet name: 1 to this many characters of [A-Za-z0-9._-]. */
+#define SLUICE_REDIS_FLEET_MAX 64
+
+struct sluice_redis; /* opaque */
+
+struct sluice_redis_opts {
+	/* "unix:/path", "/path", "host:port", "[v6addr]:port", "host" (port 6379) */
+	const char *addr;
+	/* NULL: no AUTH. Else its first line (without the newline) is the
+	 * password; the file must be private to its owner (mode & 077 == 0). */
+	const char *password_file;
+	/* The deadline of a connect and of each whole sync (> 0). */
+	__u64 timeout_ns;
+};
+
+/* What one sync did, for the agent's metrics. Filled on errors too, as far
+ * as the sync got. */
+struct sluice_redis_sync_stats {
+	__u64 calls; /* commands sent: one EVALSHA per batch, plus a SCRIPT LOAD
+		      * and the EVALSHAs sent again after a NOSCRIPT */
+	__u64 round_trips; /* 1, or 2 after a NOSCRIPT */
+	__u64 bytes_out; /* of the sync's commands (not of a reconnect) */
+	__u64 bytes_in;
+	__u64 duration_ns; /* of the whole sync, a reconnect included */
+	bool reconnected; /* the sync connected first (AUTH and SCRIPT LOAD, not
+			   * counted in calls, round_trips or bytes) */
+};
+
+/* Parse o->addr and read the password file; does not connect. -EINVAL for
+ * a bad address or timeout, -errno (or -EACCES for a file others can read,
+ * -EINVAL for an empty one) for the password file. *out is freed with
+ * sluice_redis_close(). */
+int sluice_redis_open(const struct sluice_redis_opts *o, struct sluice_redis **out, char *err,
+		      size_t len);
+/* (Re)connect within the deadline, AUTH when there is a password, SCRIPT
+ * LOAD. -EACCES when Redis refuses the password or wants one we do not have;
+ * -ETIMEDOUT; -ECONNREFUSED, -ENOENT, -EHOSTUNREACH... for the address. */
+int sluice_redis_connect(struct sluice_redis *r, char *err, size_t len);
+bool sluice_redis_connected(const struct sluice_redis *r);
+/*
+ * Push keys[i]'s usage used_us[i] (microseconds of the rate, > 0) for i < n
+ * and read each one's global debt into debt_us[i], and the number of live
+ * members of the fleet (member included) into *live. member stays live for
+ * member_ttl_ms after this sync. The keys go `batch` to a script call
+ * (SLUICE_REDIS_BATCH when 0), every call sent before the first reply is
+ * read. n == 0 is a heartbeat: one call, only *live.
+ *
+ * Connects first when not connected, within the same deadline. On any error
+ * but a bad argument (-EINVAL, checked before anything is sent) the
+ * connection is dropped, the next sync reconnects, and nothing in debt_us is
+ * valid: -ETIMEDOUT (the deadline), -EPIPE or -ECONNRESET (Redis went away),
+ * -EACCES (auth), -EPROTO (an error reply, quoted: OOM, a READONLY replica).
+ * st may be NULL.
+ */
+int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *member,
+		      __u64 member_ttl_ms, size_t n, const char *const *keys, const double *used_us,
+		      size_t batch, __s64 *debt_us, __u32 *live, struct sluice_redis_sync_stats *st,
+		      char *err, size_t len);
+/* Is s a fleet name? Else -EINVAL and a message that says what is allowed. */
+int sluice_redis_check_fleet(const char *s, char *err, size_t len);
+void sluice_redis_close(struct sluice_redis *r);
+/* The address as given, for messages. */
+const char *sluice_redis_addr(const struct sluice_redis *r);
+
+#endif /* SLUICE_REDIS_H */
