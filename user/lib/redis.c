@@ -423,7 +423,7 @@ static int wait_fd(int fd, short events, __u64 deadline)
 		ts = ts_of(deadline - now);
 		n = ppoll(&p, 1, &ts, NULL);
 		if (n > 0)
-			return p.revents;
+			return p.revents & POLLNVAL ? -EBADF : p.revents;
 		if (n < 0 && errno != EINTR)
 			return -errno;
 	}
@@ -550,8 +550,10 @@ static int resolve(struct sluice_redis *r, __u64 deadline, struct addrinfo **res
 	free(r->lk);
 	r->lk = NULL;
 	if (ret)
-		return sluice_err(err, len, -EHOSTUNREACH, "Couldn't look up Redis host %s: %s",
-				  r->host, gai_strerror(ret));
+		return sluice_err(err, len, -EHOSTUNREACH,
+				  "Couldn't look up Redis host %s (of address %s): %s: check the "
+				  "name, or give an address",
+				  r->host, r->addr, gai_strerror(ret));
 	return 0;
 }
 
