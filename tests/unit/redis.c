@@ -244,8 +244,8 @@ static void test_addresses(void)
 		err[0] = '\0';
 		r = NULL;
 		ret = sluice_redis_open(&o, &r, err, sizeof(err));
-		if (!tap_ok(ret == -EINVAL && !r && strstr(err, bad[i]) && strstr(err, "unix:/path") &&
-				    strstr(err, "[v6addr]:port"),
+		if (!tap_ok(ret == -EINVAL && !r && strstr(err, bad[i]) &&
+				    strstr(err, "unix:/path") && strstr(err, "[v6addr]:port"),
 			    "address '%s' is refused with the accepted forms", bad[i]))
 			tap_diag("  ret %d: %s", ret, err);
 		sluice_redis_close(r);
@@ -284,7 +284,8 @@ static void test_password_files(void)
 	path_in(p, sizeof(p), "pw-missing");
 	o.password_file = p;
 	ret = sluice_redis_open(&o, &r, err, sizeof(err));
-	TAP_TRUE(ret == -ENOENT && !r && strstr(err, p), "a missing password file is refused by path");
+	TAP_TRUE(ret == -ENOENT && !r && strstr(err, p),
+		 "a missing password file is refused by path");
 
 	write_file("pw-open", "s3cret\n", 0644);
 	path_in(p, sizeof(p), "pw-open");
@@ -312,8 +313,10 @@ static void test_password_files(void)
 
 static void test_arguments(void)
 {
-	static const char *const fleets[] = { "", "a b", "a:b", "a{b}", "a}b", "a/b",
-					      "f12345678901234567890123456789012345678901234567890123456789012345" };
+	static const char *const fleets[] = {
+		"", "a b", "a:b", "a{b}", "a}b", "a/b",
+		"f12345678901234567890123456789012345678901234567890123456789012345"
+	};
 	const char *keys[] = { "boxes" };
 	const char *one[] = { "k" };
 	double used[] = { 10 }, zero[] = { 0 }, nan_[] = { NAN };
@@ -591,7 +594,8 @@ static void test_auth(void)
 
 	r = client(sock, good);
 	ret = r ? sync_one(r, "box-a", 60000, "auth", 5, &debt, &live, err) : -1;
-	if (!TAP_TRUE(ret == 0 && debt == 5, "requirepass and the right password file: the sync works"))
+	if (!TAP_TRUE(ret == 0 && debt == 5,
+		      "requirepass and the right password file: the sync works"))
 		tap_diag("  ret %d: %s", ret, err);
 	sluice_redis_close(r);
 

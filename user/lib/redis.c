@@ -213,8 +213,8 @@ static int parse_addr(struct sluice_redis *r, const char *addr, char *err, size_
 			return bad_addr(addr, "has no socket path after 'unix:'", err, len);
 		if (strlen(path) >= sizeof(r->path))
 			return sluice_err(err, len, -EINVAL,
-					  "Redis socket path '%s' is %zu characters, more than a unix "
-					  "socket holds (%zu): use a shorter path",
+					  "Redis socket path '%s' is %zu characters, more than a "
+					  "unix socket holds (%zu): use a shorter path",
 					  path, strlen(path), sizeof(r->path) - 1);
 		r->is_unix = true;
 		snprintf(r->path, sizeof(r->path), "%s", path);
@@ -538,8 +538,8 @@ static int resolve(struct sluice_redis *r, __u64 deadline, struct addrinfo **res
 		if (now >= deadline) {
 			sluice_format_duration(r->timeout_ns, d, sizeof(d));
 			return sluice_err(err, len, -ETIMEDOUT,
-					  "The lookup of Redis host %s did not finish within %s: check "
-					  "the resolver, or give an address instead of a name",
+					  "The lookup of Redis host %s did not finish within %s: "
+					  "check the resolver, or give an address, not a name",
 					  r->host, d);
 		}
 		ts = ts_of(deadline - now);
@@ -565,7 +565,8 @@ static int connect_fail(struct sluice_redis *r, int ret, char *err, size_t len)
 	if (ret == -ETIMEDOUT) {
 		sluice_format_duration(r->timeout_ns, d, sizeof(d));
 		return sluice_err(err, len, ret,
-				  "Couldn't connect to Redis at %s within %s: is it up and reachable?",
+				  "Couldn't connect to Redis at %s within %s: is it up and "
+				  "reachable?",
 				  r->addr, d);
 	}
 	if (ret == -ENOENT)
@@ -633,13 +634,15 @@ static int exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, 
 		if (ev == -ETIMEDOUT)
 			return timed_out(r, err, len);
 		if (ev < 0)
-			return sluice_err(err, len, ev, "Couldn't wait for Redis at %s: %s", r->addr,
-					  strerror(-ev));
+			return sluice_err(err, len, ev, "Couldn't wait for Redis at %s: %s",
+					  r->addr, strerror(-ev));
 		if ((ev & (POLLOUT | POLLERR)) && sent < out->len) {
-			n = send(r->fd, out->p + sent, out->len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+			n = send(r->fd, out->p + sent, out->len - sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n < 0 && errno != EAGAIN && errno != EINTR)
 				return sluice_err(err, len, -errno,
-						  "Couldn't send to Redis at %s: %s (did it go away?)",
+						  "Couldn't send to Redis at %s: %s (did it go "
+						  "away?)",
 						  r->addr, strerror(errno));
 			if (n > 0) {
 				sent += n;
@@ -680,7 +683,8 @@ static int exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, 
 	}
 	if (sent < out->len)
 		return sluice_err(err, len, -EPROTO,
-				  "Redis at %s answered commands it had not been sent: is it Redis?",
+				  "Redis at %s answered commands it had not been sent: is it "
+				  "Redis?",
 				  r->addr);
 	return 0;
 }
@@ -840,8 +844,8 @@ static int check_sync_args(const char *fleet, const char *member, __u64 ttl_ms, 
 		/* "sluice:{F}:boxes" is the members' sorted set */
 		if (!strcmp(keys[i], "boxes"))
 			return sluice_err(err, len, -EINVAL,
-					  "Fleet key 'boxes' is the name of the fleet's members set: "
-					  "give keys another name");
+					  "Fleet key 'boxes' is the name of the fleet's members "
+					  "set: give keys another name");
 		if (!(used[i] > 0) || !isfinite(used[i]))
 			return sluice_err(err, len, -EINVAL,
 					  "Usage %g us of fleet key '%s' is not a positive number: "
