@@ -254,7 +254,7 @@ static __always_inline void count_would_drop(struct sluice_stats *st, struct slu
 struct share {
 	__u32 fleet; /* a fleet policy: decide on the share, record the usage */
 	__u32 mult; /* costs x mult: N while the fleet is not synced */
-	__u32 div; /* tolerance / div: N */
+	__u32 div; /* burst / div: N */
 };
 
 static __always_inline void fleet_share(const struct sluice_policy *p, struct share *sh, __u64 now)

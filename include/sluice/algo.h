@@ -269,17 +269,24 @@ static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now,
  * limit refuses gets its packet charge back.
  *
  * A fleet policy decides on this box's share of the limit (sluice.h, struct
- * sluice_fleet): every cost times `mult` (N in an outage: rate/N), the
- * tolerance divided by `div` (N: burst/N), but never below one unit, so the
- * share always admits a packet into a full bucket. used[] gets what an
- * admitted packet cost the fleet: the costs of the whole limit, before mult.
- * sluice_bucket_admit() is the share 1/1, which the compiler folds away.
+ * sluice_fleet): burst/div of the burst (div is N), at every cost times
+ * `mult` (N in an outage: rate/N; else 1, the whole rate). burst/div units
+ * of mult times the cost are a tolerance of tolerance / div x mult ticks
+ * (mult is 1 or div, so that never exceeds the whole tolerance), but never
+ * below one unit's cost, so the share always admits a packet into a full
+ * bucket. used[] gets what an admitted packet cost the fleet: the costs of
+ * the whole limit, before mult. sluice_bucket_admit() is the share 1/1,
+ * which the compiler folds away.
  */
-static __always_inline __u64 sluice_share_tolerance(__u64 tolerance, __u64 cost, __u32 div)
+static __always_inline __u64 sluice_share_tolerance(__u64 tolerance, __u64 cost, __u32 mult,
+						    __u32 div)
 {
-	__u64 t = div > 1 ? tolerance / div : tolerance;
+	__u64 t;
 
-	return div > 1 && t < cost ? cost : t;
+	if (div <= 1 && mult <= 1)
+		return tolerance;
+	t = (div > 1 ? tolerance / div : tolerance) * mult;
+	return t < cost ? cost : t;
 }
 
 static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy *p, __u64 *s,
@@ -293,7 +300,7 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 		pkt_cost = sluice_limit_cost(&p->pkt, 1);
 		local = pkt_cost * mult;
 		v = sluice_gcra(&s[0], now, local,
-				sluice_share_tolerance(p->pkt.tolerance, local, div));
+				sluice_share_tolerance(p->pkt.tolerance, local, mult, div));
 		if (v != SLUICE_PASS)
 			return v;
 	}
@@ -303,7 +310,7 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 		byte_cost = sluice_limit_cost(&p->bytes, len);
 		blocal = byte_cost * mult;
 		v = sluice_gcra(&s[1], now, blocal,
-				sluice_share_tolerance(p->bytes.tolerance, blocal, div));
+				sluice_share_tolerance(p->bytes.tolerance, blocal, mult, div));
 		if (v != SLUICE_PASS) {
 			if (local)
 				sluice_gcra_refund(&s[0], local);
