@@ -92,6 +92,23 @@ struct {
 	__type(value, struct sluice_rwould);
 } sluice_rwould SEC(".maps");
 
+/* Fleet-wide limits (SLUICE_POLICY_FLEET; added after layout 5 was first
+ * pinned): the agent's state, and each key's usage it has not pushed yet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_fleet);
+} sluice_fleet SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_FLEET_KEYS); /* --fleet-keys at attach */
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_fleet_use);
+} sluice_fleet_use SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -233,6 +250,66 @@ static __always_inline void count_would_drop(struct sluice_stats *st, struct slu
 	}
 }
 
+/* How much of a policy's limit this box holds (struct sluice_fleet). */
+struct share {
+	__u32 fleet; /* a fleet policy: decide on the share, record the usage */
+	__u32 mult; /* costs x mult: N while the fleet is not synced */
+	__u32 div; /* burst / div: N */
+};
+
+static __always_inline void fleet_share(const struct sluice_policy *p, struct share *sh, __u64 now)
+{
+	__u32 zero = 0, n;
+	struct sluice_fleet *f;
+
+	sh->fleet = 0;
+	sh->mult = sh->div = 1;
+	if (!(p->flags & SLUICE_POLICY_FLEET) || p->algo > SLUICE_ALGO_LEAKY_BUCKET)
+		return;
+	sh->fleet = 1;
+	f = bpf_map_lookup_elem(&sluice_fleet, &zero);
+	if (!f)
+		return;
+	n = SLUICE_READ(f->live);
+	if (n <= 1)
+		return;
+	sh->div = n;
+	if (now >= SLUICE_READ(f->ok_until))
+		sh->mult = n;
+}
+
+static __always_inline int decide(const struct sluice_policy *p, __u64 *s, __u64 now, __u32 len,
+				  const struct share *sh, __u64 *used)
+{
+	if (sh->fleet)
+		return sluice_bucket_admit_shared(p, s, now, len, sh->mult, sh->div, used);
+	return sluice_admit(p, s, now, len);
+}
+
+/* What an admitted packet of a fleet policy cost, for the agent to push.
+ * Aggregate buckets (new keys over --new-keys) stay local. */
+static __always_inline void fleet_record(const struct sluice_key *key, const __u64 *used)
+{
+	struct sluice_fleet_use *u;
+
+	if (key->tag & SLUICE_TAG_AGGREGATE)
+		return;
+	u = bpf_map_lookup_elem(&sluice_fleet_use, key);
+	if (!u) {
+		struct sluice_fleet_use nu = { .used = { used[0], used[1] } };
+
+		if (!(int)bpf_map_update_elem(&sluice_fleet_use, key, &nu, BPF_NOEXIST))
+			return;
+		u = bpf_map_lookup_elem(&sluice_fleet_use, key);
+		if (!u)
+			return;
+	}
+	if (used[0])
+		__sync_fetch_and_add(&u->used[0], used[0]);
+	if (used[1])
+		__sync_fetch_and_add(&u->used[1], used[1]);
+}
+
 SEC("xdp")
 int sluice_xdp(struct xdp_md *ctx)
 {
@@ -246,8 +323,9 @@ int sluice_xdp(struct xdp_md *ctx)
 	struct sluice_policy *policy;
 	struct sluice_rstats *rs;
 	struct sluice_stats *st;
+	struct share sh = {};
 	__u32 zero = 0, slot;
-	__u64 now, *dropped;
+	__u64 now, *dropped, used[2] = {};
 	__u8 reason;
 	int v;
 
@@ -358,6 +436,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	} else {
 		struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, &key);
 
+		fleet_share(policy, &sh, now);
 		if (!b)
 			b = new_key_state(&sluice_buckets, &key, cfg, set, st, now);
 		if (!b) {
@@ -367,7 +446,7 @@ int sluice_xdp(struct xdp_md *ctx)
 			struct sluice_bucket nb = {};
 			int err;
 
-			v = sluice_admit(policy, nb.s, now, len);
+			v = decide(policy, nb.s, now, len, &sh, used);
 			/* Counted in both modes: a would-drop too. */
 			nb.dropped = v != SLUICE_PASS;
 			err = state_create(&sluice_buckets, &key, &nb, st);
@@ -382,12 +461,15 @@ int sluice_xdp(struct xdp_md *ctx)
 			if (!b)
 				goto failed;
 		}
-		v = sluice_admit(policy, b->s, now, len);
+		v = decide(policy, b->s, now, len, &sh, used);
 		dropped = &b->dropped;
 	}
 verdict:
-	if (v == SLUICE_PASS)
+	if (v == SLUICE_PASS) {
+		if (sh.fleet)
+			fleet_record(&key, used);
 		goto pass;
+	}
 	reason = v == SLUICE_CONTENDED ? SLUICE_REASON_CONTENDED : SLUICE_REASON_LIMITED;
 
 over:

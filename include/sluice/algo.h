@@ -267,28 +267,67 @@ static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now,
  * their decision: see README, "Leaky bucket". s[0] is the packet TAT, s[1]
  * the byte TAT. A packet passes only if both limits admit it; one the byte
  * limit refuses gets its packet charge back.
+ *
+ * A fleet policy decides on this box's share of the limit (sluice.h, struct
+ * sluice_fleet): burst/div of the burst (div is N), at every cost times
+ * `mult` (N in an outage: rate/N; else 1, the whole rate). burst/div units
+ * of mult times the cost are a tolerance of tolerance / div x mult ticks
+ * (mult is 1 or div, so that never exceeds the whole tolerance), but never
+ * below one unit's cost, so the share always admits a packet into a full
+ * bucket. used[] gets what an admitted packet cost the fleet: the costs of
+ * the whole limit, before mult. sluice_bucket_admit() is the share 1/1,
+ * which the compiler folds away.
  */
-static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __u64 *s, __u64 now,
-					       __u32 len)
+static __always_inline __u64 sluice_share_tolerance(__u64 tolerance, __u64 cost, __u32 mult,
+						    __u32 div)
 {
-	__u64 pkt_cost = 0;
+	__u64 t;
+
+	if (div <= 1 && mult <= 1)
+		return tolerance;
+	t = (div > 1 ? tolerance / div : tolerance) * mult;
+	return t < cost ? cost : t;
+}
+
+static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy *p, __u64 *s,
+						      __u64 now, __u32 len, __u32 mult, __u32 div,
+						      __u64 *used)
+{
+	__u64 pkt_cost = 0, byte_cost = 0, local = 0;
 	int v;
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
 		pkt_cost = sluice_limit_cost(&p->pkt, 1);
-		v = sluice_gcra(&s[0], now, pkt_cost, p->pkt.tolerance);
+		local = pkt_cost * mult;
+		v = sluice_gcra(&s[0], now, local,
+				sluice_share_tolerance(p->pkt.tolerance, local, mult, div));
 		if (v != SLUICE_PASS)
 			return v;
 	}
 	if (p->bytes.interval | p->bytes.interval_frac) {
-		v = sluice_gcra(&s[1], now, sluice_limit_cost(&p->bytes, len), p->bytes.tolerance);
+		__u64 blocal;
+
+		byte_cost = sluice_limit_cost(&p->bytes, len);
+		blocal = byte_cost * mult;
+		v = sluice_gcra(&s[1], now, blocal,
+				sluice_share_tolerance(p->bytes.tolerance, blocal, mult, div));
 		if (v != SLUICE_PASS) {
-			if (pkt_cost)
-				sluice_gcra_refund(&s[0], pkt_cost);
+			if (local)
+				sluice_gcra_refund(&s[0], local);
 			return v;
 		}
 	}
+	used[0] = pkt_cost;
+	used[1] = byte_cost;
 	return SLUICE_PASS;
+}
+
+static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __u64 *s, __u64 now,
+					       __u32 len)
+{
+	__u64 used[2];
+
+	return sluice_bucket_admit_shared(p, s, now, len, 1, 1, used);
 }
 
 /* The verdict of policy p for a packet of `len` bytes on a key's state. */

@@ -40,6 +40,9 @@
  * without it does without (user/sluice/common.c, sluice_open()).
  */
 #define SLUICE_MAP_RWOULD  "sluice_rwould"
+#define SLUICE_MAP_FLEET   "sluice_fleet"      /* the fleet agent's state (layout 5 on) */
+#define SLUICE_MAP_FLEET_USE "sluice_fleet_use" /* per-key usage of fleet policies */
+#define SLUICE_MAP_FLEET_IO "sluice_fleet_io"   /* the agent's exchange with its programs */
 #define SLUICE_PIN_ROOT    "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN    "sluice_prog"
 
@@ -64,6 +67,7 @@
 #define SLUICE_DEFAULT_MAX_RULES (1U << 17) /* rules, --max-rules at attach: 136 B each */
 #define SLUICE_DEFAULT_MAX_KEYS (1U << 20)
 #define SLUICE_DEFAULT_MAX_LOG_KEYS (1U << 14) /* 616 B each: 10 MB */
+#define SLUICE_DEFAULT_FLEET_KEYS (1U << 17) /* --fleet-keys: active keys of fleet policies */
 #define SLUICE_CAS_TRIES 8
 
 enum sluice_algo {
@@ -83,6 +87,7 @@ enum sluice_action {
 
 /* sluice_policy.flags */
 #define SLUICE_POLICY_DRY_RUN (1U << 0) /* count would-drop, pass everything */
+#define SLUICE_POLICY_FLEET (1U << 1) /* one limit across the fleet: struct sluice_fleet */
 
 /* sluice_settings.rule_maps; 0: every rule is in the trie (layout 4) */
 #define SLUICE_RULES_HASHED (1U << 0) /* rules of config.hash_lens are in sluice_rulehash */
@@ -365,6 +370,67 @@ struct sluice_rwould {
 	__u64 would_drop_bytes;
 };
 _Static_assert(sizeof(struct sluice_rwould) == 16, "sluice_rwould layout");
+
+/*
+ * Fleet-wide limits (SLUICE_POLICY_FLEET, token and leaky bucket only). Every
+ * decision stays local: a box admits against its own bucket of the policy,
+ * and its agent (`sluice run --redis`) shares what the box used through
+ * Redis, once per sync interval, and folds what the other boxes used into
+ * the local bucket (README, "Fleet-wide limits"). Of a fleet of N live
+ * boxes, each holds burst/N of the burst (at least one packet), so a source
+ * sprayed over every box gets one burst; the rate is shared through Redis.
+ * While the agent's last successful sync is recent (now < ok_until) a box
+ * admits at the whole rate; after that (Redis down, slow, refusing, or no
+ * agent) at rate/N: a safe share, so the fleet never admits more than the
+ * limit. A state no agent ever synced has live == 0: N is 1, the whole limit
+ * on this box.
+ */
+/* Per-key usage of a fleet policy not yet pushed (datapath adds, the agent's
+ * programs take off what they pushed): ticks of cost, as sluice_limit_cost(). */
+struct sluice_fleet_use {
+	__u64 used[2]; /* [0] the packet limit, [1] the byte limit */
+};
+_Static_assert(sizeof(struct sluice_fleet_use) == 16, "sluice_fleet_use layout");
+
+enum sluice_fleet_state {
+	SLUICE_FLEET_NONE = 0, /* no agent has ever run on this state */
+	SLUICE_FLEET_SYNCED = 1, /* the last sync succeeded */
+	SLUICE_FLEET_OUTAGE = 2, /* Redis unreachable, slow or refusing: rate/N */
+	SLUICE_FLEET_STOPPED = 3, /* the agent exited: rate/N until one runs again */
+};
+
+/* The one entry of sluice_fleet, a BPF_F_MMAPABLE array: written by the
+ * agent, read by the datapath (ok_until, live) and by status and stats. */
+struct sluice_fleet {
+	__u64 ok_until; /* ticks (ktime): the whole rate until then, rate/N after */
+	__u32 live; /* N, the live boxes of the fleet at the last sync; 0: unknown */
+	__u32 state; /* enum sluice_fleet_state */
+	__u32 io_n; /* records in sluice_fleet_io (collect writes, apply reads) */
+	__u32 io_more; /* active keys the last collect found no record for */
+	__u32 agent_pid;
+	__u32 pad;
+	__u64 interval_ns; /* the agent's sync interval */
+	__u64 last_ok_ns; /* CLOCK_REALTIME ns of the last successful sync; 0: none */
+	__u64 syncs; /* successful syncs */
+	__u64 sync_errors; /* failed syncs */
+	__u64 keys_pushed; /* keys pushed to Redis, summed over syncs */
+	__u64 keys_skipped; /* active keys left for a later sync (over --sync-keys) */
+	__u64 last_rtt_ns; /* the last successful exchange with Redis */
+	__u64 outages; /* times the agent fell back to rate/N */
+	char fleet[64]; /* the fleet's name */
+	char redis[96]; /* where its Redis is */
+	char last_error[224]; /* why the last failed sync failed */
+};
+_Static_assert(sizeof(struct sluice_fleet) == 480, "sluice_fleet layout");
+
+/* A record of sluice_fleet_io: what the collect program found a key used, then
+ * what the apply program takes off (used) and folds in (debt). */
+struct sluice_fleet_rec {
+	struct sluice_key key;
+	__u64 used[2]; /* ticks, [0] packets [1] bytes */
+	__u64 debt[2]; /* ticks the fleet's bucket is ahead of now; 0: nothing to fold */
+};
+_Static_assert(sizeof(struct sluice_fleet_rec) == 56, "sluice_fleet_rec layout");
 
 enum sluice_reason {
 	SLUICE_REASON_LIMITED = 1,

@@ -230,8 +230,9 @@ void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t
 		return;
 	}
 	ctl_fmt_burst(p, burst, sizeof(burst));
-	snprintf(buf, len, "limit %s %s burst %s, keyed by %s%s", sluice_algo_name(p->algo), rate,
-		 burst, key, p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
+	snprintf(buf, len, "limit %s %s burst %s, keyed by %s%s%s", sluice_algo_name(p->algo),
+		 rate, burst, key, p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "",
+		 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
 }
 
 static void json_limit(struct sluice_json *j, const char *key, const struct sluice_limit *l,
@@ -254,6 +255,7 @@ void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int f
 {
 	json_str(j, "action", ctl_action_name(p->action));
 	json_bool(j, "dry_run", p->flags & SLUICE_POLICY_DRY_RUN);
+	json_bool(j, "fleet", p->flags & SLUICE_POLICY_FLEET);
 	if (family != 6)
 		json_u64(j, "prefix4", p->prefix4);
 	if (family != 4)

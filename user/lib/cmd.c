@@ -33,6 +33,7 @@ enum opt_id {
 	OPT_PREFIX6,
 	OPT_PREFIX,
 	OPT_DRY_RUN,
+	OPT_FLEET,
 	OPT_EXEMPT,
 	OPT_DENY,
 	OPT_NEW_KEYS,
@@ -57,6 +58,8 @@ static const struct {
 	{ "prefix", OPT_PREFIX, true, FOR_ADD },
 	/* `set --dry-run on|off`; `rule add ... --dry-run [on|off]` */
 	{ "dry-run", OPT_DRY_RUN, false, FOR_SET | FOR_ADD },
+	/* `set --fleet on|off`, `rule add ... --fleet [on|off]`: the policy's */
+	{ "fleet", OPT_FLEET, false, FOR_SET | FOR_ADD },
 	{ "exempt", OPT_EXEMPT, false, FOR_ADD },
 	{ "deny", OPT_DENY, false, FOR_ADD },
 	/* settings: what `sluice attach --new-keys/--fail-closed` set */
@@ -193,8 +196,14 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 		return usage(err, errlen, "unknown option '%s' for %s: %s", argv[i], e->name,
 			     help_of(e));
 
-	if (opts[k].id == OPT_DRY_RUN) {
+	if (opts[k].id == OPT_DRY_RUN || opts[k].id == OPT_FLEET) {
 		/* set needs on|off; rule add takes an optional on|off */
+		bool fleet = opts[k].id == OPT_FLEET;
+		int *dst = fleet ? &e->fleet : &e->dry_run;
+		const char *o = fleet ? "--fleet" : "--dry-run";
+		char what[40];
+
+		snprintf(what, sizeof(what), "%s of %s", o, e->op == EDIT_SET ? "set" : "rule add");
 		if (eq) {
 			v = eq + 1;
 		} else if (i + 1 < argc && (e->op == EDIT_SET || !strcmp(argv[i + 1], "on") ||
@@ -203,27 +212,26 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 			used = 2;
 		} else if (i + 1 < argc && argv[i + 1][0] != '-' &&
 			   !looks_like_cidr(e, argv[i + 1])) {
-			/* Not the rule's CIDR: a value meant for --dry-run. */
+			/* Not the rule's CIDR: a value meant for this option. */
 			return usage(err, errlen,
-				     "--dry-run of rule add takes no value (or 'on' or 'off'), not "
-				     "'%s': write --dry-run alone", argv[i + 1]);
+				     "%s takes no value (or 'on' or 'off'), not '%s': write %s "
+				     "alone", what, argv[i + 1], o);
 		}
-		if (e->dry_run >= 0)
-			return usage(err, errlen, "--dry-run is given twice");
+		if (*dst >= 0)
+			return usage(err, errlen, "%s is given twice", o);
 		if (!v && e->op == EDIT_SET)
-			return usage(err, errlen, "--dry-run of set needs 'on' or 'off'");
+			return usage(err, errlen, "%s needs 'on' or 'off'", what);
 		if (v) {
 			bool on;
 
-			if (sluice_parse_onoff(e->op == EDIT_SET ? "--dry-run of set" :
-								  "--dry-run of rule add",
-					       v, &on, err, errlen))
+			if (sluice_parse_onoff(what, v, &on, err, errlen))
 				return -EINVAL;
-			e->dry_run = on;
+			*dst = on;
 		} else {
-			e->dry_run = 1;
+			*dst = 1;
 		}
-		if (e->op != EDIT_SET)
+		/* set --dry-run is a setting; --fleet is the policy's. */
+		if (e->op != EDIT_SET || fleet)
 			e->nr_policy_opts++;
 		return used;
 	}
@@ -292,6 +300,7 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 		e->action = opts[k].id == OPT_EXEMPT ? SLUICE_ACT_EXEMPT : SLUICE_ACT_DENY;
 		return used;
 	case OPT_DRY_RUN:
+	case OPT_FLEET:
 	case OPT_NEW_KEYS:
 	case OPT_FAIL_CLOSED:
 		break;
@@ -363,6 +372,7 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 
 	memset(e, 0, sizeof(*e));
 	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
+	e->fleet = -1;
 	e->fail_closed = -1;
 	if (argc < 1 || !argv[0])
 		return usage(err, errlen,
@@ -436,7 +446,7 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 		    !e->new_keys_given)
 			return usage(err, errlen,
 				     "set needs something to change: --rate, --burst, --algo, "
-				     "--window, --prefix4, --prefix6, --dry-run, --new-keys or "
+				     "--window, --prefix4, --prefix6, --fleet, --dry-run, --new-keys or "
 				     "--fail-closed");
 		break;
 	case EDIT_RULE_FLUSH:
@@ -460,6 +470,10 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 									      "always dropped");
 			/* --deny --dry-run counts what it would drop; an exempt
 			 * rule drops nothing, so there is nothing to try. */
+			if (e->fleet > 0)
+				return usage(err, errlen,
+					     "--%s takes no --fleet: only a limit can be shared by a "
+					     "fleet", e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny");
 			if (e->action == SLUICE_ACT_EXEMPT && e->dry_run > 0)
 				return usage(err, errlen,
 					     "--exempt takes no --dry-run: an exempt rule never "

@@ -129,6 +129,10 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 		np->prefix4 = (__u8)e->prefix4;
 	if (e->prefix6 >= 0)
 		np->prefix6 = (__u8)e->prefix6;
+	if (e->fleet == 1)
+		np->flags |= SLUICE_POLICY_FLEET;
+	else if (e->fleet == 0)
+		np->flags &= ~SLUICE_POLICY_FLEET;
 	if (sluice_policy_check(np, inner, sizeof(inner)))
 		return usage(err, errlen, "%s", inner);
 	return 0;

@@ -45,6 +45,7 @@ struct edit {
 	__u64 window_ns;
 	int prefix4, prefix6, prefix;
 	int dry_run;
+	int fleet; /* --fleet: 1 on, 0 off, -1 not given */
 	int action; /* SLUICE_ACT_EXEMPT or _DENY */
 	int nr_policy_opts; /* options that change a policy (none of set's settings) */
 	/* settings of set, not of a policy */

@@ -206,6 +206,9 @@ int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
 		return fail(err, errlen, "IPv6 key prefix /%u is out of range: 1 to 128", p->prefix6);
 	if (p->action != SLUICE_ACT_LIMIT)
 		return 0;
+	if ((p->flags & SLUICE_POLICY_FLEET) && sluice_algo_is_window(p->algo))
+		return fail(err, errlen, "%s counts within one box and cannot be shared by a fleet: "
+			    "--fleet needs token-bucket or leaky-bucket", sluice_algo_name(p->algo));
 	if (sluice_algo_is_window(p->algo)) {
 		if (p->bytes.period_ns)
 			return fail(err, errlen, "%s counts packets: byte limits need token-bucket "

@@ -71,6 +71,8 @@ static void attach_help(void)
 	       "  --max-keys N        size of the key table (default %u); fixed once pinned\n"
 	       "  --max-log-keys N    size of the sliding-log table (default %u)\n"
 	       "  --max-rules N       most rules (default %u, 136 bytes each); fixed once pinned\n"
+	       "  --fleet-keys N      active keys of fleet policies a sync can push (default\n"
+	       "                      %u); fixed once pinned, see sluice run --redis\n"
 	       "  --new-keys RATE     admit at most RATE new sources; past it, new sources\n"
 	       "                      share their /24 (/48) bucket; 'off' to stop\n"
 	       "  --fail-closed       drop packets whose key the table refuses (rare: a full\n"
@@ -90,7 +92,7 @@ static void attach_help(void)
 	       "Pins live in %s/IFACE/ (initial network namespace) or\n"
 	       "%s/netns:INODE/IFACE/ (any other). See sluice(8).\n",
 	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_DEFAULT_MAX_RULES,
-	       SLUICE_PIN_ROOT, SLUICE_PIN_ROOT);
+	       SLUICE_DEFAULT_FLEET_KEYS, SLUICE_PIN_ROOT, SLUICE_PIN_ROOT);
 }
 
 /* What runs on the interface decides between a fresh attach and an upgrade. */
@@ -369,6 +371,7 @@ int sluice_attach(struct attach_opts *o)
 	c.max_keys = o->max_keys ? (__u32)o->max_keys : SLUICE_DEFAULT_MAX_KEYS;
 	c.max_log_keys = o->max_log_keys ? (__u32)o->max_log_keys : SLUICE_DEFAULT_MAX_LOG_KEYS;
 	c.max_rules = o->max_rules ? (__u32)o->max_rules : SLUICE_DEFAULT_MAX_RULES;
+	c.fleet_keys = o->fleet_keys ? (__u32)o->fleet_keys : SLUICE_DEFAULT_FLEET_KEYS;
 
 	ret = sluice_ensure_bpffs(c.err, sizeof(c.err));
 	if (!ret)

@@ -27,7 +27,7 @@ struct attach_ctx {
 	bool adds_map[SLUICE_MAX_MAPS];
 	size_t nr_adds;
 	bool fresh_config; /* the config has layout 0: give it the defaults */
-	__u32 max_keys, max_log_keys, max_rules;
+	__u32 max_keys, max_log_keys, max_rules, fleet_keys;
 	struct attachment a;
 	enum attach_kind kind;
 	/* the pinned config as it was before this call */

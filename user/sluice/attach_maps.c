@@ -41,23 +41,22 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 			      "('sluice detach %s'), then attach again",
 			      c->dir, name, info.key_size, info.value_size, bpf_map__key_size(m),
 			      bpf_map__value_size(m), ifn);
-	if (!strcmp(name, SLUICE_MAP_BUCKETS) || !strcmp(name, SLUICE_MAP_LOGS)) {
-		bool buckets = !strcmp(name, SLUICE_MAP_BUCKETS);
-		__u64 want = buckets ? c->o->max_keys : c->o->max_log_keys;
+	if (!strcmp(name, SLUICE_MAP_BUCKETS) || !strcmp(name, SLUICE_MAP_LOGS) ||
+	    !strcmp(name, SLUICE_MAP_FLEET_USE)) {
+		int k = !strcmp(name, SLUICE_MAP_BUCKETS) ? 0 : !strcmp(name, SLUICE_MAP_LOGS) ? 1 : 2;
+		static const char *const what[] = { "key", "sliding-log key", "fleet key" };
+		static const char *const opt[] = { "--max-keys", "--max-log-keys", "--fleet-keys" };
+		__u32 *have[] = { &c->max_keys, &c->max_log_keys, &c->fleet_keys };
+		__u64 want = k == 0 ? c->o->max_keys : k == 1 ? c->o->max_log_keys : c->o->fleet_keys;
 
 		if (want && want != info.max_entries)
 			return refuse(c, -EEXIST,
 				      "the pinned %s table of %s holds %u keys, not %llu: detach "
 				      "first to resize ('sluice detach %s' drops its state), then "
 				      "attach with %s %llu",
-				      buckets ? "key" : "sliding-log key", ifn, info.max_entries,
-				      (unsigned long long)want, ifn,
-				      buckets ? "--max-keys" : "--max-log-keys",
-				      (unsigned long long)want);
-		if (buckets)
-			c->max_keys = info.max_entries;
-		else
-			c->max_log_keys = info.max_entries;
+				      what[k], ifn, info.max_entries, (unsigned long long)want, ifn,
+				      opt[k], (unsigned long long)want);
+		*have[k] = info.max_entries;
 		return 0;
 	}
 	if (!strcmp(name, SLUICE_MAP_RULES)) {

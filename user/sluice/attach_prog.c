@@ -44,6 +44,8 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_rulehash, 2 * c->max_rules);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_ruletab, c->max_rules);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_fleet_use, c->fleet_keys);
 	return ret;
 }
 

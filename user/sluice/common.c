@@ -31,6 +31,8 @@ const struct sluice_map_spec sluice_maps[] = {
 	{ SLUICE_MAP_RWOULD, true }, /* per-rule would-drop counters */
 	{ SLUICE_MAP_RULETAB, true }, /* the rules, read in one copy (layout 5) */
 	{ SLUICE_MAP_RULEHASH, true }, /* the /32 and /128 rules (layout 5) */
+	{ SLUICE_MAP_FLEET, true }, /* the fleet agent's state */
+	{ SLUICE_MAP_FLEET_USE, true }, /* usage of fleet policies, per key */
 };
 const size_t sluice_nr_maps = sizeof(sluice_maps) / sizeof(sluice_maps[0]);
 _Static_assert(sizeof(sluice_maps) / sizeof(sluice_maps[0]) <= SLUICE_MAX_MAPS,
@@ -54,6 +56,7 @@ enum {
 	OPT_MAX_KEYS,
 	OPT_MAX_LOG_KEYS,
 	OPT_MAX_RULES,
+	OPT_FLEET_KEYS,
 	OPT_NEW_KEYS,
 	OPT_FAIL_CLOSED,
 	OPT_FAIL_OPEN,
@@ -76,6 +79,7 @@ static const struct option attach_long[] = {
 	{ "max-keys", required_argument, NULL, OPT_MAX_KEYS },
 	{ "max-log-keys", required_argument, NULL, OPT_MAX_LOG_KEYS },
 	{ "max-rules", required_argument, NULL, OPT_MAX_RULES },
+	{ "fleet-keys", required_argument, NULL, OPT_FLEET_KEYS },
 	{ "new-keys", required_argument, NULL, OPT_NEW_KEYS },
 	{ "fail-closed", no_argument, NULL, OPT_FAIL_CLOSED },
 	{ "fail-open", no_argument, NULL, OPT_FAIL_OPEN },
@@ -158,13 +162,21 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			break;
 		case OPT_MAX_KEYS:
 		case OPT_MAX_LOG_KEYS:
-			if (sluice_parse_uint(c == OPT_MAX_KEYS ? "--max-keys" : "--max-log-keys",
+		case OPT_FLEET_KEYS:
+			if (sluice_parse_uint(c == OPT_MAX_KEYS ? "--max-keys" :
+					      c == OPT_MAX_LOG_KEYS ? "--max-log-keys" :
+								      "--fleet-keys",
 					      arg, MAX_KEYS_LIMIT, &v, err, sizeof(err)))
 				return usage_err(cmd, "%s", err);
+			if (c == OPT_FLEET_KEYS && !v)
+				return usage_err(cmd, "--fleet-keys 0: give at least 1 (default %u)",
+						 SLUICE_DEFAULT_FLEET_KEYS);
 			if (c == OPT_MAX_KEYS)
 				o->max_keys = v;
-			else
+			else if (c == OPT_MAX_LOG_KEYS)
 				o->max_log_keys = v;
+			else
+				o->fleet_keys = v;
 			break;
 		case OPT_MAX_RULES:
 			if (sluice_parse_uint("--max-rules", arg, MAX_RULES_LIMIT, &v, err,

@@ -60,7 +60,7 @@ struct attach_opts {
 	 * (user/lib/cmd.h), argv[0] = "set" */
 	char *set_argv[SET_ARGV_MAX];
 	int set_argc;
-	__u64 max_keys, max_log_keys, max_rules; /* 0: not given */
+	__u64 max_keys, max_log_keys, max_rules, fleet_keys; /* 0: not given */
 	const char *config; /* --config FILE */
 	bool resume, fresh; /* --resume, --fresh */
 	bool run_owned; /* set by run: the attach is run's, which detaches on exit */

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * sluice: the fleet agent's two programs. The agent (user/sluice/fleet.c)
+ * runs them through BPF_PROG_TEST_RUN on the pinned maps of the limiter,
+ * so that every change to a map value is an atomic operation in the kernel,
+ * as the datapath makes its own: a value written from userspace would
+ * replace the whole LRU element and lose what the datapath added meanwhile.
+ *
+ * collect: every key of a fleet policy with usage not yet pushed, into
+ *          sluice_fleet_io (sluice_fleet.io_n records).
+ * apply:   for the first io_n records, take off what was pushed (usage
+ *          added since stays for the next sync), and raise the key's local
+ *          bucket to the fleet's: TAT = max(TAT, now + debt). Only ever
+ *          forward: a fold can refuse packets, never admit one.
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#include <sluice/sluice.h>
+#include <sluice/algo.h>
+
+/* The limiter's maps: the agent reuses the pinned ones (same definitions as
+ * bpf/sluice.bpf.c; their sizes come from the pins). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_KEYS);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_bucket);
+} sluice_buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_fleet);
+} sluice_fleet SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_FLEET_KEYS);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_fleet_use);
+} sluice_fleet_use SEC(".maps");
+
+/* The agent's own (not pinned): as many records as sluice_fleet_use has keys. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_DEFAULT_FLEET_KEYS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_fleet_rec);
+} sluice_fleet_io SEC(".maps");
+
+/* Tests drive the clock, as in the datapath (bpf/sluice.bpf.c). */
+const volatile __u8 test_clock = 0;
+volatile __u64 test_now_ns = 0;
+
+static __always_inline __u64 now_ticks(void)
+{
+	__u64 ns = test_clock ? test_now_ns : bpf_ktime_get_ns();
+
+	return ns << SLUICE_TICK_SHIFT;
+}
+
+struct bpf_map;
+
+struct collect_ctx {
+	__u32 n;
+	__u32 more;
+};
+
+static long collect_one(struct bpf_map *map, struct sluice_key *key, struct sluice_fleet_use *u,
+			struct collect_ctx *c)
+{
+	__u64 p = SLUICE_READ(u->used[0]), b = SLUICE_READ(u->used[1]);
+	struct sluice_fleet_rec *r;
+	__u32 idx = c->n;
+
+	if (!(p | b))
+		return 0;
+	r = bpf_map_lookup_elem(&sluice_fleet_io, &idx);
+	if (!r) {
+		c->more++;
+		return 0;
+	}
+	__builtin_memcpy(&r->key, key, sizeof(r->key));
+	r->used[0] = p;
+	r->used[1] = b;
+	r->debt[0] = r->debt[1] = 0;
+	c->n++;
+	return 0;
+}
+
+SEC("xdp")
+int sluice_fleet_collect(struct xdp_md *ctx)
+{
+	struct collect_ctx c = {};
+	struct sluice_fleet *f;
+	__u32 zero = 0;
+
+	f = bpf_map_lookup_elem(&sluice_fleet, &zero);
+	if (!f)
+		return XDP_ABORTED;
+	bpf_for_each_map_elem(&sluice_fleet_use, collect_one, &c, 0);
+	f->io_n = c.n;
+	f->io_more = c.more;
+	return XDP_PASS;
+}
+
+/* *v -= x, not below 0 (an element the LRU reused since the collect). */
+static __always_inline void take(__u64 *v, __u64 x)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_CAS_TRIES && x; i++) {
+		__u64 old = SLUICE_READ(*v);
+
+		if (sluice_cas(v, old, old > x ? old - x : 0))
+			return;
+	}
+}
+
+/* *tat = max(*tat, floor). */
+static __always_inline void raise_tat(__u64 *tat, __u64 floor)
+{
+	int i;
+
+	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
+		__u64 old = SLUICE_READ(*tat);
+
+		if (old >= floor || sluice_cas(tat, old, floor))
+			return;
+	}
+}
+
+struct apply_ctx {
+	__u64 now;
+};
+
+static long apply_one(__u32 i, struct apply_ctx *a)
+{
+	struct sluice_fleet_rec *r = bpf_map_lookup_elem(&sluice_fleet_io, &i);
+	struct sluice_fleet_use *u;
+	struct sluice_bucket *b;
+	int j;
+
+	if (!r)
+		return 1;
+	u = bpf_map_lookup_elem(&sluice_fleet_use, &r->key);
+	if (u) {
+		take(&u->used[0], r->used[0]);
+		take(&u->used[1], r->used[1]);
+	}
+	if (!(r->debt[0] | r->debt[1]))
+		return 0;
+	b = bpf_map_lookup_elem(&sluice_buckets, &r->key);
+	if (!b) {
+		/* Evicted here, spent elsewhere: a bucket as full as the fleet's. */
+		struct sluice_bucket nb = {};
+
+		for (j = 0; j < 2; j++)
+			nb.s[j] = r->debt[j] ? a->now + r->debt[j] : 0;
+		if (!(int)bpf_map_update_elem(&sluice_buckets, &r->key, &nb, BPF_NOEXIST))
+			return 0;
+		b = bpf_map_lookup_elem(&sluice_buckets, &r->key);
+		if (!b)
+			return 0;
+	}
+	for (j = 0; j < 2; j++)
+		if (r->debt[j])
+			raise_tat(&b->s[j], a->now + r->debt[j]);
+	return 0;
+}
+
+SEC("xdp")
+int sluice_fleet_apply(struct xdp_md *ctx)
+{
+	struct apply_ctx a = { .now = now_ticks() };
+	struct sluice_fleet *f;
+	__u32 zero = 0;
+
+	f = bpf_map_lookup_elem(&sluice_fleet, &zero);
+	if (!f)
+		return XDP_ABORTED;
+	bpf_loop(SLUICE_READ(f->io_n), apply_one, &a, 0);
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The datapath side of fleet-wide limits (SLUICE_POLICY_FLEET, sluice.h above
+ * struct sluice_fleet_use): a box decides on its share of the limit, records
+ * what its admitted packets cost the fleet, and the agent's two programs
+ * (bpf/fleet.bpf.c) collect that usage and fold the fleet's debt back in.
+ *
+ * The datapath (build/sluice.bpf.o) and the agent's programs
+ * (build/fleet.bpf.o, whose sluice_buckets, sluice_fleet and
+ * sluice_fleet_use are the datapath's maps, as the agent reuses the pins)
+ * both run on the test clock, set to the same instant in both. Every figure
+ * is worked out by hand from the policy: rate 100/s is 10 ms, 160,000,000
+ * ticks, a packet. One CPU, so that the LRU maps never evict what a few keys
+ * put there.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include <sluice/algo.h>
+#include "libsluice.h"
+#include "sluice.skel.h"
+#include "fleet.skel.h"
+#include "../lib/bpfrun.h"
+#include "../lib/scenario.h"
+#include "../lib/tap.h"
+
+#define TICKS(ns) ((__u64)(ns) << SLUICE_TICK_SHIFT)
+#define C_PKT TICKS(SCN_MS(10)) /* one packet at 100/s */
+#define C_BYTE 16000ULL /* one byte at 1,000,000 B/s: 1 us, in ticks */
+#define FAR TICKS(SCN_T0 + BPFRUN_HOUR) /* ok_until an hour ahead: synced */
+#define PAST TICKS(SCN_T0 - SCN_MS(1)) /* ok_until behind now: outage */
+#define TAG_TB SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, 1)
+#define A "198.18.0.1"
+#define B "198.18.0.2"
+#define C "198.18.0.3"
+#define D "198.18.0.4"
+#define Z "198.18.0.99"
+
+struct fleet {
+	struct bpfrun r; /* the datapath */
+	struct fleet_bpf *skel; /* the agent's programs on the datapath's maps */
+	int fleet_fd, use_fd, io_fd, collect_fd, apply_fd;
+	__u32 io_entries;
+};
+
+/* fleet.bpf.o on the maps of the datapath r, with its own sluice_fleet_io of
+ * io_entries records (0: as many as sluice_fleet_use holds, as the agent
+ * sizes it). */
+static int fleet_open(struct fleet *f, __u32 io_entries)
+{
+	struct sluice_bpf *dp = f->r.skel;
+	struct fleet_bpf *skel;
+	int err;
+
+	skel = fleet_bpf__open();
+	if (!skel) {
+		err = -errno;
+		tap_diag("Couldn't open the fleet skeleton: %s", strerror(-err));
+		return err;
+	}
+	skel->rodata->test_clock = 1;
+	if (!io_entries)
+		io_entries = bpf_map__max_entries(dp->maps.sluice_fleet_use);
+	err = bpf_map__reuse_fd(skel->maps.sluice_buckets, bpf_map__fd(dp->maps.sluice_buckets));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.sluice_fleet,
+					bpf_map__fd(dp->maps.sluice_fleet));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.sluice_fleet_use,
+					bpf_map__fd(dp->maps.sluice_fleet_use));
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.sluice_fleet_io, io_entries);
+	if (!err)
+		err = fleet_bpf__load(skel);
+	if (err) {
+		tap_diag("Couldn't load the fleet programs: %s", strerror(-err));
+		fleet_bpf__destroy(skel);
+		return err;
+	}
+	f->skel = skel;
+	f->io_entries = io_entries;
+	f->fleet_fd = bpf_map__fd(dp->maps.sluice_fleet);
+	f->use_fd = bpf_map__fd(dp->maps.sluice_fleet_use);
+	f->io_fd = bpf_map__fd(skel->maps.sluice_fleet_io);
+	f->collect_fd = bpf_program__fd(skel->progs.sluice_fleet_collect);
+	f->apply_fd = bpf_program__fd(skel->progs.sluice_fleet_apply);
+	return 0;
+}
+
+/* Both objects read the same instant (each has its own .bss). */
+static void clock_at(struct fleet *f, __u64 ns)
+{
+	bpfrun_clock(&f->r, ns);
+	f->skel->bss->test_now_ns = ns;
+}
+
+static struct sluice_key key_of(__u32 tag, const char *src, __u8 prefixlen)
+{
+	struct sluice_key k;
+	struct sluice_cidr c;
+
+	memset(&k, 0, sizeof(k));
+	if (sluice_parse_addr(src, &c, NULL, 0))
+		return k;
+	k.tag = tag;
+	k.family = c.family;
+	k.prefixlen = prefixlen;
+	memcpy(k.addr, c.addr, 16);
+	sluice_mask(k.addr, prefixlen);
+	return k;
+}
+
+/* The usage of src's key; ~0 in both when it has no entry. */
+static struct sluice_fleet_use use_of(struct fleet *f, __u32 tag, const char *src)
+{
+	struct sluice_key k = key_of(tag, src, 32);
+	struct sluice_fleet_use u;
+
+	if (bpf_map_lookup_elem(f->use_fd, &k, &u))
+		memset(&u, 0xff, sizeof(u));
+	return u;
+}
+
+static bool put_use(struct fleet *f, const char *src, __u64 pkt, __u64 bytes)
+{
+	struct sluice_key k = key_of(TAG_TB, src, 32);
+	struct sluice_fleet_use u = { .used = { pkt, bytes } };
+
+	return !bpf_map_update_elem(f->use_fd, &k, &u, BPF_ANY);
+}
+
+/* src's bucket; s[] all ~0 when it has none. */
+static struct sluice_bucket bucket_of(struct fleet *f, __u32 tag, const char *src)
+{
+	struct sluice_bucket b;
+
+	if (bpfrun_lookup(&f->r, false, tag, src, 32, &b))
+		memset(&b, 0xff, sizeof(b));
+	return b;
+}
+
+static bool set_fleet(struct fleet *f, __u32 live, __u64 ok_until)
+{
+	struct sluice_fleet v;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(f->fleet_fd, &zero, &v))
+		return false;
+	v.live = live;
+	v.ok_until = ok_until;
+	return !bpf_map_update_elem(f->fleet_fd, &zero, &v, BPF_ANY);
+}
+
+static struct sluice_fleet fleet_state(struct fleet *f)
+{
+	struct sluice_fleet v;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(f->fleet_fd, &zero, &v))
+		memset(&v, 0xff, sizeof(v));
+	return v;
+}
+
+static bool set_io_n(struct fleet *f, __u32 n)
+{
+	struct sluice_fleet v = fleet_state(f);
+	__u32 zero = 0;
+
+	v.io_n = n;
+	return !bpf_map_update_elem(f->fleet_fd, &zero, &v, BPF_ANY);
+}
+
+/* One run of a fleet program, as the agent makes it: 0 and XDP_PASS. */
+static int run_prog(int fd)
+{
+	__u8 frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame));
+
+	if (bpf_prog_test_run_opts(fd, &o))
+		return -errno;
+	return o.retval == XDP_PASS ? 0 : -EPROTO;
+}
+
+static bool collect(struct fleet *f, const char *t)
+{
+	return tap_ok(!run_prog(f->collect_fd), "%s: the collect program runs", t);
+}
+
+static bool apply(struct fleet *f, const char *t)
+{
+	return tap_ok(!run_prog(f->apply_fd), "%s: the apply program runs", t);
+}
+
+static bool get_rec(struct fleet *f, __u32 i, struct sluice_fleet_rec *rec)
+{
+	return !bpf_map_lookup_elem(f->io_fd, &i, rec);
+}
+
+static bool put_rec(struct fleet *f, __u32 i, const struct sluice_fleet_rec *rec)
+{
+	return !bpf_map_update_elem(f->io_fd, &i, rec, BPF_ANY);
+}
+
+/* Index of src's record among the first n of sluice_fleet_io, or -1. */
+static long find_rec(struct fleet *f, __u32 n, __u32 tag, const char *src,
+		     struct sluice_fleet_rec *rec)
+{
+	struct sluice_key k = key_of(tag, src, 32);
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (get_rec(f, i, rec) && !memcmp(&rec->key, &k, sizeof(k)))
+			return i;
+	return -1;
+}
+
+static bool empty_use(struct fleet *f)
+{
+	struct sluice_key k;
+
+	while (!bpf_map_get_next_key(f->use_fd, NULL, &k))
+		if (bpf_map_delete_elem(f->use_fd, &k))
+			return false;
+	return errno == ENOENT;
+}
+
+static long use_keys(struct fleet *f)
+{
+	return sluice_count_keys(f->use_fd);
+}
+
+/* A token bucket of 100/s burst `burst` (flags: SLUICE_POLICY_*). */
+static void bucket_policy(struct sluice_policy *p, __u64 burst, __u8 flags)
+{
+	memset(p, 0, sizeof(*p));
+	p->tag = TAG_TB;
+	p->algo = SLUICE_ALGO_TOKEN_BUCKET;
+	p->action = SLUICE_ACT_LIMIT;
+	p->flags = flags;
+	p->prefix4 = 32;
+	p->prefix6 = 64;
+	sluice_limit_set(&p->pkt, 100, SLUICE_NS_PER_SEC, burst, NULL, 0);
+}
+
+/* Forget every key and its usage; the default policy p; N live, ok_until;
+ * the clock at SCN_T0. */
+static bool setup(struct fleet *f, struct sluice_settings *set, const struct sluice_policy *p,
+		  __u32 live, __u64 ok_until)
+{
+	if (!bpfrun_setup(&f->r, set, 1) || !empty_use(f) || !set_fleet(f, live, ok_until))
+		return false;
+	set->def = *p;
+	clock_at(f, SCN_T0);
+	return !bpfrun_configure(&f->r, set);
+}
+
+static bool expect_at(struct fleet *f, __u64 ns, const char *src, const char *want,
+		      const char *t, const char *when)
+{
+	clock_at(f, ns);
+	return bpfrun_expect(&f->r, src, 60, want, "%s: %s sends %s", t, when, want);
+}
+
+/* 1. N = 3, synced: burst/3 at once, then the whole rate. */
+static void test_synced(struct fleet *f)
+{
+	const char *t = "N=3 synced, 100/s burst 30";
+	struct sluice_settings set;
+	struct sluice_policy p;
+
+	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
+	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, A, "PPPPPPPPPPD", t, "t0");
+	TAP_EQ(bucket_of(f, TAG_TB, A).s[0], TICKS(SCN_T0) + 10 * C_PKT,
+	       "%s: the TAT is t0 + 10 packets' cost", t);
+	expect_at(f, SCN_T0 + SCN_MS(10) - 1, A, "D", t, "t0 + 10 ms - 1 ns");
+	expect_at(f, SCN_T0 + SCN_MS(10), A, "PD", t, "t0 + 10 ms");
+	expect_at(f, SCN_T0 + SCN_MS(20) - 1, A, "D", t, "t0 + 20 ms - 1 ns");
+	expect_at(f, SCN_T0 + SCN_MS(20), A, "PD", t, "t0 + 20 ms");
+
+	t = "N=3 synced, 100/s burst 2";
+	bucket_policy(&p, 2, SLUICE_POLICY_FLEET);
+	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, A, "PD", t, "t0 (burst/3 < 1: one packet)");
+	expect_at(f, SCN_T0 + SCN_MS(10) - 1, A, "D", t, "t0 + 10 ms - 1 ns");
+	expect_at(f, SCN_T0 + SCN_MS(10), A, "PD", t, "t0 + 10 ms");
+}
+
+/* 2. N = 3, outage: rate/3 and burst/3. */
+static void test_outage(struct fleet *f)
+{
+	const char *t = "N=3 outage, 100/s burst 30";
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_fleet_use u;
+
+	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
+	if (!tap_ok(setup(f, &set, &p, 3, PAST), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, A, "PPPPPPPPPPD", t, "t0");
+	TAP_EQ(bucket_of(f, TAG_TB, A).s[0], TICKS(SCN_T0) + 10 * 3 * C_PKT,
+	       "%s: the TAT is t0 + 10 packets at 3 times their cost", t);
+	expect_at(f, SCN_T0 + SCN_MS(30) - 1, A, "D", t, "t0 + 30 ms - 1 ns");
+	expect_at(f, SCN_T0 + SCN_MS(30), A, "PD", t, "t0 + 30 ms");
+	expect_at(f, SCN_T0 + SCN_MS(60) - 1, A, "D", t, "t0 + 60 ms - 1 ns");
+	expect_at(f, SCN_T0 + SCN_MS(60), A, "PD", t, "t0 + 60 ms");
+	u = use_of(f, TAG_TB, A);
+	TAP_EQ(u.used[0], 12 * C_PKT,
+	       "%s: the 12 admitted packets are recorded at the whole limit's cost", t);
+
+	/* ok_until == now is already the outage (now >= ok_until). */
+	t = "N=3 outage, 100/s burst 2";
+	bucket_policy(&p, 2, SLUICE_POLICY_FLEET);
+	if (!tap_ok(setup(f, &set, &p, 3, TICKS(SCN_T0)), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, A, "PD", t, "t0, ok_until = t0 (burst/3 < 1: one packet)");
+	expect_at(f, SCN_T0 + SCN_MS(10), A, "D", t, "t0 + 10 ms");
+	expect_at(f, SCN_T0 + SCN_MS(30) - 1, A, "D", t, "t0 + 30 ms - 1 ns");
+	expect_at(f, SCN_T0 + SCN_MS(30), A, "PD", t, "t0 + 30 ms");
+}
+
+/* Run a scenario's packets under p (from a fresh state and no usage). */
+static bool run_scn(struct fleet *f, const struct sluice_policy *p, const struct scn_run *h,
+		    int *v)
+{
+	return empty_use(f) && !bpfrun_scenario(&f->r, p, NULL, A, h->pk, h->n, v);
+}
+
+/* One TAP line "name: N verdicts as the local policy's". */
+static bool same_verdicts(const struct scn_run *h, const int *got, const int *want,
+			  const char *name)
+{
+	long bad = scn_first_mismatch(got, want, h->n);
+
+	if (tap_ok(bad < 0, "%s: %zu verdicts as the local policy's", name, h->n))
+		return true;
+	tap_diag("  packet %ld at %llu ns, %u B: fleet %s, local %s", bad,
+		 (unsigned long long)h->pk[bad].t_ns, h->pk[bad].len,
+		 scn_verdict_name(got[bad]), scn_verdict_name(want[bad]));
+	return false;
+}
+
+/* 3. live 0 and live 1: the whole limit, verdict for verdict the local one. */
+static void test_whole(struct fleet *f)
+{
+	static const struct {
+		__u32 live;
+		__u64 ok_until;
+		const char *how;
+	} cases[] = {
+		{ 0, 0, "live 0 (no agent ever synced)" },
+		{ 1, FAR, "live 1, synced" },
+		{ 1, PAST, "live 1, outage" },
+	};
+	size_t i, c, j;
+
+	for (i = 0; i < scn_nr_tables; i++) {
+		const struct scn *s = &scn_tables[i];
+		struct sluice_policy fp;
+		struct scn_run h;
+		int *local, *fleet;
+		char name[160];
+
+		if (s->algo > SLUICE_ALGO_LEAKY_BUCKET)
+			continue;
+		if (!scn_run_host(s, &h))
+			continue;
+		local = calloc(h.n, sizeof(int));
+		fleet = calloc(h.n, sizeof(int));
+		if (!tap_ok(local && fleet && run_scn(f, &h.p, &h, local), "%s: the local run",
+			    s->name))
+			goto next;
+		fp = h.p;
+		fp.flags |= SLUICE_POLICY_FLEET;
+		for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			__u64 want[2] = { 0, 0 };
+			struct sluice_fleet_use u;
+
+			if (!tap_ok(set_fleet(f, cases[c].live, cases[c].ok_until) &&
+					    run_scn(f, &fp, &h, fleet),
+				    "%s, fleet %s: run", s->name, cases[c].how))
+				continue;
+			snprintf(name, sizeof(name), "%s, fleet %s", s->name, cases[c].how);
+			same_verdicts(&h, fleet, local, name);
+			/* The run was a fleet policy's: every admitted packet is
+			 * recorded, at the cost of the whole limit. */
+			for (j = 0; j < h.n; j++) {
+				if (fleet[j] != SLUICE_PASS)
+					continue;
+				if (h.p.pkt.interval | h.p.pkt.interval_frac)
+					want[0] += sluice_limit_cost(&h.p.pkt, 1);
+				if (h.p.bytes.interval | h.p.bytes.interval_frac)
+					want[1] += sluice_limit_cost(&h.p.bytes, h.pk[j].len);
+			}
+			u = use_of(f, h.p.tag, A);
+			if (!tap_ok(u.used[0] == want[0] && u.used[1] == want[1],
+				    "%s, fleet %s: usage recorded of its %zu admitted packets",
+				    s->name, cases[c].how, scn_run_passed(&h)))
+				tap_diag("  used %llu %llu, want %llu %llu",
+					 (unsigned long long)u.used[0],
+					 (unsigned long long)u.used[1],
+					 (unsigned long long)want[0], (unsigned long long)want[1]);
+		}
+	next:
+		free(local);
+		free(fleet);
+		scn_run_free(&h);
+	}
+}
+
+/* 4. What the datapath records, and what it does not. */
+static void test_usage(struct fleet *f)
+{
+	const char *t = "usage";
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_fleet_use u;
+	struct sluice_bucket b;
+
+	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
+	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, A, "PPPPPPPPPPD", t, "N=3 synced, burst 30, at t0");
+	u = use_of(f, TAG_TB, A);
+	TAP_TRUE(u.used[0] == 10 * C_PKT && u.used[1] == 0,
+		 "%s: 10 admitted packets record 10 x %llu ticks, no bytes (got %llu, %llu)", t,
+		 (unsigned long long)C_PKT, (unsigned long long)u.used[0],
+		 (unsigned long long)u.used[1]);
+	expect_at(f, SCN_T0, A, "DDD", t, "three more at t0");
+	u = use_of(f, TAG_TB, A);
+	TAP_EQ(u.used[0], 10 * C_PKT, "%s: drops add nothing", t);
+	TAP_EQ(use_keys(f), 1, "%s: one key with usage", t);
+
+	/* Bytes: 100/s burst 30 and 1,000,000 B/s burst 250 B; 100-byte
+	 * frames: two fit, the third the byte limit refuses (and hands its
+	 * packet charge back). */
+	t = "usage of a byte limit";
+	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
+	sluice_limit_set_bytes(&p.bytes, 1000000, SLUICE_NS_PER_SEC, 250, NULL, 0);
+	if (!tap_ok(setup(f, &set, &p, 0, 0), "%s: setup", t))
+		return;
+	clock_at(f, SCN_T0);
+	bpfrun_expect(&f->r, A, 100, "PPD", "%s: live 0, 100-byte frames at t0 send PPD", t);
+	u = use_of(f, TAG_TB, A);
+	TAP_TRUE(u.used[0] == 2 * C_PKT && u.used[1] == 2 * 100 * C_BYTE,
+		 "%s: used = 2 packets, 200 bytes x %llu ticks (got %llu, %llu)", t,
+		 (unsigned long long)C_BYTE, (unsigned long long)u.used[0],
+		 (unsigned long long)u.used[1]);
+	b = bucket_of(f, TAG_TB, A);
+	TAP_TRUE(b.s[0] == TICKS(SCN_T0) + 2 * C_PKT && b.s[1] == TICKS(SCN_T0) + 200 * C_BYTE,
+		 "%s: the bucket holds the two packets only", t);
+
+	t = "usage of a local policy";
+	bucket_policy(&p, 30, 0);
+	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, A, "PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPD", t, "N=3 synced, burst 30, t0");
+	TAP_EQ(use_keys(f), 0, "%s: no usage entry", t);
+
+	/* New keys 1/h burst 1: the first source gets a bucket of its own,
+	 * the second is charged to 198.18.0.0/24's aggregate bucket. */
+	t = "usage of an aggregate key";
+	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
+	if (!tap_ok(setup(f, &set, &p, 0, 0), "%s: setup", t))
+		return;
+	sluice_limit_set(&set.new_keys, 1, BPFRUN_HOUR, 1, NULL, 0);
+	bpfrun_configure(&f->r, &set);
+	expect_at(f, SCN_T0, A, "PP", t, "its own bucket");
+	expect_at(f, SCN_T0, B, "PP", t, "the aggregate's");
+	TAP_TRUE(!bpfrun_lookup(&f->r, false, TAG_TB | SLUICE_TAG_AGGREGATE, "198.18.0.0", 24, &b),
+		 "%s: 198.18.0.0/24's aggregate bucket exists", t);
+	TAP_EQ(use_keys(f), 1, "%s: one usage entry, the own key's", t);
+	TAP_EQ(use_of(f, TAG_TB, A).used[0], 2 * C_PKT, "%s: the own key has 2 packets' usage", t);
+}
+
+/* Records of sluice_fleet_io, by key. */
+static void expect_rec(struct fleet *f, __u32 n, const char *src, __u64 pkt, __u64 bytes,
+		       const char *t)
+{
+	struct sluice_fleet_rec rec;
+	long i = find_rec(f, n, TAG_TB, src, &rec);
+
+	if (!tap_ok(i >= 0, "%s: a record of %s", t, src))
+		return;
+	if (!tap_ok(rec.used[0] == pkt && rec.used[1] == bytes && !rec.debt[0] && !rec.debt[1],
+		    "%s: %s's record carries used %llu, %llu and no debt", t, src,
+		    (unsigned long long)pkt, (unsigned long long)bytes))
+		tap_diag("  used %llu %llu, debt %llu %llu", (unsigned long long)rec.used[0],
+			 (unsigned long long)rec.used[1], (unsigned long long)rec.debt[0],
+			 (unsigned long long)rec.debt[1]);
+}
+
+/* Usage of A (3 packets), B (1), C (2, then taken to 0 as if pushed) and D
+ * (bytes only, put there by hand). */
+static bool usage_abcd(struct fleet *f, struct sluice_settings *set)
+{
+	struct sluice_policy p;
+	char got[8];
+
+	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
+	if (!setup(f, set, &p, 0, 0))
+		return false;
+	return !strcmp(bpfrun_sendn(&f->r, A, 60, 3, got), "PPP") &&
+	       !strcmp(bpfrun_sendn(&f->r, B, 60, 1, got), "P") &&
+	       !strcmp(bpfrun_sendn(&f->r, C, 60, 2, got), "PP") && put_use(f, C, 0, 0) &&
+	       put_use(f, D, 0, 5);
+}
+
+/* 5. collect: a record for every key with usage. */
+static void test_collect(struct fleet *f)
+{
+	const char *t = "collect";
+	struct sluice_fleet_rec junk;
+	struct sluice_settings set;
+	struct sluice_fleet st;
+	struct fleet small;
+	__u32 i;
+
+	if (!tap_ok(usage_abcd(f, &set), "%s: setup", t))
+		return;
+	/* What a previous sync left in the records must not leak. */
+	memset(&junk, 0xab, sizeof(junk));
+	for (i = 0; i < 8; i++)
+		put_rec(f, i, &junk);
+	if (!collect(f, t))
+		return;
+	st = fleet_state(f);
+	TAP_EQ(st.io_n, 3, "%s: io_n counts the 3 keys with usage (A, B, D; not C)", t);
+	TAP_EQ(st.io_more, 0, "%s: io_more 0, every key has a record", t);
+	expect_rec(f, st.io_n, A, 3 * C_PKT, 0, t);
+	expect_rec(f, st.io_n, B, C_PKT, 0, t);
+	expect_rec(f, st.io_n, D, 0, 5, t);
+	TAP_TRUE(find_rec(f, st.io_n, TAG_TB, C, &junk) < 0, "%s: no record of C, whose usage is 0",
+		 t);
+	TAP_TRUE(use_of(f, TAG_TB, A).used[0] == 3 * C_PKT,
+		 "%s: collecting takes nothing off the usage", t);
+
+	/* An exchange of 2 records: the third key is counted in io_more. */
+	t = "collect into 2 records";
+	small.r = f->r;
+	if (!tap_ok(!fleet_open(&small, 2), "%s: load", t))
+		return;
+	clock_at(&small, SCN_T0);
+	if (collect(&small, t)) {
+		st = fleet_state(&small);
+		TAP_TRUE(st.io_n == 2 && st.io_more == 1, "%s: io_n 2, io_more 1 (got %u, %u)", t,
+			 st.io_n, st.io_more);
+	}
+	fleet_bpf__destroy(small.skel);
+}
+
+/* 6. apply: take off what was pushed, fold in the fleet's debt. */
+static void test_apply(struct fleet *f)
+{
+	const char *t = "apply without debt";
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_fleet_rec rec;
+	struct sluice_bucket ba, bb, b;
+	struct sluice_fleet_use u;
+	__u64 ta;
+
+	if (!tap_ok(usage_abcd(f, &set), "%s: setup", t) || !collect(f, t))
+		return;
+	ba = bucket_of(f, TAG_TB, A);
+	bb = bucket_of(f, TAG_TB, B);
+	/* Used after the collect: stays for the next sync. */
+	bpfrun_expect(&f->r, A, 60, "PP", "%s: A sends PP between collect and apply", t);
+	if (!apply(f, t))
+		return;
+	TAP_EQ(use_of(f, TAG_TB, A).used[0], 2 * C_PKT,
+	       "%s: A's 3 collected packets are taken off, the 2 sent since stay", t);
+	u = use_of(f, TAG_TB, B);
+	TAP_TRUE(u.used[0] == 0 && u.used[1] == 0, "%s: B's usage is 0", t);
+	u = use_of(f, TAG_TB, D);
+	TAP_TRUE(u.used[0] == 0 && u.used[1] == 0, "%s: D's byte usage is 0", t);
+	b = bucket_of(f, TAG_TB, A);
+	TAP_TRUE(b.s[0] == ba.s[0] + 2 * C_PKT && b.s[1] == ba.s[1],
+		 "%s: debt 0 leaves A's bucket as its packets left it", t);
+	b = bucket_of(f, TAG_TB, B);
+	TAP_TRUE(!memcmp(&b, &bb, sizeof(b)), "%s: and B's", t);
+	TAP_TRUE(bpfrun_lookup(&f->r, false, TAG_TB, D, 32, &b) == -ENOENT,
+		 "%s: debt 0 creates no bucket for D", t);
+	if (collect(f, "collect after apply"))
+		TAP_EQ(fleet_state(f).io_n, 1, "collect after apply: only A's 2 packets are left");
+
+	/* A record that pushed more than is left (an element the LRU reused
+	 * since): the usage goes to 0, never below. */
+	t = "apply of more than is left";
+	if (!tap_ok(put_use(f, A, C_PKT, 0) && find_rec(f, 1, TAG_TB, A, &rec) == 0, "%s: setup",
+		    t))
+		return;
+	rec.used[0] = 3 * C_PKT;
+	rec.used[1] = 7;
+	if (!put_rec(f, 0, &rec) || !apply(f, t))
+		return;
+	u = use_of(f, TAG_TB, A);
+	TAP_TRUE(u.used[0] == 0 && u.used[1] == 0, "%s: the usage is 0 (got %llu, %llu)", t,
+		 (unsigned long long)u.used[0], (unsigned long long)u.used[1]);
+
+	/* N = 3 synced, 100/s burst 30: a box holds 10 packets (100 ms) of
+	 * tolerance. A sent one packet at t0; at t0 + 5 ms the fleet owes
+	 * 30 packets (300 ms): TAT = t0 + 305 ms, and a packet is admitted
+	 * once TAT + 10 ms - now <= 100 ms, at t0 + 215 ms. */
+	t = "apply of a debt";
+	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
+	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, A, "P", t, "t0");
+	ta = SCN_T0 + SCN_MS(5);
+	clock_at(f, ta);
+	if (!collect(f, t) || !tap_ok(find_rec(f, fleet_state(f).io_n, TAG_TB, A, &rec) == 0,
+				      "%s: A's record", t))
+		return;
+	rec.debt[0] = 30 * C_PKT;
+	if (!put_rec(f, 0, &rec) || !apply(f, t))
+		return;
+	b = bucket_of(f, TAG_TB, A);
+	TAP_TRUE(b.s[0] == TICKS(ta) + 30 * C_PKT && b.s[1] == 0,
+		 "%s: A's TAT is raised to now + the debt, its byte TAT untouched", t);
+	TAP_EQ(use_of(f, TAG_TB, A).used[0], 0, "%s: and its usage taken off", t);
+	expect_at(f, SCN_T0 + SCN_MS(10), A, "D", t, "t0 + 10 ms (the whole rate's next packet)");
+	expect_at(f, SCN_T0 + SCN_MS(215) - 1, A, "D", t, "t0 + 215 ms - 1 ns");
+	expect_at(f, SCN_T0 + SCN_MS(215), A, "PD", t, "t0 + 215 ms");
+	expect_at(f, SCN_T0 + SCN_MS(225), A, "PD", t, "t0 + 225 ms");
+
+	/* B sent its 10 packets at t0 (TAT t0 + 100 ms); a fleet debt of
+	 * 50 ms is less than B's own: nothing changes. */
+	t = "apply of a debt below the local one";
+	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+		return;
+	expect_at(f, SCN_T0, B, "PPPPPPPPPPD", t, "t0");
+	if (!collect(f, t) || !tap_ok(find_rec(f, fleet_state(f).io_n, TAG_TB, B, &rec) == 0,
+				      "%s: B's record", t))
+		return;
+	rec.debt[0] = 5 * C_PKT;
+	rec.debt[1] = 0;
+	if (!put_rec(f, 0, &rec) || !apply(f, t))
+		return;
+	b = bucket_of(f, TAG_TB, B);
+	TAP_TRUE(b.s[0] == TICKS(SCN_T0) + 10 * C_PKT && b.s[1] == 0,
+		 "%s: B's TAT stays t0 + 100 ms", t);
+	expect_at(f, SCN_T0 + SCN_MS(10), B, "PD", t, "t0 + 10 ms");
+
+	/* A key evicted here but spent elsewhere: apply creates its bucket
+	 * with the debt. Z owes 30 packets at t0: admitted again at t0 +
+	 * 300 + 10 - 100 ms. Y owes bytes only. */
+	t = "apply of a debt to a missing bucket";
+	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.key = key_of(TAG_TB, Z, 32);
+	rec.debt[0] = 30 * C_PKT;
+	if (!put_rec(f, 0, &rec))
+		return;
+	rec.key = key_of(TAG_TB, "198.18.0.98", 32);
+	rec.debt[0] = 0;
+	rec.debt[1] = 1000 * C_BYTE;
+	if (!put_rec(f, 1, &rec))
+		return;
+	rec.key = key_of(TAG_TB, "198.18.0.97", 32);
+	rec.debt[1] = 0;
+	if (!put_rec(f, 2, &rec) || !set_io_n(f, 3) || !apply(f, t))
+		return;
+	b = bucket_of(f, TAG_TB, Z);
+	TAP_TRUE(b.s[0] == TICKS(SCN_T0) + 30 * C_PKT && b.s[1] == 0 && b.dropped == 0,
+		 "%s: Z's bucket is created with TAT now + the debt", t);
+	b = bucket_of(f, TAG_TB, "198.18.0.98");
+	TAP_TRUE(b.s[0] == 0 && b.s[1] == TICKS(SCN_T0) + 1000 * C_BYTE,
+		 "%s: a byte debt makes the byte TAT", t);
+	TAP_TRUE(bpfrun_lookup(&f->r, false, TAG_TB, "198.18.0.97", 32, &b) == -ENOENT,
+		 "%s: a record without debt creates no bucket", t);
+	TAP_EQ(use_keys(f), 0, "%s: nor a usage entry", t);
+	TAP_EQ(bpfrun_count_keys(&f->r, false), 2, "%s: two buckets in the table", t);
+	expect_at(f, SCN_T0 + SCN_MS(210) - 1, Z, "D", t, "t0 + 210 ms - 1 ns");
+	TAP_EQ(use_keys(f), 0, "%s: Z's drop records no usage", t);
+	expect_at(f, SCN_T0 + SCN_MS(210), Z, "PD", t, "t0 + 210 ms");
+	u = use_of(f, TAG_TB, Z);
+	TAP_TRUE(u.used[0] == C_PKT && u.used[1] == 0,
+		 "%s: Z's usage is its one admitted packet (got %llu, %llu)", t,
+		 (unsigned long long)u.used[0], (unsigned long long)u.used[1]);
+}
+
+/* 7. The window algorithms have no share: the flag leaves them local. */
+static void test_windows(struct fleet *f)
+{
+	size_t i;
+
+	for (i = 0; i < scn_nr_tables; i++) {
+		const struct scn *s = &scn_tables[i];
+		struct sluice_policy fp;
+		struct scn_run h;
+		int *local, *fleet;
+		char name[160];
+
+		if (s->algo <= SLUICE_ALGO_LEAKY_BUCKET)
+			continue;
+		if (!scn_run_host(s, &h))
+			continue;
+		local = calloc(h.n, sizeof(int));
+		fleet = calloc(h.n, sizeof(int));
+		fp = h.p;
+		fp.flags |= SLUICE_POLICY_FLEET;
+		if (tap_ok(local && fleet && set_fleet(f, 3, PAST) && run_scn(f, &h.p, &h, local) &&
+				   run_scn(f, &fp, &h, fleet),
+			   "%s, flag set, N=3 outage: run", s->name)) {
+			snprintf(name, sizeof(name), "%s, flag set, N=3 outage", s->name);
+			same_verdicts(&h, fleet, local, name);
+			TAP_EQ(use_keys(f), 0, "%s, flag set: no usage recorded", s->name);
+		}
+		free(local);
+		free(fleet);
+		scn_run_free(&h);
+	}
+}
+
+int main(void)
+{
+	struct fleet f;
+
+	bpfrun_one_cpu();
+	memset(&f, 0, sizeof(f));
+	if (!bpfrun_load(&f.r, NULL))
+		return tap_done();
+	if (!tap_ok(!fleet_open(&f, 0), "load the fleet programs on the datapath's maps")) {
+		bpfrun_close(&f.r);
+		return tap_done();
+	}
+	test_synced(&f);
+	test_outage(&f);
+	test_whole(&f);
+	test_usage(&f);
+	test_collect(&f);
+	test_apply(&f);
+	test_windows(&f);
+	fleet_bpf__destroy(f.skel);
+	bpfrun_close(&f.r);
+	return tap_done();
+}
