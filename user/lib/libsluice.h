@@ -177,6 +177,8 @@ struct sluice_handle {
 	/* Maps a newer sluice added to the layout (SLUICE_MAP_RWOULD): -1 when
 	 * the state was pinned without them, until the next attach adds them. */
 	int rwould_fd;
+	int fleet_fd, fleet_use_fd; /* sluice_fleet, sluice_fleet_use */
+	struct sluice_fleet *fleet; /* mmapped; NULL without sluice_fleet */
 };
 
 /* A handle with no map open: every fd -1. */
@@ -416,6 +418,23 @@ int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settin
  * default; name gets "198.18.0.0/15" or "default", family 4, 6 or 0. */
 const struct sluice_policy *sluice_policy_at(const struct sluice_policies *pol, size_t i,
 					     char *name, size_t len, int *family);
+
+/* ---- Fleet-wide limits (fleet.c) ---- */
+
+#define SLUICE_FLEET_STALE 4 /* a view only: synced, but not renewed in time */
+
+/* The agent's state as it stands now: what the datapath decides on. */
+struct sluice_fleet_view {
+	struct sluice_fleet f; /* a copy, strings terminated */
+	__u32 n; /* the N of rate/N and burst/N (at least 1) */
+	bool shared; /* the datapath admits rate/N now (outage, stale, stopped) */
+	int state_code; /* enum sluice_fleet_state, or SLUICE_FLEET_STALE */
+	const char *state; /* "off", "synced", "outage", "stopped", "stale" */
+	double last_ok_age_s; /* seconds since the last successful sync; -1: none */
+};
+
+/* -ENOENT when the state has no sluice_fleet (pinned by an older sluice). */
+int sluice_fleet_view(const struct sluice_handle *h, struct sluice_fleet_view *v);
 
 /* ---- Prometheus (prom.c) ---- */
 

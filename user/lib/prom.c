@@ -54,6 +54,46 @@ static void gauge(FILE *f, const char *name, const char *help, const char *ifnam
 	sample(f, name, ifname, NULL, v);
 }
 
+static void counter(FILE *f, const char *name, const char *help, const char *ifname, __u64 v)
+{
+	family(f, name, "counter", help);
+	sample(f, name, ifname, NULL, v);
+}
+
+/* The fleet agent's state (fleet.c), when the state has sluice_fleet. */
+static void fleet_samples(FILE *f, const struct sluice_handle *h)
+{
+	struct sluice_fleet_view v;
+
+	if (sluice_fleet_view(h, &v))
+		return;
+	gauge(f, "sluice_fleet_state",
+	      "Fleet agent: 0 off (no agent ever), 1 synced, 2 outage (rate/N), 3 stopped "
+	      "(rate/N), 4 stale (not synced in time: rate/N).", h->ifname, (__u64)v.state_code);
+	gauge(f, "sluice_fleet_shared", "Whether fleet policies admit rate/N now (1) or the whole "
+	      "rate, shared through Redis (0).", h->ifname, v.shared);
+	gauge(f, "sluice_fleet_boxes", "N: the live boxes of the fleet at the last sync.",
+	      h->ifname, v.n);
+	family(f, "sluice_fleet_last_sync_age_seconds", "gauge",
+	       "Seconds since the last successful sync with Redis (-1: never).");
+	fprintf(f, "sluice_fleet_last_sync_age_seconds{" IFACE_LABEL "=\"");
+	put_label(f, h->ifname);
+	fprintf(f, "\"} %.3f\n", v.last_ok_age_s);
+	counter(f, "sluice_fleet_syncs_total", "Successful syncs with Redis.", h->ifname,
+		v.f.syncs);
+	counter(f, "sluice_fleet_sync_errors_total", "Failed syncs with Redis.", h->ifname,
+		v.f.sync_errors);
+	counter(f, "sluice_fleet_outages_total", "Times the agent fell back to rate/N.",
+		h->ifname, v.f.outages);
+	counter(f, "sluice_fleet_keys_pushed_total", "Keys pushed to Redis.", h->ifname,
+		v.f.keys_pushed);
+	counter(f, "sluice_fleet_keys_skipped_total",
+		"Active keys left for a later sync (over --sync-keys).", h->ifname,
+		v.f.keys_skipped);
+	gauge(f, "sluice_fleet_rtt_nanoseconds", "The last successful exchange with Redis.",
+	      h->ifname, v.f.last_rtt_ns);
+}
+
 /*
  * One sample per policy: policy="default" or the rule's CIDR; rules that
  * share a counter slot (slots.c) have one sample together, policy="slot:N",
@@ -153,6 +193,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	gauge(f, "sluice_rules", "Rules in force.", h->ifname, pol.nr_rules);
 	gauge(f, "sluice_dry_run", "Whether dry-run is on for every policy (1) or not (0).",
 	      h->ifname, pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
+	fleet_samples(f, h);
 	sluice_free_policies(&pol);
 	if (fflush(f) || ferror(f))
 		return sluice_err(err, errlen, -EIO, "Couldn't write the metrics of %s: %s",

@@ -155,6 +155,7 @@ void sluice_handle_init(struct sluice_handle *h)
 	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
 	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
 	h->ruletab_fd = h->hash_fd = h->rwould_fd = -1;
+	h->fleet_fd = h->fleet_use_fd = -1;
 }
 
 static size_t ruletab_bytes(__u32 max)
@@ -195,7 +196,8 @@ void sluice_close(struct sluice_handle *h)
 {
 	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
 		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd,
-		       &h->ruletab_fd, &h->hash_fd, &h->rwould_fd };
+		       &h->ruletab_fd, &h->hash_fd, &h->rwould_fd, &h->fleet_fd,
+		       &h->fleet_use_fd };
 	size_t i;
 
 	if (h->cfg && h->cfg != MAP_FAILED)
@@ -204,6 +206,9 @@ void sluice_close(struct sluice_handle *h)
 	if (h->ruletab)
 		munmap(h->ruletab, ruletab_bytes(h->ruletab_max));
 	h->ruletab = NULL;
+	if (h->fleet)
+		munmap(h->fleet, sizeof(*h->fleet));
+	h->fleet = NULL;
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -324,6 +329,8 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		{ SLUICE_MAP_RSTATS, &h->rstats_fd, false },
 		{ SLUICE_MAP_EVENTS, &h->events_fd, false },
 		{ SLUICE_MAP_RWOULD, &h->rwould_fd, true },
+		{ SLUICE_MAP_FLEET, &h->fleet_fd, true },
+		{ SLUICE_MAP_FLEET_USE, &h->fleet_use_fd, true },
 	};
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
@@ -373,6 +380,16 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 			   strerror(errno));
 		h->cfg = NULL;
 		goto out_err;
+	}
+	if (h->fleet_fd >= 0) {
+		h->fleet = mmap(NULL, sizeof(*h->fleet), PROT_READ | PROT_WRITE, MAP_SHARED,
+				h->fleet_fd, 0);
+		if (h->fleet == MAP_FAILED) {
+			ret = fail(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
+				   SLUICE_MAP_FLEET, strerror(errno));
+			h->fleet = NULL;
+			goto out_err;
+		}
 	}
 	ret = sluice_check_layout(h->cfg, ifname, err, errlen);
 	if (!ret)

@@ -66,6 +66,8 @@ enum {
 	OPT_KEEP_STATE,
 	OPT_RESUME,
 	OPT_FRESH,
+	OPT_FLEET_FIRST, /* run's fleet agent: fleet_opts[] of fleet_opts.c, in order */
+	OPT_FLEET_LAST = OPT_FLEET_FIRST + FLEET_NR_OPTS - 1,
 };
 
 static const struct option attach_long[] = {
@@ -89,6 +91,15 @@ static const struct option attach_long[] = {
 	{ "keep-state", no_argument, NULL, OPT_KEEP_STATE },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "fresh", no_argument, NULL, OPT_FRESH },
+	{ "redis", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_REDIS },
+	{ "fleet", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_FLEET },
+	{ "redis-password-file", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_PASSWORD },
+	{ "fleet-member", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_MEMBER },
+	{ "sync-interval", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_SYNC },
+	{ "redis-timeout", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_TIMEOUT },
+	{ "sync-keys", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_KEYS },
+	{ "redis-batch", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_BATCH },
+	{ "fleet-size", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
@@ -236,6 +247,13 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		case OPT_FRESH:
 			o->fresh = true;
 			break;
+		case OPT_FLEET_FIRST ... OPT_FLEET_LAST:
+			if (!is_run)
+				return run_only(cmd, argv[optind - 1]);
+			if (fleet_parse_opt(c - OPT_FLEET_FIRST, optarg, &o->fleet, err,
+					    sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			break;
 		case ':':
 			return usage_err(cmd, "option '%s' needs a value", argv[optind - 1]);
 		case '?':
@@ -246,6 +264,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 					 argv[optind - 1], cmd);
 		}
 	}
+	if (is_run && fleet_check_opts(&o->fleet, err, sizeof(err)))
+		return usage_err(cmd, "%s", err);
 	if (o->resume && o->fresh)
 		return usage_err(cmd, "--resume and --fresh exclude each other: --resume adopts "
 				 "the pinned state, --fresh drops it");

@@ -46,6 +46,52 @@ void status_usage(FILE *f);
 void run_usage(FILE *f);
 void reload_usage(FILE *f);
 
+/* ---- the fleet agent of run (fleet.c) ---- */
+
+struct fleet_opts {
+	const char *redis; /* --redis ADDR: NULL, no agent */
+	const char *fleet; /* --fleet NAME */
+	const char *password_file; /* --redis-password-file */
+	const char *member; /* --fleet-member ID: default HOSTNAME/IFACE */
+	__u64 sync_ns; /* --sync-interval */
+	__u64 timeout_ns; /* --redis-timeout */
+	__u64 max_keys; /* --sync-keys */
+	__u64 member_ttl_ms; /* a box not heard from for this long is not counted */
+	__u32 batch; /* --redis-batch: keys per script call */
+	__u32 fleet_size; /* --fleet-size: N is at least this */
+};
+
+#define FLEET_DEFAULT_SYNC_NS (100ULL * 1000000ULL)
+#define FLEET_DEFAULT_BATCH 256
+
+/* run's fleet options, parsed by fleet_opts.c in this order */
+enum {
+	FLEET_OPT_REDIS,
+	FLEET_OPT_FLEET,
+	FLEET_OPT_PASSWORD,
+	FLEET_OPT_MEMBER,
+	FLEET_OPT_SYNC,
+	FLEET_OPT_TIMEOUT,
+	FLEET_OPT_KEYS,
+	FLEET_OPT_BATCH,
+	FLEET_OPT_SIZE,
+	FLEET_NR_OPTS,
+};
+int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen);
+/* After every option: --fleet with --redis, the defaults. */
+int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen);
+extern const char *const fleet_opt_help;
+
+struct fleet_agent;
+/* Start the agent on the limiter of ifname (attached). A refused password
+ * fails; an unreachable Redis starts in an outage (rate/N), said once. */
+int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_agent **out,
+		char *err, size_t errlen);
+/* "; fleet NAME synced, 3 boxes, rtt 0.4 ms" for run's report ("" for none). */
+void fleet_report(const struct fleet_agent *a, char *buf, size_t len);
+/* Stop, leaving the state "stopped" (rate/N until an agent runs again). */
+void fleet_stop(struct fleet_agent *a);
+
 /* ---- attach options, shared by attach and run (common.c) ---- */
 
 #define SET_ARGV_MAX 32
@@ -68,6 +114,7 @@ struct attach_opts {
 	/* run only */
 	bool keep_state;
 	__u64 interval_ns;
+	struct fleet_opts fleet;
 	const char *metrics; /* ADDR:PORT */
 };
 

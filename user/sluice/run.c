@@ -34,7 +34,7 @@ void run_usage(FILE *f)
 {
 	fprintf(f,
 		"  sluice run IFACE [attach options] [--interval SECS] [--metrics ADDR:PORT]\n"
-		"                [--keep-state]\n"
+		"                [--keep-state] [--redis ADDR --fleet NAME [fleet options]]\n"
 		"      report on IFACE once per interval; attach first if sluice is not\n"
 		"      attached, and then detach on Ctrl-C\n");
 }
@@ -59,7 +59,8 @@ static void run_help(void)
 	       "dry-run, or while a dry-run rule would drop, also the would-drop rate and\n"
 	       "the keys that would have lost the most ('top would drop (dry-run): ...').\n"
 	       "SIGHUP re-reads --config ('sluice reload'). A run killed with SIGKILL leaves\n"
-	       "the limiter attached; the next run or attach says that it adopts it.\n");
+	       "the limiter attached; the next run or attach says that it adopts it.\n\n%s",
+	       fleet_opt_help);
 }
 
 struct top_entry {
@@ -181,7 +182,7 @@ static void report_top(struct top_table *rs)
 /* One line; the would-drop parts whenever there were would-drops or dry-run
  * is on (dry). */
 static void report(struct run_state *rs, const struct sluice_stats *cur,
-		   const struct sluice_stats *prev, double secs, bool dry)
+		   const struct sluice_stats *prev, double secs, bool dry, const char *fleet)
 {
 	__u64 would = delta(cur->would_drop, prev->would_drop);
 	time_t t = time(NULL);
@@ -205,7 +206,7 @@ static void report(struct run_state *rs, const struct sluice_stats *cur,
 		/* Events of before dry-run went off: not this line's. */
 		memset(&rs->would, 0, sizeof(rs->would));
 	}
-	printf("\n");
+	printf("%s\n", fleet);
 }
 
 /* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence. */
@@ -239,8 +240,9 @@ static void drain_claim(int claim_fd)
 		close(fd);
 }
 
-static int run_loop(struct attach_opts *o, int claim_fd)
+static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agent *agent)
 {
+	char fleet[256];
 	static struct run_state rs;
 	struct sluice_stats prev, cur;
 	struct sluice_settings set;
@@ -312,7 +314,8 @@ static int run_loop(struct attach_opts *o, int claim_fd)
 			break;
 		}
 		sluice_read_settings(&h, &set, NULL);
-		report(&rs, &cur, &prev, now - last, set.flags & SLUICE_DRY_RUN);
+		fleet_report(agent, fleet, sizeof(fleet));
+		report(&rs, &cur, &prev, now - last, set.flags & SLUICE_DRY_RUN, fleet);
 		prev = cur;
 		last = now;
 		next += interval;
@@ -417,6 +420,7 @@ int do_run(int argc, char **argv)
 	char err[SLUICE_ERR_LEN];
 	bool attached, owned;
 	struct metrics_server *metrics = NULL;
+	struct fleet_agent *agent = NULL;
 	int claim_fd, ret, status;
 
 	ret = parse_attach_opts("run", argc, argv, &o);
@@ -480,8 +484,19 @@ int do_run(int argc, char **argv)
 			printf("serving the counters at %s\n", metrics_url(metrics));
 		}
 	}
+	if (status == SLUICE_EXIT_OK && o.fleet.redis) {
+		if (fleet_start(&o.fleet, o.ifname, &agent, err, sizeof(err))) {
+			p_err("%s", err);
+			status = SLUICE_EXIT_RUNTIME;
+		} else {
+			printf("sharing the fleet policies of %s as fleet %s through Redis at %s, "
+			       "every %.0f ms\n", o.ifname, o.fleet.fleet, o.fleet.redis,
+			       (double)o.fleet.sync_ns / 1e6);
+		}
+	}
 	if (status == SLUICE_EXIT_OK)
-		status = run_loop(&o, claim_fd);
+		status = run_loop(&o, claim_fd, agent);
+	fleet_stop(agent);
 	/* Not one scrape more of a limiter on its way out. */
 	metrics_close(metrics);
 	if (owned) {

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The fleet agent of `sluice run IFACE --redis ADDR --fleet NAME`: a thread
+ * that, once per sync interval,
+ *
+ *   1. runs the collect program (bpf/fleet.bpf.c): every key of a fleet
+ *      policy with usage not pushed yet, into the io array;
+ *   2. pushes the busiest --sync-keys of them, as durations (the ticks of
+ *      cost the box admitted), to Redis in one pipelined round trip
+ *      (user/lib/redis.c), which advances each key's fleet-wide GCRA state
+ *      and answers each key's debt (how far the fleet's TAT is ahead of
+ *      Redis's now) and N, the live boxes;
+ *   3. runs the apply program: takes the pushed usage off, and raises each
+ *      key's local bucket to now + debt, so the box refuses as soon as the
+ *      fleet has spent the allowance;
+ *   4. renews sluice_fleet.ok_until (two intervals ahead): while it holds,
+ *      fleet policies admit the whole rate; past it, rate/N.
+ *
+ * A failed sync (Redis unreachable, slow past --redis-timeout, an error
+ * reply, a refused password) ends ok_until at once, so every box falls back
+ * to rate/N within the interval it failed in, and says so once; the usage
+ * of that sync is dropped (it was admitted under the outage share, which is
+ * safe on its own: charging it later would block the fleet). The next
+ * successful sync restores the whole rate. On exit the agent leaves the
+ * state "stopped": rate/N until an agent runs again. Only durations cross
+ * between the box and Redis, never a clock reading.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "redis.h"
+#include "fleet.skel.h"
+
+/* Redis keys name a key by its masked address, one per limit (lane). */
+#define KEY_TEXT 56
+#define TICKS_PER_US (1000ULL << SLUICE_TICK_SHIFT)
+
+struct fleet_agent {
+	struct fleet_opts o;
+	char ifname[IF_NAMESIZE];
+	char member[128];
+	struct sluice_handle h;
+	struct fleet_bpf *skel;
+	struct sluice_fleet_rec *io; /* mmapped, io_max records */
+	__u32 io_max;
+	struct sluice_redis *redis;
+	/* one sync's lanes: [i] is record rec_of[i], limit lane_of[i] */
+	char (*names)[KEY_TEXT];
+	const char **keys;
+	double *used_us;
+	__s64 *debt_us;
+	__u32 *rec_of;
+	__u8 *lane_of;
+	pthread_t thread;
+	bool started;
+	volatile int stop;
+	bool outage_said;
+};
+
+static void now_text(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+/* A line of the agent's own, between run's reports. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char when[16], line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	now_text(when, sizeof(when));
+	printf("%s fleet: %s\n", when, line);
+}
+
+static __u64 realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * SLUICE_NS_PER_SEC + (__u64)ts.tv_nsec;
+}
+
+static int run_prog(struct bpf_program *p)
+{
+	/* The programs read no packet: any frame long enough for XDP. */
+	__u8 frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+	int ret = bpf_prog_test_run_opts(bpf_program__fd(p), &t);
+
+	if (ret)
+		return -errno;
+	return t.retval == XDP_PASS ? 0 : -EPROTO;
+}
+
+/* Load the two programs on the limiter's pinned maps. */
+static int load_progs(struct fleet_agent *a, char *err, size_t errlen)
+{
+	struct fleet_bpf *s = fleet_bpf__open();
+	size_t bytes, page = (size_t)sysconf(_SC_PAGESIZE);
+	int ret;
+
+	if (!s)
+		return sluice_err(err, errlen, -errno, "Couldn't open the fleet programs: %s",
+				  strerror(errno));
+	a->io_max = sluice_map_max_entries(a->h.fleet_use_fd);
+	ret = bpf_map__reuse_fd(s->maps.sluice_buckets, a->h.buckets_fd);
+	if (!ret)
+		ret = bpf_map__reuse_fd(s->maps.sluice_fleet, a->h.fleet_fd);
+	if (!ret)
+		ret = bpf_map__reuse_fd(s->maps.sluice_fleet_use, a->h.fleet_use_fd);
+	if (!ret)
+		ret = bpf_map__set_max_entries(s->maps.sluice_fleet_io, a->io_max);
+	if (!ret)
+		ret = fleet_bpf__load(s);
+	if (ret) {
+		fleet_bpf__destroy(s);
+		return sluice_err(err, errlen, ret < 0 ? ret : -EINVAL,
+				  "Couldn't load the fleet programs on the maps of %s: %s (run "
+				  "with -v to see libbpf's reason)", a->ifname, strerror(-ret));
+	}
+	a->skel = s;
+	bytes = ((size_t)a->io_max * sizeof(struct sluice_fleet_rec) + page - 1) / page * page;
+	a->io = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(s->maps.sluice_fleet_io), 0);
+	if (a->io == MAP_FAILED) {
+		a->io = NULL;
+		return sluice_err(err, errlen, -errno, "Couldn't map the fleet records: %s",
+				  strerror(errno));
+	}
+	a->names = calloc((size_t)a->io_max * 2, sizeof(*a->names));
+	a->keys = calloc((size_t)a->io_max * 2, sizeof(*a->keys));
+	a->used_us = calloc((size_t)a->io_max * 2, sizeof(*a->used_us));
+	a->debt_us = calloc((size_t)a->io_max * 2, sizeof(*a->debt_us));
+	a->rec_of = calloc((size_t)a->io_max * 2, sizeof(*a->rec_of));
+	a->lane_of = calloc((size_t)a->io_max * 2, sizeof(*a->lane_of));
+	if (!a->names || !a->keys || !a->used_us || !a->debt_us || !a->rec_of || !a->lane_of)
+		return sluice_err(err, errlen, -ENOMEM, "Couldn't allocate the fleet agent's "
+				  "tables for %u keys", a->io_max);
+	return 0;
+}
+
+static int cmp_busiest(const void *x, const void *y)
+{
+	const struct sluice_fleet_rec *a = x, *b = y;
+	__u64 ua = a->used[0] + a->used[1], ub = b->used[0] + b->used[1];
+
+	return ua < ub ? 1 : ua > ub ? -1 : 0;
+}
+
+/* "p:198.18.0.7/32": the limit (p packets, b bytes) and the masked key. */
+static void key_name(const struct sluice_key *k, int lane, char *buf, size_t len)
+{
+	struct sluice_cidr c = { .family = k->family, .prefixlen = k->prefixlen };
+	char text[INET6_ADDRSTRLEN + 8];
+
+	memcpy(c.addr, k->addr, 16);
+	sluice_format_cidr(&c, true, text, sizeof(text));
+	snprintf(buf, len, "%c:%s", lane ? 'b' : 'p', text);
+}
+
+static void set_state(struct fleet_agent *a, __u32 state)
+{
+	__atomic_store_n(&a->h.fleet->state, state, __ATOMIC_RELEASE);
+}
+
+static void failed(struct fleet_agent *a, const char *why)
+{
+	struct sluice_fleet *f = a->h.fleet;
+	__u32 n = f->live > 1 ? f->live : 1;
+
+	/* rate/N from now on, not from when the old ok_until runs out. */
+	__atomic_store_n(&f->ok_until, 0, __ATOMIC_RELEASE);
+	f->sync_errors++;
+	snprintf(f->last_error, sizeof(f->last_error), "%s", why);
+	if (f->state != SLUICE_FLEET_OUTAGE) {
+		f->outages++;
+		set_state(a, SLUICE_FLEET_OUTAGE);
+	}
+	if (!a->outage_said && n > 1)
+		say("sync with Redis at %s failed: %s; fleet policies of %s admit rate/%u and "
+		    "burst/%u until it answers", a->o.redis, why, a->ifname, n, n);
+	else if (!a->outage_said)
+		say("sync with Redis at %s failed: %s; the size of fleet %s is not known yet, "
+		    "so fleet policies of %s admit the whole limit until Redis answers (give "
+		    "--fleet-size N for a safe share)", a->o.redis, why, a->o.fleet, a->ifname);
+	a->outage_said = true;
+}
+
+/* One sync; 0 or -errno (the state says why). */
+static int sync_once(struct fleet_agent *a)
+{
+	struct sluice_fleet *f = a->h.fleet;
+	struct sluice_redis_sync_stats st = { 0 };
+	char err[SLUICE_ERR_LEN];
+	__u32 n, push, i, lanes = 0, live = 0;
+	int ret, j;
+
+	ret = run_prog(a->skel->progs.sluice_fleet_collect);
+	if (ret) {
+		failed(a, "the collect program failed");
+		return ret;
+	}
+	n = f->io_n < a->io_max ? f->io_n : a->io_max;
+	push = n < a->o.max_keys ? n : (__u32)a->o.max_keys;
+	if (push < n)
+		qsort(a->io, n, sizeof(a->io[0]), cmp_busiest);
+	for (i = 0; i < push; i++) {
+		for (j = 0; j < 2; j++) {
+			a->io[i].debt[j] = 0;
+			if (!a->io[i].used[j])
+				continue;
+			key_name(&a->io[i].key, j, a->names[lanes], KEY_TEXT);
+			a->keys[lanes] = a->names[lanes];
+			a->used_us[lanes] = (double)a->io[i].used[j] / (double)TICKS_PER_US;
+			a->rec_of[lanes] = i;
+			a->lane_of[lanes] = (__u8)j;
+			lanes++;
+		}
+	}
+	ret = sluice_redis_sync(a->redis, a->o.fleet, a->member, a->o.member_ttl_ms, lanes,
+				a->keys, a->used_us, a->o.batch, a->debt_us, &live, &st, err,
+				sizeof(err));
+	if (ret) {
+		/* Drop what this sync could not push (see the top). */
+		f->io_n = push;
+		run_prog(a->skel->progs.sluice_fleet_apply);
+		failed(a, err);
+		return ret;
+	}
+	for (i = 0; i < lanes; i++) {
+		__s64 d = a->debt_us[i];
+
+		a->io[a->rec_of[i]].debt[a->lane_of[i]] = d > 0 ? (__u64)d * TICKS_PER_US : 0;
+	}
+	f->io_n = push;
+	ret = run_prog(a->skel->progs.sluice_fleet_apply);
+	if (ret) {
+		failed(a, "the apply program failed");
+		return ret;
+	}
+	if (a->o.fleet_size > live)
+		live = a->o.fleet_size;
+	__atomic_store_n(&f->live, live ? live : 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->ok_until, sluice_now_ticks() + ((2 * a->o.sync_ns) << SLUICE_TICK_SHIFT),
+			 __ATOMIC_RELEASE);
+	f->last_ok_ns = realtime_ns();
+	f->syncs++;
+	f->keys_pushed += push;
+	f->keys_skipped += n - push;
+	f->last_rtt_ns = st.duration_ns;
+	f->last_error[0] = '\0';
+	if (f->state != SLUICE_FLEET_SYNCED) {
+		set_state(a, SLUICE_FLEET_SYNCED);
+		if (a->outage_said)
+			say("synced with Redis at %s again (%u box%s): fleet policies of %s admit "
+			    "the whole limit", a->o.redis, live, live == 1 ? "" : "es", a->ifname);
+	}
+	a->outage_said = false;
+	return 0;
+}
+
+static void *agent_main(void *arg)
+{
+	struct fleet_agent *a = arg;
+	__u64 next = sluice_now_ns();
+
+	while (!a->stop) {
+		__u64 now;
+
+		sync_once(a);
+		next += a->o.sync_ns;
+		now = sluice_now_ns();
+		if (next < now) /* a sync longer than the interval: the next at once */
+			next = now;
+		while (!a->stop && (now = sluice_now_ns()) < next) {
+			__u64 left = next - now;
+			struct timespec ts = { .tv_sec = 0,
+					       .tv_nsec = (long)(left < 50000000 ? left : 50000000) };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+static bool any_fleet_policy(struct sluice_handle *h)
+{
+	struct sluice_policies pol;
+	bool any;
+	__u32 i;
+
+	if (sluice_read_policies(h, &pol, false, NULL, 0))
+		return true; /* not knowing is not a reason to warn */
+	any = pol.set.def.flags & SLUICE_POLICY_FLEET;
+	for (i = 0; i < pol.nr_rules && !any; i++)
+		any = pol.rules[i].rule.policy.flags & SLUICE_POLICY_FLEET;
+	sluice_free_policies(&pol);
+	return any;
+}
+
+int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_agent **out,
+		char *err, size_t errlen)
+{
+	struct sluice_redis_opts ro = { .addr = o->redis, .password_file = o->password_file,
+					.timeout_ns = o->timeout_ns };
+	struct fleet_agent *a = calloc(1, sizeof(*a));
+	struct sluice_fleet *f;
+	char host[64] = "box";
+	int ret;
+
+	*out = NULL;
+	if (!a)
+		return sluice_err(err, errlen, -ENOMEM, "Couldn't start the fleet agent");
+	a->o = *o;
+	snprintf(a->ifname, sizeof(a->ifname), "%s", ifname);
+	if (o->member) {
+		snprintf(a->member, sizeof(a->member), "%s", o->member);
+	} else {
+		gethostname(host, sizeof(host) - 1);
+		snprintf(a->member, sizeof(a->member), "%s/%s", host, ifname);
+	}
+	ret = sluice_open(ifname, &a->h, err, errlen);
+	if (ret)
+		goto fail;
+	if (!a->h.fleet || a->h.fleet_use_fd < 0) {
+		ret = sluice_err(err, errlen, -EPROTO,
+				 "the state of %s was pinned by a sluice without fleet-wide limits: "
+				 "'sluice attach %s' adds them in place", ifname, ifname);
+		goto fail;
+	}
+	ret = sluice_redis_open(&ro, &a->redis, err, errlen);
+	if (ret)
+		goto fail;
+	ret = load_progs(a, err, errlen);
+	if (ret)
+		goto fail;
+	/* A refused password is a mistake to fix now; an unreachable Redis
+	 * is an outage the agent rides out. */
+	ret = sluice_redis_connect(a->redis, err, errlen);
+	if (ret == -EACCES)
+		goto fail;
+	f = a->h.fleet;
+	snprintf(f->fleet, sizeof(f->fleet), "%s", o->fleet);
+	snprintf(f->redis, sizeof(f->redis), "%s", o->redis);
+	f->agent_pid = (__u32)getpid();
+	f->interval_ns = o->sync_ns;
+	if (o->fleet_size > f->live)
+		__atomic_store_n(&f->live, o->fleet_size, __ATOMIC_RELEASE);
+	if (ret)
+		failed(a, err);
+	if (!any_fleet_policy(&a->h))
+		say("no policy of %s is fleet-wide yet ('sluicectl -i %s set --fleet on', 'rule "
+		    "add ... --fleet'): the agent only keeps this box a member of fleet %s",
+		    ifname, ifname, o->fleet);
+	if (pthread_create(&a->thread, NULL, agent_main, a)) {
+		ret = sluice_err(err, errlen, -EAGAIN, "Couldn't start the fleet agent's thread");
+		goto fail;
+	}
+	a->started = true;
+	*out = a;
+	return 0;
+fail:
+	fleet_stop(a);
+	return ret;
+}
+
+void fleet_report(const struct fleet_agent *a, char *buf, size_t len)
+{
+	struct sluice_fleet_view v;
+
+	if (!a || sluice_fleet_view(&a->h, &v)) {
+		buf[0] = '\0';
+		return;
+	}
+	if (!v.shared && v.state_code == SLUICE_FLEET_SYNCED)
+		snprintf(buf, len, "; fleet %s synced, %u box%s, rtt %.1f ms", v.f.fleet, v.n,
+			 v.n == 1 ? "" : "es", (double)v.f.last_rtt_ns / 1e6);
+	else
+		snprintf(buf, len, "; fleet %s %s: rate/%u", v.f.fleet, v.state, v.n);
+}
+
+void fleet_stop(struct fleet_agent *a)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!a)
+		return;
+	if (a->started) {
+		a->stop = 1;
+		pthread_join(a->thread, NULL);
+		/* rate/N until an agent runs again: never the whole rate unshared. */
+		__atomic_store_n(&a->h.fleet->ok_until, 0, __ATOMIC_RELEASE);
+		set_state(a, SLUICE_FLEET_STOPPED);
+		a->h.fleet->agent_pid = 0;
+	}
+	if (a->io)
+		munmap(a->io, ((size_t)a->io_max * sizeof(struct sluice_fleet_rec) + page - 1) /
+				      page * page);
+	fleet_bpf__destroy(a->skel);
+	sluice_redis_close(a->redis);
+	sluice_close(&a->h);
+	free(a->names);
+	free(a->keys);
+	free(a->used_us);
+	free(a->debt_us);
+	free(a->rec_of);
+	free(a->lane_of);
+	free(a);
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The options of `sluice run` that start the fleet agent (fleet.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loader.h"
+
+#define MIN_SYNC_NS (10ULL * 1000000ULL) /* 10 ms */
+#define MAX_SYNC_NS (60ULL * SLUICE_NS_PER_SEC)
+#define MIN_MEMBER_TTL_MS 1000ULL
+
+const char *const fleet_opt_help =
+	"Fleet-wide limits (policies marked --fleet, see sluicectl(8)):\n"
+	"  --redis ADDR        share the fleet policies' usage through the Redis at\n"
+	"                      ADDR: host:port, [v6addr]:port, host (6379), unix:PATH\n"
+	"                      or /PATH; needs --fleet\n"
+	"  --fleet NAME        the fleet: boxes that give one NAME share one limit\n"
+	"  --redis-password-file FILE  AUTH with the first line of FILE (mode 0600)\n"
+	"  --fleet-member ID   this box in the fleet (default HOSTNAME/IFACE)\n"
+	"  --sync-interval DUR time between syncs: 100ms (default), 10ms to 1m\n"
+	"  --redis-timeout DUR deadline of a connect and of each sync (default: the\n"
+	"                      sync interval); past it the box falls back to rate/N\n"
+	"  --sync-keys K       most keys pushed per sync, the busiest first (default\n"
+	"                      131072); the rest wait, counted as skipped\n"
+	"  --redis-batch N     keys per script call (default 256; 1 for a Redis\n"
+	"                      Cluster without the {fleet} hash tag's single slot)\n"
+	"  --fleet-size N      assume at least N boxes (the N of rate/N before Redis\n"
+	"                      has answered once)\n";
+
+static bool valid_name(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n || n > 64)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen)
+{
+	__u64 v;
+
+	switch (which) {
+	case FLEET_OPT_REDIS:
+		o->redis = arg;
+		return 0;
+	case FLEET_OPT_FLEET:
+		if (!valid_name(arg))
+			return sluice_err(err, errlen, -EINVAL,
+					  "--fleet '%s' is not a fleet name: 1 to 64 letters, digits, "
+					  "'.', '_' or '-'", arg);
+		o->fleet = arg;
+		return 0;
+	case FLEET_OPT_PASSWORD:
+		o->password_file = arg;
+		return 0;
+	case FLEET_OPT_MEMBER:
+		if (!*arg || strlen(arg) > 100)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--fleet-member '%s': give 1 to 100 characters", arg);
+		o->member = arg;
+		return 0;
+	case FLEET_OPT_SYNC:
+	case FLEET_OPT_TIMEOUT: {
+		const char *name = which == FLEET_OPT_SYNC ? "--sync-interval" : "--redis-timeout";
+
+		if (sluice_parse_duration(name, arg, &v, err, errlen))
+			return -EINVAL;
+		if (v < MIN_SYNC_NS || v > MAX_SYNC_NS)
+			return sluice_err(err, errlen, -EINVAL, "%s '%s' is out of range: 10ms to 1m",
+					  name, arg);
+		if (which == FLEET_OPT_SYNC)
+			o->sync_ns = v;
+		else
+			o->timeout_ns = v;
+		return 0;
+	}
+	case FLEET_OPT_KEYS:
+	case FLEET_OPT_BATCH:
+	case FLEET_OPT_SIZE: {
+		const char *name = which == FLEET_OPT_KEYS ? "--sync-keys" :
+				   which == FLEET_OPT_BATCH ? "--redis-batch" : "--fleet-size";
+		__u64 max = which == FLEET_OPT_KEYS ? (1ULL << 31) :
+			    which == FLEET_OPT_BATCH ? 100000 : 65536;
+
+		if (sluice_parse_uint(name, arg, max, &v, err, errlen))
+			return -EINVAL;
+		if (!v)
+			return sluice_err(err, errlen, -EINVAL, "%s 0: give at least 1", name);
+		if (which == FLEET_OPT_KEYS)
+			o->max_keys = v;
+		else if (which == FLEET_OPT_BATCH)
+			o->batch = (__u32)v;
+		else
+			o->fleet_size = (__u32)v;
+		return 0;
+	}
+	}
+	return sluice_err(err, errlen, -EINVAL, "unknown fleet option");
+}
+
+int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
+{
+	bool others = o->password_file || o->member || o->sync_ns || o->timeout_ns ||
+		      o->max_keys || o->batch || o->fleet_size;
+
+	if (!o->redis && (o->fleet || others))
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s belongs to the fleet agent, which needs --redis ADDR "
+				  "(and --fleet NAME)", o->fleet ? "--fleet" : "that option");
+	if (!o->redis)
+		return 0;
+	if (!o->fleet)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--redis needs --fleet NAME: the boxes that give one name share "
+				  "one limit, so no two fleets share by accident");
+	if (!o->sync_ns)
+		o->sync_ns = FLEET_DEFAULT_SYNC_NS;
+	if (!o->timeout_ns)
+		o->timeout_ns = o->sync_ns;
+	if (!o->max_keys)
+		o->max_keys = SLUICE_DEFAULT_FLEET_KEYS;
+	if (!o->batch)
+		o->batch = FLEET_DEFAULT_BATCH;
+	/* A box is counted while it synced within three intervals and a
+	 * deadline: a slow sync or two does not shrink N. */
+	o->member_ttl_ms = (3 * o->sync_ns + o->timeout_ns) / 1000000;
+	if (o->member_ttl_ms < MIN_MEMBER_TTL_MS)
+		o->member_ttl_ms = MIN_MEMBER_TTL_MS;
+	return 0;
+}
