@@ -42,8 +42,14 @@ static __u64 field(const struct sluice_counters *c, size_t i)
 	return sluice_field_get(c, &sluice_stats_fields[i]);
 }
 
-static void print_once(const struct sluice_counters *c)
+/* The counters, then the fleet agent's state once one has run (or a policy
+ * is fleet-wide, so that "no agent" is said). */
+static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 {
+	bool policies = sluice_has_fleet_policy(h);
+	struct sluice_fleet_view v;
+	bool fleet = !sluice_fleet_view(h, &v) &&
+		     (policies || v.state_code != SLUICE_FLEET_NONE);
 	struct sluice_json j;
 	size_t i;
 
@@ -52,6 +58,8 @@ static void print_once(const struct sluice_counters *c)
 		json_obj_begin(&j, NULL);
 		for (i = 0; i < sluice_counters_nfields; i++)
 			json_u64(&j, sluice_stats_fields[i].name, field(c, i));
+		if (fleet)
+			sluice_fleet_json(&j, &v);
 		json_obj_end(&j);
 		json_end(&j);
 		return;
@@ -59,6 +67,19 @@ static void print_once(const struct sluice_counters *c)
 	for (i = 0; i < sluice_counters_nfields; i++)
 		printf("%-16s %llu\n", sluice_stats_fields[i].name,
 		       (unsigned long long)field(c, i));
+	if (!fleet)
+		return;
+	printf("%-16s %s\n", "fleet_state", v.state);
+	printf("%-16s %s\n", "fleet_share", v.shared ? "rate/N" : "whole");
+	printf("%-16s %u\n", "fleet_boxes", v.n);
+	printf("%-16s %.3f\n", "fleet_sync_age_s", v.last_ok_age_s);
+	printf("%-16s %llu\n", "fleet_syncs", (unsigned long long)v.f.syncs);
+	printf("%-16s %llu\n", "fleet_errors", (unsigned long long)v.f.sync_errors);
+	printf("%-16s %llu\n", "fleet_outages", (unsigned long long)v.f.outages);
+	printf("%-16s %llu\n", "fleet_pushed", (unsigned long long)v.f.keys_pushed);
+	printf("%-16s %llu\n", "fleet_skipped", (unsigned long long)v.f.keys_skipped);
+	if (v.f.last_error[0])
+		printf("%-16s %s\n", "fleet_error", v.f.last_error);
 }
 
 static volatile sig_atomic_t stop;
@@ -248,7 +269,7 @@ int do_stats(int argc, char **argv)
 	} else {
 		st = read_counters(&h, &c);
 		if (!st)
-			print_once(&c);
+			print_once(&h, &c);
 	}
 	sluice_close(&h);
 	return st;

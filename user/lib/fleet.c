@@ -49,3 +49,61 @@ int sluice_fleet_view(const struct sluice_handle *h, struct sluice_fleet_view *v
 	}
 	return 0;
 }
+
+bool sluice_has_fleet_policy(struct sluice_handle *h)
+{
+	struct sluice_policies pol;
+	bool any;
+	__u32 i;
+
+	if (sluice_read_policies(h, &pol, false, NULL, 0))
+		return false;
+	any = pol.set.def.flags & SLUICE_POLICY_FLEET;
+	for (i = 0; i < pol.nr_rules && !any; i++)
+		any = pol.rules[i].rule.policy.flags & SLUICE_POLICY_FLEET;
+	sluice_free_policies(&pol);
+	return any;
+}
+
+void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies, char *buf,
+			  size_t len)
+{
+	char age[32] = "never";
+
+	if (v->state_code == SLUICE_FLEET_NONE) {
+		snprintf(buf, len, "%s", fleet_policies ?
+			 "off: no agent has run ('sluice run IFACE --redis ADDR --fleet NAME'), so "
+			 "the fleet policies hold the whole limit on this box alone" : "off");
+		return;
+	}
+	if (v->last_ok_age_s >= 0)
+		snprintf(age, sizeof(age), "%.1f s ago", v->last_ok_age_s);
+	if (!v->shared)
+		snprintf(buf, len, "%s via %s: %s, %u box%s, last sync %s, rtt %.1f ms",
+			 v->f.fleet, v->f.redis, v->state, v->n, v->n == 1 ? "" : "es", age,
+			 (double)v->f.last_rtt_ns / 1e6);
+	else
+		snprintf(buf, len, "%s via %s: %s, fleet policies admit rate/%u and burst/%u; "
+			 "last sync %s%s%s", v->f.fleet, v->f.redis, v->state, v->n, v->n, age,
+			 v->f.last_error[0] ? "; " : "", v->f.last_error);
+}
+
+void sluice_fleet_json(struct sluice_json *j, const struct sluice_fleet_view *v)
+{
+	json_obj_begin(j, "fleet");
+	json_str(j, "state", v->state);
+	json_bool(j, "shared", v->shared);
+	json_u64(j, "boxes", v->n);
+	json_str(j, "name", v->f.fleet);
+	json_str(j, "redis", v->f.redis);
+	json_f64(j, "last_sync_age_s", v->last_ok_age_s);
+	json_u64(j, "syncs", v->f.syncs);
+	json_u64(j, "sync_errors", v->f.sync_errors);
+	json_u64(j, "outages", v->f.outages);
+	json_u64(j, "keys_pushed", v->f.keys_pushed);
+	json_u64(j, "keys_skipped", v->f.keys_skipped);
+	json_f64(j, "rtt_ms", (double)v->f.last_rtt_ns / 1e6);
+	json_str(j, "last_error", v->f.last_error);
+	json_u64(j, "agent_pid", v->f.agent_pid);
+	json_obj_end(j);
+}

@@ -435,6 +435,14 @@ struct sluice_fleet_view {
 
 /* -ENOENT when the state has no sluice_fleet (pinned by an older sluice). */
 int sluice_fleet_view(const struct sluice_handle *h, struct sluice_fleet_view *v);
+/* Is the default policy or a rule fleet-wide? */
+bool sluice_has_fleet_policy(struct sluice_handle *h);
+/* One line: "edge via unix:/run/redis.sock: synced, 3 boxes, ..." */
+void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies, char *buf,
+			  size_t len);
+struct sluice_json;
+/* "fleet": {state, shared, boxes, ...} */
+void sluice_fleet_json(struct sluice_json *j, const struct sluice_fleet_view *v);
 
 /* ---- Prometheus (prom.c) ---- */
 

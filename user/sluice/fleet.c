@@ -302,21 +302,6 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
-static bool any_fleet_policy(struct sluice_handle *h)
-{
-	struct sluice_policies pol;
-	bool any;
-	__u32 i;
-
-	if (sluice_read_policies(h, &pol, false, NULL, 0))
-		return true; /* not knowing is not a reason to warn */
-	any = pol.set.def.flags & SLUICE_POLICY_FLEET;
-	for (i = 0; i < pol.nr_rules && !any; i++)
-		any = pol.rules[i].rule.policy.flags & SLUICE_POLICY_FLEET;
-	sluice_free_policies(&pol);
-	return any;
-}
-
 int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_agent **out,
 		char *err, size_t errlen)
 {
@@ -367,7 +352,7 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 		__atomic_store_n(&f->live, o->fleet_size, __ATOMIC_RELEASE);
 	if (ret)
 		failed(a, err);
-	if (!any_fleet_policy(&a->h))
+	if (!sluice_has_fleet_policy(&a->h))
 		say("no policy of %s is fleet-wide yet ('sluicectl -i %s set --fleet on', 'rule "
 		    "add ... --fleet'): the agent only keeps this box a member of fleet %s",
 		    ifname, ifname, o->fleet);

@@ -32,6 +32,9 @@ struct iface_status {
 	char pin_dir[256];
 	char note[SLUICE_ERR_LEN]; /* why the state is not plainly this interface's */
 	char err[SLUICE_ERR_LEN];
+	bool has_fleet; /* the state has sluice_fleet */
+	bool fleet_policies; /* a policy is fleet-wide */
+	struct sluice_fleet_view fleet;
 };
 
 /* One word for where a limiter stands. */
@@ -77,6 +80,8 @@ static int read_status(const char *ifname, struct iface_status *s)
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
 	s->keys_mem = sluice_map_bytes(h.buckets_fd);
 	s->log_keys_mem = sluice_map_bytes(h.logs_fd);
+	s->has_fleet = !sluice_fleet_view(&h, &s->fleet);
+	s->fleet_policies = sluice_has_fleet_policy(&h);
 	ret = sluice_read_counters(&h, &s->c);
 	if (ret)
 		snprintf(s->err, sizeof(s->err), "Couldn't read the counters of %s: %s", s->ifname,
@@ -151,6 +156,9 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 		json_str(j, "new_keys", "off");
 	}
 	json_u64(j, "rules", s->set.nr_rules);
+	json_bool(j, "fleet_policies", s->fleet_policies);
+	if (s->has_fleet)
+		sluice_fleet_json(j, &s->fleet);
 	json_obj_begin(j, "keys");
 	json_u64(j, "used", s->c.keys - s->c.log_keys);
 	json_u64(j, "max", s->max_keys);
@@ -228,6 +236,12 @@ static void print_text(const struct iface_status *s, int ret)
 	printf("  dry-run:  %s   fail: %s   new keys: %s   rules: %u\n",
 	       (s->set.flags & SLUICE_DRY_RUN) ? "on" : "off",
 	       (s->set.flags & SLUICE_FAIL_CLOSED) ? "closed" : "open", rate, s->set.nr_rules);
+	if (s->has_fleet && (s->fleet_policies || s->fleet.state_code != SLUICE_FLEET_NONE)) {
+		char line[512];
+
+		sluice_fleet_summary(&s->fleet, s->fleet_policies, line, sizeof(line));
+		printf("  fleet:    %s\n", line);
+	}
 	human_bytes(s->keys_mem, mem, sizeof(mem));
 	human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
 	printf("  tables:   buckets %llu of %u (%s); sliding logs %llu of %u (%s)\n",
