@@ -60,7 +60,8 @@ help:
 	@echo '  demo       install what is missing, build, show sluice holding a flood in a lab'
 	@echo '  deps       install the build and test dependencies with apt-get (root)'
 	@echo '  install    install under DESTDIR/PREFIX ($(PREFIX)): binaries in SBINDIR,'
-	@echo '             man pages in MANDIR, the systemd unit sluice@.service in UNITDIR,'
+	@echo '             man pages in MANDIR, the systemd units sluice@.service and'
+	@echo '             sluice-fleet@.service (the fleet agent) in UNITDIR,'
 	@echo '             the licenses and sluice.conf.example in DOCDIR'
 	@echo '  uninstall  remove what install put there'
 	@echo '  clean      remove $(BUILD)/'
@@ -71,8 +72,9 @@ help:
 
 # ---- BPF objects and skeletons ----
 # Every *.bpf.c becomes $(BUILD)/<name>.bpf.o and $(BUILD)/<name>.skel.h
-# (struct <name>_bpf): bpf/sluice.bpf.c is the datapath, bpf/fleet.bpf.c the fleet agent's sync programs; tools/ hold the
-# traffic generator's and the bench's own small programs.
+# (struct <name>_bpf): bpf/sluice.bpf.c is the datapath, bpf/fleet.bpf.c the
+# fleet agent's two programs; tools/ hold the traffic generator's and the
+# bench's own small programs.
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c tools/*/*.bpf.c)
 BPF_HDRS := $(wildcard bpf/lib/*.h include/sluice/*.h tools/*/*.h)
@@ -188,16 +190,18 @@ install: all
 		$(DESTDIR)$(DOCDIR)/LICENSES
 	install -m 0755 $(BUILD)/sluice $(BUILD)/sluicectl $(DESTDIR)$(SBINDIR)/
 	install -m 0644 man/sluice.8 man/sluicectl.8 $(DESTDIR)$(MANDIR)/man8/
-	sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/sluice@.service.in \
-		>$(DESTDIR)$(UNITDIR)/sluice@.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/sluice@.service
+	for u in sluice@ sluice-fleet@; do \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/$$u.service.in \
+			>$(DESTDIR)$(UNITDIR)/$$u.service && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.service || exit 1; \
+	done
 	install -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
 	install -m 0644 $(LICENSE_FILES) $(DESTDIR)$(DOCDIR)/LICENSES/
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(SBINDIR)/sluicectl
 	rm -f $(DESTDIR)$(MANDIR)/man8/sluice.8 $(DESTDIR)$(MANDIR)/man8/sluicectl.8
-	rm -f $(DESTDIR)$(UNITDIR)/sluice@.service
+	rm -f $(DESTDIR)$(UNITDIR)/sluice@.service $(DESTDIR)$(UNITDIR)/sluice-fleet@.service
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)) $(LICENSE_FILES))
 	rmdir $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 

@@ -103,7 +103,7 @@ has() {
 }
 has 755 /usr/sbin/sluice /usr/sbin/sluicectl
 has 644 /usr/share/man/man8/sluice.8 /usr/share/man/man8/sluicectl.8
-has 644 /usr/lib/systemd/system/sluice@.service
+has 644 /usr/lib/systemd/system/sluice@.service /usr/lib/systemd/system/sluice-fleet@.service
 has 644 /usr/share/doc/sluice/LICENSE /usr/share/doc/sluice/LICENSES/GPL-2.0-only.txt \
 	/usr/share/doc/sluice/LICENSES/BSD-2-Clause.txt /usr/share/doc/sluice/sluice.conf.example
 
@@ -302,6 +302,23 @@ elif expect_status 0 "make install PREFIX=TMP" mk install PREFIX="$prefix"; then
 		ok "systemd-analyze verify refuses the unit when its sluice is missing"
 	fi
 	rm -f "$udir/sluice@lo.service"
+	# The fleet agent's unit: the installed sluice's run, after the limiter.
+	want="ExecStart=$prefix/sbin/sluice run %I --interval 60 \$SLUICE_FLEET_OPTS"
+	if grep -qxF "$want" "$udir/sluice-fleet@.service" &&
+		grep -qxF 'Requires=sluice@%i.service' "$udir/sluice-fleet@.service"; then
+		ok "sluice-fleet@: runs TMP/sbin/sluice run after sluice@ of the same interface"
+	else
+		not_ok "sluice-fleet@: runs TMP/sbin/sluice run after sluice@ of the same interface"
+		diag "$(grep -n '^Exec\|^Requires' "$udir/sluice-fleet@.service")"
+	fi
+	ln -s sluice@.service "$udir/sluice@lo.service"
+	ln -s sluice-fleet@.service "$udir/sluice-fleet@lo.service"
+	if verify "$udir/sluice-fleet@lo.service"; then
+		ok "systemd-analyze verify sluice-fleet@lo.service: no error, no warning"
+	else
+		not_ok "systemd-analyze verify sluice-fleet@lo.service: no error, no warning"
+	fi
+	rm -f "$udir/sluice@lo.service" "$udir/sluice-fleet@lo.service"
 	if expect_status 0 "make uninstall PREFIX=TMP" mk uninstall PREFIX="$prefix"; then
 		none_left "uninstall PREFIX=TMP removed every installed file" "$prefix"
 	fi

@@ -12,7 +12,7 @@ void rule_help(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]...\n"
 		"                 [--algo ALGO] [--window DUR] [--prefix LEN] | --exempt |\n"
-		"                 --deny) [--dry-run]\n"
+		"                 --deny) [--fleet] [--dry-run]\n"
 		"       sluicectl [-i IFACE] rule del CIDR\n"
 		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
@@ -27,6 +27,8 @@ void rule_help(FILE *f)
 		"                      default policy's prefix for the CIDR's family)\n"
 		"        --exempt      never limit these sources (still counted)\n"
 		"        --deny        drop every packet of these sources\n"
+		"        --fleet       one limit for the sources across every box of the fleet\n"
+		"                      (token-bucket, leaky-bucket; see 'sluicectl set help')\n"
 		"        --dry-run     only count what the rule would drop\n"
 		"  del   delete the rule of exactly this CIDR\n"
 		"  flush delete every rule in one change: a packet sees all the rules or\n"
@@ -39,6 +41,7 @@ void rule_help(FILE *f)
 		"Examples:\n"
 		"  sluicectl rule add 198.18.0.0/24 --rate 10/s --burst 20\n"
 		"  sluicectl rule add 198.18.4.0/22 --rate 1000/s --rate 50mbit --prefix 24\n"
+		"  sluicectl rule add 198.18.8.0/22 --rate 100/s --burst 300 --fleet\n"
 		"  sluicectl rule add 2001:2::/48 --algo sliding-log --rate 30/m --dry-run\n"
 		"  sluicectl rule add 198.19.0.0/16 --exempt\n"
 		"  sluicectl rule del 198.18.0.0/24\n"
@@ -108,14 +111,15 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no";
 
 	return ctl_table_row(t, match, ctl_action_name(p->action),
-			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key, dry,
-			     passed, dropped, would);
+			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key,
+			     p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", dry, passed, dropped,
+			     would);
 }
 
 static int do_list(int argc, char **argv)
 {
 	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
-					    "WINDOW", "KEY", "DRY-RUN", "PASSED", "DROPPED",
+					    "WINDOW", "KEY", "FLEET", "DRY-RUN", "PASSED", "DROPPED",
 					    "WOULD-DROP", NULL };
 	char err[SLUICE_ERR_LEN];
 	bool any_shared = false;

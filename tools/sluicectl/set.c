@@ -10,7 +10,7 @@ void set_help(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] set [--rate RATE [--burst N]]... [--algo ALGO]\n"
 		"                 [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
-		"                 [--dry-run on|off] [--new-keys RATE|off]\n"
+		"                 [--fleet on|off] [--dry-run on|off] [--new-keys RATE|off]\n"
 		"                 [--fail-closed on|off]\n"
 		"\n"
 		"Change the default policy: the limit of every source that no rule matches,\n"
@@ -33,6 +33,12 @@ void set_help(FILE *f)
 		"                  period of the rate as written (1s for 100/s, 1m for 30/m)\n"
 		"  --prefix4 LEN   IPv4 sources share a bucket per /LEN (default 32)\n"
 		"  --prefix6 LEN   IPv6 sources share a bucket per /LEN (default 64)\n"
+		"  --fleet on|off  one limit per source across every box of a fleet (token-\n"
+		"                  bucket and leaky-bucket; the window algorithms count per\n"
+		"                  box and refuse it): 'sluice run IFACE --redis ADDR --fleet\n"
+		"                  NAME' on each box shares the usage through Redis. Of N live\n"
+		"                  boxes each holds burst/N; while Redis is unreachable each\n"
+		"                  admits rate/N. See sluice(8), FLEET-WIDE LIMITS\n"
 		"  --dry-run on|off  every policy only counts what it would drop\n"
 		"  --new-keys RATE|off  admit at most RATE new sources (a packet rate, one\n"
 		"                  second's worth at once); past it, new sources share their\n"
@@ -48,7 +54,8 @@ void set_help(FILE *f)
 		"  sluicectl set --rate 500/s --rate 20mbit\n"
 		"  sluicectl set --algo sliding-window --rate 6000/m --window 10s\n"
 		"  sluicectl set --prefix6 56 --dry-run on\n"
-		"  sluicectl set --new-keys 1000/s --fail-closed on\n");
+		"  sluicectl set --new-keys 1000/s --fail-closed on\n"
+		"  sluicectl set --rate 100/s --burst 300 --fleet on\n");
 }
 
 int do_set(int argc, char **argv)
