@@ -19,30 +19,7 @@
 
 #include <sluice/sluice.h>
 #include <sluice/algo.h>
-
-/* The limiter's maps: the agent reuses the pinned ones (same definitions as
- * bpf/sluice.bpf.c; their sizes come from the pins). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_MAX_KEYS);
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_bucket);
-} sluice_buckets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct sluice_fleet);
-} sluice_fleet SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_FLEET_KEYS);
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_fleet_use);
-} sluice_fleet_use SEC(".maps");
+#include "lib/shared.h"
 
 /* The agent's own (not pinned): as many records as sluice_fleet_use has keys. */
 struct {
@@ -52,17 +29,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_fleet_rec);
 } sluice_fleet_io SEC(".maps");
-
-/* Tests drive the clock, as in the datapath (bpf/sluice.bpf.c). */
-const volatile __u8 test_clock = 0;
-volatile __u64 test_now_ns = 0;
-
-static __always_inline __u64 now_ticks(void)
-{
-	__u64 ns = test_clock ? test_now_ns : bpf_ktime_get_ns();
-
-	return ns << SLUICE_TICK_SHIFT;
-}
 
 struct bpf_map;
 

@@ -15,17 +15,12 @@
 #include <errno.h>
 
 #include "lib/parse.h"
+#include "lib/shared.h"
 #include <sluice/sluice.h>
 #include <sluice/algo.h>
 
-/* ---- Maps: pinned under /sys/fs/bpf/sluice/<ifname>/ by the loader ---- */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_MAX_KEYS); /* --max-keys at attach */
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_bucket);
-} sluice_buckets SEC(".maps");
+/* ---- Maps: pinned under /sys/fs/bpf/sluice/<ifname>/ by the loader ----
+ * (sluice_buckets, sluice_fleet and sluice_fleet_use: in lib/shared.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -92,23 +87,6 @@ struct {
 	__type(value, struct sluice_rwould);
 } sluice_rwould SEC(".maps");
 
-/* Fleet-wide limits (SLUICE_POLICY_FLEET; added after layout 5 was first
- * pinned): the agent's state, and each key's usage it has not pushed yet. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct sluice_fleet);
-} sluice_fleet SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_FLEET_KEYS); /* --fleet-keys at attach */
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_fleet_use);
-} sluice_fleet_use SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -116,23 +94,13 @@ struct {
 
 /* ---- Load-time knobs (skel->rodata); the verifier prunes what is off ---- */
 
-/* Tests drive the clock through test_now_ns instead of bpf_ktime_get_ns(). */
-const volatile __u8 test_clock = 0;
 /* Bench builds: stop after parsing, or give every packet a random source
  * among bench_vary_keys, to measure parsing and key-table churn alone. */
 const volatile __u8 bench_parse_only = 0;
 const volatile __u32 bench_vary_keys = 0;
 
-volatile __u64 test_now_ns = 0;
-
 static const struct sluice_log zero_log;
 
-static __always_inline __u64 now_ticks(void)
-{
-	__u64 ns = test_clock ? test_now_ns : bpf_ktime_get_ns();
-
-	return ns << SLUICE_TICK_SHIFT;
-}
 
 /*
  * A source seen for the first time may first have to pass the global new-key
