@@ -49,7 +49,8 @@ void attach_usage(FILE *f)
 	fprintf(f,
 		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N]\n"
 		"                [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
-		"                [--max-keys N] [--max-log-keys N] [--new-keys RATE|off]\n"
+		"                [--max-keys N] [--max-log-keys N] [--max-rules N]\n"
+		"                [--fleet-keys N] [--new-keys RATE|off]\n"
 		"                [--fail-closed|--fail-open] [--config FILE] [--resume|--fresh]\n"
 		"      attach sluice to IFACE, or upgrade it in place when it is attached\n");
 }

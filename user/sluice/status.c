@@ -26,6 +26,8 @@ struct iface_status {
 	struct sluice_counters c; /* c.keys: both tables; c.log_keys: sluice_logs */
 	__u32 max_keys, max_log_keys;
 	__u64 keys_mem, log_keys_mem;
+	__u32 fleet_keys; /* sluice_fleet_use's size; 0: the state has none */
+	__u64 fleet_keys_mem;
 	struct sluice_owner owner;
 	__u32 run_pid;
 	enum sluice_standing standing;
@@ -80,6 +82,10 @@ static int read_status(const char *ifname, struct iface_status *s)
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
 	s->keys_mem = sluice_map_bytes(h.buckets_fd);
 	s->log_keys_mem = sluice_map_bytes(h.logs_fd);
+	if (h.fleet_use_fd >= 0) {
+		s->fleet_keys = sluice_map_max_entries(h.fleet_use_fd);
+		s->fleet_keys_mem = sluice_map_bytes(h.fleet_use_fd);
+	}
 	s->has_fleet = !sluice_fleet_view(&h, &s->fleet);
 	s->fleet_policies = sluice_has_fleet_policy(&h);
 	ret = sluice_read_counters(&h, &s->c);
@@ -164,6 +170,12 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 	json_u64(j, "max", s->max_keys);
 	json_u64(j, "memlock", s->keys_mem);
 	json_obj_end(j);
+	if (s->fleet_keys) {
+		json_obj_begin(j, "fleet_keys");
+		json_u64(j, "max", s->fleet_keys);
+		json_u64(j, "memlock", s->fleet_keys_mem);
+		json_obj_end(j);
+	}
 	json_obj_begin(j, "log_keys");
 	json_u64(j, "used", s->c.log_keys);
 	json_u64(j, "max", s->max_log_keys);
@@ -244,9 +256,14 @@ static void print_text(const struct iface_status *s, int ret)
 	}
 	human_bytes(s->keys_mem, mem, sizeof(mem));
 	human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
-	printf("  tables:   buckets %llu of %u (%s); sliding logs %llu of %u (%s)\n",
+	printf("  tables:   buckets %llu of %u (%s); sliding logs %llu of %u (%s)",
 	       (unsigned long long)(s->c.keys - s->c.log_keys), s->max_keys, mem,
 	       (unsigned long long)s->c.log_keys, s->max_log_keys, lmem);
+	if (s->fleet_keys) {
+		human_bytes(s->fleet_keys_mem, mem, sizeof(mem));
+		printf("; fleet usage for %u keys (%s)", s->fleet_keys, mem);
+	}
+	printf("\n");
 	/* Four to a line, in columns. */
 	printf("  counters:");
 	for (i = 0; i < sluice_counters_nfields; i++) {
