@@ -54,6 +54,14 @@ static void gauge(FILE *f, const char *name, const char *help, const char *ifnam
 	sample(f, name, ifname, NULL, v);
 }
 
+static void gauge_f(FILE *f, const char *name, const char *help, const char *ifname, double v)
+{
+	family(f, name, "gauge", help);
+	fprintf(f, "%s{" IFACE_LABEL "=\"", name);
+	put_label(f, ifname);
+	fprintf(f, "\"} %.6f\n", v);
+}
+
 static void counter(FILE *f, const char *name, const char *help, const char *ifname, __u64 v)
 {
 	family(f, name, "counter", help);
@@ -74,11 +82,9 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 	      "rate, shared through Redis (0).", h->ifname, v.shared);
 	gauge(f, "sluice_fleet_boxes", "N: the live boxes of the fleet at the last sync.",
 	      h->ifname, v.n);
-	family(f, "sluice_fleet_last_sync_age_seconds", "gauge",
-	       "Seconds since the last successful sync with Redis (-1: never).");
-	fprintf(f, "sluice_fleet_last_sync_age_seconds{" IFACE_LABEL "=\"");
-	put_label(f, h->ifname);
-	fprintf(f, "\"} %.3f\n", v.last_ok_age_s);
+	gauge_f(f, "sluice_fleet_last_sync_age_seconds",
+		"Seconds since the last successful sync with Redis (-1: never).", h->ifname,
+		v.last_ok_age_s);
 	counter(f, "sluice_fleet_syncs_total", "Successful syncs with Redis.", h->ifname,
 		v.f.syncs);
 	counter(f, "sluice_fleet_sync_errors_total", "Failed syncs with Redis.", h->ifname,
@@ -90,8 +96,8 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 	counter(f, "sluice_fleet_keys_skipped_total",
 		"Active keys left for a later sync (over --sync-keys).", h->ifname,
 		v.f.keys_skipped);
-	gauge(f, "sluice_fleet_rtt_nanoseconds", "The last successful exchange with Redis.",
-	      h->ifname, v.f.last_rtt_ns);
+	gauge_f(f, "sluice_fleet_rtt_seconds", "How long the last successful exchange with Redis "
+		"took.", h->ifname, (double)v.f.last_rtt_ns / 1e9);
 }
 
 /*
