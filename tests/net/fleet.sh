@@ -197,15 +197,15 @@ gens_start() {
 
 # gens_wait: waits for them; GEN_T the largest "seconds", GEN_LAG the largest
 # max_lag_ms, GEN_DELIVERED[I] what box I's veth took, GEN_END the wall
-# clock once they all ended (after their last frame).
+# clock when the last of them ended: its report's mtime, written after its
+# last frame.
 gens_wait() {
 	local i pid st=0 s
 	for pid in "${GEN_PIDS[@]}"; do
 		wait "$pid" || st=1
 	done
-	GEN_END=$(date +%s.%N)
 	GEN_PIDS=()
-	GEN_T=0 GEN_LAG=0
+	GEN_T=0 GEN_LAG=0 GEN_END=0
 	for i in "${GEN_BOXES[@]}"; do
 		s=$(jq -r .seconds "$D/gen$i.json" 2>/dev/null)
 		if [ "$st" != 0 ] || [ -z "$s" ] || [ "$s" = null ]; then
@@ -216,6 +216,8 @@ gens_wait() {
 		GEN_LAG=$(awk -v a="$GEN_LAG" -v b="$(jq -r .max_lag_ms "$D/gen$i.json")" \
 			'BEGIN { print (b > a) ? b : a }')
 		GEN_DELIVERED[$i]=$(jq -r .delivered "$D/gen$i.json")
+		GEN_END=$(awk -v a="$GEN_END" -v b="$(date -r "$D/gen$i.json" +%s.%N)" \
+			'BEGIN { print (b > a) ? b : a }')
 	done
 	# The last frames are still on their way through the boxes' NAPI.
 	sleep 0.3
@@ -336,7 +338,7 @@ le "$lo" "$ADMITTED" && ok "one box: the whole rate (at least 0.9 x rate x t)" |
 # add up to burst + rate x t over any t. The switch itself (the interval
 # whose sync failed, admitted at the whole rate and never pushed) lies before
 # the count. t is the wall time from before the first counter is read to
-# right after the generators ended: it brackets every frame counted.
+# when the last generator ended: it brackets every frame counted.
 # outage_begin: start counting; outage_end NAME: wait for the generators and
 # check what the fleet admitted since.
 outage_begin() {
