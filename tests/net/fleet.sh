@@ -15,7 +15,8 @@
 #
 #   admitted <= burst + rate x t + (N - 1) x rate x (S + RTT)
 #
-# S the sync interval given, RTT the largest round trip the boxes report:
+# S the sync interval given, RTT the last sync's round trip (the largest of
+# the boxes'):
 # between two syncs each other box admits at most rate x (S + RTT) that this
 # box has not yet folded in. In an outage each box holds rate/N and burst/N:
 # the fleet admits at most burst + rate x t.
@@ -167,6 +168,17 @@ all_boxes() {
 # loglines I PATTERN: how many lines of box I's run log match PATTERN.
 loglines() { grep -cE -- "$2" "${RUNLOG[$1]}"; }
 reports() { loglines "$1" ' pps; top drops:'; }
+# said_once WHAT PATTERN BEFORE: every run's log has one line more matching
+# PATTERN than the array BEFORE says it had.
+said_once() {
+	local i n
+	local -n before=$3
+	for i in 1 2 3; do
+		n=$(($(loglines "$i" "$2") - before[$i]))
+		pass_if "$1: run $i says so once" [ "$n" = 1 ] ||
+			diag "said $n times: $(cat "${RUNLOG[$i]}")"
+	done
+}
 FAILED_SAID='fleet: sync with Redis at .* failed: '
 SYNCED_SAID='fleet: synced with Redis at .* again'
 
@@ -224,8 +236,8 @@ gens_wait() {
 }
 declare -a GEN_DELIVERED
 
-# admitted: sum over BOX... of passed now minus C_passed (call counters first).
-# Sets ADMITTED and PER_BOX ("b1 N b2 N ...").
+# admitted_since BOX...: the sum over BOX... of passed now minus C_passed
+# (call counters first): ADMITTED, and PER_BOX ("box1 N box2 N ...").
 admitted_since() {
 	local i p
 	ADMITTED=0 PER_BOX=
@@ -236,7 +248,7 @@ admitted_since() {
 	done
 }
 
-# max_rtt_ms: the largest round trip the boxes report now.
+# max_rtt_ms: the round trip of each box's last sync, the largest of them.
 max_rtt_ms() {
 	local i m=0 r
 	for i in 1 2 3; do
@@ -246,6 +258,12 @@ max_rtt_ms() {
 	echo "$m"
 }
 
+# pass_if NAME CMD...: ok NAME when CMD succeeds, else not ok (and fails).
+pass_if() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi
+}
 calc() { awk "BEGIN { printf \"%.4f\", $* }"; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
@@ -268,10 +286,8 @@ check_up() {
 	echo "# fleet ratio $2: $(ratio "$ADMITTED" "$UP_BOUND")"
 	diag "admitted $ADMITTED ($PER_BOX) of bound $BURST + $RATE/s x $GEN_T s +" \
 		"($N - 1) x $RATE/s x ($SYNC_MS + $RTT_MS) ms = $UP_BOUND; floor $floor"
-	if le "$ADMITTED" "$UP_BOUND"; then ok "$1: held to the fleet bound"; else
-		not_ok "$1: held to the fleet bound"; fi
-	if le "$floor" "$ADMITTED"; then ok "$1: at least 0.8 x rate x t admitted"; else
-		not_ok "$1: at least 0.8 x rate x t admitted"; fi
+	pass_if "$1: held to the fleet bound" le "$ADMITTED" "$UP_BOUND"
+	pass_if "$1: at least 0.8 x rate x t admitted" le "$floor" "$ADMITTED"
 }
 
 # run_box I ARGS: `sluice run` on box I in the background, its log RUNLOG[I].
@@ -326,10 +342,8 @@ for try in 1 2 3; do
 	le "$lo" "$ADMITTED" && break
 	awk -v l="$GEN_LAG" 'BEGIN { exit !(l > 100) }' || break
 done
-le "$ADMITTED" "$hi" && ok "one box: at most burst + rate x t + rate x S" ||
-	not_ok "one box: at most burst + rate x t + rate x S"
-le "$lo" "$ADMITTED" && ok "one box: the whole rate (at least 0.9 x rate x t)" ||
-	not_ok "one box: the whole rate (at least 0.9 x rate x t)"
+pass_if "one box: at most burst + rate x t + rate x S" le "$ADMITTED" "$hi"
+pass_if "one box: the whole rate (at least 0.9 x rate x t)" le "$lo" "$ADMITTED"
 
 # ---- 4. Redis killed mid-flood ----
 # What is allowed: nothing beyond burst + rate x t. Counting starts only once
@@ -354,19 +368,16 @@ outage_end() {
 	DOWN_RATIO=$(ratio "$ADMITTED" "$bound")
 	diag "$1: admitted $ADMITTED ($PER_BOX) in $t s of outage, bound $BURST +" \
 		"$RATE/s x $t s = $bound"
-	le "$ADMITTED" "$bound" && ok "$1: the fleet holds burst + rate x t" ||
-		not_ok "$1: the fleet holds burst + rate x t"
+	pass_if "$1: the fleet holds burst + rate x t" le "$ADMITTED" "$bound"
 	# A floor, so that dropping everything fails: at the switch a box may
 	# owe the fleet up to (N - 1) x S of debt, paid at rate/N.
-	le "$(calc "0.7 * $RATE * $t")" "$ADMITTED" &&
-		ok "$1: at least 0.7 x rate x t admitted" ||
-		not_ok "$1: at least 0.7 x rate x t admitted"
+	pass_if "$1: at least 0.7 x rate x t admitted" le "$(calc "0.7 * $RATE * $t")" "$ADMITTED"
 }
+# shellcheck disable=SC2034 # said_once reads it
 for i in 1 2 3; do said0[$i]=$(loglines "$i" "$FAILED_SAID"); done
 gens_start 198.18.0.40 5 1 2 3
 sleep 1.5
-kill -KILL "$REDIS_PID"
-wait "$REDIS_PID" 2>/dev/null
+{ kill -KILL "$REDIS_PID" && wait "$REDIS_PID"; } 2>/dev/null
 REDIS_PID=
 if all_boxes '.state == "outage" and .shared == true and .boxes == 3'; then
 	ok "Redis killed: every box in outage, rate/3"
@@ -376,13 +387,10 @@ fi
 outage_begin
 outage_end "Redis killed"
 echo "# fleet ratio down: $DOWN_RATIO"
-for i in 1 2 3; do
-	n=$(($(loglines "$i" "$FAILED_SAID") - said0[$i]))
-	if [ "$n" = 1 ]; then ok "Redis killed: run $i says so once"; else
-		not_ok "Redis killed: run $i says so once"; diag "said $n times: $(cat "${RUNLOG[$i]}")"; fi
-done
+said_once "Redis killed" "$FAILED_SAID" said0
 
 # ---- 5. Redis back on the same socket ----
+# shellcheck disable=SC2034 # said_once reads it
 for i in 1 2 3; do back0[$i]=$(loglines "$i" "$SYNCED_SAID"); done
 redis_start "$SOCK" || not_ok "start redis-server again on $SOCK"
 REDIS_PID=$REDIS_LAST
@@ -391,11 +399,7 @@ if all_boxes '.state == "synced" and .shared == false and .boxes == 3'; then
 else
 	not_ok "Redis back: every box synced again, 3 boxes"
 fi
-for i in 1 2 3; do
-	n=$(($(loglines "$i" "$SYNCED_SAID") - back0[$i]))
-	if [ "$n" = 1 ]; then ok "Redis back: run $i says so once"; else
-		not_ok "Redis back: run $i says so once"; diag "said $n times: $(cat "${RUNLOG[$i]}")"; fi
-done
+said_once "Redis back" "$SYNCED_SAID" back0
 spray 198.18.0.50 || not_ok "Redis back: the generators ran"
 check_up "Redis back: sprayed over 3 boxes" back
 
@@ -431,10 +435,10 @@ done
 for i in 1 2 3; do
 	r=$(($(reports "$i") - rep0[$i]))
 	e=$(($(fleet_of "$i" | jq .sync_errors) - err0[$i]))
-	[ $r -ge 3 ] && ok "Redis stopped: run $i keeps reporting" ||
-		{ not_ok "Redis stopped: run $i keeps reporting"; diag "$r reports: $(tail -5 "${RUNLOG[$i]}")"; }
-	[ $e -ge 3 ] && ok "Redis stopped: box $i's sync errors grow" ||
-		{ not_ok "Redis stopped: box $i's sync errors grow"; diag "$e errors: $(fleet_of "$i")"; }
+	pass_if "Redis stopped: run $i keeps reporting" [ $r -ge 3 ] ||
+		diag "$r reports: $(tail -5 "${RUNLOG[$i]}")"
+	pass_if "Redis stopped: box $i's sync errors grow" [ $e -ge 3 ] ||
+		diag "$e errors: $(fleet_of "$i")"
 done
 # The fleet policy still limits: from the outage on, as in 4.
 outage_end "Redis stopped"
@@ -450,12 +454,15 @@ for i in 1 2 3; do
 	fi
 	diag "box $i: rx $rx (the veth delivered ${GEN_DELIVERED[$i]}), passed $pa, dropped $dr"
 done
+# shellcheck disable=SC2034 # said_once reads it
+for i in 1 2 3; do back0[$i]=$(loglines "$i" "$SYNCED_SAID"); done
 kill -CONT "$REDIS_PID"
 if all_boxes '.state == "synced" and .shared == false and .boxes == 3'; then
 	ok "Redis continued: every box synced again"
 else
 	not_ok "Redis continued: every box synced again"
 fi
+said_once "Redis continued" "$SYNCED_SAID" back0
 
 # ---- 7. requirepass ----
 # Box 3 leaves the fleet: its run stops (it found the limiter attached, so
@@ -497,29 +504,28 @@ kill -INT "${RUNP[3]}"
 wait "${RUNP[3]}"
 st=$?
 RUNP[3]=
-[ "$st" = 0 ] && ok "the right password file: run exits 0 on SIGINT" ||
-	{ not_ok "the right password file: run exits 0 on SIGINT"; diag "exit $st: $(tail -5 "${RUNLOG[3]}")"; }
+pass_if "the right password file: run exits 0 on SIGINT" [ "$st" = 0 ] ||
+	diag "exit $st: $(tail -5 "${RUNLOG[3]}")"
 nothing_left "the right password file, after run"
 
 expect_status 1 "a wrong password: run exits 1" \
 	timeout 10 nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" "${auth[@]}" \
 	--redis-password-file "$D/wrong.pw"
-grep -qF "refused the password in $D/wrong.pw" <<<"$OUT" &&
-	ok "a wrong password: the message names the password file" ||
-	{ not_ok "a wrong password: the message names the password file"; diag "$OUT"; }
+pass_if "a wrong password: the message names the password file" \
+	grep -qF "refused the password in $D/wrong.pw" <<<"$OUT" || diag "$OUT"
 nothing_left "a wrong password"
 
 expect_status 1 "no password: run exits 1" \
 	timeout 10 nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" "${auth[@]}"
-grep -qF "wants a password" <<<"$OUT" && ok "no password: says Redis wants a password" ||
-	{ not_ok "no password: says Redis wants a password"; diag "$OUT"; }
+pass_if "no password: says Redis wants a password" grep -qF "wants a password" <<<"$OUT" ||
+	diag "$OUT"
 nothing_left "no password"
 
 expect_status 1 "a password file others can read: run exits 1" \
 	timeout 10 nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" "${auth[@]}" \
 	--redis-password-file "$D/open.pw"
-grep -qF "chmod 600 $D/open.pw" <<<"$OUT" && ok "a password file others can read: says chmod 600" ||
-	{ not_ok "a password file others can read: says chmod 600"; diag "$OUT"; }
+pass_if "a password file others can read: says chmod 600" \
+	grep -qF "chmod 600 $D/open.pw" <<<"$OUT" || diag "$OUT"
 nothing_left "a password file others can read"
 
 # ---- 8. usage errors ----
