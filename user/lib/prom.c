@@ -90,8 +90,12 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 	counter(f, "sluice_fleet_keys_skipped_total",
 		"Active keys left for a later sync (over --sync-keys).", h->ifname,
 		v.f.keys_skipped);
-	gauge(f, "sluice_fleet_rtt_nanoseconds", "The last successful exchange with Redis.",
-	      h->ifname, v.f.last_rtt_ns);
+	/* Prometheus's base unit is the second (promtool check metrics). */
+	family(f, "sluice_fleet_rtt_seconds", "gauge",
+	       "The round trip of the last successful exchange with Redis.");
+	fprintf(f, "sluice_fleet_rtt_seconds{" IFACE_LABEL "=\"");
+	put_label(f, h->ifname);
+	fprintf(f, "\"} %.6f\n", (double)v.f.last_rtt_ns / 1e9);
 }
 
 /*
