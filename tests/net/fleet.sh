@@ -50,9 +50,10 @@ netns_need_sluice "fleet"
 RATE=100          # packets/s of the fleet policy
 BURST=30          # its burst: burst/N = 10 on each of 3 boxes
 SYNC_MS=100       # --sync-interval
-# --redis-timeout: the default (the interval, 100 ms) is missed now and then
-# on a loaded 2-core machine (seen in make test), which makes a short outage
-# of its own; every outage here must be the test's.
+# --redis-timeout, given although it is the default (1 s): the SIGSTOP checks
+# read it in the error. A deadline as short as the interval was missed now and
+# then on a loaded 2-core machine (seen in make test), an outage of its own;
+# every outage here must be the test's.
 TIMEOUT=1s
 PPS=1000          # each generator
 SECS=3            # a flood

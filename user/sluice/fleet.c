@@ -13,8 +13,11 @@
  *   3. runs the apply program: takes the pushed usage off, and raises each
  *      key's local bucket to now + debt, so the box refuses as soon as the
  *      fleet has spent the allowance;
- *   4. renews sluice_fleet.ok_until (two intervals ahead): while it holds,
- *      fleet policies admit the whole rate; past it, rate/N.
+ *   4. renews sluice_fleet.ok_until (two intervals and the sync's own
+ *      duration ahead): while it holds, fleet policies admit the whole
+ *      rate; past it, rate/N. N is the live boxes Redis counts, and after
+ *      an outage at least the N of before it, for a member TTL (a restarted
+ *      Redis knows only the boxes that have synced since).
  *
  * A failed sync (Redis unreachable, slow past --redis-timeout, an error
  * reply, a refused password) ends ok_until at once, so every box falls back
@@ -65,6 +68,11 @@ struct fleet_agent {
 	bool started;
 	volatile int stop;
 	bool outage_said;
+	/* After an outage, Redis (restarted) may know fewer boxes than there
+	 * are until each has synced once: N stays at least the last one seen
+	 * until a member TTL has passed (monotonic ns). */
+	__u64 keep_n_until;
+	__u32 last_n;
 };
 
 static void now_text(char *buf, size_t len)
@@ -259,8 +267,16 @@ static int sync_once(struct fleet_agent *a)
 	}
 	if (a->o.fleet_size > live)
 		live = a->o.fleet_size;
+	if (f->state != SLUICE_FLEET_SYNCED)
+		a->keep_n_until = sluice_now_ns() + a->o.member_ttl_ms * 1000000ULL;
+	if (sluice_now_ns() < a->keep_n_until && a->last_n > live)
+		live = a->last_n;
+	a->last_n = live;
 	__atomic_store_n(&f->live, live ? live : 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&f->ok_until, sluice_now_ticks() + ((2 * a->o.sync_ns) << SLUICE_TICK_SHIFT),
+	/* The whole rate until the next sync should have ended: one interval,
+	 * plus as long as this one took, plus one interval of grace. */
+	__atomic_store_n(&f->ok_until, sluice_now_ticks() + ((2 * a->o.sync_ns + st.duration_ns)
+							      << SLUICE_TICK_SHIFT),
 			 __ATOMIC_RELEASE);
 	f->last_ok_ns = realtime_ns();
 	f->syncs++;

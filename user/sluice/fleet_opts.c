@@ -9,6 +9,7 @@
 #define MIN_SYNC_NS (10ULL * 1000000ULL) /* 10 ms */
 #define MAX_SYNC_NS (60ULL * SLUICE_NS_PER_SEC)
 #define MIN_MEMBER_TTL_MS 1000ULL
+#define DEFAULT_TIMEOUT_NS SLUICE_NS_PER_SEC
 
 const char *const fleet_opt_help =
 	"Fleet-wide limits (policies marked --fleet, see sluicectl(8)):\n"
@@ -19,8 +20,8 @@ const char *const fleet_opt_help =
 	"  --redis-password-file FILE  AUTH with the first line of FILE (mode 0600)\n"
 	"  --fleet-member ID   this box in the fleet (default HOSTNAME/IFACE)\n"
 	"  --sync-interval DUR time between syncs: 100ms (default), 10ms to 1m\n"
-	"  --redis-timeout DUR deadline of a connect and of each sync (default: the\n"
-	"                      sync interval); past it the box falls back to rate/N\n"
+	"  --redis-timeout DUR deadline of a connect and of each sync (default 1s, or\n"
+	"                      the sync interval if longer); a failed sync is an outage\n"
 	"  --sync-keys K       most keys pushed per sync, the busiest first (default\n"
 	"                      131072); the rest wait, counted as skipped\n"
 	"  --redis-batch N     keys per script call (default 256; 1 for a Redis\n"
@@ -121,8 +122,11 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 				  "one limit, so no two fleets share by accident");
 	if (!o->sync_ns)
 		o->sync_ns = FLEET_DEFAULT_SYNC_NS;
+	/* The datapath's fallback does not wait for the deadline (it follows
+	 * ok_until): the deadline only bounds how long a call may take, and a
+	 * loaded box must not declare an outage for one slow sync. */
 	if (!o->timeout_ns)
-		o->timeout_ns = o->sync_ns;
+		o->timeout_ns = o->sync_ns > DEFAULT_TIMEOUT_NS ? o->sync_ns : DEFAULT_TIMEOUT_NS;
 	if (!o->max_keys)
 		o->max_keys = SLUICE_DEFAULT_FLEET_KEYS;
 	if (!o->batch)
