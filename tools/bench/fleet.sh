@@ -206,9 +206,10 @@ tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 	echo "(utime + stime of the whole \`sluice run\`), Redis from INFO cpu; the refill's"
 	echo "own CPU apart. Per sync: INFO commandstats deltas / syncs."
 	echo
-	echo "| active keys | sync interval | syncs | keys/s | keys/s in a sync |"\
-" sync ms (mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync) | EVALSHA / sync |"\
-" GET+SET / sync | other script commands / sync | refill CPU, ms |"
+	head="| active keys | sync interval | syncs | keys/s | keys/s in a sync"
+	head+=" | sync ms (mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync)"
+	head+=" | EVALSHA / sync | GET+SET / sync | other script commands / sync"
+	echo "$head | refill CPU, ms |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for r in "${rows[@]}"; do
 		IFS=$'\t' read -r n iv to syncs keys secs kps sps cap rtt rttmax acpu ams rcpu rms \
