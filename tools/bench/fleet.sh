@@ -52,10 +52,12 @@ T=$NETNS_TMP
 SOCK=$T/redis.sock
 FLEET=bench$$
 AGENT=
+# Before netns_cleanup's own (which stops redis-server, a netns_bg job):
+# best effort, every step whatever the one before did.
 netns_extra_cleanup() {
+	set +e
 	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
 	[ -n "${FILL:-}" ] && kill "$FILL" 2>/dev/null
-	redis-cli -s "$SOCK" shutdown nosave >/dev/null 2>&1 || true
 }
 
 netns_bg redis-server --port 0 --unixsocket "$SOCK" --unixsocketperm 700 --save '' \
@@ -81,12 +83,15 @@ timeout_of() {
 	elif [ "$1" -le 200000 ]; then echo 5s
 	else echo 30s; fi
 }
+# syncs_of N: syncs measured; warm_of N: syncs before (the first makes the
+# keys in Redis)
 syncs_of() {
 	if [ -n "${FLEET_SYNCS:-}" ]; then echo "$FLEET_SYNCS"
 	elif [ "$1" -le 20000 ]; then echo 30
 	elif [ "$1" -le 200000 ]; then echo 5
 	else echo 3; fi
 }
+warm_of() { if [ "$1" -le 200000 ]; then echo 2; else echo 1; fi; }
 
 # redis_snap FILE: Redis's CPU and command counters, "name calls" lines.
 redis_snap() {
@@ -125,24 +130,35 @@ for n in $SIZES; do
 		--fleet "$FLEET" --sync-interval "$iv" --redis-timeout "$to" --sync-keys "$n" \
 		--interval 1m >"$T/run-$n.log" 2>&1 &
 	AGENT=$!
+	warm=$(warm_of "$n")
 	coproc FILLER { exec nsenter --net="/var/run/netns/$NS_RX" "$BENCH" fleetfill \
-		-i "$IF_RX" -n "$n" -p "$AGENT" -w 2 -s "$syncs" -T 90 2>"$T/fill-$n.err"; }
+		-i "$IF_RX" -n "$n" -p "$AGENT" -w "$warm" -s "$syncs" -T 90 2>"$T/fill-$n.err"; }
 	FILL=$FILLER_PID
-	read -r line <&"${FILLER[0]}" || line=
-	[ "$line" = start ] || {
+	# bash drops FILLER once fleetfill exits: read through a copy
+	exec {FROM_FILL}<&"${FILLER[0]}"
+	# "start" (again when a span was spoiled), then the results
+	got='' starts=0
+	while read -r line <&"$FROM_FILL"; do
+		if [ "$line" = start ]; then
+			redis_snap "$T/r0"
+			starts=$((starts + 1))
+		else
+			redis_snap "$T/r1"
+			got=1
+			break
+		fi
+	done
+	exec {FROM_FILL}<&-
+	if ! wait "$FILL" || [ -z "$got" ]; then
 		echo "fleet: fleetfill at $n keys: $(cat "$T/fill-$n.err")" >&2
 		tail -5 "$T/run-$n.log" >&2
 		exit 1
-	}
-	redis_snap "$T/r0"
-	read -r line <&"${FILLER[0]}" || line=
-	redis_snap "$T/r1"
-	wait "$FILL" || {
-		echo "fleet: fleetfill at $n keys: $(cat "$T/fill-$n.err")" >&2
-		tail -5 "$T/run-$n.log" >&2
-		exit 1
-	}
+	fi
 	FILL=
+	if [ "$starts" -gt 1 ]; then
+		echo "fleet: $n keys: the span started $starts times:" >&2
+		cat "$T/fill-$n.err" >&2
+	fi
 	fleetj=$(rx_ctl -i "$IF_RX" stats -j | jq -c .fleet)
 	[ "$(jq .agent_pid <<<"$fleetj")" = "$AGENT" ] || {
 		echo "fleet: the agent's PID is $(jq .agent_pid <<<"$fleetj"), not $AGENT:" \
@@ -163,11 +179,12 @@ for n in $SIZES; do
 	rcpu=$(redis_delta "$T/r0" "$T/r1" cpu)
 	# One TSV row: n interval timeout syncs keys seconds keys/s syncs/s
 	# keys/s-in-a-sync rtt rtt_max agent% agent_ms/sync redis% redis_ms/sync
-	# refill% refill_ms evalsha/sync keyops/sync other/sync
+	# refill% refill_ms evalsha/sync keyops/sync other/sync spans-started-again
 	rows+=("$(awk -v n="$n" -v iv="$iv" -v to="$to" -v syncs="$f_syncs" -v keys="$f_keys" \
 		-v secs="$f_seconds" -v rtt="$f_rtt_ms" -v rttmax="$f_rtt_max_ms" \
 		-v acpu="$f_agent_cpu" -v fcpu="$f_fill_cpu" -v fill="$f_fill_ms" \
-		-v ev="$evalsha" -v ko="$keyops" -v ot="$other" -v rc="$rcpu" 'BEGIN {
+		-v ev="$evalsha" -v ko="$keyops" -v ot="$other" -v rc="$rcpu" \
+		-v again=$((starts - 1)) 'BEGIN {
 		OFS = "\t"
 		print n, iv, to, syncs, keys, sprintf("%.3f", secs), sprintf("%.0f", keys / secs),
 			sprintf("%.2f", syncs / secs), sprintf("%.0f", n / (rtt / 1000)),
@@ -176,7 +193,7 @@ for n in $SIZES; do
 			sprintf("%.1f", 100 * rc / secs), sprintf("%.0f", 1000 * rc / syncs),
 			sprintf("%.1f", 100 * fcpu / secs), sprintf("%.1f", fill),
 			sprintf("%.0f", ev / syncs), sprintf("%.0f", ko / syncs),
-			sprintf("%.0f", ot / syncs) }')")
+			sprintf("%.0f", ot / syncs), again }')")
 	echo "fleet: $n keys: ${rows[-1]}" >&2
 	echo "fleet: agent state after: $fleetj" >&2
 done
@@ -185,26 +202,30 @@ kernel=$(uname -r)
 when=$(date -u +%Y-%m-%dT%H:%MZ)
 ivs=$(for r in "${rows[@]}"; do cut -f1,2 <<<"$r" | tr '\t' ' '; done |
 	awk '{ printf "%s%s at %s", (NR > 1 ? ", " : ""), $2, $1 }')
+longest=$(for r in "${rows[@]}"; do cut -f1,11 <<<"$r"; done |
+	sort -t$'\t' -k2,2 -g | tail -1 | awk -F'\t' '{ printf "%s ms at %s keys", $2, $1 }')
 tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 	awk '{ printf "%s%s at %s", (NR > 1 ? ", " : ""), $2, $1 }')
 {
 	echo "### Fleet agent against one local Redis ($kernel, $(nproc) CPUs, $when)"
 	echo
-	echo "One redis-server $redis_version on a unix socket (no persistence) and one"
-	echo "\`sluice run --redis\` agent, on the same machine; the default policy (--rate"
-	echo "100/s) fleet-wide, one Redis key per source. No traffic: after every sync,"
-	echo "\`sluice-bench fleetfill\` writes one packet of usage into N keys of"
-	echo "sluice_fleet_use (one BPF_MAP_UPDATE_BATCH; IPv4 /32 keys of the default policy"
-	echo "from 198.18.0.0 up, map keys only), so every collect finds exactly N active"
-	echo "keys, and the agent pushes them all (--sync-keys N; checked for every sync)."
-	echo "--sync-interval $ivs: long enough for a sync and a refill,"
-	echo "since a sync starts at most once per interval; keys/s is therefore about N /"
-	echo "interval, and \"keys/s in a sync\" (N / sync ms) is what one agent and one Redis"
-	echo "can push back to back. sync ms: the agent's last_rtt_ns (the Redis part of a"
-	echo "sync: one pipelined round trip of N/256 EVALSHA calls), mean and max. CPU: % of"
-	echo "one core over the span (and CPU ms per sync), the agent from /proc/PID/stat"
-	echo "(utime + stime of the whole \`sluice run\`), Redis from INFO cpu; the refill's"
-	echo "own CPU apart. Per sync: INFO commandstats deltas / syncs."
+	fmt -w 88 <<-EOF
+	One redis-server $redis_version on a unix socket (no persistence) and one \`sluice run
+	--redis\` agent on the same machine; the default policy (--rate 100/s) fleet-wide, one
+	Redis key per source. Traffic cannot make a million keys active every sync here, so
+	the keys are made active by hand: after every sync, \`sluice-bench fleetfill\` writes
+	one packet of usage (10 ms at 100/s) into N keys of sluice_fleet_use with one
+	BPF_MAP_UPDATE_BATCH (IPv4 /32 keys of the default policy from 198.18.0.0 up, map
+	keys only: no packet is sent), so every collect finds exactly N active keys, and the
+	agent pushes them all (--sync-keys N; checked for every sync). --sync-interval $ivs:
+	long enough for a sync and a refill (the longest sync of this run: $longest). A sync starts at most once per interval, so keys/s is about N /
+	interval; "keys/s in a sync" (N / sync ms) is what one agent and one Redis push
+	back to back. sync ms: the agent's last_rtt_ns of each sync (the Redis part: one
+	pipelined round trip of N/256 EVALSHA calls), mean and max. CPU: % of one core
+	over the span, and CPU ms per sync; the agent's from /proc/PID/stat (utime + stime
+	of the whole \`sluice run\`), Redis's from INFO cpu (used_cpu_sys + used_cpu_user);
+	the refill's own CPU apart. Per sync: INFO commandstats deltas / syncs.
+	EOF
 	echo
 	head="| active keys | sync interval | syncs | keys/s | keys/s in a sync"
 	head+=" | sync ms (mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync)"
@@ -213,16 +234,22 @@ tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for r in "${rows[@]}"; do
 		IFS=$'\t' read -r n iv to syncs keys secs kps sps cap rtt rttmax acpu ams rcpu rms \
-			fcpu fill ev ko ot <<<"$r"
+			fcpu fill ev ko ot again <<<"$r"
 		printf '| %s | %s | %s | %s | %s | %s, %s | %s%% (%s) | %s%% (%s) | %s | %s | %s | %s%%, %s |\n' \
 			"$n" "$iv" "$syncs" "$kps" "$cap" "$rtt" "$rttmax" "$acpu" "$ams" "$rcpu" \
 			"$rms" "$ev" "$ko" "$ot" "$fcpu" "$fill"
 	done
 	echo
-	echo "Other script commands: TIME, ZADD, ZREMRANGEBYSCORE, PEXPIRE and ZCARD, once"
-	echo "per EVALSHA (the fleet's membership). --redis-timeout $tos: well past"
-	echo "the longest sync, so that no sync of the span fails (the default, one interval,"
-	echo "is near the longest sync at the shortest interval)."
+	again=$(for r in "${rows[@]}"; do cut -f1,21 <<<"$r" | tr '\t' ' '; done |
+		awk '$2 > 0 { printf "%s%s at %s keys", (n++ ? ", " : ""), $2, $1 }')
+	fmt -w 88 <<-EOF
+	Other script commands: TIME, ZADD, ZREMRANGEBYSCORE, PEXPIRE and ZCARD, once per
+	EVALSHA (the fleet's membership). --redis-timeout $tos: well past the longest
+	sync, so that no sync of the span fails (the default, one interval, is near the
+	longest sync at the shortest interval). Spans measured again because a sync ran
+	past its interval (the agent then begins the next at once, before a refill):
+	${again:-none}.
+	EOF
 	echo
 } >"$OUT/fleet.md"
 {
@@ -230,7 +257,7 @@ tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 	sep=
 	for r in "${rows[@]}"; do
 		IFS=$'\t' read -r n iv to syncs keys secs kps sps cap rtt rttmax acpu ams rcpu rms \
-			fcpu fill ev ko ot <<<"$r"
+			fcpu fill ev ko ot again <<<"$r"
 		printf '%s{"keys":%s,"interval":"%s","redis_timeout":"%s","syncs":%s,"pushed":%s,' \
 			"$sep" "$n" "$iv" "$to" "$syncs" "$keys"
 		printf '"seconds":%s,"keys_per_s":%s,"syncs_per_s":%s,"keys_per_s_in_sync":%s,' \
@@ -240,7 +267,7 @@ tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 		printf '"redis_cpu_pct":%s,"redis_cpu_ms_per_sync":%s,"fill_cpu_pct":%s,' \
 			"$rcpu" "$rms" "$fcpu"
 		printf '"fill_ms":%s,"evalsha_per_sync":%s,"key_ops_per_sync":%s,' "$fill" "$ev" "$ko"
-		printf '"other_ops_per_sync":%s}' "$ot"
+		printf '"other_ops_per_sync":%s,"spans_started_again":%s}' "$ot" "$again"
 		sep=,
 	done
 	printf ']}\n'

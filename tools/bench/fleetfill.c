@@ -15,9 +15,7 @@
  * i < N, so past 131,072 keys they leave 198.18.0.0/15; they are map keys
  * only, no packet carries them. A refill goes between the agent's apply
  * (which takes the pushed usage off) and its next collect, which must then
- * find all N keys and no other: a sync that pushes another count fails the
- * run (fewer: the refill did not fit between two syncs, give a longer
- * --sync-interval; more, counted as skipped past --sync-keys N: traffic).
+ * find all N keys and no other.
  *
  * After WARM syncs (default 2) it prints the line "start", after SYNCS more
  * (default 5) a line of results, "key=value ..." (fleet.sh reads Redis's
@@ -26,6 +24,10 @@
  *   agent's last_ok_ns), rtt_ms and rtt_max_ms (the agent's last_rtt_ns of
  *   each sync of the span), agent_cpu (utime + stime of PID over the span,
  *   seconds), fill_cpu (this process's), fill_ms and fill_max_ms (one refill).
+ * A sync of the span that pushes other than N keys spoils it: fewer, when a
+ * sync ran past the interval and the agent began the next at once, before
+ * the refill (a busy machine): the span starts again, "start" anew, up to
+ * three times; more (keys skipped past --sync-keys N: traffic) fails the run.
  * No sync of the agent may fail in the span; -T (default 60 s) bounds the
  * wait for any one sync.
  */
@@ -164,18 +166,84 @@ static int wait_sync(const struct sluice_fleet *f, struct snap *s, double timeou
 	return 0;
 }
 
+/* Spans a run may start before it gives up: a sync that runs past the
+ * interval (a busy machine) makes the next start at once, before a refill. */
+#define SPANS 3
+
+/*
+ * One span of `syncs` syncs from the end of the sync in *s: "start", then a
+ * refill before each sync, then the line of results. -EAGAIN when a sync of
+ * the span did not push exactly the N keys (the caller starts again).
+ */
+static int measure(const struct fill *fl, const struct sluice_fleet *f, const char *ifname,
+		   int pid, __u64 syncs, double timeout, struct snap *s)
+{
+	double fill_ms, fill_sum = 0, fill_max = 0, rtt_sum = 0, rtt_max = 0, rtt;
+	double cpu0, cpu1, self0, self1;
+	struct snap s0 = *s, prev;
+	__u64 i;
+
+	if (proc_cpu(pid, &cpu0)) {
+		fprintf(stderr, "fleetfill: Couldn't read /proc/%d/stat: is the agent running?\n",
+			pid);
+		return -ESRCH;
+	}
+	self0 = self_cpu();
+	printf("start\n");
+	fflush(stdout);
+	for (i = 0; i < syncs; i++) {
+		if (fill_once(fl, ifname, &fill_ms))
+			return -EIO;
+		fill_sum += fill_ms;
+		fill_max = fill_ms > fill_max ? fill_ms : fill_max;
+		prev = *s;
+		if (wait_sync(f, s, timeout, ifname))
+			return -EIO;
+		if (s->skipped != prev.skipped) {
+			fprintf(stderr, "fleetfill: a sync of %s found %llu more active keys than "
+				"the %u written: other keys are active (traffic on %s?)\n",
+				ifname, (unsigned long long)(s->skipped - prev.skipped), fl->n,
+				ifname);
+			return -EPROTO;
+		}
+		if (s->syncs - prev.syncs != 1 || s->pushed - prev.pushed != fl->n) {
+			fprintf(stderr, "fleetfill: %s pushed %llu keys in %llu sync(s) after a "
+				"refill (%.1f ms), not %u in one: a sync ran past the interval "
+				"(the last took %.1f ms), and the next began at once; again\n",
+				ifname, (unsigned long long)(s->pushed - prev.pushed),
+				(unsigned long long)(s->syncs - prev.syncs), fill_ms, fl->n,
+				(double)s->rtt_ns / 1e6);
+			return -EAGAIN;
+		}
+		rtt = (double)s->rtt_ns / 1e6;
+		rtt_sum += rtt;
+		rtt_max = rtt > rtt_max ? rtt : rtt_max;
+	}
+	if (proc_cpu(pid, &cpu1)) {
+		fprintf(stderr, "fleetfill: Couldn't read /proc/%d/stat: the agent exited\n", pid);
+		return -ESRCH;
+	}
+	self1 = self_cpu();
+	printf("syncs=%llu keys=%llu seconds=%.6f rtt_ms=%.3f rtt_max_ms=%.3f agent_cpu=%.2f "
+	       "fill_cpu=%.3f fill_ms=%.3f fill_max_ms=%.3f\n",
+	       (unsigned long long)(s->syncs - s0.syncs),
+	       (unsigned long long)(s->pushed - s0.pushed),
+	       (double)(s->last_ok_ns - s0.last_ok_ns) / 1e9, rtt_sum / (double)syncs, rtt_max,
+	       cpu1 - cpu0, self1 - self0, fill_sum / (double)syncs, fill_max);
+	fflush(stdout);
+	return 0;
+}
+
 int cmd_fleetfill(int argc, char **argv)
 {
 	char err[SLUICE_ERR_LEN] = "", ifname[IF_NAMESIZE] = "";
 	__u64 n = 0, warm = 2, syncs = 5, pid = 0, timeout = 60, v, i, cap;
-	double fill_ms, fill_sum = 0, fill_max = 0, rtt_sum = 0, rtt_max = 0;
-	double cpu0, cpu1, self0, self1;
 	struct sluice_handle h;
 	struct sluice_settings set;
-	struct snap s0, s, prev;
 	struct fill fl = { 0 };
-	int opt, ret;
-	__u32 fills = 0;
+	int opt, ret, attempt;
+	double fill_ms;
+	struct snap s;
 
 	optind = 1;
 	while ((opt = getopt(argc, argv, "i:n:p:w:s:T:h")) != -1) {
@@ -280,60 +348,29 @@ int cmd_fleetfill(int argc, char **argv)
 	}
 	if (wait_sync(h.fleet, &s, (double)timeout, ifname))
 		goto out;
-	s0 = s;
-	if (proc_cpu((int)pid, &cpu0)) {
-		fprintf(stderr, "fleetfill: Couldn't read /proc/%llu/stat: is the agent "
-			"running?\n", (unsigned long long)pid);
-		goto out;
-	}
-	self0 = self_cpu();
-	printf("start\n");
-	fflush(stdout);
-
-	for (i = 0; i < syncs; i++) {
-		if (fill_once(&fl, ifname, &fill_ms))
-			goto out;
-		fill_sum += fill_ms;
-		fill_max = fill_ms > fill_max ? fill_ms : fill_max;
-		fills++;
-		prev = s;
-		if (wait_sync(h.fleet, &s, (double)timeout, ifname))
-			goto out;
-		if (s.skipped != prev.skipped) {
-			fprintf(stderr, "fleetfill: a sync of %s found %llu more active keys than "
-				"the %llu written: other keys are active (traffic on %s?)\n",
-				ifname, (unsigned long long)(s.skipped - prev.skipped),
-				(unsigned long long)n, ifname);
-			goto out;
+	for (attempt = 1;; attempt++) {
+		ret = measure(&fl, h.fleet, ifname, (int)pid, syncs, (double)timeout, &s);
+		if (ret != -EAGAIN)
+			break;
+		if (attempt == SPANS) {
+			fprintf(stderr, "fleetfill: in each of %d tries, a sync of %s ran past the "
+				"interval (or met a refill): give a longer --sync-interval\n",
+				SPANS, ifname);
+			break;
 		}
-		if (s.syncs - prev.syncs != 1 || s.pushed - prev.pushed != n) {
-			fprintf(stderr, "fleetfill: a sync of %s pushed %llu keys in %llu sync(s), "
-				"not %llu in one: the refill (%.1f ms) did not fit between two "
-				"syncs; give a longer --sync-interval\n", ifname,
-				(unsigned long long)(s.pushed - prev.pushed),
-				(unsigned long long)(s.syncs - prev.syncs), (unsigned long long)n,
-				fill_ms);
-			goto out;
+		/* a full sync again, then the span anew */
+		if (fill_once(&fl, ifname, &fill_ms) ||
+		    wait_sync(h.fleet, &s, (double)timeout, ifname)) {
+			ret = -EIO;
+			break;
 		}
-		rtt_sum += (double)s.rtt_ns / 1e6;
-		rtt_max = (double)s.rtt_ns / 1e6 > rtt_max ? (double)s.rtt_ns / 1e6 : rtt_max;
 	}
-	if (proc_cpu((int)pid, &cpu1)) {
-		fprintf(stderr, "fleetfill: Couldn't read /proc/%llu/stat: the agent exited\n",
-			(unsigned long long)pid);
+	if (ret)
 		goto out;
-	}
-	self1 = self_cpu();
-	printf("syncs=%llu keys=%llu skipped=%llu seconds=%.6f rtt_ms=%.3f rtt_max_ms=%.3f "
-	       "agent_cpu=%.2f fill_cpu=%.3f fill_ms=%.3f fill_max_ms=%.3f used_ticks=%llu\n",
-	       (unsigned long long)(s.syncs - s0.syncs), (unsigned long long)(s.pushed - s0.pushed),
-	       (unsigned long long)(s.skipped - s0.skipped),
-	       (double)(s.last_ok_ns - s0.last_ok_ns) / 1e9, rtt_sum / (double)syncs, rtt_max,
-	       cpu1 - cpu0, self1 - self0, fill_sum / fills, fill_max,
-	       (unsigned long long)set.def.pkt.interval);
-	fflush(stdout);
 	ret = SLUICE_EXIT_OK;
 out:
+	if (ret < 0)
+		ret = SLUICE_EXIT_RUNTIME;
 	free(fl.keys);
 	free(fl.vals);
 	sluice_close(&h);
