@@ -89,7 +89,7 @@ syncs_of() {
 	if [ -n "${FLEET_SYNCS:-}" ]; then echo "$FLEET_SYNCS"
 	elif [ "$1" -le 20000 ]; then echo 30
 	elif [ "$1" -le 200000 ]; then echo 5
-	else echo 3; fi
+	else echo 4; fi
 }
 warm_of() { if [ "$1" -le 200000 ]; then echo 2; else echo 1; fi; }
 
