@@ -13,6 +13,8 @@
 
 #include "bench.h"
 
+int cmd_fleetfill(int argc, char **argv); /* fleetfill.c, for tools/bench/fleet.sh */
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -20,6 +22,7 @@ static const struct {
 } cmds[] = {
 	{ "cost", cmd_cost, "in-kernel cost per packet of every case, JSON and Markdown" },
 	{ "accuracy", cmd_accuracy, "admitted against rate x time + burst, every algorithm" },
+	{ "fleetfill", cmd_fleetfill, "keep N keys active for a fleet agent, time its syncs" },
 	{ "xdp", cmd_xdp, "attach drop or sluice to a device; read a device's XDP counters" },
 };
 

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# `make bench`: sluice's benchmarks, about six minutes on two CPUs (root).
+# `make bench`: sluice's benchmarks, about seven minutes on two CPUs (root).
 #   1. cost     in-kernel cost per packet, BPF_PROG_TEST_RUN (sluice-bench cost)
 #   2. e2e      receive-side Mpps and CPU per packet on a veth pair (e2e.sh)
 #   3. accuracy admitted against rate x time + burst (sluice-bench accuracy)
 #   4. scale    cost per packet against key count, memory per key (in 1 and 2)
 #   5. rules    100,000 rules: batch, one change, listing, cost per packet (rules.sh)
+#   6. fleet    the fleet agent against one local Redis at 10k, 100k and 1M active
+#               keys: keys/s, time per sync, agent and Redis CPU, Redis calls (fleet.sh)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
-# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy rules" picks
+# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy rules fleet" picks
 # parts; BENCH_REPEAT and BENCH_RUNS change the in-kernel runs (1e6 x 5);
 # BENCH_REPORT_ONLY=1 only rebuilds the report from the last results.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
 OUT=$BUILD/bench
-PARTS=${BENCH_PARTS:-cost e2e accuracy rules}
+PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet}
 PREFIX=bn$$
 NSH=${PREFIX}h
 
@@ -82,6 +84,11 @@ fi
 if measure rules; then
 	echo "bench: rule sets of 100,000 rules (about 15 seconds)" >&2
 	BUILD=$BUILD tools/bench/rules.sh "$OUT" >/dev/null
+fi
+
+if measure fleet; then
+	echo "bench: the fleet agent against one local Redis (about 1.5 minutes)" >&2
+	BUILD=$BUILD BENCH=$BENCH tools/bench/fleet.sh "$OUT" >/dev/null
 fi
 
 # ---- e2e: Markdown, JSON, ratios and goals from the TSV ----
@@ -215,7 +222,7 @@ fi
 {
 	echo "## sluice benchmarks ($(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
 	echo
-	for part in cost e2e accuracy rules; do
+	for part in cost e2e accuracy rules fleet; do
 		has "$part" && [ -s "$OUT/$part.md" ] && cat "$OUT/$part.md"
 	done
 	echo "Charts: $OUT/cost-vs-keys.png, $OUT/mpps.png. JSON: $OUT/results.json."
@@ -223,7 +230,7 @@ fi
 } >"$OUT/results.md"
 {
 	printf '{"kernel":"%s","cpus":%d' "$(uname -r)" "$(nproc)"
-	for part in cost e2e accuracy rules; do
+	for part in cost e2e accuracy rules fleet; do
 		if has "$part" && [ -s "$OUT/$part.json" ]; then
 			printf ',"%s":' "$part"
 			cat "$OUT/$part.json"

@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The fleet agent against one local Redis: keys synced per second, the time
+# one sync takes, the agent's CPU, and Redis's calls and CPU per sync, at
+# 10k, 100k and 1M active keys (issue 11, item 6).
+#
+# One redis-server of its own (a unix socket in a temporary directory, no
+# persistence), one veth in a namespace of its own with sluice attached
+# (--fleet-keys N + N/4, the default policy made fleet-wide), and the real
+# agent: `sluice run IFACE --redis unix:SOCK --fleet NAME --sync-interval I
+# --sync-keys N`. Traffic cannot make a million keys active every sync here,
+# so `sluice-bench fleetfill` writes one packet of usage into N keys of
+# sluice_fleet_use after every sync (tools/bench/fleetfill.c: the keys are
+# the datapath's, map keys only), and marks the syncs measured. Over those:
+#   keys/s          keys pushed / seconds between the first and last sync's end
+#   sync ms         the agent's own last_rtt_ns of each sync (the Redis part:
+#                   one pipelined round trip of N / 256 EVALSHA calls), mean
+#   agent CPU       utime + stime of the `sluice run` process, % of one core
+#   Redis CPU       INFO cpu used_cpu_sys + used_cpu_user, % of one core
+#   calls / sync    INFO commandstats: EVALSHA calls / syncs, and the commands
+#                   the script ran (GET + SET per key; TIME, ZADD,
+#                   ZREMRANGEBYSCORE, PEXPIRE, ZCARD per call) / syncs
+# Usage: fleet.sh OUTDIR (root; BUILD and BENCH from run.sh; FLEET_N, default
+# "10000 100000 1000000"; FLEET_SYNCS, syncs measured per size). Writes
+# OUTDIR/fleet.md and OUTDIR/fleet.json.
+set -euo pipefail
+
+OUT=$1
+BUILD=${BUILD:-build}
+BENCH=${BENCH:-$BUILD/sluice-bench}
+SIZES=${FLEET_N:-10000 100000 1000000}
+SLUICE=$BUILD/sluice
+SLUICECTL=$BUILD/sluicectl
+export SLUICE SLUICECTL BUILD
+
+for t in redis-server redis-cli jq; do
+	command -v "$t" >/dev/null || {
+		echo "fleet: $t is missing: run 'sudo make deps'" >&2
+		exit 1
+	}
+done
+
+# shellcheck source=tests/lib/tap.sh
+source tests/lib/tap.sh
+# shellcheck source=tests/lib/netns.sh
+source tests/lib/netns.sh
+netns_setup bf 61 >/dev/null || { echo "fleet: could not build the lab" >&2; exit 1; }
+# No frame reaches the receiver: the only active keys are fleetfill's.
+ip -n "$NS_TX" link set "$IF_TX" down
+T=$NETNS_TMP
+SOCK=$T/redis.sock
+FLEET=bench$$
+AGENT=
+# Before netns_cleanup's own (which stops redis-server, a netns_bg job):
+# best effort, every step whatever the one before did.
+netns_extra_cleanup() {
+	set +e
+	[ -n "$AGENT" ] && kill "$AGENT" 2>/dev/null && wait "$AGENT" 2>/dev/null
+	[ -n "${FILL:-}" ] && kill "$FILL" 2>/dev/null
+}
+
+netns_bg redis-server --port 0 --unixsocket "$SOCK" --unixsocketperm 700 --save '' \
+	--appendonly no --daemonize no --logfile "$T/redis.log"
+for _ in $(seq 100); do
+	redis-cli -s "$SOCK" ping >/dev/null 2>&1 && break
+	sleep 0.05
+done
+redis-cli -s "$SOCK" ping >/dev/null || { echo "fleet: redis-server did not start:" \
+	"$(tail -3 "$T/redis.log")" >&2; exit 1; }
+redis_version=$(redis-cli -s "$SOCK" info server | awk -F: '/^redis_version/ { print $2 }' |
+	tr -d '\r')
+
+# interval_of N: the sync interval, long enough for a sync of N keys and a
+# refill with room to spare; timeout_of N: the agent's --redis-timeout.
+interval_of() {
+	if [ "$1" -le 20000 ]; then echo 100ms
+	elif [ "$1" -le 200000 ]; then echo 1s
+	else echo 10s; fi
+}
+timeout_of() {
+	if [ "$1" -le 20000 ]; then echo 1s
+	elif [ "$1" -le 200000 ]; then echo 5s
+	else echo 30s; fi
+}
+# syncs_of N: syncs measured; warm_of N: syncs before (the first makes the
+# keys in Redis)
+syncs_of() {
+	if [ -n "${FLEET_SYNCS:-}" ]; then echo "$FLEET_SYNCS"
+	elif [ "$1" -le 20000 ]; then echo 30
+	elif [ "$1" -le 200000 ]; then echo 5
+	else echo 4; fi
+}
+warm_of() { if [ "$1" -le 200000 ]; then echo 2; else echo 1; fi; }
+
+# redis_snap FILE: Redis's CPU and command counters, "name calls" lines.
+redis_snap() {
+	redis-cli -s "$SOCK" info all | tr -d '\r' | awk -F'[:,=]' '
+		/^used_cpu_(sys|user):/ { cpu += $2 }
+		/^cmdstat_/ { sub(/^cmdstat_/, "", $1); print $1, $3 }
+		END { printf "cpu %.6f\n", cpu }' >"$1"
+	if ! grep -q '^evalsha ' "$1" || ! grep -q '^cpu ' "$1"; then
+		echo "fleet: Redis's INFO had no EVALSHA counter or no CPU time:" \
+			"$(tr '\n' ' ' <"$1")" >&2
+		exit 1
+	fi
+}
+# redis_delta A B NAME...: the calls of the commands NAME... from A to B
+redis_delta() {
+	local a=$1 b=$2
+	shift 2
+	awk -v names=" $* " 'FNR == NR { a[$1] = $1 == "cpu" ? $2 : int($2); next }
+		index(names, " " $1 " ") { s += $2 - a[$1] }
+		END { printf "%.6f\n", s }' "$a" "$b"
+}
+
+rows=()
+for n in $SIZES; do
+	iv=$(interval_of "$n")
+	to=$(timeout_of "$n")
+	syncs=$(syncs_of "$n")
+	fk=$((n + n / 4))
+	echo "fleet: $n active keys, sync every $iv" >&2
+	rx_sluice attach "$IF_RX" --rate 100/s --burst 10 --fleet-keys "$fk" >/dev/null
+	rx_ctl -i "$IF_RX" set --fleet on >/dev/null
+	redis-cli -s "$SOCK" flushall >/dev/null
+	# The agent; its own reports once a minute (none in the span).
+	# (nsenter execs sluice: $! is the agent's own PID, as fleetfill reads it)
+	nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$IF_RX" --redis "unix:$SOCK" \
+		--fleet "$FLEET" --sync-interval "$iv" --redis-timeout "$to" --sync-keys "$n" \
+		--interval 1m >"$T/run-$n.log" 2>&1 &
+	AGENT=$!
+	warm=$(warm_of "$n")
+	coproc FILLER { exec nsenter --net="/var/run/netns/$NS_RX" "$BENCH" fleetfill \
+		-i "$IF_RX" -n "$n" -p "$AGENT" -w "$warm" -s "$syncs" -T 90 2>"$T/fill-$n.err"; }
+	FILL=$FILLER_PID
+	# bash drops FILLER once fleetfill exits: read through a copy
+	exec {FROM_FILL}<&"${FILLER[0]}"
+	# "start" (again when a span was spoiled), then the results
+	got='' starts=0
+	while read -r line <&"$FROM_FILL"; do
+		if [ "$line" = start ]; then
+			redis_snap "$T/r0"
+			starts=$((starts + 1))
+		else
+			redis_snap "$T/r1"
+			got=1
+			break
+		fi
+	done
+	exec {FROM_FILL}<&-
+	if ! wait "$FILL" || [ -z "$got" ]; then
+		echo "fleet: fleetfill at $n keys: $(cat "$T/fill-$n.err")" >&2
+		tail -5 "$T/run-$n.log" >&2
+		exit 1
+	fi
+	FILL=
+	if [ "$starts" -gt 1 ]; then
+		echo "fleet: $n keys: the span started $starts times:" >&2
+		cat "$T/fill-$n.err" >&2
+	fi
+	fleetj=$(rx_ctl -i "$IF_RX" stats -j | jq -c .fleet)
+	[ "$(jq .agent_pid <<<"$fleetj")" = "$AGENT" ] || {
+		echo "fleet: the agent's PID is $(jq .agent_pid <<<"$fleetj"), not $AGENT:" \
+			"its CPU was read from the wrong process" >&2
+		exit 1
+	}
+	kill -INT "$AGENT"
+	wait "$AGENT" || true
+	AGENT=
+	rx_sluice detach "$IF_RX" >/dev/null
+	# key=value pairs of fleetfill's line into f_KEY
+	for kv in $line; do
+		printf -v "f_${kv%%=*}" %s "${kv#*=}"
+	done
+	evalsha=$(redis_delta "$T/r0" "$T/r1" evalsha evalsha_ro)
+	keyops=$(redis_delta "$T/r0" "$T/r1" get set)
+	other=$(redis_delta "$T/r0" "$T/r1" time zadd zremrangebyscore pexpire zcard)
+	rcpu=$(redis_delta "$T/r0" "$T/r1" cpu)
+	# One TSV row: n interval timeout syncs keys seconds keys/s syncs/s
+	# keys/s-in-a-sync rtt rtt_max agent% agent_ms/sync redis% redis_ms/sync
+	# refill% refill_ms evalsha/sync keyops/sync other/sync spans-started-again
+	rows+=("$(awk -v n="$n" -v iv="$iv" -v to="$to" -v syncs="$f_syncs" -v keys="$f_keys" \
+		-v secs="$f_seconds" -v rtt="$f_rtt_ms" -v rttmax="$f_rtt_max_ms" \
+		-v acpu="$f_agent_cpu" -v fcpu="$f_fill_cpu" -v fill="$f_fill_ms" \
+		-v ev="$evalsha" -v ko="$keyops" -v ot="$other" -v rc="$rcpu" \
+		-v again=$((starts - 1)) 'BEGIN {
+		OFS = "\t"
+		print n, iv, to, syncs, keys, sprintf("%.3f", secs), sprintf("%.0f", keys / secs),
+			sprintf("%.2f", syncs / secs), sprintf("%.0f", n / (rtt / 1000)),
+			sprintf("%.1f", rtt), sprintf("%.1f", rttmax),
+			sprintf("%.1f", 100 * acpu / secs), sprintf("%.0f", 1000 * acpu / syncs),
+			sprintf("%.1f", 100 * rc / secs), sprintf("%.0f", 1000 * rc / syncs),
+			sprintf("%.1f", 100 * fcpu / secs), sprintf("%.1f", fill),
+			sprintf("%.0f", ev / syncs), sprintf("%.0f", ko / syncs),
+			sprintf("%.0f", ot / syncs), again }')")
+	echo "fleet: $n keys: ${rows[-1]}" >&2
+	echo "fleet: agent state after: $fleetj" >&2
+done
+
+kernel=$(uname -r)
+when=$(date -u +%Y-%m-%dT%H:%MZ)
+ivs=$(for r in "${rows[@]}"; do cut -f1,2 <<<"$r" | tr '\t' ' '; done |
+	awk '{ printf "%s%s at %s", (NR > 1 ? ", " : ""), $2, $1 }')
+longest=$(for r in "${rows[@]}"; do cut -f1,11 <<<"$r"; done |
+	sort -t$'\t' -k2,2 -g | tail -1 | awk -F'\t' '{ printf "%s ms at %s keys", $2, $1 }')
+tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
+	awk '{ printf "%s%s at %s", (NR > 1 ? ", " : ""), $2, $1 }')
+{
+	echo "### Fleet agent against one local Redis ($kernel, $(nproc) CPUs, $when)"
+	echo
+	fmt -w 88 <<-EOF
+	One redis-server $redis_version on a unix socket (no persistence) and one \`sluice run
+	--redis\` agent on the same machine; the default policy (--rate 100/s) fleet-wide, one
+	Redis key per source. Traffic cannot make a million keys active every sync here, so
+	the keys are made active by hand: after every sync, \`sluice-bench fleetfill\` writes
+	one packet of usage (10 ms at 100/s) into N keys of sluice_fleet_use with one
+	BPF_MAP_UPDATE_BATCH (IPv4 /32 keys of the default policy from 198.18.0.0 up, map
+	keys only: no packet is sent), so every collect finds exactly N active keys, and the
+	agent pushes them all (--sync-keys N; checked for every sync). --sync-interval $ivs:
+	long enough for a sync and a refill (the longest sync of this run: $longest). A sync starts at most once per interval, so keys/s is about N /
+	interval; "keys/s in a sync" (N / sync ms) is what one agent and one Redis push
+	back to back. sync ms: the agent's last_rtt_ns of each sync (the Redis part: one
+	pipelined round trip of N/256 EVALSHA calls), mean and max. CPU: % of one core
+	over the span, and CPU ms per sync; the agent's from /proc/PID/stat (utime + stime
+	of the whole \`sluice run\`), Redis's from INFO cpu (used_cpu_sys + used_cpu_user);
+	the refill's own CPU apart. Per sync: INFO commandstats deltas / syncs.
+	EOF
+	echo
+	head="| active keys | sync interval | syncs | keys/s | keys/s in a sync"
+	head+=" | sync ms (mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync)"
+	head+=" | EVALSHA / sync | GET+SET / sync | other script commands / sync"
+	echo "$head | refill CPU, ms |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	for r in "${rows[@]}"; do
+		IFS=$'\t' read -r n iv to syncs keys secs kps sps cap rtt rttmax acpu ams rcpu rms \
+			fcpu fill ev ko ot again <<<"$r"
+		printf '| %s | %s | %s | %s | %s | %s, %s | %s%% (%s) | %s%% (%s) | %s | %s | %s | %s%%, %s |\n' \
+			"$n" "$iv" "$syncs" "$kps" "$cap" "$rtt" "$rttmax" "$acpu" "$ams" "$rcpu" \
+			"$rms" "$ev" "$ko" "$ot" "$fcpu" "$fill"
+	done
+	echo
+	again=$(for r in "${rows[@]}"; do cut -f1,21 <<<"$r" | tr '\t' ' '; done |
+		awk '$2 > 0 { printf "%s%s at %s keys", (n++ ? ", " : ""), $2, $1 }')
+	fmt -w 88 <<-EOF
+	Other script commands: TIME, ZADD, ZREMRANGEBYSCORE, PEXPIRE and ZCARD, once per
+	EVALSHA (the fleet's membership). --redis-timeout $tos: well past the longest
+	sync, so that no sync of the span fails (the default, one interval, is near the
+	longest sync at the shortest interval). Spans measured again because a sync ran
+	past its interval (the agent then begins the next at once, before a refill):
+	${again:-none}.
+	EOF
+	echo
+} >"$OUT/fleet.md"
+{
+	printf '{"kernel":"%s","redis":"%s","date":"%s","rows":[' "$kernel" "$redis_version" "$when"
+	sep=
+	for r in "${rows[@]}"; do
+		IFS=$'\t' read -r n iv to syncs keys secs kps sps cap rtt rttmax acpu ams rcpu rms \
+			fcpu fill ev ko ot again <<<"$r"
+		printf '%s{"keys":%s,"interval":"%s","redis_timeout":"%s","syncs":%s,"pushed":%s,' \
+			"$sep" "$n" "$iv" "$to" "$syncs" "$keys"
+		printf '"seconds":%s,"keys_per_s":%s,"syncs_per_s":%s,"keys_per_s_in_sync":%s,' \
+			"$secs" "$kps" "$sps" "$cap"
+		printf '"rtt_ms":%s,"rtt_max_ms":%s,"agent_cpu_pct":%s,"agent_cpu_ms_per_sync":%s,' \
+			"$rtt" "$rttmax" "$acpu" "$ams"
+		printf '"redis_cpu_pct":%s,"redis_cpu_ms_per_sync":%s,"fill_cpu_pct":%s,' \
+			"$rcpu" "$rms" "$fcpu"
+		printf '"fill_ms":%s,"evalsha_per_sync":%s,"key_ops_per_sync":%s,' "$fill" "$ev" "$ko"
+		printf '"other_ops_per_sync":%s,"spans_started_again":%s}' "$ot" "$again"
+		sep=,
+	done
+	printf ']}\n'
+} >"$OUT/fleet.json"
+cat "$OUT/fleet.md"
