@@ -477,6 +477,54 @@ else
 fi
 said_once "Redis continued" "$SYNCED_SAID" back0
 
+# ---- 6b. --sync-keys: a sync pushes at most K keys, the busiest first ----
+# Box 1's agent again, with --sync-keys 1, and two sources on box 1 only: one
+# at 500 pps (admitted at the rate: about 10 packets of usage per sync), one
+# at 20 pps (2 a sync). The busier goes first; the other's usage waits, and
+# grows, and is counted as skipped; no sync pushes more than one key.
+kill -INT "${RUNP[1]}"
+wait "${RUNP[1]}"
+RUNP[1]=
+run_box 1 --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms" \
+	--redis-timeout "$TIMEOUT" --sync-keys 1
+WAIT_BOXES=1
+all_boxes '.state == "synced"' || not_ok "--sync-keys 1: box 1 synced"
+WAIT_BOXES="1 2 3"
+k0=$(fleet_of 1)
+nsenter --net="/var/run/netns/$NS_G" "$SLUICE_GEN" -i "${IFT[1]}" -s 198.18.0.60 \
+	-d 198.18.1.2 -r 500 -t 2 -j >"$D/genk1.json" 2>&1 &
+g1=$!
+nsenter --net="/var/run/netns/$NS_G" "$SLUICE_GEN" -i "${IFT[1]}" -s 198.18.0.61 \
+	-d 198.18.1.2 -r 20 -t 2 -j >"$D/genk2.json" 2>&1 &
+g2=$!
+# Mid-flood, what the busier source has admitted but not pushed yet: with the
+# busiest first, at most a few syncs' worth (10 packets a sync); it would be
+# nearly all it admitted if the quieter one went first.
+sleep 1.5
+pending=$(bpftool map dump pinned "${NETDIR[1]}/${IFR[1]}/sluice_fleet_use" -j |
+	jq '[.[] | .formatted | select(.key.addr[0:4] == [198, 18, 0, 60]) | .value.used[0]] | add // 0')
+wait "$g1" "$g2" || not_ok "--sync-keys 1: the generators ran"
+sleep 0.3
+k1=$(fleet_of 1)
+syncs=$(($(jq .syncs <<<"$k1") - $(jq .syncs <<<"$k0")))
+pushed=$(($(jq .keys_pushed <<<"$k1") - $(jq .keys_pushed <<<"$k0")))
+skipped=$(($(jq .keys_skipped <<<"$k1") - $(jq .keys_skipped <<<"$k0")))
+diag "--sync-keys 1 over 2 s: $syncs syncs, $pushed keys pushed, $skipped skipped"
+one_a_sync() { [ "$syncs" -gt 10 ] && [ "$pushed" -le "$syncs" ] && [ "$pushed" -gt 10 ]; }
+pass_if "--sync-keys 1: no sync pushes more than one key" one_a_sync
+pass_if "--sync-keys 1: the key left waiting is counted as skipped" [ "$skipped" -gt 5 ]
+busy=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:198.18.0.60/32")
+pass_if "--sync-keys 1: the busier source was pushed" [ "$busy" = 1 ]
+# 50 packets at 100/s: 50 x 10 ms in ticks (1/16 ns).
+PKT_TICKS=$((10 * 1000000 * 16))
+pass_if "--sync-keys 1: the busier source goes first (mid-flood it had $((pending / PKT_TICKS)) packets waiting, at most 50)" \
+	[ "$pending" -le $((50 * PKT_TICKS)) ]
+# Its usage waits, it does not vanish: the quiet source's grows until it is
+# the busier and goes.
+quiet=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:198.18.0.61/32")
+pass_if "--sync-keys 1: the quieter one went when its waiting usage was the larger" \
+	[ "$quiet" = 1 ]
+
 # ---- 7. requirepass ----
 # Box 3 leaves the fleet: its run stops (it found the limiter attached, so
 # it leaves it so) and sluice detach frees the interface for runs that
