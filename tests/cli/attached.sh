@@ -115,6 +115,41 @@ has "set --dry-run on reaches every policy" '"effective_dry_run":true' \
 ctl set --dry-run off
 has "set --dry-run off" '"effective_dry_run":false' "$(row default)"
 
+# ---- fleet-wide policies (--fleet): the contract of the flag ----
+ctl rule add 198.18.$N.64/26 --rate 20/s --fleet
+has "rule add --fleet is shown" '"fleet":true' "$(row "198.18.$N.64/26")"
+has_line "rule list shows FLEET yes" "yes" \
+	"$(ctl rule list | awk -v m="198.18.$N.64/26" '$1 == m { print $8 }')"
+r0=$(tag_of "198.18.$N.64/26")
+ctl rule add 198.18.$N.64/26 --rate 20/s --fleet off
+has "rule add --fleet off" '"fleet":false' "$(row "198.18.$N.64/26")"
+same "--fleet on or off keeps the rule's buckets" "$r0" "$(tag_of "198.18.$N.64/26")"
+ctl set --fleet on
+has "set --fleet on marks the default policy" '"fleet":true' "$(row default)"
+has "stats: a fleet policy with no agent says so" '"state":"off"' "$(ctl -j stats)"
+has "status: a fleet policy with no agent says the limit is this box's alone" \
+	"no agent has run" "$(rx_sluice status "$IF_RX")"
+ctl set --fleet off
+has "set --fleet off" '"fleet":false' "$(row default)"
+expect_usage "set --fleet with no value" "--fleet of set needs 'on' or 'off'" ctl set --fleet
+expect_usage "set --fleet maybe" "--fleet of set" ctl set --fleet maybe
+expect_usage "rule add --fleet twice" "--fleet is given twice" \
+	ctl rule add 198.18.$N.0/26 --rate 10/s --fleet --fleet
+expect_usage "a window algorithm refuses --fleet" \
+	"sliding-window counts within one box and cannot be shared by a fleet" \
+	ctl rule add 198.18.$N.0/26 --algo sliding-window --rate 10/s --fleet
+ctl set --fleet on
+expect_usage "a fleet default policy refuses a window algorithm" \
+	"fixed-window counts within one box and cannot be shared by a fleet" \
+	ctl set --algo fixed-window --rate 10/s
+has "the refused change changed nothing" '"algo":"token-bucket"' "$(row default)"
+ctl set --fleet off
+expect_usage "--deny refuses --fleet" "--deny takes no --fleet" \
+	ctl rule add 198.18.$N.0/26 --deny --fleet
+expect_usage "sluice attach has no --fleet NAME (run's)" \
+	"is an option of 'sluice run', not of 'sluice attach'" \
+	rx_sluice attach "$IF_RX" --fleet edge
+
 # ---- what packets did: show, top, stats, flush ----
 if [ ! -x "$SLUICE_GEN" ]; then
 	skip "sluice-gen is not built ($SLUICE_GEN): run 'make'" "show/top/flush after traffic"
