@@ -569,25 +569,21 @@ pass_if "the right password file: run exits 0 on SIGINT" [ "$st" = 0 ] ||
 	diag "exit $st: $(tail -5 "${RUNLOG[3]}")"
 nothing_left "the right password file, after run"
 
-expect_status 1 "a wrong password: run exits 1" \
-	timeout 10 nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" "${auth[@]}" \
+# auth_refused WHAT SAYS [ARGS]: run on box 3 with ARGS exits 1, says SAYS,
+# and leaves nothing attached.
+auth_refused() {
+	local what=$1 says=$2
+	shift 2
+	expect_status 1 "$what: run exits 1" timeout 10 \
+		nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" "${auth[@]}" "$@"
+	pass_if "$what: says '$says'" grep -qF -- "$says" <<<"$OUT" || diag "$OUT"
+	nothing_left "$what"
+}
+auth_refused "a wrong password" "refused the password in $D/wrong.pw" \
 	--redis-password-file "$D/wrong.pw"
-pass_if "a wrong password: the message names the password file" \
-	grep -qF "refused the password in $D/wrong.pw" <<<"$OUT" || diag "$OUT"
-nothing_left "a wrong password"
-
-expect_status 1 "no password: run exits 1" \
-	timeout 10 nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" "${auth[@]}"
-pass_if "no password: says Redis wants a password" grep -qF "wants a password" <<<"$OUT" ||
-	diag "$OUT"
-nothing_left "no password"
-
-expect_status 1 "a password file others can read: run exits 1" \
-	timeout 10 nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" "${auth[@]}" \
+auth_refused "no password" "wants a password"
+auth_refused "a password file others can read" "chmod 600 $D/open.pw" \
 	--redis-password-file "$D/open.pw"
-pass_if "a password file others can read: says chmod 600" \
-	grep -qF "chmod 600 $D/open.pw" <<<"$OUT" || diag "$OUT"
-nothing_left "a password file others can read"
 
 # ---- 8. usage errors ----
 runu() { timeout 10 nsenter --net="/var/run/netns/${NSB[3]}" "$SLUICE" run "${IFR[3]}" --rate "$RATE/s" "$@"; }
