@@ -364,6 +364,9 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	snprintf(f->redis, sizeof(f->redis), "%s", o->redis);
 	f->agent_pid = (__u32)getpid();
 	f->interval_ns = o->sync_ns;
+	/* An agent started again (an upgrade, a crash) keeps the N its state
+	 * last had until the boxes have had a member TTL to say they live. */
+	a->last_n = f->live;
 	if (o->fleet_size > f->live)
 		__atomic_store_n(&f->live, o->fleet_size, __ATOMIC_RELEASE);
 	if (ret)
