@@ -214,7 +214,10 @@ has "flush CIDR: nothing left to top" "no source has lost a packet" "$(ctl top)"
 # A detach and a fresh attach replace every map: the watch follows the new
 # ones (a watch of the old maps would go on printing their last counters),
 # and a detach ends it with exit 1.
-ctl stats --watch 1 >"$NETNS_TMP/watch.out" 2>"$NETNS_TMP/watch.err" &
+# Not through ctl(): $! must be sluicectl itself (nsenter execs it), not a
+# subshell, for the SIGSTOP below to hold the watch.
+nsenter --net="/var/run/netns/$NS_RX" "$SLUICECTL" -i "$IF_RX" stats --watch 1 \
+	>"$NETNS_TMP/watch.out" 2>"$NETNS_TMP/watch.err" &
 WATCH=$!
 NETNS_PIDS+=($WATCH)
 sleep 1.5
