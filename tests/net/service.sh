@@ -10,6 +10,8 @@
 #   restart  (ExecStop, then ExecStart) under a flood keeps the held source
 #            held: the program is replaced, the pinned maps stay;
 #   stop     (ExecStop)   leaves sluice attached and limiting;
+#   sluice-fleet@ (ExecStart) syncs through the Redis of its .fleet file, and
+#            its stop leaves sluice attached, the fleet state "stopped";
 #   `sluice detach` removes it for good.
 set -u
 source tests/lib/tap.sh
@@ -340,6 +342,57 @@ after_stop() {
 	HELD_LAG=$stopped_lag
 }
 held_check "stop: a new flood is still held" $BURST $RATE after_stop
+
+# ---- sluice-fleet@: the fleet agent over the limiter sluice@ attached ----
+# Its ExecStart is a `sluice run` over an attached sluice: it syncs through
+# the Redis its .fleet file names, and stopping it (SIGTERM, as systemd
+# does) leaves the limiter attached, the fleet policies at rate/N.
+if command -v redis-server >/dev/null; then
+	UNIT=$prefix/lib/systemd/system/sluice-fleet@.service
+	RSOCK=$NETNS_TMP/redis.sock
+	redis-server --port 0 --unixsocket "$RSOCK" --unixsocketperm 700 --save '' \
+		--appendonly no >"$NETNS_TMP/redis.log" 2>&1 &
+	RPID=$!
+	NETNS_PIDS+=($RPID)
+	for _ in $(seq 100); do [ -S "$RSOCK" ] && break; sleep 0.05; done
+	echo "SLUICE_FLEET_OPTS=--redis unix:$RSOCK --fleet sv$$ --sync-interval 100ms" \
+		>"$ETC/$IF_RX.fleet"
+	rx_ctl -i "$IF_RX" set --fleet on >/dev/null
+	load_env && expand_line "$(unit_values ExecStart)"
+	# nsenter execs sluice: $! is sluice, which the SIGTERM below must reach.
+	nsenter --net="/var/run/netns/$NS_RX" "${CMD[@]}" >"$NETNS_TMP/fleet-unit.log" 2>&1 &
+	FPID=$!
+	NETNS_PIDS+=($FPID)
+	state=
+	for _ in $(seq 100); do
+		state=$(rx_ctl -i "$IF_RX" -j stats | grep -o '"state":"[a-z]*"' | head -1)
+		[ "$state" = '"state":"synced"' ] && break
+		sleep 0.1
+	done
+	if [ "$state" = '"state":"synced"' ]; then
+		ok "sluice-fleet@ (its ExecStart, with the .fleet file's options): synced"
+	else
+		not_ok "sluice-fleet@ (its ExecStart, with the .fleet file's options): synced"
+		diag "$state; $(cat "$NETNS_TMP/fleet-unit.log")"
+	fi
+	kill -TERM "$FPID"
+	wait "$FPID"
+	fst=$?
+	st=$(status_obj)
+	state=$(rx_ctl -i "$IF_RX" -j stats | grep -o '"state":"[a-z]*"' | head -1)
+	if [ "$fst" = 0 ] && [ "$(jget "$st" attached)" = true ] &&
+		[ "$state" = '"state":"stopped"' ]; then
+		ok "sluice-fleet@ stopped: exit 0, sluice still attached, the fleet state stopped"
+	else
+		not_ok "sluice-fleet@ stopped: exit 0, sluice still attached, the fleet state stopped"
+		diag "exit $fst; attached $(jget "$st" attached); $state; $(tail -3 "$NETNS_TMP/fleet-unit.log")"
+	fi
+	rx_ctl -i "$IF_RX" set --fleet off >/dev/null
+	kill "$RPID" 2>/dev/null
+	UNIT=$prefix/lib/systemd/system/sluice@.service
+else
+	skip "redis-server is not installed (Debian package redis-server)" "sluice-fleet@"
+fi
 
 # ---- removing it for good: sluice detach ----
 
