@@ -15,6 +15,8 @@
  *   T3agg T3 with the new-key limit on (1000/s): past it, new keys are charged
  *        to their aggregate prefix's bucket instead of churning the table
  *   T4   T2a with 1,000 CIDR rules installed, the packet matching a /32 (/128)
+ *   T2fleet  T2a (token bucket) of a fleet-wide policy, no agent (N unknown:
+ *        the whole limit, usage recorded); T2fleet3 the same synced with 3 boxes
  *   scale the token bucket at 1 .. 4M keys against a full 1M-key table
  *
  * Every run's verdicts are checked against the datapath's own counters; a
@@ -67,6 +69,7 @@ struct cost_case {
 	struct bench_frame frame;
 	enum expect expect;
 	__u32 slot;
+	__u32 fleet_live; /* sluice_fleet.live for this case (synced when > 0) */
 
 	int nruns;
 	double ns[MAX_RUNS];
@@ -247,6 +250,24 @@ static int build_cases(struct cost_ctx *c)
 			k->set.def.tag = fresh_tag(c, a);
 			k->expect = EXP_DROP;
 
+			if (a == SLUICE_ALGO_TOKEN_BUCKET) {
+				static const char *const names[] = { "T2fleet", "T2fleet3" };
+				int n;
+
+				for (n = 0; n < 2; n++) {
+					k = add_case(c, names[n], fam, a);
+					if (!k)
+						return -ENOMEM;
+					k->obj = &c->main;
+					ret = huge_policy(c, &k->set.def, a);
+					if (ret)
+						return ret;
+					k->set.def.flags |= SLUICE_POLICY_FLEET;
+					k->set.def.tag = fresh_tag(c, a);
+					k->fleet_live = n ? 3 : 0;
+					k->expect = EXP_PASS;
+				}
+			}
 			if (c->quick)
 				goto t4;
 			k = add_case(c, "T3", fam, a);
@@ -363,7 +384,14 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
 	int ret;
 
 	if (k->obj) {
+		struct sluice_fleet fl = { .live = k->fleet_live,
+					   .ok_until = k->fleet_live ? ~0ULL : 0 };
+		__u32 zero = 0;
+
 		bench_obj_set(k->obj, &k->set);
+		if (bpf_map_update_elem(bpf_map__fd(k->obj->skel->maps.sluice_fleet), &zero, &fl,
+					BPF_ANY))
+			return -errno;
 		k->prog_fd = k->obj->prog_fd;
 		if (bench_obj_stats(k->obj, &before) || bench_obj_rstats(k->obj, k->slot, &rb))
 			return -errno;
@@ -736,6 +764,17 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 				    "over T1.\n\n",
 				fams[f], med(k), bench_min(k->ns, k->nruns),
 				bench_max(k->ns, k->nruns), med(k) - med(t1));
+	}
+	for (f = 0; f < 2; f++) {
+		struct cost_case *t2 = find(c, "T2a", fams[f], 0, 0);
+		struct cost_case *f0 = find(c, "T2fleet", fams[f], 0, 0);
+		struct cost_case *f3 = find(c, "T2fleet3", fams[f], 0, 0);
+
+		if (t2 && f0 && f3)
+			fprintf(md, "Fleet-wide policy, IPv%d (T2a, token bucket, marked --fleet; "
+				    "every packet passes and adds its cost to sluice_fleet_use): no "
+				    "agent %.1f ns (%+.1f over T2a), 3 boxes synced %.1f ns (%+.1f).\n\n",
+				fams[f], med(f0), med(f0) - med(t2), med(f3), med(f3) - med(t2));
 	}
 	fprintf(md, "Goal T2-T1 <= 40 ns: %s (worst %.1f ns). ", goal_t2 ? "met" : "MISSED",
 		worst_t2);
