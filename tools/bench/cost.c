@@ -206,6 +206,29 @@ static int add_rules(struct cost_ctx *c)
 	return 0;
 }
 
+/* A case of one policy: made by make_policy(c, policy, algo) on obj, with a
+ * generation of its own (fresh buckets). NULL with errno set. */
+static struct cost_case *policy_case(struct cost_ctx *c, const char *test, int fam, int algo,
+				     struct bench_obj *obj,
+				     int (*make_policy)(struct cost_ctx *, struct sluice_policy *, int))
+{
+	struct cost_case *k = add_case(c, test, fam, algo);
+	int ret;
+
+	if (!k) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	k->obj = obj;
+	ret = make_policy(c, &k->set.def, algo);
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	k->set.def.tag = fresh_tag(c, algo);
+	return k;
+}
+
 static int build_cases(struct cost_ctx *c)
 {
 	static const int fams[] = { 4, 6 };
@@ -230,24 +253,14 @@ static int build_cases(struct cost_ctx *c)
 		k->expect = EXP_PARSED;
 
 		for (a = 0; a < SLUICE_ALGO_MAX; a++) {
-			k = add_case(c, "T2a", fam, a);
+			k = policy_case(c, "T2a", fam, a, &c->main, huge_policy);
 			if (!k)
-				return -ENOMEM;
-			k->obj = &c->main;
-			ret = huge_policy(c, &k->set.def, a);
-			if (ret)
-				return ret;
-			k->set.def.tag = fresh_tag(c, a);
+				return -errno;
 			k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_LOG_CAPPED : EXP_PASS;
 
-			k = add_case(c, "T2b", fam, a);
+			k = policy_case(c, "T2b", fam, a, &c->main, tiny_policy);
 			if (!k)
-				return -ENOMEM;
-			k->obj = &c->main;
-			ret = tiny_policy(c, &k->set.def, a);
-			if (ret)
-				return ret;
-			k->set.def.tag = fresh_tag(c, a);
+				return -errno;
 			k->expect = EXP_DROP;
 
 			if (a == SLUICE_ALGO_TOKEN_BUCKET) {
@@ -255,48 +268,33 @@ static int build_cases(struct cost_ctx *c)
 				int n;
 
 				for (n = 0; n < 2; n++) {
-					k = add_case(c, names[n], fam, a);
+					k = policy_case(c, names[n], fam, a, &c->main, huge_policy);
 					if (!k)
-						return -ENOMEM;
-					k->obj = &c->main;
-					ret = huge_policy(c, &k->set.def, a);
-					if (ret)
-						return ret;
+						return -errno;
 					k->set.def.flags |= SLUICE_POLICY_FLEET;
-					k->set.def.tag = fresh_tag(c, a);
 					k->fleet_live = n ? 3 : 0;
 					k->expect = EXP_PASS;
 				}
 			}
 			if (c->quick)
 				goto t4;
-			k = add_case(c, "T3", fam, a);
+			k = policy_case(c, "T3", fam, a, &c->vary, huge_policy);
 			if (!k)
-				return -ENOMEM;
-			k->obj = &c->vary;
-			ret = huge_policy(c, &k->set.def, a);
-			if (ret)
-				return ret;
+				return -errno;
 			/* bench_vary_keys writes the low 32 bits of the address: an
 			 * IPv6 key must keep them to be a new key. */
 			k->set.def.prefix6 = 128;
-			k->set.def.tag = fresh_tag(c, a);
 			k->expect = EXP_NEW_KEYS;
 
 			if (a == SLUICE_ALGO_TOKEN_BUCKET) {
-				k = add_case(c, "T3agg", fam, a);
+				k = policy_case(c, "T3agg", fam, a, &c->vary, huge_policy);
 				if (!k)
-					return -ENOMEM;
-				k->obj = &c->vary;
-				ret = huge_policy(c, &k->set.def, a);
-				if (!ret)
-					ret = sluice_limit_set(&k->set.new_keys, 1000,
-							       SLUICE_NS_PER_SEC, 1000, c->err,
-							       sizeof(c->err));
+					return -errno;
+				ret = sluice_limit_set(&k->set.new_keys, 1000, SLUICE_NS_PER_SEC,
+						       1000, c->err, sizeof(c->err));
 				if (ret)
 					return ret;
 				k->set.def.prefix6 = 128;
-				k->set.def.tag = fresh_tag(c, a);
 				/* The varied bits are the first 24 of an IPv4 key
 				 * (little-endian u32 over the address) and the last 32
 				 * of an IPv6 one: aggregate by /8 and by the default /48. */
