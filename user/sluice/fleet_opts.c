@@ -24,8 +24,8 @@ const char *const fleet_opt_help =
 	"                      the sync interval if longer); a failed sync is an outage\n"
 	"  --sync-keys K       most keys pushed per sync, the busiest first (default\n"
 	"                      131072); the rest wait, counted as skipped\n"
-	"  --redis-batch N     keys per script call (default 256; 1 for a Redis\n"
-	"                      Cluster without the {fleet} hash tag's single slot)\n"
+	"  --redis-batch N     keys per script call (default 256); all calls of a\n"
+	"                      sync go in one round trip\n"
 	"  --fleet-size N      assume at least N boxes (the N of rate/N before Redis\n"
 	"                      has answered once)\n";
 
