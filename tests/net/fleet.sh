@@ -542,6 +542,19 @@ quiet=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:198.18.0.61/32")
 pass_if "--sync-keys 1: the quieter one went when its waiting usage was the larger" \
 	[ "$quiet" = 1 ]
 
+# ---- 6c. an IPv6 source: shared under its /64 key ----
+nsenter --net="/var/run/netns/$NS_G" sysctl -qw "net.ipv6.conf.${IFT[1]}.disable_ipv6=0"
+bx 1 sysctl -qw "net.ipv6.conf.${IFR[1]}.disable_ipv6=0"
+ip -n "$NS_G" addr add 2001:2:0:1::1/64 dev "${IFT[1]}" nodad
+ip -n "${NSB[1]}" addr add 2001:2:0:1::2/64 dev "${IFR[1]}" nodad
+nsenter --net="/var/run/netns/$NS_G" "$SLUICE_GEN" -i "${IFT[1]}" -s 2001:2::60 \
+	-d 2001:2:0:1::2 -r 500 -t 1 -j >"$D/gen6.json" 2>&1 ||
+	not_ok "an IPv6 source: the generator ran"
+sleep 0.3
+v6=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:2001:2::/64")
+pass_if "an IPv6 source: its usage reaches Redis under its /64 key" [ "$v6" = 1 ] ||
+	diag "keys: $(redis-cli -s "$SOCK" keys '*' | tr '\n' ' ')"
+
 # ---- 7. requirepass ----
 # Box 3 leaves the fleet: its run stops (it found the limiter attached, so
 # it leaves it so) and sluice detach frees the interface for runs that
