@@ -260,6 +260,14 @@ static bool setup(struct fleet *f, struct sluice_settings *set, const struct slu
 	return !bpfrun_configure(&f->r, set);
 }
 
+/* A test's policy (bucket_policy()) on a fresh setup(), as a TAP check. */
+static bool start(struct fleet *f, struct sluice_settings *set, struct sluice_policy *p,
+		  __u64 burst, __u8 flags, __u32 live, __u64 ok_until, const char *t)
+{
+	bucket_policy(p, burst, flags);
+	return tap_ok(setup(f, set, p, live, ok_until), "%s: setup", t);
+}
+
 static bool expect_at(struct fleet *f, __u64 ns, const char *src, const char *want,
 		      const char *t, const char *when)
 {
@@ -274,8 +282,7 @@ static void test_synced(struct fleet *f)
 	struct sluice_settings set;
 	struct sluice_policy p;
 
-	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
-	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
 		return;
 	expect_at(f, SCN_T0, A, "PPPPPPPPPPD", t, "t0");
 	TAP_EQ(bucket_of(f, TAG_TB, A).s[0], TICKS(SCN_T0) + 10 * C_PKT,
@@ -286,8 +293,7 @@ static void test_synced(struct fleet *f)
 	expect_at(f, SCN_T0 + SCN_MS(20), A, "PD", t, "t0 + 20 ms");
 
 	t = "N=3 synced, 100/s burst 2";
-	bucket_policy(&p, 2, SLUICE_POLICY_FLEET);
-	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+	if (!start(f, &set, &p, 2, SLUICE_POLICY_FLEET, 3, FAR, t))
 		return;
 	expect_at(f, SCN_T0, A, "PD", t, "t0 (burst/3 < 1: one packet)");
 	expect_at(f, SCN_T0 + SCN_MS(10) - 1, A, "D", t, "t0 + 10 ms - 1 ns");
@@ -302,8 +308,7 @@ static void test_outage(struct fleet *f)
 	struct sluice_policy p;
 	struct sluice_fleet_use u;
 
-	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
-	if (!tap_ok(setup(f, &set, &p, 3, PAST), "%s: setup", t))
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, PAST, t))
 		return;
 	expect_at(f, SCN_T0, A, "PPPPPPPPPPD", t, "t0");
 	TAP_EQ(bucket_of(f, TAG_TB, A).s[0], TICKS(SCN_T0) + 10 * 3 * C_PKT,
@@ -318,8 +323,7 @@ static void test_outage(struct fleet *f)
 
 	/* ok_until == now is already the outage (now >= ok_until). */
 	t = "N=3 outage, 100/s burst 2";
-	bucket_policy(&p, 2, SLUICE_POLICY_FLEET);
-	if (!tap_ok(setup(f, &set, &p, 3, TICKS(SCN_T0)), "%s: setup", t))
+	if (!start(f, &set, &p, 2, SLUICE_POLICY_FLEET, 3, TICKS(SCN_T0), t))
 		return;
 	expect_at(f, SCN_T0, A, "PD", t, "t0, ok_until = t0 (burst/3 < 1: one packet)");
 	expect_at(f, SCN_T0 + SCN_MS(10), A, "D", t, "t0 + 10 ms");
@@ -425,8 +429,7 @@ static void test_usage(struct fleet *f)
 	struct sluice_fleet_use u;
 	struct sluice_bucket b;
 
-	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
-	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
 		return;
 	expect_at(f, SCN_T0, A, "PPPPPPPPPPD", t, "N=3 synced, burst 30, at t0");
 	u = use_of(f, TAG_TB, A);
@@ -459,8 +462,7 @@ static void test_usage(struct fleet *f)
 		 "%s: the bucket holds the two packets only", t);
 
 	t = "usage of a local policy";
-	bucket_policy(&p, 30, 0);
-	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+	if (!start(f, &set, &p, 30, 0, 3, FAR, t))
 		return;
 	expect_at(f, SCN_T0, A, "PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPD", t, "N=3 synced, burst 30, t0");
 	TAP_EQ(use_keys(f), 0, "%s: no usage entry", t);
@@ -468,8 +470,7 @@ static void test_usage(struct fleet *f)
 	/* New keys 1/h burst 1: the first source gets a bucket of its own,
 	 * the second is charged to 198.18.0.0/24's aggregate bucket. */
 	t = "usage of an aggregate key";
-	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
-	if (!tap_ok(setup(f, &set, &p, 0, 0), "%s: setup", t))
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 0, 0, t))
 		return;
 	sluice_limit_set(&set.new_keys, 1, BPFRUN_HOUR, 1, NULL, 0);
 	bpfrun_configure(&f->r, &set);
@@ -611,8 +612,7 @@ static void test_apply(struct fleet *f)
 	 * 30 packets (300 ms): TAT = t0 + 305 ms, and a packet is admitted
 	 * once TAT + 10 ms - now <= 100 ms, at t0 + 215 ms. */
 	t = "apply of a debt";
-	bucket_policy(&p, 30, SLUICE_POLICY_FLEET);
-	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
 		return;
 	expect_at(f, SCN_T0, A, "P", t, "t0");
 	ta = SCN_T0 + SCN_MS(5);
