@@ -230,11 +230,11 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
 	__u32 zero = 0, n;
 	struct sluice_fleet *f;
 
-	sh->fleet = 0;
-	sh->mult = sh->div = 1;
+	/* sh is zeroed by the caller: nothing to write for a box's own policy. */
 	if (!(p->flags & SLUICE_POLICY_FLEET) || p->algo > SLUICE_ALGO_LEAKY_BUCKET)
 		return;
 	sh->fleet = 1;
+	sh->mult = sh->div = 1;
 	f = bpf_map_lookup_elem(&sluice_fleet, &zero);
 	if (!f)
 		return;

@@ -23,8 +23,6 @@ static const char *const state_names[] = {
 int sluice_fleet_view(const struct sluice_handle *h, struct sluice_fleet_view *v)
 {
 	__u64 now = sluice_now_ticks();
-	struct timespec ts;
-
 	memset(v, 0, sizeof(*v));
 	if (!h->fleet)
 		return -ENOENT;
@@ -42,8 +40,8 @@ int sluice_fleet_view(const struct sluice_handle *h, struct sluice_fleet_view *v
 		v->state_code = SLUICE_FLEET_STALE;
 	}
 	v->last_ok_age_s = -1;
-	if (v->f.last_ok_ns && !clock_gettime(CLOCK_REALTIME, &ts)) {
-		__u64 t = (__u64)ts.tv_sec * SLUICE_NS_PER_SEC + (__u64)ts.tv_nsec;
+	if (v->f.last_ok_ns) {
+		__u64 t = sluice_realtime_ns();
 
 		v->last_ok_age_s = t > v->f.last_ok_ns ? (double)(t - v->f.last_ok_ns) / 1e9 : 0;
 	}

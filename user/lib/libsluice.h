@@ -308,6 +308,8 @@ __u64 sluice_map_bytes(int fd);
 /* Now, in ns of CLOCK_MONOTONIC (bpf_ktime_get_ns()'s clock), and in the
  * datapath's ticks. */
 __u64 sluice_now_ns(void);
+/* CLOCK_REALTIME in ns: for times shown to people (a last sync's age). */
+__u64 sluice_realtime_ns(void);
 __u64 sluice_now_ticks(void);
 
 /* ---- changes: one transaction per command (txn.c) ---- */

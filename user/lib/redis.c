@@ -344,7 +344,7 @@ out:
 
 int sluice_redis_connect(struct sluice_redis *r, char *err, size_t len)
 {
-	return do_connect(r, redis_now_ns() + r->timeout_ns, err, len);
+	return do_connect(r, sluice_now_ns() + r->timeout_ns, err, len);
 }
 
 bool sluice_redis_connected(const struct sluice_redis *r)
@@ -472,7 +472,7 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 		      size_t batch, __s64 *debt_us, __u32 *live, struct sluice_redis_sync_stats *st,
 		      char *err, size_t len)
 {
-	__u64 t0 = redis_now_ns(), deadline = t0 + r->timeout_ns;
+	__u64 t0 = sluice_now_ns(), deadline = t0 + r->timeout_ns;
 	struct sluice_redis_sync_stats mine;
 	size_t ncalls, nretry = 0, c, k;
 	redisReply **rep = NULL, **rep2 = NULL;
@@ -563,7 +563,7 @@ out:
 	free(retry);
 	if (ret)
 		redis_drop(r);
-	st->duration_ns = redis_now_ns() - t0;
+	st->duration_ns = sluice_now_ns() - t0;
 	return ret;
 }
 

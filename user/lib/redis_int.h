@@ -54,14 +54,6 @@ struct sluice_redis {
 	struct buf out;
 };
 
-static inline __u64 redis_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * SLUICE_NS_PER_SEC + ts.tv_nsec;
-}
-
 static inline struct timespec redis_ts_of(__u64 ns)
 {
 	return (struct timespec){ .tv_sec = ns / SLUICE_NS_PER_SEC,

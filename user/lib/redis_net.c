@@ -229,7 +229,7 @@ int redis_wait_fd(int fd, short events, __u64 deadline)
 	struct pollfd p = { .fd = fd, .events = events };
 
 	for (;;) {
-		__u64 now = redis_now_ns();
+		__u64 now = sluice_now_ns();
 		struct timespec ts;
 		int n;
 
@@ -261,7 +261,7 @@ static int connect_one(int family, const struct sockaddr *sa, socklen_t salen, _
 		/* A unix socket whose backlog is full (a stopped Redis) says
 		 * EAGAIN, not EINPROGRESS: try again until the deadline. */
 		if (errno == EAGAIN && family == AF_UNIX) {
-			__u64 now = redis_now_ns();
+			__u64 now = sluice_now_ns();
 			struct timespec ts = redis_ts_of(10 * 1000 * 1000);
 
 			if (now >= deadline) {
@@ -347,7 +347,7 @@ static int resolve(struct sluice_redis *r, __u64 deadline, struct addrinfo **res
 	}
 	list[0] = &r->lk->cb;
 	while ((ret = gai_error(&r->lk->cb)) == EAI_INPROGRESS) {
-		__u64 now = redis_now_ns();
+		__u64 now = sluice_now_ns();
 		struct timespec ts;
 
 		if (now >= deadline) {

@@ -595,6 +595,14 @@ int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 	return ret;
 }
 
+__u64 sluice_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * SLUICE_NS_PER_SEC + (__u64)ts.tv_nsec;
+}
+
 __u64 sluice_now_ns(void)
 {
 	struct timespec ts;

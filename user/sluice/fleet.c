@@ -98,14 +98,6 @@ static void say(const char *fmt, ...)
 	printf("%s fleet: %s\n", when, line);
 }
 
-static __u64 realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (__u64)ts.tv_sec * SLUICE_NS_PER_SEC + (__u64)ts.tv_nsec;
-}
-
 static int run_prog(struct bpf_program *p)
 {
 	/* The programs read no packet: any frame long enough for XDP. */
@@ -278,7 +270,7 @@ static int sync_once(struct fleet_agent *a)
 	__atomic_store_n(&f->ok_until, sluice_now_ticks() + ((2 * a->o.sync_ns + st.duration_ns)
 							      << SLUICE_TICK_SHIFT),
 			 __ATOMIC_RELEASE);
-	f->last_ok_ns = realtime_ns();
+	f->last_ok_ns = sluice_realtime_ns();
 	f->syncs++;
 	f->keys_pushed += push;
 	f->keys_skipped += n - push;

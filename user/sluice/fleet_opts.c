@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "loader.h"
+#include "redis.h"
 
 #define MIN_SYNC_NS (10ULL * 1000000ULL) /* 10 ms */
 #define MAX_SYNC_NS (60ULL * SLUICE_NS_PER_SEC)
@@ -29,21 +30,9 @@ const char *const fleet_opt_help =
 	"  --fleet-size N      assume at least N boxes (the N of rate/N before Redis\n"
 	"                      has answered once)\n";
 
-static bool valid_name(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (!n || n > 64)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
-			return false;
-	return true;
-}
-
 int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen)
 {
+	char inner[SLUICE_ERR_LEN];
 	__u64 v;
 
 	switch (which) {
@@ -51,10 +40,9 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 		o->redis = arg;
 		return 0;
 	case FLEET_OPT_FLEET:
-		if (!valid_name(arg))
-			return sluice_err(err, errlen, -EINVAL,
-					  "--fleet '%s' is not a fleet name: 1 to 64 letters, digits, "
-					  "'.', '_' or '-'", arg);
+		if (sluice_redis_check_fleet(arg, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "--fleet '%s' is not a fleet name: %s",
+					  arg, inner);
 		o->fleet = arg;
 		return 0;
 	case FLEET_OPT_PASSWORD:
