@@ -330,6 +330,83 @@ static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __
 	return sluice_bucket_admit_shared(p, s, now, len, 1, 1, used);
 }
 
+/*
+ * A shaper's GCRA: the leaky bucket with delay (nginx's limit_req with
+ * burst= and delay=). The TAT is when the key's queue will have drained at
+ * the rate; base = max(TAT, now) is when this packet's turn comes, so
+ * base - now is the work queued ahead of it. A packet is accepted while
+ * that is at most `tolerance` (burst x interval: burst packets may wait
+ * beyond the one being sent, so burst + 1 go into an idle key at once, as
+ * nginx's burst=), else dropped with the state untouched. An accepted
+ * packet departs at base - delay (delay: the ticks of excess that go at
+ * once), or now if that is earlier: the first excess units of a burst
+ * leave at once, the rest are spaced at the rate. The CAS that advances
+ * the TAT is what hands out the turns, so two CPUs never get the same one.
+ */
+static __always_inline int sluice_gcra_shape(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance,
+					     __u64 delay, __u64 *depart)
+{
+	int i;
+
+	SLUICE_NOUNROLL
+	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
+		__u64 old = SLUICE_READ(*tat);
+		__u64 base = old > now ? old : now;
+
+		if (base - now > tolerance)
+			return SLUICE_DROP;
+		if (sluice_cas(tat, old, base + cost)) {
+			*depart = base - now > delay ? base - delay : now;
+			return SLUICE_PASS;
+		}
+	}
+	return SLUICE_CONTENDED;
+}
+
+/* The ticks of excess of limit l that go at once, for a shaper's delay
+ * (SLUICE_NODELAY: every accepted unit). */
+static __always_inline __u64 sluice_shape_delay(const struct sluice_limit *l, __u32 delay)
+{
+	if (delay == SLUICE_NODELAY)
+		return ~0ULL;
+	return sluice_limit_cost(l, delay);
+}
+
+/*
+ * A shaper's verdict for a packet of `len` bytes on a token or leaky bucket
+ * policy: both limits must accept it (one the byte limit refuses gets its
+ * packet charge back), and it departs when the later of the two says,
+ * *depart ticks (>= now).
+ */
+static __always_inline int sluice_bucket_shape(const struct sluice_policy *p, __u64 *s, __u64 now,
+					       __u32 len, __u64 *depart)
+{
+	__u64 pkt_cost = 0, d = now, d2;
+	int v;
+
+	if (p->pkt.interval | p->pkt.interval_frac) {
+		pkt_cost = sluice_limit_cost(&p->pkt, 1);
+		v = sluice_gcra_shape(&s[0], now, pkt_cost, p->pkt.tolerance,
+				      sluice_shape_delay(&p->pkt, p->pkt_delay), &d);
+		if (v != SLUICE_PASS)
+			return v;
+	}
+	if (p->bytes.interval | p->bytes.interval_frac) {
+		v = sluice_gcra_shape(&s[1], now, sluice_limit_cost(&p->bytes, len),
+				      p->bytes.tolerance,
+				      sluice_shape_delay(&p->bytes, p->byte_delay), &d2);
+		if (v != SLUICE_PASS) {
+			if (pkt_cost)
+				sluice_gcra_refund(&s[0], pkt_cost);
+			return v;
+		}
+		if (d2 > d)
+			d = d2;
+	}
+	*depart = d;
+	return SLUICE_PASS;
+}
+
 /* The verdict of policy p for a packet of `len` bytes on a key's state. */
 static __always_inline int sluice_admit(const struct sluice_policy *p, __u64 *s, __u64 now,
 					__u32 len)

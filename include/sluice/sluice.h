@@ -43,8 +43,19 @@
 #define SLUICE_MAP_FLEET   "sluice_fleet"      /* the fleet agent's state (layout 5 on) */
 #define SLUICE_MAP_FLEET_USE "sluice_fleet_use" /* per-key usage of fleet policies */
 #define SLUICE_MAP_FLEET_IO "sluice_fleet_io"   /* the agent's exchange with its programs */
+#define SLUICE_MAP_SHAPE_STATS "sluice_shape_stats" /* a shaper's delay counters */
 #define SLUICE_PIN_ROOT    "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN    "sluice_prog"
+/*
+ * The state of the shaper on an interface (`sluice shape`, a tc egress
+ * program and an fq qdisc) is the same map set as a limiter's, pinned under
+ * the name "shape:IFACE" (no interface name holds a ':'): sluicectl -i
+ * shape:IFACE tunes it, and the same library reads it.
+ */
+#define SLUICE_SHAPE_PREFIX "shape:"
+#define SLUICE_STATE_NAME_MAX 32 /* "shape:" + an interface name + NUL */
+/* The handle of the fq qdisc sluice installs as an interface's root: "51ce:". */
+#define SLUICE_FQ_HANDLE 0x51ce0000U
 
 /*
  * Time inside sluice is counted in ticks of 1/16 ns: ktime_get_ns() << 4.
@@ -96,6 +107,14 @@ enum sluice_action {
 #define SLUICE_HASH_FEW_LENS 2 /* a family of at most this many is always hashed */
 #define SLUICE_HASH_MANY_RULES 4096 /* of more, hashed from this many rules on */
 
+/*
+ * A shaper's token/leaky bucket policy (struct sluice_policy.pkt_delay and
+ * byte_delay): SLUICE_NODELAY sends every accepted packet at once (a meter:
+ * --nodelay), else the first `delay` excess units of a burst go at once and
+ * the rest wait for their turn at the rate (nginx's limit_req delay=).
+ */
+#define SLUICE_NODELAY 0xffffffffU
+
 /* sluice_settings.flags */
 #define SLUICE_FAIL_CLOSED (1U << 0) /* drop when the key table refuses a key */
 #define SLUICE_DRY_RUN (1U << 1) /* every policy counts would-drop, passes all */
@@ -141,7 +160,18 @@ struct sluice_policy {
 	__u32 window_limit; /* window algorithms: packets per window */
 	struct sluice_limit pkt; /* token/leaky bucket: packets */
 	struct sluice_limit bytes; /* token/leaky bucket: bytes; interval 0 = none */
-	__u64 window; /* window algorithms: window length in ticks */
+	union {
+		__u64 window; /* window algorithms: window length in ticks */
+		/*
+		 * Token/leaky bucket of a shaper (SLUICE_KIND_SHAPE): how many
+		 * excess units of each limit go at once (SLUICE_NODELAY: all);
+		 * 0 in a limiter's policy, which never delays.
+		 */
+		struct {
+			__u32 pkt_delay; /* packets */
+			__u32 byte_delay; /* bytes */
+		};
+	};
 };
 _Static_assert(sizeof(struct sluice_policy) == 104, "sluice_policy layout");
 
@@ -196,6 +226,13 @@ _Static_assert(sizeof(struct sluice_owner) == 40, "sluice_owner layout");
  * line of its own and a flood of new sources does not make every CPU miss
  * on the settings.
  */
+/* sluice_config.kind */
+#define SLUICE_KIND_SHAPE (1U << 0) /* a tc egress shaper, not an XDP limiter */
+#define SLUICE_KIND_KEY_DST (1U << 1) /* a shaper keyed by destination, not source */
+
+/* sluice_config.shape_flags */
+#define SLUICE_SHAPE_MADE_CLSACT (1U << 0) /* sluice created the clsact qdisc */
+
 struct sluice_config {
 	__u32 layout; /* SLUICE_LAYOUT_VERSION */
 	__u32 active; /* index of the live settings */
@@ -205,7 +242,7 @@ struct sluice_config {
 	struct sluice_settings settings[2];
 	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
 	__u32 run_pid; /* the `sluice run` that attached this and detaches it on exit */
-	__u32 pad1;
+	__u32 kind; /* SLUICE_KIND_* (0 in a state made before shapers: a limiter) */
 	/*
 	 * sluice_ruletab holds the live rules, entries 0 .. ruletab_nr - 1, when
 	 * ruletab_seq == seq: a writer sets it to 0 before it touches the rules
@@ -221,7 +258,17 @@ struct sluice_config {
 	 * SLUICE_RULES_HASHED). Written for a generation only while it is idle.
 	 */
 	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
-	__u32 pad2[5];
+	/*
+	 * A shaper's (userspace-owned): the fq qdisc it installed (its
+	 * handle, SLUICE_FQ_HANDLE; 0: none) and that qdisc's horizon, which
+	 * no delay may reach (the datapath drops such a packet itself,
+	 * counted in sluice_shape_stats.horizon_dropped, rather than leave it
+	 * to fq); SLUICE_SHAPE_* flags.
+	 */
+	__u32 shape_qdisc;
+	__u32 shape_horizon_us;
+	__u32 shape_flags;
+	__u32 pad2[2];
 };
 _Static_assert(sizeof(struct sluice_config) == 448, "sluice_config layout");
 _Static_assert(__builtin_offsetof(struct sluice_config, newkey_tat) == 384,
@@ -431,6 +478,28 @@ struct sluice_fleet_rec {
 	__u64 debt[2]; /* ticks the fleet's bucket is ahead of now; 0: nothing to fold */
 };
 _Static_assert(sizeof(struct sluice_fleet_rec) == 56, "sluice_fleet_rec layout");
+
+/*
+ * Per-CPU counters of a shaper, beside sluice_stats (whose passed and
+ * dropped count its packets as a limiter's: passed = sent, at once or
+ * later; limited = beyond the queue): one entry of the map
+ * sluice_shape_stats. Delays are departure minus now, in ns.
+ */
+#define SLUICE_DELAY_BUCKETS 24
+struct sluice_shape_stats {
+	__u64 shaped; /* given a departure time by a bucket policy */
+	__u64 delayed; /* of those, a departure after now */
+	__u64 delay_ns; /* the sum of those delays */
+	__u64 max_delay_ns; /* the longest on this CPU (readers take the max) */
+	__u64 horizon_dropped; /* dropped: the delay would pass the fq horizon */
+	__u64 restamped; /* untouched packets whose foreign tstamp was cleared */
+	__u64 pad[2];
+	/* delayed packets by delay: [0] under 1 us, [i] under 2^i us, the last
+	 * one every longer delay (2^22 us, 4.2 s, and more) */
+	__u64 hist[SLUICE_DELAY_BUCKETS];
+};
+_Static_assert(sizeof(struct sluice_shape_stats) == 8 * (8 + SLUICE_DELAY_BUCKETS),
+	       "sluice_shape_stats layout");
 
 enum sluice_reason {
 	SLUICE_REASON_LIMITED = 1,
