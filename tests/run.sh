@@ -5,6 +5,7 @@
 #   bpf   the program via BPF_PROG_TEST_RUN     build/tests/bpf/*   (root)
 #   net   veth + namespaces, real traffic       tests/net/*.sh      (root)
 #   cli   bad input, exit status and message    tests/cli/*.sh
+#   shape the tc egress shaper with fq           tests/shape/*.sh    (root)
 #   stress reproducers of kernel trouble        tests/stress/*.sh   (root; not in the default)
 # Ends with exactly one line "N passed, N failed, N skipped".
 # SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds).
@@ -43,7 +44,8 @@ run_prog() { # run_prog SUITE PROG...
 echo "TAP version 13"
 for suite in $SUITES; do
 	echo "# suite $suite"
-	if { [ "$suite" = bpf ] || [ "$suite" = net ] || [ "$suite" = stress ]; } &&
+	if { [ "$suite" = bpf ] || [ "$suite" = net ] || [ "$suite" = shape ] ||
+		[ "$suite" = stress ]; } &&
 		[ "$(id -u)" != 0 ]; then
 		emit "ok" "$suite suite # SKIP needs root (CAP_BPF and CAP_NET_ADMIN): run 'sudo make test'"
 		continue
@@ -58,7 +60,7 @@ for suite in $SUITES; do
 		done
 		[ $found = 1 ] || emit "not ok" "$suite: no test programs in $BUILD/tests/$suite (run 'make tests')"
 		;;
-	net | cli | stress)
+	net | cli | stress | shape)
 		for p in tests/"$suite"/*.sh; do
 			[ -f "$p" ] || continue
 			run_prog "$suite" bash "$p"
