@@ -73,7 +73,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 
 static int open_iface(struct sluice_handle *h, bool for_write)
 {
-	char ifname[IF_NAMESIZE], err[SLUICE_ERR_LEN];
+	char ifname[SLUICE_STATE_NAME_MAX], err[SLUICE_ERR_LEN];
 	int ret;
 
 	ret = sluice_pick_iface(ctl.iface, ifname, err, sizeof(err));

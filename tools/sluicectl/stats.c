@@ -199,7 +199,7 @@ static int watch(struct sluice_handle *h, __u64 secs)
 			return ctl_err(ret, "sluice was detached from %s: nothing more to watch",
 				       h->ifname);
 		if (ret == -ESTALE) {
-			char ifname[IF_NAMESIZE], err[SLUICE_ERR_LEN];
+			char ifname[SLUICE_STATE_NAME_MAX], err[SLUICE_ERR_LEN];
 
 			snprintf(ifname, sizeof(ifname), "%s", h->ifname);
 			sluice_close(h);

@@ -163,8 +163,10 @@ enum sluice_standing {
 };
 
 struct sluice_handle {
-	char ifname[IF_NAMESIZE];
-	char dir[256]; /* SLUICE_PIN_ROOT[/netns:INODE]/<ifname> */
+	char name[SLUICE_STATE_NAME_MAX]; /* the state's name: IFACE, or shape:IFACE */
+	char ifname[IF_NAMESIZE]; /* its interface */
+	bool shape; /* the shaper's state (sluice shape), not the limiter's */
+	char dir[256]; /* SLUICE_PIN_ROOT[/netns:INODE]/<name> */
 	int config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
 	struct sluice_config *cfg; /* the mmapped config entry */
 	int ruletab_fd; /* -1 in a state made before sluice_ruletab existed */
@@ -179,7 +181,18 @@ struct sluice_handle {
 	int rwould_fd;
 	int fleet_fd, fleet_use_fd; /* sluice_fleet, sluice_fleet_use */
 	struct sluice_fleet *fleet; /* mmapped; NULL without sluice_fleet */
+	int shape_stats_fd; /* sluice_shape_stats; -1 without it */
 };
+
+/*
+ * A state's name: an interface (its limiter) or shape:IFACE (its shaper).
+ * Sets ifname (IF_NAMESIZE) and *shape; -EINVAL with a sentence for a name
+ * that is neither (too long, empty, or another prefix).
+ */
+int sluice_state_name(const char *name, char *ifname, bool *shape, char *err, size_t errlen);
+/* The words that name a state's commands in messages: "shape " for a
+ * shaper ("sluice shape detach eth1"), "" for a limiter. */
+const char *sluice_state_verb(const struct sluice_handle *h);
 
 /* A handle with no map open: every fd -1. */
 void sluice_handle_init(struct sluice_handle *h);
@@ -192,9 +205,11 @@ int sluice_ensure_bpffs(char *err, size_t errlen);
 /* The pin directory of the caller's namespace, created (with the root
  * above it) when create. */
 int sluice_pin_root(char *buf, size_t len, bool create, char *err, size_t errlen);
-/* SLUICE_PIN_ROOT[/netns:INODE]/<ifname> for the caller's namespace. */
-int sluice_pin_dir(const char *ifname, char *buf, size_t len, char *err, size_t errlen);
-/* Open the pinned maps of ifname in the caller's namespace. -ENOENT with
+/* SLUICE_PIN_ROOT[/netns:INODE]/<name> for the caller's namespace (name: a
+ * state's, IFACE or shape:IFACE). */
+int sluice_pin_dir(const char *name, char *buf, size_t len, char *err, size_t errlen);
+/* Open the pinned maps of the state `ifname` (IFACE, or shape:IFACE for the
+ * shaper of IFACE) in the caller's namespace. -ENOENT with
  * "sluice is not attached to X: run 'sluice attach X'" when nothing is
  * pinned (and where the limiter of an X is, when another namespace has one);
  * -ENODEV when there is no such interface here and nothing is pinned. */
@@ -205,10 +220,11 @@ void sluice_close(struct sluice_handle *h);
  * reader may go on after a nonzero return, showing the sentence as a warning. */
 int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err,
 			  size_t errlen);
-/* Interfaces with pins in the caller's namespace, sorted; returns how many
- * (<= max) or -errno. */
-int sluice_list_attached(char names[][IF_NAMESIZE], int max);
-/* Resolve -i: the given name, or the only attached interface. */
+/* The states pinned in the caller's namespace (limiters by their interface,
+ * shapers as shape:IFACE), sorted; returns how many (<= max) or -errno. */
+int sluice_list_attached(char names[][SLUICE_STATE_NAME_MAX], int max);
+/* Resolve -i: the given name, or the only state pinned (out holds
+ * SLUICE_STATE_NAME_MAX). */
 int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen);
 /* Check the layout version in cfg; message names both versions. */
 int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, char *err,

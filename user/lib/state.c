@@ -155,7 +155,33 @@ void sluice_handle_init(struct sluice_handle *h)
 	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
 	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
 	h->ruletab_fd = h->hash_fd = h->rwould_fd = -1;
-	h->fleet_fd = h->fleet_use_fd = -1;
+	h->fleet_fd = h->fleet_use_fd = h->shape_stats_fd = -1;
+}
+
+int sluice_state_name(const char *name, char *ifname, bool *shape, char *err, size_t errlen)
+{
+	size_t plen = strlen(SLUICE_SHAPE_PREFIX);
+	const char *ifn = name;
+
+	*shape = !strncmp(name, SLUICE_SHAPE_PREFIX, plen);
+	if (*shape)
+		ifn = name + plen;
+	if (!*ifn)
+		return fail(err, errlen, -EINVAL, "'%s' names no interface: give %sIFACE", name,
+			    *shape ? SLUICE_SHAPE_PREFIX : "");
+	if (strlen(ifn) >= IF_NAMESIZE)
+		return fail(err, errlen, -EINVAL, "interface name '%s' is too long (at most %d "
+			    "characters)", ifn, IF_NAMESIZE - 1);
+	if (strchr(ifn, ':') || strchr(ifn, '/'))
+		return fail(err, errlen, -EINVAL, "'%s' is no interface name: give IFACE (the "
+			    "limiter on IFACE) or %sIFACE (its shaper)", name, SLUICE_SHAPE_PREFIX);
+	strcpy(ifname, ifn);
+	return 0;
+}
+
+const char *sluice_state_verb(const struct sluice_handle *h)
+{
+	return h->shape ? "shape " : "";
 }
 
 static size_t ruletab_bytes(__u32 max)
@@ -197,7 +223,7 @@ void sluice_close(struct sluice_handle *h)
 	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
 		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd,
 		       &h->ruletab_fd, &h->hash_fd, &h->rwould_fd, &h->fleet_fd,
-		       &h->fleet_use_fd };
+		       &h->fleet_use_fd, &h->shape_stats_fd };
 	size_t i;
 
 	if (h->cfg && h->cfg != MAP_FAILED)
@@ -231,6 +257,16 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 		    "the pinned maps of %s have layout version %u, this sluice uses %u: detach with "
 		    "the sluice that attached them ('sluice detach %s'), then attach again",
 		    ifname, cfg->layout, SLUICE_LAYOUT_VERSION, ifname);
+}
+
+/* Why there is no shaper of ifname here, in words. */
+static int no_shaper(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
+{
+	if (!ifindex)
+		return fail(err, errlen, -ENODEV, "there is no interface '%s' (see 'ip link')",
+			    ifname);
+	return fail(err, errlen, -ENOENT, "no sluice shaper is attached to %s: run 'sluice shape "
+		    "attach %s'", ifname, ifname);
 }
 
 /* Why there is nothing pinned for ifname here, in words. */
@@ -271,7 +307,10 @@ static enum sluice_standing standing_of(const struct sluice_config *cfg, unsigne
 int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err,
 			  size_t errlen)
 {
-	const char *n = h->ifname;
+	/* "sluice detach eth1" or "sluice shape detach eth1": n is the
+	 * interface after the verb (a state's commands take its interface). */
+	const char *n = h->ifname, *v = sluice_state_verb(h);
+	const char *what = h->shape ? "shaper" : "limiter";
 	const struct sluice_owner *o = &h->cfg->owner;
 
 	switch (h->standing) {
@@ -280,31 +319,31 @@ int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *e
 	case SLUICE_STANDING_GONE:
 		if (!h->ifindex)
 			return fail(err, errlen, -ESTALE,
-				    "%s is gone: its limiter (ifindex %u) was left pinned in %s when "
-				    "the interface went away%s; 'sluice detach %s' removes it", n,
-				    o->ifindex, h->dir, for_write ? ", so nothing was changed" : "",
-				    n);
+				    "%s is gone: its %s (ifindex %u) was left pinned in %s when "
+				    "the interface went away%s; 'sluice %sdetach %s' removes it", n,
+				    what, o->ifindex, h->dir,
+				    for_write ? ", so nothing was changed" : "", v, n);
 		return fail(err, errlen, -ESTALE,
 			    "the state pinned for %s belongs to an earlier %s (ifindex %u; this one "
-			    "is %u)%s: 'sluice attach %s --resume' applies it to this %s, 'sluice "
-			    "attach %s --fresh' starts this one empty, 'sluice detach %s' removes "
-			    "it", n, n, o->ifindex, h->ifindex,
-			    for_write ? ", so nothing was changed" : "", n, n, n, n);
+			    "is %u)%s: 'sluice %sattach %s --resume' applies it to this %s, 'sluice "
+			    "%sattach %s --fresh' starts this one empty, 'sluice %sdetach %s' removes "
+			    "it", h->name, n, o->ifindex, h->ifindex,
+			    for_write ? ", so nothing was changed" : "", v, n, n, v, n, v, n);
 	case SLUICE_STANDING_ORPHAN:
 		return fail(err, errlen, -ESTALE,
 			    "the state pinned in %s was made in a network namespace that is gone "
-			    "(net:[%llu])%s: 'sluice detach %s' removes it", h->dir,
+			    "(net:[%llu])%s: 'sluice %sdetach %s' removes it", h->dir,
 			    (unsigned long long)o->netns_ino,
-			    for_write ? ", so nothing was changed" : "", n);
+			    for_write ? ", so nothing was changed" : "", v, n);
 	case SLUICE_STANDING_UNFINISHED:
 		if (!for_write)
 			return fail(err, errlen, -EBUSY,
 				    "sluice is being attached to %s, or an attach of it died "
-				    "half way", n);
+				    "half way", h->name);
 		return fail(err, errlen, -EBUSY,
 			    "sluice is being attached to %s, or an attach of it died half way: "
-			    "nothing was changed; see 'sluice status %s', then 'sluice attach %s "
-			    "--resume' or '--fresh'", n, n, n);
+			    "nothing was changed; see 'sluice %sstatus %s', then 'sluice %sattach %s "
+			    "--resume' or '--fresh'", h->name, v, n, v, n);
 	}
 	return 0;
 }
@@ -331,6 +370,7 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		{ SLUICE_MAP_RWOULD, &h->rwould_fd, true },
 		{ SLUICE_MAP_FLEET, &h->fleet_fd, true },
 		{ SLUICE_MAP_FLEET_USE, &h->fleet_use_fd, true },
+		{ SLUICE_MAP_SHAPE_STATS, &h->shape_stats_fd, true },
 	};
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
@@ -338,14 +378,15 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	int ret;
 
 	sluice_handle_init(h);
-	if (strlen(ifname) >= sizeof(h->ifname))
-		return fail(err, errlen, -EINVAL, "interface name '%s' is too long", ifname);
-	strcpy(h->ifname, ifname);
-	h->ifindex = if_nametoindex(ifname);
+	ret = sluice_state_name(ifname, h->ifname, &h->shape, err, errlen);
+	if (ret)
+		return ret;
+	strcpy(h->name, ifname); /* fits: sluice_state_name() checked it */
+	h->ifindex = if_nametoindex(h->ifname);
 
 	ret = sluice_ensure_bpffs(err, errlen);
 	if (!ret)
-		ret = sluice_pin_dir(ifname, h->dir, sizeof(h->dir), err, errlen);
+		ret = sluice_pin_dir(h->name, h->dir, sizeof(h->dir), err, errlen);
 	if (ret)
 		return ret;
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
@@ -355,13 +396,15 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		ret = -errno;
 		if (ret == -ENOENT && maps[i].added_later)
 			continue;
-		if (ret == -ENOENT && i == 0)
+		if (ret == -ENOENT && i == 0 && h->shape)
+			no_shaper(h->ifname, h->ifindex, err, errlen);
+		else if (ret == -ENOENT && i == 0)
 			not_here(ifname, h->ifindex, err, errlen);
 		else
 			fail(err, errlen, ret,
-			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice detach %s' "
+			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice %sdetach %s' "
 			     "and attach again)",
-			     h->dir, maps[i].name, strerror(-ret), ifname);
+			     h->dir, maps[i].name, strerror(-ret), sluice_state_verb(h), h->ifname);
 		if (ret == -ENOENT && i == 0 && !h->ifindex)
 			ret = -ENODEV;
 		goto out_err;
@@ -392,6 +435,12 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		}
 	}
 	ret = sluice_check_layout(h->cfg, ifname, err, errlen);
+	if (!ret && h->cfg->layout >= SLUICE_LAYOUT_OWNER && h->cfg->owner.life &&
+	    !(h->cfg->kind & SLUICE_KIND_SHAPE) != !h->shape)
+		ret = fail(err, errlen, -EPROTO,
+			   "the state pinned in %s is a %s's, not a %s's (a damaged attachment: "
+			   "remove %s and attach again)", h->dir, h->shape ? "limiter" : "shaper",
+			   h->shape ? "shaper" : "limiter", h->dir);
 	if (!ret)
 		ret = open_ruletab(h, err, errlen);
 	if (ret)
@@ -409,7 +458,7 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-int sluice_list_attached(char names[][IF_NAMESIZE], int max)
+int sluice_list_attached(char names[][SLUICE_STATE_NAME_MAX], int max)
 {
 	char root[128];
 	struct dirent *de;
@@ -425,9 +474,12 @@ int sluice_list_attached(char names[][IF_NAMESIZE], int max)
 		char path[512];
 		struct stat st;
 
+		char ifn[IF_NAMESIZE];
+		bool shape;
+
 		/* netns:INODE directories are other namespaces' */
-		if (de->d_name[0] == '.' || strchr(de->d_name, ':') ||
-		    strlen(de->d_name) >= IF_NAMESIZE)
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= SLUICE_STATE_NAME_MAX ||
+		    sluice_state_name(de->d_name, ifn, &shape, NULL, 0))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/%s", root, de->d_name, SLUICE_MAP_CONFIG);
 		if (stat(path, &st))
@@ -439,18 +491,20 @@ int sluice_list_attached(char names[][IF_NAMESIZE], int max)
 	closedir(d);
 	if (n > max)
 		n = max;
-	qsort(names, n, IF_NAMESIZE, cmp_names);
+	qsort(names, n, SLUICE_STATE_NAME_MAX, cmp_names);
 	return n;
 }
 
 int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
 {
-	char names[64][IF_NAMESIZE];
+	char names[64][SLUICE_STATE_NAME_MAX], ifn[IF_NAMESIZE];
+	bool shape;
 	int n;
 
 	if (given) {
-		if (strlen(given) >= IF_NAMESIZE)
-			return fail(err, errlen, -EINVAL, "interface name '%s' is too long", given);
+		n = sluice_state_name(given, ifn, &shape, err, errlen);
+		if (n)
+			return n;
 		strcpy(out, given);
 		return 0;
 	}
@@ -466,7 +520,8 @@ int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
 			    "run 'sluice attach IFACE' (or give -i IFACE)");
 	if (n > 1)
 		return fail(err, errlen, -EINVAL,
-			    "sluice is attached to %d interfaces (%s, %s%s): say which with -i IFACE",
+			    "sluice has %d states here (%s, %s%s): say which with -i IFACE (a "
+			    "limiter) or -i shape:IFACE (a shaper)",
 			    n, names[0], names[1], n > 2 ? ", ..." : "");
 	strcpy(out, names[0]);
 	return 0;

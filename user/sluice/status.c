@@ -18,7 +18,7 @@ void status_usage(FILE *f)
 }
 
 struct iface_status {
-	char ifname[IF_NAMESIZE];
+	char ifname[SLUICE_STATE_NAME_MAX];
 	unsigned int ifindex;
 	struct attachment a;
 	int attach_err;
@@ -65,7 +65,7 @@ static int read_status(const char *ifname, struct iface_status *s)
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	memcpy(s->ifname, ifname, strnlen(ifname, IF_NAMESIZE - 1));
+	memcpy(s->ifname, ifname, strnlen(ifname, SLUICE_STATE_NAME_MAX - 1));
 	s->ifindex = if_nametoindex(ifname);
 	if (s->ifindex)
 		s->attach_err = find_attachment(s->ifindex, &s->a);
@@ -279,7 +279,7 @@ static void print_text(const struct iface_status *s, int ret)
 
 int do_status(int argc, char **argv)
 {
-	static char names[MAX_IFACES][IF_NAMESIZE];
+	static char names[MAX_IFACES][SLUICE_STATE_NAME_MAX];
 	char err[SLUICE_ERR_LEN];
 	struct iface_status s;
 	struct sluice_json j;
@@ -322,7 +322,7 @@ int do_status(int argc, char **argv)
 			return ret == -ENODEV ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
 		}
 		sluice_close(&h);
-		snprintf(names[0], IF_NAMESIZE, "%s", only);
+		snprintf(names[0], SLUICE_STATE_NAME_MAX, "%s", only);
 		n = 1;
 	} else {
 		n = sluice_list_attached(names, MAX_IFACES);
