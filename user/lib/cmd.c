@@ -27,6 +27,8 @@
 enum opt_id {
 	OPT_RATE,
 	OPT_BURST,
+	OPT_DELAY,
+	OPT_NODELAY,
 	OPT_ALGO,
 	OPT_WINDOW,
 	OPT_PREFIX4,
@@ -51,6 +53,9 @@ static const struct {
 } opts[] = {
 	{ "rate", OPT_RATE, true, FOR_SET | FOR_ADD },
 	{ "burst", OPT_BURST, true, FOR_SET | FOR_ADD },
+	/* a shaper's: the excess of the --rate before it that goes at once */
+	{ "delay", OPT_DELAY, true, FOR_SET | FOR_ADD },
+	{ "nodelay", OPT_NODELAY, false, FOR_SET | FOR_ADD },
 	{ "algo", OPT_ALGO, true, FOR_SET | FOR_ADD },
 	{ "window", OPT_WINDOW, true, FOR_SET | FOR_ADD },
 	{ "prefix4", OPT_PREFIX4, true, FOR_SET },
@@ -90,33 +95,121 @@ static int parse_rate_opt(struct edit *e, const char *v, char *err, size_t errle
 	slot->given = true;
 	slot->text = v;
 	slot->rate = r;
-	/* A --burst written before the first --rate belongs to it. */
-	if (e->burst && !e->last_rate) {
+	/* A --burst (or --delay) written before the first --rate belongs to it. */
+	if (e->burst_given && !e->last_rate) {
 		slot->burst = e->burst;
+		slot->burst_given = true;
 		e->burst = 0;
+		e->burst_given = false;
+	}
+	if (e->delay_given && !e->last_rate) {
+		slot->delay = e->delay;
+		slot->delay_given = true;
+		e->delay = 0;
+		e->delay_given = false;
 	}
 	e->last_rate = slot;
 	return 0;
+}
+
+/* A whole number from 0 to max: --burst 0 (a shaper's) and --delay 0. */
+static int parse_count0(const char *what, const char *v, __u64 max, __u64 *out, char *err,
+			size_t errlen)
+{
+	if (v && *v && strspn(v, "0") == strlen(v)) {
+		*out = 0;
+		return 0;
+	}
+	return sluice_parse_uint(what, v, max, out, err, errlen);
 }
 
 static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errlen)
 {
 	__u64 b;
 
-	if (sluice_parse_uint("--burst", v, MAX_BURST, &b, err, errlen))
+	/* 0 is a shaper's (nothing queued beyond the packet being sent): the
+	 * kind of state decides (sluice_edit_check_kind()). */
+	if (parse_count0("--burst", v, MAX_BURST, &b, err, errlen))
 		return -EINVAL;
 	if (e->last_rate) {
-		if (e->last_rate->burst)
+		if (e->last_rate->burst_given)
 			return usage(err, errlen,
 				     "two --burst values for --rate %s: "
 				     "give one --burst after each --rate", e->last_rate->text);
 		e->last_rate->burst = b;
+		e->last_rate->burst_given = true;
 		return 0;
 	}
-	if (e->burst)
+	if (e->burst_given)
 		return usage(err, errlen,
 			     "two --burst values: give one --burst after each --rate");
 	e->burst = b;
+	e->burst_given = true;
+	return 0;
+}
+
+/*
+ * --delay N and --nodelay (a shaper's): like --burst, they belong to the
+ * --rate before it (or, given first, to the first --rate after it), in
+ * that rate's unit. SLUICE_NODELAY itself is not a number one may write.
+ */
+static int parse_delay_opt(struct edit *e, const char *v, char *err, size_t errlen)
+{
+	const char *what = v ? "--delay" : "--nodelay";
+	__u64 d = SLUICE_NODELAY;
+	bool *given = e->last_rate ? &e->last_rate->delay_given : &e->delay_given;
+	__u32 *dst = e->last_rate ? &e->last_rate->delay : &e->delay;
+
+	if (v && parse_count0("--delay", v, SLUICE_NODELAY - 1, &d, err, errlen))
+		return -EINVAL;
+	if (*given) {
+		if (e->last_rate)
+			return usage(err, errlen,
+				     "two of --delay and --nodelay for --rate %s: give one after "
+				     "each --rate", e->last_rate->text);
+		return usage(err, errlen,
+			     "two of --delay and --nodelay: give one after each --rate");
+	}
+	*given = true;
+	*dst = (__u32)d;
+	if (!e->delay_text)
+		e->delay_text = what;
+	return 0;
+}
+
+/* "--delay 5" or "--nodelay", for messages. */
+static const char *delay_words(__u32 delay, char *buf, size_t len)
+{
+	if (delay == SLUICE_NODELAY)
+		snprintf(buf, len, "--nodelay");
+	else
+		snprintf(buf, len, "--delay %u", delay);
+	return buf;
+}
+
+int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err, size_t errlen)
+{
+	bool delay = sluice_edit_delay_given(e);
+	/* A check with no state behind it takes a command with a shaper's
+	 * option for a shaper's; else it holds it to a limiter's rules. */
+	bool shaper = kind == EDIT_FOR_SHAPER || (kind == EDIT_FOR_ANY && delay);
+	const struct rate_arg *zero = NULL;
+
+	if (delay && kind == EDIT_FOR_LIMITER)
+		return usage(err, errlen,
+			     "a limiter drops and never delays: %s is for a shaper, "
+			     "sluicectl -i shape:IFACE or sluice shape attach",
+			     e->delay_text ? e->delay_text : "--delay");
+	if (e->pkt.burst_given && !e->pkt.burst)
+		zero = &e->pkt;
+	else if (e->bytes.burst_given && !e->bytes.burst)
+		zero = &e->bytes;
+	if (!shaper && (zero || (e->burst_given && !e->burst)))
+		return usage(err, errlen,
+			     "--burst is 0: it must be at least 1 (1 to %llu); only a shaper "
+			     "(sluicectl -i shape:IFACE, sluice shape attach) takes --burst 0, "
+			     "which queues nothing beyond the packet being sent",
+			     MAX_BURST);
 	return 0;
 }
 
@@ -261,6 +354,10 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 		return parse_rate_opt(e, v, err, errlen) ?: used;
 	case OPT_BURST:
 		return parse_burst_opt(e, v, err, errlen) ?: used;
+	case OPT_DELAY:
+	case OPT_NODELAY:
+		return parse_delay_opt(e, opts[k].id == OPT_DELAY ? v : NULL, err, errlen) ?:
+			       used;
 	case OPT_ALGO:
 		if (e->algo >= 0)
 			return usage(err, errlen, "--algo is given twice");
@@ -349,18 +446,30 @@ static int check_rate(const struct rate_arg *r, char *err, size_t errlen)
 {
 	struct sluice_limit l;
 	char inner[SLUICE_ERR_LEN];
-	__u64 burst = r->burst;
+	__u64 burst = r->burst_given ? r->burst : 0;
+	char dw[32];
 
 	if (!r->given)
 		return 0;
+	/* A shaper's --delay beyond its queue could never be reached. */
+	if (r->delay_given && r->delay != SLUICE_NODELAY && r->burst_given &&
+	    r->delay > r->burst)
+		return usage(err, errlen,
+			     "%s is more than --burst %llu of --rate %s: at most the queue "
+			     "(--burst) can go at once; to send every accepted packet at once "
+			     "use --nodelay",
+			     delay_words(r->delay, dw, sizeof(dw)), (unsigned long long)r->burst,
+			     r->text);
 	if (r->rate.is_bytes && burst && burst < MIN_BYTE_BURST)
 		return usage(err, errlen,
 			     "--burst %llu for the byte rate %s is smaller than one full %llu-byte "
 			     "frame, which then could never pass: use at least %llu (a byte "
 			     "rate's burst counts bytes)",
 			     (unsigned long long)burst, r->text, MIN_BYTE_BURST, MIN_BYTE_BURST);
-	if (!burst)
+	if (!r->burst_given)
 		burst = sluice_default_burst(r->rate.count, r->rate.period_ns);
+	else if (!burst)
+		burst = 1; /* a shaper's 0: the rate alone is checked */
 	if (sluice_limit_set(&l, r->rate.count, r->rate.period_ns, burst, inner, sizeof(inner)))
 		return usage(err, errlen, "--rate %s: %s", r->text, inner);
 	return 0;
@@ -445,9 +554,9 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 		if (!e->nr_policy_opts && e->dry_run < 0 && e->fail_closed < 0 &&
 		    !e->new_keys_given)
 			return usage(err, errlen,
-				     "set needs something to change: --rate, --burst, --algo, "
-				     "--window, --prefix4, --prefix6, --fleet, --dry-run, --new-keys or "
-				     "--fail-closed");
+				     "set needs something to change: --rate, --burst, --delay, "
+				     "--nodelay, --algo, --window, --prefix4, --prefix6, --fleet, "
+				     "--dry-run, --new-keys or --fail-closed");
 		break;
 	case EDIT_RULE_FLUSH:
 		return 0;
@@ -461,10 +570,10 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 				     "rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
 		if (e->action >= 0) {
 			if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
-			    e->window_ns || e->prefix >= 0)
+			    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e))
 				return usage(err, errlen,
-					     "--%s takes no --rate, --burst, --algo, --window or "
-					     "--prefix: its sources are %s",
+					     "--%s takes no --rate, --burst, --delay, --algo, --window "
+					     "or --prefix: its sources are %s",
 					     e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
 					     e->action == SLUICE_ACT_EXEMPT ? "never limited" :
 									      "always dropped");
@@ -513,6 +622,11 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 				     "%s has no --burst: it admits the rate's count per --window "
 				     "(leave --burst out, or use token-bucket)",
 				     sluice_algo_name(e->algo));
+		if (sluice_edit_delay_given(e))
+			return usage(err, errlen,
+				     "%s on a shaper is a meter (its excess is dropped, nothing "
+				     "waits), so it takes no %s: use token-bucket or leaky-bucket "
+				     "to delay", sluice_algo_name(e->algo), e->delay_text);
 	}
 	if (e->algo >= 0 && !sluice_algo_is_window(e->algo) && e->window_ns)
 		return usage(err, errlen,

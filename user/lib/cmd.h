@@ -41,6 +41,14 @@ int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size
  * Lets a caller refuse bad input before it needs a pinned interface.
  */
 int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen);
+/*
+ * sluice_cmd_check() cannot know whose state an edit is for: it takes one
+ * with a shaper's option (--delay, --nodelay) for a shaper's, any other for
+ * a limiter's (--burst 0 refused). A caller that knows says it: shape true
+ * for a shaper's state (--burst 0 taken), false for a limiter's (--delay
+ * refused). sluice_cmd_edit() checks against the state itself.
+ */
+int sluice_cmd_check_kind(int argc, char **argv, bool shape, char *err, size_t errlen);
 
 /*
  * Files of editing commands, one per line, '#' comments and blank lines

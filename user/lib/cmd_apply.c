@@ -10,13 +10,83 @@
 
 #include "cmd_edit.h"
 
+/* Set a limit for a shaper or a limiter: a shaper's burst may be 0 (no
+ * queue beyond the packet being sent: a tolerance of 0). */
+static int limit_set(struct sluice_limit *l, const struct rate_arg *r, __u64 burst, bool bytes,
+		     char *err, size_t errlen)
+{
+	int ret;
+
+	if (bytes)
+		ret = sluice_limit_set_bytes(l, r->rate.count, r->rate.period_ns, burst ?: 1, err,
+					     errlen);
+	else
+		ret = sluice_limit_set(l, r->rate.count, r->rate.period_ns, burst ?: 1, err,
+				       errlen);
+	if (!ret && !burst) {
+		l->burst = 0;
+		l->tolerance = 0;
+	}
+	return ret;
+}
+
+/* "--delay 5" / "--nodelay" */
+static const char *delay_text(__u32 d, char *buf, size_t len)
+{
+	if (d == SLUICE_NODELAY)
+		snprintf(buf, len, "--nodelay");
+	else
+		snprintf(buf, len, "--delay %u", d);
+	return buf;
+}
+
+/*
+ * A shaper's delay for one limit: at most its burst, and the longest wait it
+ * leaves (sluice_shape_longest_ns()) short of the fq horizon the shaper's
+ * qdisc has (cfg->shape_horizon_us; 0: not known, nothing to check).
+ */
+static int check_delay(const struct sluice_handle *h, const struct sluice_limit *l, __u32 d,
+		       bool bytes, const char *rate, char *err, size_t errlen)
+{
+	char dw[32], wait[32], hz[32];
+	__u64 longest, horizon_ns;
+
+	if (d != SLUICE_NODELAY && d > l->burst)
+		return usage(err, errlen,
+			     "%s is more than --burst %u of the %s rate %s: at most the queue "
+			     "(--burst) can go at once; to send every accepted packet at once "
+			     "use --nodelay",
+			     delay_text(d, dw, sizeof(dw)), l->burst, bytes ? "byte" : "packet",
+			     rate);
+	horizon_ns = h && h->cfg ? (__u64)h->cfg->shape_horizon_us * 1000ULL : 0;
+	if (!horizon_ns)
+		return 0;
+	longest = sluice_shape_longest_ns(l, d);
+	if (longest < horizon_ns)
+		return 0;
+	sluice_format_duration(longest, wait, sizeof(wait));
+	sluice_format_duration(horizon_ns, hz, sizeof(hz));
+	return usage(err, errlen,
+		     "the %s rate %s with --burst %u and %s delays a packet up to %s, which "
+		     "reaches the fq horizon of %s of %s (fq would drop it): lower --burst, "
+		     "raise --delay (or --nodelay), or raise the horizon: sluice shape attach "
+		     "%s --horizon DUR",
+		     bytes ? "byte" : "packet", rate, l->burst, delay_text(d, dw, sizeof(dw)),
+		     wait, hz, h->name[0] ? h->name : h->ifname, h->ifname);
+}
+
 /*
  * The policy a limit edit asks for, on top of base. For `set`, whatever the
- * command does not give is kept from base, but for the burst: a new rate
- * without --burst gets its own default burst.
+ * command does not give is kept from base, but for the burst and a
+ * shaper's delay: a new rate without --burst gets its own default burst,
+ * and without --delay the default delay, 0.
+ *
+ * h is the state the edit is for (NULL: a check with no state); shape says
+ * whether it is a shaper's, whose token and leaky buckets take a delay.
  */
 static int build_policy(const struct edit *e, const struct sluice_policy *base,
-			struct sluice_policy *np, char *err, size_t errlen)
+			const struct sluice_handle *h, bool shape, struct sluice_policy *np,
+			char *err, size_t errlen)
 {
 	struct rate_arg pkt = e->pkt, bytes = e->bytes;
 	int algo = e->algo >= 0 ? e->algo : base->algo;
@@ -26,7 +96,9 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 
 	*np = *base;
 	if (!pkt.given && !bytes.given) {
-		/* keep the rates; their bursts only if they still mean a burst */
+		/* keep the rates; their bursts (and a shaper's delays) only if
+		 * they still mean a burst: the window algorithms hold their
+		 * window where the delays are (a union) */
 		bool keep_burst = !sluice_algo_is_window(base->algo);
 
 		inherited = true;
@@ -35,6 +107,9 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			pkt.rate.count = base->pkt.rate;
 			pkt.rate.period_ns = base->pkt.period_ns;
 			pkt.burst = keep_burst ? base->pkt.burst : 0;
+			pkt.burst_given = keep_burst;
+			pkt.delay = keep_burst ? base->pkt_delay : 0;
+			pkt.delay_given = false;
 		}
 		if (base->bytes.period_ns) {
 			bytes.given = true;
@@ -42,20 +117,35 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			bytes.rate.period_ns = base->bytes.period_ns;
 			bytes.rate.is_bytes = true;
 			bytes.burst = keep_burst ? base->bytes.burst : 0;
+			bytes.burst_given = keep_burst;
+			bytes.delay = keep_burst ? base->byte_delay : 0;
+			bytes.delay_given = false;
 		}
-		if (e->burst) {
+		if (e->burst_given || e->delay_given) {
 			struct rate_arg *r = pkt.given ? &pkt : &bytes;
 
 			if (!r->given)
 				return usage(err, errlen,
-					     "--burst needs a --rate: the policy has none");
-			if (r == &bytes && e->burst < MIN_BYTE_BURST)
+					     "%s needs a --rate: the policy has none",
+					     e->burst_given ? "--burst" : e->delay_text);
+		}
+		if (e->burst_given) {
+			struct rate_arg *r = pkt.given ? &pkt : &bytes;
+
+			if (r == &bytes && e->burst && e->burst < MIN_BYTE_BURST)
 				return usage(err, errlen,
 					     "--burst %llu is for the byte rate, and is smaller "
 					     "than one full %llu-byte frame: use at least %llu",
 					     (unsigned long long)e->burst, MIN_BYTE_BURST,
 					     MIN_BYTE_BURST);
 			r->burst = e->burst;
+			r->burst_given = true;
+		}
+		if (e->delay_given) {
+			struct rate_arg *r = pkt.given ? &pkt : &bytes;
+
+			r->delay = e->delay;
+			r->delay_given = true;
 		}
 	}
 	/* A window is kept like any setting: a new rate alone must not move
@@ -82,6 +172,11 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 				     "%s has no --burst: it admits the rate's count per --window "
 				     "(leave --burst out, or use token-bucket)",
 				     sluice_algo_name(algo));
+		if (sluice_edit_delay_given(e))
+			return usage(err, errlen,
+				     "%s on a shaper is a meter (its excess is dropped, nothing "
+				     "waits), so it takes no %s: use token-bucket or leaky-bucket "
+				     "to delay", sluice_algo_name(algo), e->delay_text);
 		if (!window_ns)
 			window_ns = sluice_edit_period_ns(&pkt);
 		np->window = window_ns << SLUICE_TICK_SHIFT;
@@ -100,29 +195,52 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 				     "--window applies to sliding-window, fixed-window and "
 				     "sliding-log, not to %s (whose burst is --burst)",
 				     sluice_algo_name(algo));
-		np->window = 0;
+		/* The delays share their place with the window (a union):
+		 * each is set here, a limiter's to 0, never left to chance. */
+		np->pkt_delay = 0;
+		np->byte_delay = 0;
 		np->window_limit = 0;
 		memset(&np->pkt, 0, sizeof(np->pkt));
 		memset(&np->bytes, 0, sizeof(np->bytes));
 		if (pkt.given) {
-			__u64 b = pkt.burst ?: sluice_default_burst(pkt.rate.count,
-								    pkt.rate.period_ns);
+			__u64 b = pkt.burst_given ? pkt.burst :
+						    sluice_default_burst(pkt.rate.count,
+									 pkt.rate.period_ns);
 
-			if (sluice_limit_set(&np->pkt, pkt.rate.count, pkt.rate.period_ns, b,
-					     inner, sizeof(inner)))
+			if (limit_set(&np->pkt, &pkt, b, false, inner, sizeof(inner)))
 				return usage(err, errlen, "packet rate: %s", inner);
 		}
 		if (bytes.given) {
 			__u64 b = bytes.burst;
 
-			if (!b) {
+			if (!bytes.burst_given) {
 				b = sluice_default_burst(bytes.rate.count, bytes.rate.period_ns);
 				if (b < MIN_BYTE_BURST)
 					b = MIN_BYTE_BURST;
 			}
-			if (sluice_limit_set_bytes(&np->bytes, bytes.rate.count,
-						   bytes.rate.period_ns, b, inner, sizeof(inner)))
+			if (limit_set(&np->bytes, &bytes, b, true, inner, sizeof(inner)))
 				return usage(err, errlen, "byte rate: %s", inner);
+		}
+		if (shape) {
+			char rt[48];
+			int ret;
+
+			if (pkt.given) {
+				np->pkt_delay = pkt.delay;
+				sluice_format_rate(&np->pkt, false, rt, sizeof(rt));
+				ret = check_delay(h, &np->pkt, np->pkt_delay, false, rt, err,
+						  errlen);
+				if (ret)
+					return ret;
+			}
+			if (bytes.given) {
+				np->byte_delay = bytes.delay;
+				sluice_format_rate(&np->bytes, true, rt, sizeof(rt));
+				ret = check_delay(h, &np->bytes, np->byte_delay, true, rt, err,
+						  errlen);
+				if (ret)
+					return ret;
+			}
 		}
 	}
 	if (e->prefix4 >= 0)
@@ -140,7 +258,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 
 /* A rule's policy: a fresh one, keyed like the default policy unless --prefix. */
 static int build_rule_policy(const struct edit *e, const struct sluice_policy *def,
-			     struct sluice_policy *np, char *err, size_t errlen)
+			     const struct sluice_handle *h, bool shape, struct sluice_policy *np,
+			     char *err, size_t errlen)
 {
 	struct sluice_policy base;
 	char inner[SLUICE_ERR_LEN];
@@ -161,7 +280,7 @@ static int build_rule_policy(const struct edit *e, const struct sluice_policy *d
 		np->action = (__u8)e->action;
 	} else {
 		base.action = SLUICE_ACT_LIMIT;
-		ret = build_policy(e, &base, np, err, errlen);
+		ret = build_policy(e, &base, h, shape, np, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -175,13 +294,17 @@ static int build_rule_policy(const struct edit *e, const struct sluice_policy *d
 
 static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, size_t errlen)
 {
+	bool shape = sluice_edit_is_shaper(t->h);
 	struct sluice_policy np;
 	int ret;
 
+	ret = sluice_edit_check_kind(e, shape ? EDIT_FOR_SHAPER : EDIT_FOR_LIMITER, err, errlen);
+	if (ret)
+		return ret;
 	switch (e->op) {
 	case EDIT_SET:
 		if (e->nr_policy_opts) {
-			ret = build_policy(e, &t->set.def, &np, err, errlen);
+			ret = build_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
 			if (ret)
 				return ret;
 			/* New state format: fresh, full buckets rather than old
@@ -215,7 +338,7 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 		}
 		return 0;
 	case EDIT_RULE_ADD:
-		ret = build_rule_policy(e, &t->set.def, &np, err, errlen);
+		ret = build_rule_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
 		if (ret)
 			return ret;
 		ret = sluice_txn_put_rule(t, &e->cidr, &np, err, errlen);
@@ -263,25 +386,40 @@ bool sluice_cmd_file_err_is_usage(int ret)
 	return false;
 }
 
-int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen)
+static int check_edit(int argc, char **argv, enum edit_kind kind, char *err, size_t errlen)
 {
 	struct sluice_settings s;
 	struct sluice_policy np;
 	struct edit e;
+	bool shape;
 	int ret;
 
 	ret = sluice_edit_parse(argc, argv, &e, err, errlen);
+	if (!ret)
+		ret = sluice_edit_check_kind(&e, kind, err, errlen);
 	if (ret)
 		return ret;
+	/* Without a state, a command with a shaper's option is a shaper's. */
+	shape = kind == EDIT_FOR_SHAPER || (kind == EDIT_FOR_ANY && sluice_edit_delay_given(&e));
 	sluice_settings_init(&s);
 	if (e.op == EDIT_RULE_ADD)
-		return build_rule_policy(&e, &s.def, &np, err, errlen);
+		return build_rule_policy(&e, &s.def, NULL, shape, &np, err, errlen);
 	/* A set that gives both the algorithm and the rate does not depend
 	 * on the live policy: check it whole. But for a window algorithm
 	 * without --window: the live window is kept, and how many packets a
 	 * window holds is only known against it (sluice_cmd_edit). */
 	if (e.op == EDIT_SET && e.algo >= 0 && (e.pkt.given || e.bytes.given) &&
 	    (e.window_ns || !sluice_algo_is_window(e.algo)))
-		return build_policy(&e, &s.def, &np, err, errlen);
+		return build_policy(&e, &s.def, NULL, shape, &np, err, errlen);
 	return 0;
+}
+
+int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen)
+{
+	return check_edit(argc, argv, EDIT_FOR_ANY, err, errlen);
+}
+
+int sluice_cmd_check_kind(int argc, char **argv, bool shape, char *err, size_t errlen)
+{
+	return check_edit(argc, argv, shape ? EDIT_FOR_SHAPER : EDIT_FOR_LIMITER, err, errlen);
 }

@@ -28,8 +28,15 @@ struct rate_arg {
 	bool given;
 	const char *text; /* as written, for messages */
 	struct sluice_rate rate;
-	__u64 burst; /* 0: not given */
+	__u64 burst; /* with burst_given; a limiter's is at least 1 */
+	bool burst_given;
+	bool delay_given; /* --delay N or --nodelay after this rate */
+	__u32 delay; /* a shaper's: excess units that go at once; SLUICE_NODELAY */
 };
+
+/* Who an edit is checked for: a limiter's state, a shaper's, or (a check
+ * before any state is open) either, as far as its words tell. */
+enum edit_kind { EDIT_FOR_ANY, EDIT_FOR_LIMITER, EDIT_FOR_SHAPER };
 
 /* One editing command as written; -1 (or 0 for counts) means not given. */
 struct edit {
@@ -41,7 +48,11 @@ struct edit {
 	int algo;
 	struct rate_arg pkt, bytes;
 	struct rate_arg *last_rate; /* the --rate a following --burst belongs to */
-	__u64 burst; /* a --burst given before any --rate */
+	__u64 burst; /* a --burst given before any --rate (with burst_given) */
+	bool burst_given;
+	bool delay_given; /* a --delay/--nodelay given before any --rate */
+	__u32 delay;
+	const char *delay_text; /* the first --delay or --nodelay, for messages */
 	__u64 window_ns;
 	int prefix4, prefix6, prefix;
 	int dry_run;
@@ -61,7 +72,23 @@ __u64 sluice_edit_period_ns(const struct rate_arg *r);
 
 static inline bool sluice_edit_burst_given(const struct edit *e)
 {
-	return e->burst || e->pkt.burst || e->bytes.burst;
+	return e->burst_given || e->pkt.burst_given || e->bytes.burst_given;
 }
+
+/* Was a --delay or --nodelay given anywhere in the edit? */
+static inline bool sluice_edit_delay_given(const struct edit *e)
+{
+	return e->delay_given || e->pkt.delay_given || e->bytes.delay_given;
+}
+
+/* Is the state of h a shaper's (sluice shape)? */
+static inline bool sluice_edit_is_shaper(const struct sluice_handle *h)
+{
+	return h && (h->shape || (h->cfg && (h->cfg->kind & SLUICE_KIND_SHAPE)));
+}
+
+/* Check the parts of an edit that depend on the kind of state (--delay,
+ * --nodelay, --burst 0): 0 or -EINVAL. */
+int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err, size_t errlen);
 
 #endif /* SLUICE_CMD_EDIT_H */

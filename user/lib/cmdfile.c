@@ -283,6 +283,7 @@ static bool same_policy(const struct sluice_policy *a, const struct sluice_polic
 {
 	return a->tag == b->tag && a->algo == b->algo && a->action == b->action &&
 	       a->flags == b->flags && a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6 &&
+	       /* window: a window algorithm's, else a shaper's delays */
 	       a->window_limit == b->window_limit && a->window == b->window &&
 	       !memcmp(&a->pkt, &b->pkt, sizeof(a->pkt)) &&
 	       !memcmp(&a->bytes, &b->bytes, sizeof(a->bytes));
@@ -405,6 +406,14 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	 * still sit in the table. */
 	sluice_handle_init(&scratch);
 	snprintf(scratch.ifname, sizeof(scratch.ifname), "%s", t->h->ifname);
+	snprintf(scratch.name, sizeof(scratch.name), "%s", t->h->name);
+	/* A shaper's file is a shaper's edits: --delay taken, and checked
+	 * against the horizon of the shaper's qdisc. */
+	scratch.shape = t->h->shape;
+	if (t->h->cfg) {
+		scratch_cfg.kind = t->h->cfg->kind;
+		scratch_cfg.shape_horizon_us = t->h->cfg->shape_horizon_us;
+	}
 	scratch.cfg = &scratch_cfg;
 	n.h = &scratch;
 	sluice_settings_init(&n.set);

@@ -113,6 +113,24 @@ int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
 /* Do a and b read their sources' state the same way (algorithm, window,
  * key prefixes)? Then a change from one to the other keeps the buckets. */
 bool sluice_same_state_format(const struct sluice_policy *a, const struct sluice_policy *b);
+/*
+ * A shaper's token/leaky bucket limit l with `delay` excess units going at
+ * once (SLUICE_NODELAY: all): the longest a packet it accepts waits, in ns,
+ * tolerance - delay x interval (0 with --nodelay).
+ */
+__u64 sluice_shape_longest_ns(const struct sluice_limit *l, __u32 delay);
+/* The queue of a shaper's key on limit l, from its TAT (ticks) at `now`,
+ * as the datapath would treat the next packet (algo.h, sluice_gcra_shape()):
+ * base = max(TAT, now); ahead = base - now; the next packet is accepted
+ * while ahead <= tolerance and waits max(0, ahead - delay x interval). */
+struct sluice_shape_queue {
+	__u64 ahead_units; /* packets (bytes) queued ahead, rounded up */
+	__u64 ahead_ns; /* base - now */
+	__u64 delay_ns; /* the delay the next packet would get */
+	bool accepts; /* whether the next packet would be accepted (else dropped) */
+};
+void sluice_shape_queue(const struct sluice_limit *l, __u32 delay, __u64 tat, __u64 now,
+			struct sluice_shape_queue *q);
 /* Fresh default settings: 100/s burst 200 token bucket, /32 and /64 keys. */
 void sluice_settings_init(struct sluice_settings *s);
 /* A policy's default burst for a rate when --burst is not given: one
@@ -462,6 +480,17 @@ struct sluice_json;
 /* "fleet": {state, shared, boxes, ...} */
 void sluice_fleet_json(struct sluice_json *j, const struct sluice_fleet_view *v);
 
+/* ---- a shaper's counters (maps.c) ---- */
+
+/* Read sluice_shape_stats: summed over the CPUs, max_delay_ns the largest.
+ * -ENOENT when the state has none (a limiter's, or pinned without it). */
+int sluice_read_shape_stats(const struct sluice_handle *h, struct sluice_shape_stats *out);
+/* Add one CPU's counters to sum, as sluice_read_shape_stats() does. */
+void sluice_shape_stats_add(struct sluice_shape_stats *sum, const struct sluice_shape_stats *cpu);
+/* The upper bound of delay histogram bucket i, in ns: 1000 << i ([0] < 1 us,
+ * [i] < 2^i us), ~0 for the last (every longer delay). */
+__u64 sluice_delay_bucket_le_ns(unsigned int i);
+
 /* ---- Prometheus (prom.c) ---- */
 
 /*
@@ -473,6 +502,17 @@ void sluice_fleet_json(struct sluice_json *j, const struct sluice_fleet_view *v)
  * sluice_evicted_estimate, sluice_rules and sluice_dry_run.
  */
 int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen);
+/*
+ * A shaper's counters (sluice_prometheus() adds them for a shaper's state):
+ * sluice_shape_{shaped,delayed,restamped,horizon_dropped}_total, the gauge
+ * sluice_shape_max_delay_seconds and the histogram sluice_shape_delay_seconds
+ * (le from 1e-06 doubling to 2^22 us, cumulative; +Inf and _count: delayed;
+ * _sum: the delays' sum), labelled interface="NAME".
+ */
+void sluice_prometheus_shape(FILE *f, const char *name, const struct sluice_shape_stats *s);
+/* The help text of sluice_stats field fl for a shaper's state (which counts
+ * at tc egress, not XDP), or fl->help when shape is false. */
+const char *sluice_stats_help(const struct sluice_field *fl, bool shape);
 
 /* ---- JSON output (json.c): a tiny streaming writer, no allocation ---- */
 

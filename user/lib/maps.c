@@ -200,3 +200,53 @@ long sluice_count_keys(int fd)
 {
 	return sluice_map_walk(fd, NULL, NULL);
 }
+
+/*
+ * A shaper's counters (sluice_shape_stats, per CPU): every field summed
+ * over the CPUs but max_delay_ns, the largest of theirs.
+ */
+void sluice_shape_stats_add(struct sluice_shape_stats *sum, const struct sluice_shape_stats *cpu)
+{
+	size_t i;
+
+	sum->shaped += cpu->shaped;
+	sum->delayed += cpu->delayed;
+	sum->delay_ns += cpu->delay_ns;
+	if (cpu->max_delay_ns > sum->max_delay_ns)
+		sum->max_delay_ns = cpu->max_delay_ns;
+	sum->horizon_dropped += cpu->horizon_dropped;
+	sum->restamped += cpu->restamped;
+	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++)
+		sum->hist[i] += cpu->hist[i];
+}
+
+int sluice_read_shape_stats(const struct sluice_handle *h, struct sluice_shape_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), i, ret = 0;
+	struct sluice_shape_stats *vals;
+	__u32 key = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (h->shape_stats_fd < 0)
+		return -ENOENT;
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(h->shape_stats_fd, &key, vals))
+		ret = -errno;
+	for (i = 0; !ret && i < ncpu; i++)
+		sluice_shape_stats_add(out, &vals[i]);
+	free(vals);
+	return ret;
+}
+
+/* The upper bound of delay histogram bucket i in ns ([0] < 1 us, [i] < 2^i
+ * us); ~0 for the last one, every longer delay. */
+__u64 sluice_delay_bucket_le_ns(unsigned int i)
+{
+	if (i >= SLUICE_DELAY_BUCKETS - 1)
+		return ~0ULL;
+	return 1000ULL << i;
+}

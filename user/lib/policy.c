@@ -239,8 +239,45 @@ void sluice_settings_init(struct sluice_settings *s)
 	s->event_mask = 63; /* one event per 64 drops per CPU */
 }
 
+/*
+ * `window` is read only by the window algorithms: for the token and leaky
+ * bucket the same bytes hold a shaper's delays (a union), and a change of
+ * --delay keeps every bucket, as a change of rate or burst does.
+ */
 bool sluice_same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
 {
-	return a->algo == b->algo && a->window == b->window && a->prefix4 == b->prefix4 &&
-	       a->prefix6 == b->prefix6;
+	return a->algo == b->algo &&
+	       (!sluice_algo_is_window(a->algo) || a->window == b->window) &&
+	       a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6;
+}
+
+static __u64 ticks_to_ns_up(__u64 t)
+{
+	return (t >> SLUICE_TICK_SHIFT) + ((t & (SLUICE_TICKS_PER_NS - 1)) != 0);
+}
+
+/* The ticks of excess of l that go at once (algo.h, sluice_shape_delay()). */
+static __u64 delay_ticks(const struct sluice_limit *l, __u32 delay)
+{
+	return delay == SLUICE_NODELAY ? ~0ULL : sluice_limit_cost_wide(l, delay);
+}
+
+__u64 sluice_shape_longest_ns(const struct sluice_limit *l, __u32 delay)
+{
+	__u64 d = delay_ticks(l, delay);
+
+	return d >= l->tolerance ? 0 : ticks_to_ns_up(l->tolerance - d);
+}
+
+void sluice_shape_queue(const struct sluice_limit *l, __u32 delay, __u64 tat, __u64 now,
+			struct sluice_shape_queue *q)
+{
+	__u64 base = tat > now ? tat : now, ahead = base - now, per = sluice_limit_cost(l, 1);
+	__u64 d = delay_ticks(l, delay);
+
+	memset(q, 0, sizeof(*q));
+	q->ahead_ns = ticks_to_ns_up(ahead);
+	q->ahead_units = per ? ahead / per + (ahead % per != 0) : 0;
+	q->accepts = ahead <= l->tolerance;
+	q->delay_ns = ahead > d ? ticks_to_ns_up(ahead - d) : 0;
 }

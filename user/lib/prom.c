@@ -101,6 +101,86 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 }
 
 /*
+ * A shaper counts in the same sluice_stats at tc egress: a packet is sent
+ * (TC_ACT_OK, at once or at its departure time) or dropped (TC_ACT_SHOT),
+ * never XDP_PASS or XDP_DROP. The fields whose words differ.
+ */
+static const struct {
+	const char *name, *help;
+} shape_help[] = {
+	{ "rx", "Packets the tc egress program of the shaper saw." },
+	{ "rx_bytes", "Bytes of the packets the tc egress program of the shaper saw." },
+	{ "passed", "Packets sent (TC_ACT_OK: at once or at their departure time), for any "
+		    "reason." },
+	{ "dropped", "Packets dropped (TC_ACT_SHOT), for any reason." },
+	{ "dropped_bytes", "Bytes of the packets dropped." },
+	{ "non_ip", "Packets sent untouched because they are neither IPv4 nor IPv6." },
+	{ "malformed", "Packets sent untouched because their headers are too short or bad." },
+	{ "limited", "Packets dropped because their key's queue was full (beyond --burst)." },
+	{ "would_drop", "Packets sent under dry-run that the queue would have dropped." },
+	{ "exempt", "Packets sent untouched by an --exempt rule." },
+	{ "update_failed", "Packets whose key the key table refused (sent, fail-open)." },
+	{ "contended", "Packets dropped because other CPUs kept updating their key's queue." },
+};
+
+const char *sluice_stats_help(const struct sluice_field *fl, bool shape)
+{
+	size_t i;
+
+	for (i = 0; shape && i < sizeof(shape_help) / sizeof(shape_help[0]); i++)
+		if (!strcmp(shape_help[i].name, fl->name))
+			return shape_help[i].help;
+	return fl->help;
+}
+
+void sluice_prometheus_shape(FILE *f, const char *name, const struct sluice_shape_stats *s)
+{
+	static const char hist[] = "sluice_shape_delay_seconds";
+	__u64 cum = 0, total;
+	unsigned int i;
+
+	counter(f, "sluice_shape_shaped_total",
+		      "Packets a bucket policy of the shaper gave a departure time.", name,
+		      s->shaped);
+	counter(f, "sluice_shape_delayed_total",
+		      "Of those, packets whose departure time was later than when they came.",
+		      name, s->delayed);
+	counter(f, "sluice_shape_restamped_total",
+		      "Packets left untouched whose foreign timestamp (not a monotonic "
+		      "departure time) was cleared.", name, s->restamped);
+	counter(f, "sluice_shape_horizon_dropped_total",
+		      "Packets dropped because their delay would reach the fq horizon.", name,
+		      s->horizon_dropped);
+	gauge_f(f, "sluice_shape_max_delay_seconds",
+		"The longest delay the shaper gave a packet (the largest of every CPU's).", name,
+		(double)s->max_delay_ns / 1e9);
+	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++)
+		cum += s->hist[i];
+	/* +Inf is every delayed packet; should a CPU's counters have been read
+	 * between its histogram and its total, the larger keeps it cumulative. */
+	total = s->delayed > cum ? s->delayed : cum;
+	family(f, hist, "histogram",
+	       "Delays the shaper gave packets (departure time minus arrival), by delay.");
+	cum = 0;
+	for (i = 0; i + 1 < SLUICE_DELAY_BUCKETS; i++) {
+		cum += s->hist[i];
+		fprintf(f, "%s_bucket{" IFACE_LABEL "=\"", hist);
+		put_label(f, name);
+		fprintf(f, "\",le=\"%.6g\"} %llu\n",
+			(double)sluice_delay_bucket_le_ns(i) / 1e9, (unsigned long long)cum);
+	}
+	fprintf(f, "%s_bucket{" IFACE_LABEL "=\"", hist);
+	put_label(f, name);
+	fprintf(f, "\",le=\"+Inf\"} %llu\n", (unsigned long long)total);
+	fprintf(f, "%s_sum{" IFACE_LABEL "=\"", hist);
+	put_label(f, name);
+	fprintf(f, "\"} %.9f\n", (double)s->delay_ns / 1e9);
+	fprintf(f, "%s_count{" IFACE_LABEL "=\"", hist);
+	put_label(f, name);
+	fprintf(f, "\"} %llu\n", (unsigned long long)total);
+}
+
+/*
  * One sample per policy: policy="default" or the rule's CIDR; rules that
  * share a counter slot (slots.c) have one sample together, policy="slot:N",
  * so that a list of 100,000 rules is a few series, not 100,000.
@@ -149,7 +229,12 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	};
 	struct sluice_counters c;
 	struct sluice_policies pol;
+	struct sluice_shape_stats ss;
+	/* A shaper is labelled by its state's name (shape:IFACE), so that the
+	 * limiter and the shaper of one interface keep apart. */
+	const char *label = h->shape && h->name[0] ? h->name : h->ifname;
 	char name[128];
+	bool have_ss = false;
 	size_t i;
 	int ret;
 
@@ -157,6 +242,14 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	if (ret)
 		return sluice_err(err, errlen, ret, "Couldn't read the counters of %s: %s",
 				  h->ifname, strerror(-ret));
+	if (h->shape) {
+		ret = sluice_read_shape_stats(h, &ss);
+		if (ret && ret != -ENOENT)
+			return sluice_err(err, errlen, ret,
+					  "Couldn't read the shaper's counters of %s: %s", label,
+					  strerror(-ret));
+		have_ss = !ret;
+	}
 	ret = sluice_read_policies(h, &pol, true, err, errlen);
 	if (ret)
 		return ret;
@@ -165,13 +258,13 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 		const struct sluice_field *fl = &sluice_stats_fields[i];
 
 		snprintf(name, sizeof(name), "sluice_%s_total", fl->name);
-		family(f, name, "counter", fl->help);
-		sample(f, name, h->ifname, NULL, sluice_field_get(&c, fl));
+		family(f, name, "counter", sluice_stats_help(fl, h->shape));
+		sample(f, name, label, NULL, sluice_field_get(&c, fl));
 	}
 	for (i = 0; i < sizeof(per_policy) / sizeof(per_policy[0]); i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy[i].name);
 		family(f, name, "counter", per_policy[i].help);
-		policy_samples(f, name, h->ifname, &pol, pol.rstats, sizeof(*pol.rstats),
+		policy_samples(f, name, label, &pol, pol.rstats, sizeof(*pol.rstats),
 			       &per_policy[i]);
 	}
 	/* A state pinned by an older sluice has no would-drop counters per
@@ -180,7 +273,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	     i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy_would[i].name);
 		family(f, name, "counter", per_policy_would[i].help);
-		policy_samples(f, name, h->ifname, &pol, pol.rwould, sizeof(*pol.rwould),
+		policy_samples(f, name, label, &pol, pol.rwould, sizeof(*pol.rwould),
 			       &per_policy_would[i]);
 	}
 	/* keys and evicted_estimate close the table of fields: gauges. */
@@ -188,17 +281,19 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 		const struct sluice_field *fl = &sluice_stats_fields[i];
 
 		snprintf(name, sizeof(name), "sluice_%s", fl->name);
-		gauge(f, name, fl->help, h->ifname, sluice_field_get(&c, fl));
+		gauge(f, name, fl->help, label, sluice_field_get(&c, fl));
 	}
 	gauge(f, "sluice_log_keys", "Keys in the sliding-log table now (part of sluice_keys).",
-	      h->ifname, c.log_keys);
-	gauge(f, "sluice_max_keys", "Size of the key table (sluice_buckets).", h->ifname,
+	      label, c.log_keys);
+	gauge(f, "sluice_max_keys", "Size of the key table (sluice_buckets).", label,
 	      sluice_map_max_entries(h->buckets_fd));
-	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", h->ifname,
+	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", label,
 	      sluice_map_max_entries(h->logs_fd));
-	gauge(f, "sluice_rules", "Rules in force.", h->ifname, pol.nr_rules);
+	gauge(f, "sluice_rules", "Rules in force.", label, pol.nr_rules);
 	gauge(f, "sluice_dry_run", "Whether dry-run is on for every policy (1) or not (0).",
-	      h->ifname, pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
+	      label, pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
+	if (have_ss)
+		sluice_prometheus_shape(f, label, &ss);
 	fleet_samples(f, h);
 	sluice_free_policies(&pol);
 	if (fflush(f) || ferror(f))
