@@ -83,6 +83,7 @@ static int open_iface(struct sluice_handle *h, bool for_write)
 	 * exit status 2; one without sluice attached is runtime (1). */
 	if (ret)
 		return ctl_err(ret == -ENODEV ? -EINVAL : ret, "%s", err);
+	ctl.shape = h->shape;
 	ret = sluice_check_standing(h, for_write, err, sizeof(err));
 	if (ret && for_write) {
 		sluice_close(h);
@@ -206,9 +207,36 @@ void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len)
 	sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, buf, len);
 }
 
+static void fmt_one_delay(__u32 d, const char *unit, char *buf, size_t len)
+{
+	if (d == SLUICE_NODELAY)
+		snprintf(buf, len, "nodelay%s", *unit ? "(bytes)" : "");
+	else
+		snprintf(buf, len, "%u%s", d, unit);
+}
+
+void ctl_fmt_delay(const struct sluice_policy *p, char *buf, size_t len)
+{
+	char a[32] = "", b[32] = "";
+
+	if (p->action != SLUICE_ACT_LIMIT || sluice_algo_is_window(p->algo)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (p->pkt.period_ns)
+		fmt_one_delay(p->pkt_delay, "", a, sizeof(a));
+	if (p->bytes.period_ns)
+		fmt_one_delay(p->byte_delay, "B", b, sizeof(b));
+	/* one --nodelay for both reads as one */
+	if (*a && *b && p->pkt_delay == SLUICE_NODELAY && p->byte_delay == SLUICE_NODELAY)
+		*b = 0;
+	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
+}
+
 void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len)
 {
-	char rate[96], burst[64], win[32], key[24];
+	char rate[96], burst[64], win[32], key[24], delay[64];
+	const char *verb = ctl.shape ? "shape" : "limit";
 
 	if (family == 4)
 		snprintf(key, sizeof(key), "/%u", p->prefix4);
@@ -224,19 +252,23 @@ void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t
 	ctl_fmt_rate(p, rate, sizeof(rate));
 	if (sluice_algo_is_window(p->algo)) {
 		ctl_fmt_window(p, win, sizeof(win));
-		snprintf(buf, len, "limit %s %s: %u per %s window, keyed by %s%s",
-			 sluice_algo_name(p->algo), rate, p->window_limit, win, key,
+		snprintf(buf, len, "%s %s %s: %u per %s window, keyed by %s%s%s",
+			 ctl.shape ? "meter" : "limit", sluice_algo_name(p->algo), rate,
+			 p->window_limit, win, key,
+			 ctl.shape ? " (a meter: the excess is dropped, nothing waits)" : "",
 			 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
 		return;
 	}
 	ctl_fmt_burst(p, burst, sizeof(burst));
-	snprintf(buf, len, "limit %s %s burst %s, keyed by %s%s%s", sluice_algo_name(p->algo),
-		 rate, burst, key, p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "",
+	ctl_fmt_delay(p, delay, sizeof(delay));
+	snprintf(buf, len, "%s %s %s burst %s%s%s, keyed by %s%s%s", verb,
+		 sluice_algo_name(p->algo), rate, burst, ctl.shape ? " delay " : "",
+		 ctl.shape ? delay : "", key, p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "",
 		 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
 }
 
 static void json_limit(struct sluice_json *j, const char *key, const struct sluice_limit *l,
-		       bool is_bytes, bool with_burst)
+		       bool is_bytes, bool with_burst, const __u32 *delay)
 {
 	char text[48];
 
@@ -248,6 +280,12 @@ static void json_limit(struct sluice_json *j, const char *key, const struct slui
 	json_f64(j, "per_second", (double)l->rate * 1e9 / (double)l->period_ns);
 	if (with_burst)
 		json_u64(j, "burst", l->burst);
+	/* A shaper's: the excess that goes at once, or every packet. */
+	if (delay) {
+		json_bool(j, "nodelay", *delay == SLUICE_NODELAY);
+		if (*delay != SLUICE_NODELAY)
+			json_u64(j, "delay", *delay);
+	}
 	json_obj_end(j);
 }
 
@@ -266,15 +304,17 @@ void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int f
 		return;
 	json_str(j, "algo", sluice_algo_name(p->algo));
 	if (sluice_algo_is_window(p->algo)) {
-		json_limit(j, "packets", &p->pkt, false, false);
+		json_limit(j, "packets", &p->pkt, false, false, NULL);
 		json_u64(j, "window_ns", p->window >> SLUICE_TICK_SHIFT);
 		json_u64(j, "window_limit", p->window_limit);
+		if (ctl.shape)
+			json_bool(j, "meter", true);
 		return;
 	}
 	if (p->pkt.period_ns)
-		json_limit(j, "packets", &p->pkt, false, true);
+		json_limit(j, "packets", &p->pkt, false, true, ctl.shape ? &p->pkt_delay : NULL);
 	if (p->bytes.period_ns)
-		json_limit(j, "bytes", &p->bytes, true, true);
+		json_limit(j, "bytes", &p->bytes, true, true, ctl.shape ? &p->byte_delay : NULL);
 }
 
 /* ---- key state ---- */
@@ -306,12 +346,20 @@ static void bucket_state(const struct sluice_policy *p, const __u64 *st, __u64 n
 		s->pkt_left = sluice_gcra_left(&p->pkt, st[0], now);
 		s->pkt_wait_ns = ticks_to_ns(sluice_gcra_wait(&p->pkt, st[0], now));
 		s->admits = !s->pkt_wait_ns;
+		if (s->shape) {
+			sluice_shape_queue(&p->pkt, p->pkt_delay, st[0], now, &s->pkt_q);
+			s->admits = s->pkt_q.accepts;
+		}
 	}
 	if (p->bytes.interval | p->bytes.interval_frac) {
 		s->has_bytes = true;
 		s->bytes_cap = p->bytes.burst;
 		s->bytes_left = sluice_gcra_left(&p->bytes, st[1], now);
 		s->bytes_wait_ns = ticks_to_ns(sluice_gcra_wait(&p->bytes, st[1], now));
+		if (s->shape) {
+			sluice_shape_queue(&p->bytes, p->byte_delay, st[1], now, &s->bytes_q);
+			s->admits = s->admits && s->bytes_q.accepts;
+		}
 	}
 }
 
@@ -376,6 +424,7 @@ void ctl_state_of(const struct sluice_policy *p, const void *val, __u64 now, str
 {
 	memset(s, 0, sizeof(*s));
 	s->algo = p->algo;
+	s->shape = ctl.shape && !sluice_algo_is_window(p->algo);
 	if (p->algo == SLUICE_ALGO_SLIDING_LOG) {
 		const struct sluice_log *log = val;
 
@@ -394,6 +443,27 @@ void ctl_fmt_state(const struct ctl_state *s, char *buf, size_t len)
 {
 	char wait[32], b[64] = "";
 
+	if (s->shape) {
+		/* a shaper's key: its queue, and what the next packet gets */
+		const struct sluice_shape_queue *q = s->has_pkt ? &s->pkt_q : &s->bytes_q;
+		__u64 d = s->pkt_q.delay_ns > s->bytes_q.delay_ns ? s->pkt_q.delay_ns :
+								     s->bytes_q.delay_ns;
+
+		if (s->has_bytes)
+			snprintf(b, sizeof(b), "%s%llu bytes", s->has_pkt ? "+" : "",
+				 (unsigned long long)s->bytes_q.ahead_units);
+		sluice_format_duration(d, wait, sizeof(wait));
+		if (s->has_pkt)
+			snprintf(buf, len, "%llu pkts%s queued, next %s%s",
+				 (unsigned long long)q->ahead_units, b,
+				 !s->admits ? "dropped" : d ? "waits " : "goes now",
+				 s->admits && d ? wait : "");
+		else
+			snprintf(buf, len, "%s queued, next %s%s", b,
+				 !s->admits ? "dropped" : d ? "waits " : "goes now",
+				 s->admits && d ? wait : "");
+		return;
+	}
 	switch (s->algo) {
 	case SLUICE_ALGO_TOKEN_BUCKET:
 	case SLUICE_ALGO_LEAKY_BUCKET:
@@ -454,6 +524,23 @@ void ctl_json_state(struct sluice_json *j, const struct ctl_state *s)
 			json_u64(j, "bytes_left", s->bytes_left);
 			json_u64(j, "bytes_burst", s->bytes_cap);
 			json_u64(j, "bytes_wait_ns", s->bytes_wait_ns);
+		}
+		if (s->shape) {
+			/* a shaper's key: its queue now (sluice_shape_queue()) */
+			json_obj_begin(j, "queue");
+			if (s->has_pkt) {
+				json_u64(j, "packets_ahead", s->pkt_q.ahead_units);
+				json_u64(j, "packets_ahead_ns", s->pkt_q.ahead_ns);
+			}
+			if (s->has_bytes) {
+				json_u64(j, "bytes_ahead", s->bytes_q.ahead_units);
+				json_u64(j, "bytes_ahead_ns", s->bytes_q.ahead_ns);
+			}
+			json_bool(j, "next_accepted", s->admits);
+			json_u64(j, "next_delay_ns", s->pkt_q.delay_ns > s->bytes_q.delay_ns ?
+							     s->pkt_q.delay_ns :
+							     s->bytes_q.delay_ns);
+			json_obj_end(j);
 		}
 		break;
 	case SLUICE_ALGO_SLIDING_WINDOW:
@@ -576,8 +663,17 @@ int ctl_edit(const char *object, const char *verb, int argc, char **argv,
 	words[n] = NULL;
 	argc = n;
 	argv = words;
-	/* Bad words are a usage error whether or not sluice is attached. */
-	ret = sluice_cmd_check(argc, argv, err, sizeof(err));
+	/* Bad words are a usage error whether or not sluice is attached; a
+	 * state named by -i says whose rules hold (a shaper's or a limiter's). */
+	{
+		char ifname[IF_NAMESIZE];
+		bool shape;
+
+		if (ctl.iface && !sluice_state_name(ctl.iface, ifname, &shape, NULL, 0))
+			ret = sluice_cmd_check_kind(argc, argv, shape, err, sizeof(err));
+		else
+			ret = sluice_cmd_check(argc, argv, err, sizeof(err));
+	}
 	if (ret)
 		return ctl_err(ret, "%s", err);
 	st = ctl_open_write(&h);

@@ -10,9 +10,9 @@
 void rule_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]...\n"
-		"                 [--algo ALGO] [--window DUR] [--prefix LEN] | --exempt |\n"
-		"                 --deny) [--fleet] [--dry-run]\n"
+		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]\n"
+		"                 [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]\n"
+		"                 [--prefix LEN] | --exempt | --deny) [--fleet] [--dry-run]\n"
 		"       sluicectl [-i IFACE] rule del CIDR\n"
 		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
@@ -21,8 +21,9 @@ void rule_help(FILE *f)
 		"prefix wins, sources no rule matches get the default policy ('set').\n"
 		"\n"
 		"  add   add a rule, or replace the rule of the same CIDR\n"
-		"        --rate, --burst, --algo, --window: as for 'set' (see\n"
-		"                      'sluicectl set help')\n"
+		"        --rate, --burst, --delay, --nodelay, --algo, --window: as for\n"
+		"                      'set' (see 'sluicectl set help'); --delay and\n"
+		"                      --nodelay only on a shaper (-i shape:IFACE)\n"
 		"        --prefix LEN  sources of the rule share a bucket per /LEN (default: the\n"
 		"                      default policy's prefix for the CIDR's family)\n"
 		"        --exempt      never limit these sources (still counted)\n"
@@ -36,7 +37,9 @@ void rule_help(FILE *f)
 		"  list  every rule with its effective policy and its own passed/dropped\n"
 		"        counters, the default policy last; WOULD-DROP counts what it passed\n"
 		"        under dry-run but would have dropped ('-': unknown, the state was\n"
-		"        pinned by an older sluice; the next 'sluice attach' adds it)\n"
+		"        pinned by an older sluice; the next 'sluice attach' adds it); on a\n"
+		"        shaper a DELAY column: the excess that goes at once ('nodelay':\n"
+		"        all; '-': a window algorithm, a meter)\n"
 		"\n"
 		"Examples:\n"
 		"  sluicectl rule add 198.18.0.0/24 --rate 10/s --burst 20\n"
@@ -44,6 +47,7 @@ void rule_help(FILE *f)
 		"  sluicectl rule add 198.18.8.0/22 --rate 100/s --burst 300 --fleet\n"
 		"  sluicectl rule add 2001:2::/48 --algo sliding-log --rate 30/m --dry-run\n"
 		"  sluicectl rule add 198.19.0.0/16 --exempt\n"
+		"  sluicectl -i shape:eth1 rule add 198.18.0.0/24 --rate 100/s --burst 50 --delay 10\n"
 		"  sluicectl rule del 198.18.0.0/24\n"
 		"  sluicectl rule flush\n");
 }
@@ -91,11 +95,13 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 {
 	const char *mark = shared > 1 ? "*" : "";
 	char rate[96], burst[64], win[32], key[24], passed[24], dropped[24], would[24] = "-";
+	char delay[64];
 	bool limit = p->action == SLUICE_ACT_LIMIT;
 
 	ctl_fmt_rate(p, rate, sizeof(rate));
 	ctl_fmt_burst(p, burst, sizeof(burst));
 	ctl_fmt_window(p, win, sizeof(win));
+	ctl_fmt_delay(p, delay, sizeof(delay));
 	if (!limit)
 		snprintf(key, sizeof(key), "-");
 	else if (family == 4)
@@ -110,6 +116,11 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 		snprintf(would, sizeof(would), "%llu%s", (unsigned long long)rw->would_drop, mark);
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no";
 
+	if (ctl.shape)
+		return ctl_table_row(t, match, ctl_action_name(p->action),
+				     limit ? sluice_algo_name(p->algo) : "-", rate, burst, delay,
+				     win, key, p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", dry,
+				     passed, dropped, would);
 	return ctl_table_row(t, match, ctl_action_name(p->action),
 			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key,
 			     p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", dry, passed, dropped,
@@ -121,6 +132,10 @@ static int do_list(int argc, char **argv)
 	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
 					    "WINDOW", "KEY", "FLEET", "DRY-RUN", "PASSED", "DROPPED",
 					    "WOULD-DROP", NULL };
+	/* A shaper's: its delay after the burst (PASSED: sent, at once or later). */
+	static const char *const shape_head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
+						  "DELAY", "WINDOW", "KEY", "FLEET", "DRY-RUN",
+						  "PASSED", "DROPPED", "WOULD-DROP", NULL };
 	char err[SLUICE_ERR_LEN];
 	bool any_shared = false;
 	struct sluice_policies pol;
@@ -150,7 +165,10 @@ static int do_list(int argc, char **argv)
 
 	/* Rows: every rule, then the default policy. */
 	json_init(&j, stdout);
-	ctl_table_init(&t, head, "        rrr");
+	if (ctl.shape)
+		ctl_table_init(&t, shape_head, "         rrr");
+	else
+		ctl_table_init(&t, head, "        rrr");
 	if (ctl.json)
 		json_arr_begin(&j, NULL);
 	for (i = 0; i <= pol.nr_rules && !ret; i++) {

@@ -8,8 +8,8 @@
 void set_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] set [--rate RATE [--burst N]]... [--algo ALGO]\n"
-		"                 [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
+		"Usage: sluicectl [-i IFACE] set [--rate RATE [--burst N] [--delay N|--nodelay]]...\n"
+		"                 [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
 		"                 [--fleet on|off] [--dry-run on|off] [--new-keys RATE|off]\n"
 		"                 [--fail-closed on|off]\n"
 		"\n"
@@ -18,8 +18,9 @@ void set_help(FILE *f)
 		"which given alone leave the policy as it is).\n"
 		"What is not given is kept, with two exceptions: --rate replaces every rate\n"
 		"of the policy (give both kinds to keep both), and a new --rate without\n"
-		"--burst gets the default burst of that rate. The change is atomic: a packet\n"
-		"sees the old policy or the new one, never a mix.\n"
+		"--burst gets the default burst of that rate (on a shaper, without --delay\n"
+		"delay 0). The change is atomic: a packet sees the old policy or the new\n"
+		"one, never a mix.\n"
 		"\n"
 		"  --rate RATE     packets (100/s 6000/m 1/h 100pps) or bytes (10mbit 1gbit\n"
 		"                  500kbps) per source; give it twice, once of each kind, to\n"
@@ -27,8 +28,22 @@ void set_help(FILE *f)
 		"  --burst N       the --rate before it may be exceeded by N back-to-back units\n"
 		"                  (packets, or bytes for a byte rate); default one second's\n"
 		"                  worth. For leaky-bucket it is the queue the meter emulates.\n"
+		"                  On a shaper it is the queue beyond the packet being sent\n"
+		"                  (nginx's burst=): burst+1 packets go into an idle key at\n"
+		"                  once or queued, more are dropped; --burst 0 is allowed\n"
+		"  --delay N       a shaper's (-i shape:IFACE, sluice shape attach): of a burst\n"
+		"                  the first N excess units of the --rate before it (packets,\n"
+		"                  or bytes for a byte rate) go at once, the rest wait their\n"
+		"                  turn at the rate (nginx's delay=); default 0: every excess\n"
+		"                  unit waits. At most --burst. A limiter refuses it\n"
+		"  --nodelay       a shaper's: every accepted packet goes at once, the excess\n"
+		"                  beyond --burst is dropped (a meter)\n"
+		"                  A shaper's longest delay, (burst - delay) x interval, must\n"
+		"                  stay below its fq horizon ('sluice shape attach --horizon')\n"
 		"  --algo ALGO     token-bucket | leaky-bucket | sliding-window | fixed-window |\n"
-		"                  sliding-log (without --rate the rate is kept)\n"
+		"                  sliding-log (without --rate the rate is kept); on a shaper\n"
+		"                  the window algorithms are meters: their excess is dropped,\n"
+		"                  nothing waits, and they take no --delay\n"
 		"  --window DUR    window of the window algorithms, 100ms to 1h; default the\n"
 		"                  period of the rate as written (1s for 100/s, 1m for 30/m)\n"
 		"  --prefix4 LEN   IPv4 sources share a bucket per /LEN (default 32)\n"
@@ -46,8 +61,8 @@ void set_help(FILE *f)
 		"  --fail-closed on|off  when the key table cannot hold a new source, drop its\n"
 		"                  packets (on) or pass them (off, the default)\n"
 		"\n"
-		"A new rate or burst keeps every bucket's state. A new algorithm, window or\n"
-		"prefix starts every source with a fresh, full bucket.\n"
+		"A new rate, burst or delay keeps every bucket's state. A new algorithm,\n"
+		"window or prefix starts every source with a fresh, full bucket.\n"
 		"\n"
 		"Examples:\n"
 		"  sluicectl set --rate 1000/s --burst 2000\n"
@@ -55,7 +70,9 @@ void set_help(FILE *f)
 		"  sluicectl set --algo sliding-window --rate 6000/m --window 10s\n"
 		"  sluicectl set --prefix6 56 --dry-run on\n"
 		"  sluicectl set --new-keys 1000/s --fail-closed on\n"
-		"  sluicectl set --rate 100/s --burst 300 --fleet on\n");
+		"  sluicectl set --rate 100/s --burst 300 --fleet on\n"
+		"  sluicectl -i shape:eth1 set --rate 100/s --burst 50 --delay 10\n"
+		"  sluicectl -i shape:eth1 set --rate 1000/s --nodelay\n");
 }
 
 int do_set(int argc, char **argv)

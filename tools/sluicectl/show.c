@@ -22,11 +22,17 @@ void show_help(FILE *f)
 		"or under dry-run how many it would have lost ('would drop': passed).\n"
 		"A KEY is a masked source as 'top' prints it (2001:2:0:72::/64): it must be\n"
 		"keyed by that length, the policy's key prefix or its new-key aggregate.\n"
+		"On a shaper (-i shape:IFACE) a token or leaky bucket key shows its queue:\n"
+		"the packets (bytes) queued ahead, how long they take to drain at the rate,\n"
+		"and the delay the next packet would get (0 while it is among the --delay\n"
+		"that go at once), or that it would be dropped (the queue is full). A shaper\n"
+		"keyed by destination (--key dst) takes the destination address.\n"
 		"\n"
 		"Examples:\n"
 		"  sluicectl show 198.18.0.5\n"
 		"  sluicectl show 2001:2:0:72::/64\n"
-		"  sluicectl -j show 2001:2::1\n");
+		"  sluicectl -j show 2001:2::1\n"
+		"  sluicectl -i shape:eth1 show 198.18.0.5\n");
 }
 
 /* The rule a packet from c gets, as the datapath finds it: one LPM lookup
@@ -95,6 +101,34 @@ static bool dry_now(const struct sluice_policy *p)
 	return (live_set->flags & SLUICE_DRY_RUN) || (p->flags & SLUICE_POLICY_DRY_RUN);
 }
 
+/* A shaper's key: its queue, and what the next packet gets. */
+static void text_queue(const struct ctl_state *s)
+{
+	char a[32];
+	const struct sluice_shape_queue *q[2] = { s->has_pkt ? &s->pkt_q : NULL,
+						   s->has_bytes ? &s->bytes_q : NULL };
+	__u64 d = s->pkt_q.delay_ns > s->bytes_q.delay_ns ? s->pkt_q.delay_ns :
+							     s->bytes_q.delay_ns;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!q[i])
+			continue;
+		sluice_format_duration(q[i]->ahead_ns, a, sizeof(a));
+		printf("%-9s %llu %s queued ahead, %s to drain at the rate\n",
+		       i == 0 || !q[0] ? "queue" : "", (unsigned long long)q[i]->ahead_units,
+		       i == 0 ? "packets" : "bytes", a);
+	}
+	sluice_format_duration(d, a, sizeof(a));
+	if (!s->admits)
+		printf("%-9s the next packet is dropped: the queue is full (--burst)\n",
+		       "next");
+	else if (d)
+		printf("%-9s the next packet waits %s\n", "next", a);
+	else
+		printf("%-9s the next packet goes now\n", "next");
+}
+
 static void text_state(const char *label, const struct found *f, const struct sluice_policy *p)
 {
 	const struct ctl_state *s = &f->st;
@@ -105,6 +139,10 @@ static void text_state(const char *label, const struct found *f, const struct sl
 	switch (s->algo) {
 	case SLUICE_ALGO_TOKEN_BUCKET:
 	case SLUICE_ALGO_LEAKY_BUCKET:
+		if (s->shape) {
+			text_queue(s);
+			break;
+		}
 		if (s->has_pkt) {
 			sluice_format_duration(s->pkt_wait_ns, a, sizeof(a));
 			printf("%-9s %llu of %llu packets left; the next packet %s%s\n", "state",
@@ -276,7 +314,11 @@ int do_show(int argc, char **argv)
 	} else {
 		ctl_fmt_key(&own.key, line, sizeof(line));
 		printf("%-9s %s\n", "key", line);
-		printf("no bucket for %s: it is full (never seen or evicted)\n", addr);
+		if (ctl.shape && !sluice_algo_is_window(p->algo))
+			printf("no queue for %s: it is idle (never seen or evicted), the next "
+			       "packet goes now\n", addr);
+		else
+			printf("no bucket for %s: it is full (never seen or evicted)\n", addr);
 	}
 	if (agg.ok)
 		text_state("aggregate", &agg, p);

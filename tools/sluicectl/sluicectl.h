@@ -16,6 +16,7 @@
 struct ctl_opts {
 	const char *iface; /* -i, or NULL: the only attached interface */
 	bool json; /* -j */
+	bool shape; /* the state opened is a shaper's (set by ctl_open*()) */
 };
 extern struct ctl_opts ctl;
 
@@ -58,6 +59,9 @@ const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
 void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
 void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len);
 void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len);
+/* A shaper's delay: "0", "5", "5+3000B", "nodelay"; "-" for a window
+ * algorithm (a meter) or a rule that does not limit. */
+void ctl_fmt_delay(const struct sluice_policy *p, char *buf, size_t len);
 const char *ctl_action_name(unsigned int action);
 /* One line: "limit token-bucket 100/s burst 200, keyed by /32". family 0: both. */
 void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len);
@@ -79,6 +83,9 @@ struct ctl_state {
 	/* sliding log */
 	__u64 used, free_in_ns;
 	__u64 dropped;
+	/* token/leaky bucket of a shaper (ctl.shape): the key's queue */
+	bool shape;
+	struct sluice_shape_queue pkt_q, bytes_q;
 };
 void ctl_state_of(const struct sluice_policy *p, const void *val, __u64 now, struct ctl_state *s);
 /* "150/200 pkts left, next now" style summary for tables. */
@@ -89,7 +96,7 @@ void ctl_json_state(struct sluice_json *j, const struct ctl_state *s);
 void ctl_fmt_key(const struct sluice_key *k, char *buf, size_t len);
 
 /* A text table with columns sized to fit. */
-#define CTL_MAX_COLS 12
+#define CTL_MAX_COLS 13
 struct ctl_table {
 	int ncols;
 	const char *head[CTL_MAX_COLS];

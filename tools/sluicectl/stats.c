@@ -15,13 +15,24 @@ void stats_help(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] [-j] stats [--watch SECS] [--prometheus]\n"
 		"\n"
-		"The counters of the XDP program, summed over every CPU. Every packet is\n"
-		"counted in rx and in exactly one of passed and dropped; the other counters\n"
-		"say why. Then two numbers about the key tables, counted by walking them\n"
-		"(about 0.3 s per million keys):\n"
+		"The counters of the XDP program (of a shaper, -i shape:IFACE: its tc egress\n"
+		"program), summed over every CPU. Every packet is counted in rx and in\n"
+		"exactly one of passed (a shaper: sent, at once or later) and dropped; the\n"
+		"other counters say why. Then two numbers about the key tables, counted by\n"
+		"walking them (about 0.3 s per million keys):\n"
 		"  keys              keys in the tables now (buckets and sliding logs)\n"
 		"  evicted_estimate  new_keys - keys: keys the LRU tables evicted to make\n"
 		"                    room, estimated; keys removed by 'flush' count too\n"
+		"A shaper adds its own counters (not under --watch):\n"
+		"  shaped            packets a bucket policy gave a departure time\n"
+		"  delayed           of those, packets that wait (depart later than now)\n"
+		"  mean_delay        the mean delay of the delayed packets\n"
+		"  max_delay         the longest delay given (the largest of every CPU's)\n"
+		"  restamped         untouched packets whose foreign timestamp was cleared\n"
+		"  horizon_dropped   dropped: the delay would reach the fq horizon\n"
+		"  delay<D           delayed packets by delay (only the buckets that hold some;\n"
+		"                    -j: all, as delay_histogram; --prometheus: the histogram\n"
+		"                    sluice_shape_delay_seconds)\n"
 		"\n"
 		"  --watch SECS    print the counters and their rate per second every SECS\n"
 		"                  seconds (1 to 3600) until interrupted; under -j one JSON\n"
@@ -42,6 +53,61 @@ static __u64 field(const struct sluice_counters *c, size_t i)
 	return sluice_field_get(c, &sluice_stats_fields[i]);
 }
 
+/* A shaper's own counters, after the others. */
+static void print_shape(const struct sluice_shape_stats *s, struct sluice_json *j)
+{
+	__u64 mean = s->delayed ? s->delay_ns / s->delayed : 0;
+	char a[32], name[48];
+	unsigned int i;
+
+	if (j) {
+		json_obj_begin(j, "shape");
+		json_u64(j, "shaped", s->shaped);
+		json_u64(j, "delayed", s->delayed);
+		json_u64(j, "delay_ns", s->delay_ns);
+		json_u64(j, "mean_delay_ns", mean);
+		json_u64(j, "max_delay_ns", s->max_delay_ns);
+		json_u64(j, "restamped", s->restamped);
+		json_u64(j, "horizon_dropped", s->horizon_dropped);
+		/* lt_Nus: delayed packets whose delay was under N us; the
+		 * last, ge_Nus, every longer one */
+		json_obj_begin(j, "delay_histogram");
+		for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
+			if (i + 1 < SLUICE_DELAY_BUCKETS)
+				snprintf(name, sizeof(name), "lt_%lluus",
+					 (unsigned long long)(sluice_delay_bucket_le_ns(i) / 1000));
+			else
+				snprintf(name, sizeof(name), "ge_%lluus",
+					 (unsigned long long)(sluice_delay_bucket_le_ns(i - 1) /
+							      1000));
+			json_u64(j, name, s->hist[i]);
+		}
+		json_obj_end(j);
+		json_obj_end(j);
+		return;
+	}
+	printf("%-16s %llu\n", "shaped", (unsigned long long)s->shaped);
+	printf("%-16s %llu\n", "delayed", (unsigned long long)s->delayed);
+	sluice_format_duration(mean, a, sizeof(a));
+	printf("%-16s %s\n", "mean_delay", a);
+	sluice_format_duration(s->max_delay_ns, a, sizeof(a));
+	printf("%-16s %s\n", "max_delay", a);
+	printf("%-16s %llu\n", "restamped", (unsigned long long)s->restamped);
+	printf("%-16s %llu\n", "horizon_dropped", (unsigned long long)s->horizon_dropped);
+	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
+		if (!s->hist[i])
+			continue;
+		if (i + 1 < SLUICE_DELAY_BUCKETS) {
+			sluice_format_duration(sluice_delay_bucket_le_ns(i), a, sizeof(a));
+			snprintf(name, sizeof(name), "delay<%s", a);
+		} else {
+			sluice_format_duration(sluice_delay_bucket_le_ns(i - 1), a, sizeof(a));
+			snprintf(name, sizeof(name), "delay>=%s", a);
+		}
+		printf("%-16s %llu\n", name, (unsigned long long)s->hist[i]);
+	}
+}
+
 /* The counters, then the fleet agent's state once one has run (or a policy
  * is fleet-wide, so that "no agent" is said). */
 static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
@@ -50,6 +116,8 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 	struct sluice_fleet_view v;
 	bool fleet = !sluice_fleet_view(h, &v) &&
 		     (policies || v.state_code != SLUICE_FLEET_NONE);
+	struct sluice_shape_stats ss;
+	bool shape = h->shape && !sluice_read_shape_stats(h, &ss);
 	struct sluice_json j;
 	size_t i;
 
@@ -58,6 +126,8 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 		json_obj_begin(&j, NULL);
 		for (i = 0; i < sluice_counters_nfields; i++)
 			json_u64(&j, sluice_stats_fields[i].name, field(c, i));
+		if (shape)
+			print_shape(&ss, &j);
 		if (fleet)
 			sluice_fleet_json(&j, &v);
 		json_obj_end(&j);
@@ -67,6 +137,8 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 	for (i = 0; i < sluice_counters_nfields; i++)
 		printf("%-16s %llu\n", sluice_stats_fields[i].name,
 		       (unsigned long long)field(c, i));
+	if (shape)
+		print_shape(&ss, NULL);
 	if (!fleet)
 		return;
 	printf("%-16s %s\n", "fleet_state", v.state);
