@@ -192,7 +192,8 @@ int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err,
 	bool delay = sluice_edit_delay_given(e);
 	/* A check with no state behind it takes a command with a shaper's
 	 * option for a shaper's; else it holds it to a limiter's rules. */
-	bool shaper = kind == EDIT_FOR_SHAPER || (kind == EDIT_FOR_ANY && delay);
+	bool shaper = kind == EDIT_FOR_SHAPER || kind == EDIT_FOR_EITHER ||
+		      (kind == EDIT_FOR_ANY && delay);
 	const struct rate_arg *zero = NULL;
 
 	if (delay && kind == EDIT_FOR_LIMITER)

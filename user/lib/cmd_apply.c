@@ -386,7 +386,7 @@ bool sluice_cmd_file_err_is_usage(int ret)
 	return false;
 }
 
-static int check_edit(int argc, char **argv, enum edit_kind kind, char *err, size_t errlen)
+int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, size_t errlen)
 {
 	struct sluice_settings s;
 	struct sluice_policy np;
@@ -400,7 +400,8 @@ static int check_edit(int argc, char **argv, enum edit_kind kind, char *err, siz
 	if (ret)
 		return ret;
 	/* Without a state, a command with a shaper's option is a shaper's. */
-	shape = kind == EDIT_FOR_SHAPER || (kind == EDIT_FOR_ANY && sluice_edit_delay_given(&e));
+	shape = kind == EDIT_FOR_SHAPER || kind == EDIT_FOR_EITHER ||
+		(kind == EDIT_FOR_ANY && sluice_edit_delay_given(&e));
 	sluice_settings_init(&s);
 	if (e.op == EDIT_RULE_ADD)
 		return build_rule_policy(&e, &s.def, NULL, shape, &np, err, errlen);
@@ -416,10 +417,11 @@ static int check_edit(int argc, char **argv, enum edit_kind kind, char *err, siz
 
 int sluice_cmd_check(int argc, char **argv, char *err, size_t errlen)
 {
-	return check_edit(argc, argv, EDIT_FOR_ANY, err, errlen);
+	return sluice_cmd_check_for(argc, argv, EDIT_FOR_ANY, err, errlen);
 }
 
 int sluice_cmd_check_kind(int argc, char **argv, bool shape, char *err, size_t errlen)
 {
-	return check_edit(argc, argv, shape ? EDIT_FOR_SHAPER : EDIT_FOR_LIMITER, err, errlen);
+	return sluice_cmd_check_for(argc, argv, shape ? EDIT_FOR_SHAPER : EDIT_FOR_LIMITER, err,
+				    errlen);
 }

@@ -34,9 +34,11 @@ struct rate_arg {
 	__u32 delay; /* a shaper's: excess units that go at once; SLUICE_NODELAY */
 };
 
-/* Who an edit is checked for: a limiter's state, a shaper's, or (a check
- * before any state is open) either, as far as its words tell. */
-enum edit_kind { EDIT_FOR_ANY, EDIT_FOR_LIMITER, EDIT_FOR_SHAPER };
+/* Who an edit is checked for: a limiter's state, a shaper's, a check before
+ * any state is open (EDIT_FOR_ANY: a command with --delay or --nodelay is
+ * a shaper's, any other a limiter's), or a line of a file, which is checked
+ * again against its state when applied (EDIT_FOR_EITHER: what either takes). */
+enum edit_kind { EDIT_FOR_ANY, EDIT_FOR_LIMITER, EDIT_FOR_SHAPER, EDIT_FOR_EITHER };
 
 /* One editing command as written; -1 (or 0 for counts) means not given. */
 struct edit {
@@ -90,5 +92,7 @@ static inline bool sluice_edit_is_shaper(const struct sluice_handle *h)
 /* Check the parts of an edit that depend on the kind of state (--delay,
  * --nodelay, --burst 0): 0 or -EINVAL. */
 int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err, size_t errlen);
+/* sluice_cmd_check() for a kind of state. */
+int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, size_t errlen);
 
 #endif /* SLUICE_CMD_EDIT_H */

@@ -14,10 +14,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "cmd.h"
+#include "cmd_edit.h"
 
-#define fail sluice_err
-#define usage(err, errlen, ...) fail(err, errlen, -EINVAL, __VA_ARGS__)
 #define MAX_WORDS 64
 
 /* ---- files of editing commands ---- */
@@ -191,7 +189,9 @@ int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *e
 		}
 		if (!argc)
 			continue;
-		ret = sluice_cmd_check(argc, argv, inner, sizeof(inner));
+		/* A file is applied to a state later, which checks what
+		 * depends on its kind (--delay, --burst 0) line by line. */
+		ret = sluice_cmd_check_for(argc, argv, EDIT_FOR_EITHER, inner, sizeof(inner));
 		if (ret) {
 			fail(err, errlen, ret, "%s:%u: %s", path, lineno, inner);
 			goto out_free;
