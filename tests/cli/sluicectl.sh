@@ -246,4 +246,50 @@ for bytes in '\xff\xfe' '\xc0\xaf' '\xed\xa0\x80' '\x01\x7f'; do
 	fi
 done
 
+# A shaper's options (sluice shape, -i shape:IFACE). -i says whose state an
+# edit is for before any state is looked for: a limiter's refuses --delay,
+# --nodelay and --burst 0, a shaper's checks the delay against its burst.
+usage "delay on a limiter (-i names one)" "a limiter drops and never delays" \
+	-i eth0 set --rate 100/s --delay 5
+usage "nodelay on a limiter's rule" "never delays: --nodelay is for a shaper" \
+	-i eth0 rule add 198.18.0.0/24 --rate 10/s --nodelay
+usage "burst 0 on a limiter (-i names one)" "only a shaper" -i eth0 set --rate 100/s --burst 0
+usage "shaper: delay beyond the burst" "--delay 6 is more than --burst 5" \
+	-i shape:eth0 set --rate 100/s --burst 5 --delay 6
+usage "shaper: a window algorithm with a delay" "is a meter" \
+	-i shape:eth0 set --algo fixed-window --rate 10/s --delay 1
+usage "delay and nodelay for one rate" "two of --delay and --nodelay" \
+	set --rate 100/s --delay 1 --nodelay
+
+# On a limiter's state itself (the only one, no -i): refused when applied,
+# from the command line and from a batch file, and nothing changes.
+if [ "$(id -u)" = 0 ] && [ -x "$SLUICE" ] && command -v ip >/dev/null &&
+	command -v nsenter >/dev/null; then
+	rm -rf "$tmp"
+	trap - EXIT
+	source tests/lib/netns.sh
+	if netns_setup cd 11 && expect_status 0 "a limiter attached" rx_sluice attach "$IF_RX"; then
+		expect_usage "limiter state: set --delay" "a limiter drops and never delays" \
+			rx_ctl set --rate 100/s --burst 50 --delay 5
+		printf 'set --rate 100/s --burst 50\nrule add 198.18.11.0/26 --rate 10/s --nodelay\n' \
+			>"$NETNS_TMP/shape.conf"
+		expect_usage "limiter state: a batch file with --nodelay" \
+			"shape.conf:2: a limiter drops and never delays" rx_ctl -b "$NETNS_TMP/shape.conf"
+		expect_usage "limiter state: set --burst 0" "--burst is 0" \
+			rx_ctl set --rate 100/s --burst 0
+		OUT=$(rx_ctl -j rule list 2>&1)
+		if grep -qF '"burst":200' <<<"$OUT" && ! grep -qF '"delay"' <<<"$OUT"; then
+			ok "limiter state: the refused edits changed nothing (burst 200, no delay)"
+		else
+			not_ok "limiter state: the refused edits changed nothing (burst 200, no delay)"
+			diag "$OUT"
+		fi
+	else
+		not_ok "build a namespace with a limiter attached"
+	fi
+else
+	skip "needs root and sluice (a limiter attached in a namespace of our own)" \
+		"limiter state: --delay refused"
+fi
+
 tap_done
