@@ -381,7 +381,7 @@ static void test_prometheus(void)
 			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
 					"le=\"0.001024\"} 12") &&
 			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
-					"le=\"2.09715\"} 12") &&
+					"le=\"2.097152\"} 12") &&
 			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
 					"le=\"+Inf\"} 12") &&
 			 has_line(text, "sluice_shape_delay_seconds_sum{interface=\"shape:veth0\"} "

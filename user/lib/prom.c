@@ -166,7 +166,7 @@ void sluice_prometheus_shape(FILE *f, const char *name, const struct sluice_shap
 		cum += s->hist[i];
 		fprintf(f, "%s_bucket{" IFACE_LABEL "=\"", hist);
 		put_label(f, name);
-		fprintf(f, "\",le=\"%.6g\"} %llu\n",
+		fprintf(f, "\",le=\"%.9g\"} %llu\n",
 			(double)sluice_delay_bucket_le_ns(i) / 1e9, (unsigned long long)cum);
 	}
 	fprintf(f, "%s_bucket{" IFACE_LABEL "=\"", hist);
