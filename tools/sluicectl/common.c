@@ -663,13 +663,15 @@ int ctl_edit(const char *object, const char *verb, int argc, char **argv,
 	words[n] = NULL;
 	argc = n;
 	argv = words;
-	/* Bad words are a usage error whether or not sluice is attached; a
-	 * state named by -i says whose rules hold (a shaper's or a limiter's). */
+	/* Bad words are a usage error whether or not sluice is attached; the
+	 * state -i names (or the only one) says whose rules hold, a shaper's
+	 * or a limiter's. */
 	{
-		char ifname[IF_NAMESIZE];
+		char name[SLUICE_STATE_NAME_MAX], ifname[IF_NAMESIZE];
 		bool shape;
 
-		if (ctl.iface && !sluice_state_name(ctl.iface, ifname, &shape, NULL, 0))
+		if (!sluice_pick_iface(ctl.iface, name, NULL, 0) &&
+		    !sluice_state_name(name, ifname, &shape, NULL, 0))
 			ret = sluice_cmd_check_kind(argc, argv, shape, err, sizeof(err));
 		else
 			ret = sluice_cmd_check(argc, argv, err, sizeof(err));

@@ -97,13 +97,14 @@ static void print_shape(const struct sluice_shape_stats *s, struct sluice_json *
 	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
 		if (!s->hist[i])
 			continue;
-		if (i + 1 < SLUICE_DELAY_BUCKETS) {
-			sluice_format_duration(sluice_delay_bucket_le_ns(i), a, sizeof(a));
-			snprintf(name, sizeof(name), "delay<%s", a);
-		} else {
-			sluice_format_duration(sluice_delay_bucket_le_ns(i - 1), a, sizeof(a));
-			snprintf(name, sizeof(name), "delay>=%s", a);
-		}
+		/* exact bounds (2^i us), as in JSON: a rounded 1.0ms would hide
+		 * that the bucket ends at 1024us */
+		if (i + 1 < SLUICE_DELAY_BUCKETS)
+			snprintf(name, sizeof(name), "delay<%lluus",
+				 (unsigned long long)(sluice_delay_bucket_le_ns(i) / 1000));
+		else
+			snprintf(name, sizeof(name), "delay>=%lluus",
+				 (unsigned long long)(sluice_delay_bucket_le_ns(i - 1) / 1000));
 		printf("%-16s %llu\n", name, (unsigned long long)s->hist[i]);
 	}
 }

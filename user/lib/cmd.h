@@ -4,10 +4,10 @@
  * usable on a transaction by the ctl tool, by batch files and by config files
  * (`sluice attach --config`, `sluice reload`).
  *
- *   set [--rate RATE [--burst N]]... [--algo ALGO] [--window DUR]
+ *   set [--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
  *       [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]
  *       [--new-keys RATE|off] [--fail-closed on|off]
- *   rule add CIDR (--rate RATE [--burst N]... [--algo ALGO] [--window DUR]
+ *   rule add CIDR (--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
  *       [--prefix LEN] | --exempt | --deny) [--dry-run [on|off]]
  *   rule del CIDR
  *   rule flush
@@ -15,7 +15,8 @@
  * --rate may be given twice, once as a packet rate and once as a byte rate:
  * a packet then passes only if both admit it. A --burst belongs to the --rate
  * before it (or, when it comes first, to the first --rate after it); for a
- * byte rate it counts bytes. --dry-run, --new-keys and --fail-closed of set
+ * byte rate it counts bytes. --delay and --nodelay (a shaper's only: sluice
+ * shape) belong to a --rate the same way. --dry-run, --new-keys and --fail-closed of set
  * are settings of the interface: given alone they leave the default policy
  * as it is. --new-keys admits at most RATE new sources (a packet rate, with
  * one second's worth at once), as `sluice attach --new-keys` does. None of
