@@ -656,7 +656,17 @@ int sluice_tc(struct __sk_buff *skb)
 		ss->horizon_dropped++; /* dry-run: a would-drop, passed */
 	}
 	if (tstamp && !mono) {
-		bpf_skb_set_tstamp(skb, 0, BPF_SKB_TSTAMP_UNSPEC);
+		/* A store, not bpf_skb_set_tstamp(skb, 0, UNSPEC): the helper
+		 * refuses any protocol but IPv4 and IPv6 (-EOPNOTSUPP), and
+		 * non-IP frames need clearing too. A program that reads
+		 * tstamp_type stores tstamp as it is, the type left as it was
+		 * (not monotonic). The verifier wants the store at an offset
+		 * of the context itself: hide skb, or clang reuses the
+		 * address it read tstamp from. */
+		struct __sk_buff *c = skb;
+
+		SLUICE_OPAQUE(c);
+		c->tstamp = 0;
 		ss->restamped++;
 	}
 	return TC_ACT_OK;
