@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * sluice: per-source rate limiting at XDP.
+ * sluice: per-source rate limiting at XDP (sluice_xdp), and shaping at tc
+ * egress (sluice_tc: the same pipeline, whose accepted packets get a
+ * departure time that the fq qdisc honours).
  *
  * packet -> parse -> policy (default or longest-prefix rule) -> key (source
  * masked to the policy's prefix) -> bucket (LRU hash, created full) -> verdict
@@ -16,6 +18,7 @@
 
 #include "lib/parse.h"
 #include "lib/shared.h"
+#include "lib/shape.h"
 #include <sluice/sluice.h>
 #include <sluice/algo.h>
 
@@ -547,40 +550,6 @@ int sluice_xdp(struct xdp_md *ctx)
 
 /* ---- The shaper: tc egress, in front of an fq qdisc (`sluice shape`) ---- */
 
-/* Per-CPU delay counters (SLUICE_MAP_SHAPE_STATS; added after layout 5 was
- * first pinned: the loader creates it in a state pinned without it). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sluice_shape_stats);
-} sluice_shape_stats SEC(".maps");
-
-/* Ethernet, two VLAN tags and an IPv4 header with options (IPv6: 62): what
- * parse_addr() reads, pulled into the linear area when it is not there. */
-#define SHAPE_PULL_LEN (14 + 8 + 60)
-
-/* The histogram bucket of a delay: 0 under 1 us, i under 2^i us, the last
- * one for the rest. */
-static __always_inline __u32 delay_bucket(__u64 ns)
-{
-	__u64 us = ns / 1000;
-	__u32 i = 1;
-	int b;
-
-	if (!us)
-		return 0;
-	/* floor(log2(us)) + 1 */
-#pragma unroll
-	for (b = 32; b; b >>= 1) {
-		if (us >> b) {
-			us >>= b;
-			i += b;
-		}
-	}
-	return i < SLUICE_DELAY_BUCKETS ? i : SLUICE_DELAY_BUCKETS - 1;
-}
-
 /*
  * Egress: the same pipeline, and for a token/leaky bucket policy the
  * packet's earliest departure time (EDT) in skb->tstamp, which fq honours.
@@ -610,7 +579,7 @@ int sluice_tc(struct __sk_buff *skb)
 {
 	struct shape_out out = {};
 	struct sluice_shape_stats *ss;
-	__u32 zero = 0, pkts = skb->gso_segs, i;
+	__u32 zero = 0, pkts = skb->gso_segs;
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
 	__u64 tstamp, depart_ns, delay;
@@ -638,13 +607,7 @@ int sluice_tc(struct __sk_buff *skb)
 		if (out.depart > out.now) {
 			depart_ns = (out.depart + (1 << SLUICE_TICK_SHIFT) - 1) >> SLUICE_TICK_SHIFT;
 			delay = depart_ns - (out.now >> SLUICE_TICK_SHIFT);
-			ss->delayed++;
-			ss->delay_ns += delay;
-			if (delay > ss->max_delay_ns)
-				ss->max_delay_ns = delay;
-			i = delay_bucket(delay);
-			if (i < SLUICE_DELAY_BUCKETS)
-				ss->hist[i]++;
+			count_delay(ss, delay);
 			if (!out.dry) {
 				if (!mono || tstamp < depart_ns)
 					bpf_skb_set_tstamp(skb, depart_ns,
