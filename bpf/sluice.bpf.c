@@ -316,7 +316,8 @@ struct shape_out {
  * sluice_tc, where `pkts` packets (GSO segments) are charged, the key may be
  * the destination (config.kind), a token/leaky bucket policy gives an
  * accepted packet a departure in *out and window algorithms meter (drop the
- * excess, delay nothing).
+ * excess, delay nothing; they count a GSO packet once, as they count a
+ * packet at XDP).
  */
 static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32 pkts,
 				    const int shape, struct shape_out *out)
