@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * sluice: per-source rate limiting at XDP.
+ * sluice: per-source rate limiting at XDP (sluice_xdp), and shaping at tc
+ * egress (sluice_tc: the same pipeline, whose accepted packets get a
+ * departure time that the fq qdisc honours).
  *
  * packet -> parse -> policy (default or longest-prefix rule) -> key (source
  * masked to the policy's prefix) -> bucket (LRU hash, created full) -> verdict
@@ -16,6 +18,7 @@
 
 #include "lib/parse.h"
 #include "lib/shared.h"
+#include "lib/shape.h"
 #include <sluice/sluice.h>
 #include <sluice/algo.h>
 
@@ -246,9 +249,19 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
 		sh->mult = n;
 }
 
+/*
+ * A bucket policy's verdict: a limiter's, or under `shape` (a compile-time
+ * constant: the XDP program has none of this) a shaper's, with a departure
+ * (*depart ticks) and the fq horizon (max_wait ticks) refused before any
+ * charge. Window algorithms on a shaper decide as a limiter's: they meter.
+ */
 static __always_inline int decide(const struct sluice_policy *p, __u64 *s, __u64 now, __u32 len,
-				  const struct share *sh, __u64 *used)
+				  __u32 pkts, const struct share *sh, __u64 *used, const int shape,
+				  __u64 max_wait, __u64 *depart)
 {
+	if (shape && p->algo <= SLUICE_ALGO_LEAKY_BUCKET)
+		return sluice_bucket_shape_shared(p, s, now, len, pkts, sh->fleet ? sh->mult : 1,
+						  sh->fleet ? sh->div : 1, max_wait, used, depart);
 	if (sh->fleet)
 		return sluice_bucket_admit_shared(p, s, now, len, sh->mult, sh->div, used);
 	return sluice_admit(p, s, now, len);
@@ -278,12 +291,37 @@ static __always_inline void fleet_record(const struct sluice_key *key, const __u
 		__sync_fetch_and_add(&u->used[1], used[1]);
 }
 
-SEC("xdp")
-int sluice_xdp(struct xdp_md *ctx)
+/* What the tc program learns of a packet the pipeline passed or dropped. */
+struct shape_out {
+	__u64 now; /* ticks: the clock the verdict was taken at (when shaped) */
+	__u64 depart; /* ticks (>= now): its departure (when shaped) */
+	__u8 shaped; /* a token/leaky bucket policy gave it a departure */
+	__u8 dry; /* ... under dry-run: to be counted, not applied */
+	__u8 horizon; /* the departure would reach the fq horizon: dropped (or would be) */
+};
+
+#define TC_ACT_OK 0
+#define TC_ACT_SHOT 2
+
+/* pipeline()'s verdicts: the program's own return codes. */
+#define PIPE_PASS (shape ? TC_ACT_OK : XDP_PASS)
+#define PIPE_DROP (shape ? TC_ACT_SHOT : XDP_DROP)
+
+/*
+ * The datapath of both programs, on the frame [data, data_end) of `len`
+ * bytes: parse -> policy -> key -> new-key admission -> bucket -> verdict ->
+ * counters and sampled events; returns the program's verdict (XDP_PASS or
+ * XDP_DROP, TC_ACT_OK or TC_ACT_SHOT). `shape` is a compile-time constant: 0 for
+ * sluice_xdp, whose code is then what it was before shapers, 1 for
+ * sluice_tc, where `pkts` packets (GSO segments) are charged, the key may be
+ * the destination (config.kind), a token/leaky bucket policy gives an
+ * accepted packet a departure in *out and window algorithms meter (drop the
+ * excess, delay nothing; they count a GSO packet once, as they count a
+ * packet at XDP).
+ */
+static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32 pkts,
+				    const int shape, struct shape_out *out)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__u32 len = data_end - data;
 	struct sluice_key key = {};
 	__u8 src[16] __attribute__((aligned(8))) = {};
 	struct sluice_config *cfg;
@@ -293,32 +331,33 @@ int sluice_xdp(struct xdp_md *ctx)
 	struct sluice_stats *st;
 	struct share sh = {};
 	__u32 zero = 0, slot;
-	__u64 now, *dropped, used[2] = {};
+	__u64 now, *dropped, used[2] = {}, max_wait = ~0ULL, depart = 0;
 	__u8 reason;
 	int v;
 
 	st = bpf_map_lookup_elem(&sluice_stats, &zero);
 	cfg = bpf_map_lookup_elem(&sluice_config, &zero);
 	if (!st || !cfg)
-		return XDP_PASS; /* cannot happen: arrays always have entry 0 */
+		return PIPE_PASS; /* cannot happen: arrays always have entry 0 */
 	st->rx++;
 	st->rx_bytes += len;
 
-	switch (parse_source(data, data_end, &key.family, key.addr)) {
+	switch (parse_addr(data, data_end, &key.family, key.addr,
+			   shape && (SLUICE_READ(cfg->kind) & SLUICE_KIND_KEY_DST))) {
 	case PARSE_OK:
 		break;
 	case PARSE_NON_IP:
 		st->non_ip++;
 		st->passed++;
-		return XDP_PASS;
+		return PIPE_PASS;
 	default:
 		st->malformed++;
 		st->passed++;
-		return XDP_PASS;
+		return PIPE_PASS;
 	}
 	if (bench_parse_only) {
 		st->passed++;
-		return XDP_PASS;
+		return PIPE_PASS;
 	}
 	if (bench_vary_keys) {
 		__u32 r = bpf_get_prandom_u32() % bench_vary_keys;
@@ -367,7 +406,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	slot = SLUICE_TAG_SLOT(policy->tag) & (SLUICE_MAX_RULES - 1);
 	rs = bpf_map_lookup_elem(&sluice_rstats, &slot);
 	if (!rs)
-		return XDP_PASS;
+		return PIPE_PASS;
 
 	key.tag = policy->tag;
 	if (policy->action == SLUICE_ACT_EXEMPT) {
@@ -383,6 +422,13 @@ int sluice_xdp(struct xdp_md *ctx)
 	key.prefixlen = key.family == 4 ? policy->prefix4 : policy->prefix6;
 	mask_addr(key.addr, key.prefixlen);
 	now = now_ticks();
+	if (shape) {
+		__u64 h = SLUICE_READ(cfg->shape_horizon_us);
+
+		/* us -> ticks: 2^32 us x 1000 x 16 fits in 64 bits */
+		if (h)
+			max_wait = (h * 1000) << SLUICE_TICK_SHIFT;
+	}
 
 	if (policy->algo == SLUICE_ALGO_SLIDING_LOG) {
 		struct sluice_log *log = bpf_map_lookup_elem(&sluice_logs, &key);
@@ -414,7 +460,8 @@ int sluice_xdp(struct xdp_md *ctx)
 			struct sluice_bucket nb = {};
 			int err;
 
-			v = decide(policy, nb.s, now, len, &sh, used);
+			v = decide(policy, nb.s, now, len, pkts, &sh, used, shape, max_wait,
+				   &depart);
 			/* Counted in both modes: a would-drop too. */
 			nb.dropped = v != SLUICE_PASS;
 			err = state_create(&sluice_buckets, &key, &nb, st);
@@ -429,16 +476,24 @@ int sluice_xdp(struct xdp_md *ctx)
 			if (!b)
 				goto failed;
 		}
-		v = decide(policy, b->s, now, len, &sh, used);
+		v = decide(policy, b->s, now, len, pkts, &sh, used, shape, max_wait, &depart);
 		dropped = &b->dropped;
 	}
 verdict:
 	if (v == SLUICE_PASS) {
 		if (sh.fleet)
 			fleet_record(&key, used);
+		if (shape && policy->algo <= SLUICE_ALGO_LEAKY_BUCKET) {
+			out->now = now;
+			out->depart = depart;
+			out->shaped = 1;
+			out->dry = dry_run(policy, set);
+		}
 		goto pass;
 	}
 	reason = v == SLUICE_CONTENDED ? SLUICE_REASON_CONTENDED : SLUICE_REASON_LIMITED;
+	if (shape && v == SLUICE_HORIZON)
+		out->horizon = 1;
 
 over:
 	if (dry_run(policy, set)) {
@@ -451,8 +506,8 @@ over:
 		st->denied++;
 	else if (reason == SLUICE_REASON_CONTENDED)
 		st->contended++;
-	else
-		st->limited++;
+	else if (!shape || !out->horizon)
+		st->limited++; /* not a horizon drop: sluice_tc counts that one */
 	if (dropped)
 		count_key_drop(dropped, set);
 	goto drop;
@@ -473,7 +528,7 @@ pass:
 	st->passed++;
 	rs->passed++;
 	rs->passed_bytes += len;
-	return XDP_PASS;
+	return PIPE_PASS;
 
 drop:
 	emit_event(st, set, &key, src, reason, len, st->dropped);
@@ -481,7 +536,104 @@ drop:
 	st->dropped_bytes += len;
 	rs->dropped++;
 	rs->dropped_bytes += len;
-	return XDP_DROP;
+	return PIPE_DROP;
+}
+
+SEC("xdp")
+int sluice_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct shape_out out; /* never touched: shape is 0 */
+
+	return pipeline(data, data_end, data_end - data, 1, 0, &out);
+}
+
+/* ---- The shaper: tc egress, in front of an fq qdisc (`sluice shape`) ---- */
+
+/*
+ * Egress: the same pipeline, and for a token/leaky bucket policy the
+ * packet's earliest departure time (EDT) in skb->tstamp, which fq honours.
+ *
+ * - Accepted with a departure after now: tstamp = that departure (ns,
+ *   rounded up from ticks; CLOCK_MONOTONIC, the delivery type), unless the
+ *   packet already carries a later monotonic delivery time (TCP's pacing):
+ *   that one stays. A departure the fq horizon (config.shape_horizon_us,
+ *   0: none) would refuse drops here instead, with nothing charged to the
+ *   key, counted in horizon_dropped and as a drop (stats.dropped, the
+ *   rule's, the key's), not in `limited`.
+ * - Beyond the queue: TC_ACT_SHOT, counted `limited` as a limiter's drops.
+ * - Every other passed packet (departing now, exempt, non-IP, malformed,
+ *   metered by a window algorithm, failed open) keeps a monotonic delivery
+ *   time; a tstamp of any other kind (a forwarded packet's receive time,
+ *   which fq would read as decades ahead) is cleared, counted `restamped`.
+ * - Dry-run: a dry-run shaper neither drops nor delays, it counts what it
+ *   would do. What it would drop passes as a would-drop (a horizon refusal
+ *   also in horizon_dropped, and it charges nothing either); what it would
+ *   delay is counted in shaped, delayed, delay_ns, max_delay_ns and the
+ *   histogram as if it were, and departs as an untouched packet. Its keys'
+ *   state advances as a live shaper's would, so `show` reads the delay it
+ *   would give.
+ */
+SEC("tc")
+int sluice_tc(struct __sk_buff *skb)
+{
+	struct shape_out out = {};
+	struct sluice_shape_stats *ss;
+	__u32 zero = 0, pkts = skb->gso_segs;
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	__u64 tstamp, depart_ns, delay;
+	int mono;
+
+	if (data + SHAPE_PULL_LEN > data_end && skb->len > data_end - data) {
+		bpf_skb_pull_data(skb, skb->len < SHAPE_PULL_LEN ? skb->len : SHAPE_PULL_LEN);
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+	}
+	if (!pkts)
+		pkts = 1;
+	ss = bpf_map_lookup_elem(&sluice_shape_stats, &zero);
+	if (!ss)
+		return TC_ACT_OK; /* cannot happen: arrays always have entry 0 */
+	if (pipeline(data, data_end, skb->len, pkts, 1, &out) == TC_ACT_SHOT) {
+		if (out.horizon)
+			ss->horizon_dropped++;
+		return TC_ACT_SHOT;
+	}
+	tstamp = skb->tstamp;
+	mono = skb->tstamp_type == BPF_SKB_TSTAMP_DELIVERY_MONO;
+	if (out.shaped) {
+		ss->shaped++;
+		if (out.depart > out.now) {
+			depart_ns = (out.depart + (1 << SLUICE_TICK_SHIFT) - 1) >> SLUICE_TICK_SHIFT;
+			delay = depart_ns - (out.now >> SLUICE_TICK_SHIFT);
+			count_delay(ss, delay);
+			if (!out.dry) {
+				if (!mono || tstamp < depart_ns)
+					bpf_skb_set_tstamp(skb, depart_ns,
+							   BPF_SKB_TSTAMP_DELIVERY_MONO);
+				return TC_ACT_OK;
+			}
+		}
+	} else if (out.horizon) {
+		ss->horizon_dropped++; /* dry-run: a would-drop, passed */
+	}
+	if (tstamp && !mono) {
+		/* A store, not bpf_skb_set_tstamp(skb, 0, UNSPEC): the helper
+		 * refuses any protocol but IPv4 and IPv6 (-EOPNOTSUPP), and
+		 * non-IP frames need clearing too. A program that reads
+		 * tstamp_type stores tstamp as it is, the type left as it was
+		 * (not monotonic). The verifier wants the store at an offset
+		 * of the context itself: hide skb, or clang reuses the
+		 * address it read tstamp from. */
+		struct __sk_buff *c = skb;
+
+		SLUICE_OPAQUE(c);
+		c->tstamp = 0;
+		ss->restamped++;
+	}
+	return TC_ACT_OK;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -27,11 +27,14 @@ struct vlan_tag {
 
 /*
  * Set *family (4 or 6) and addr (16 bytes, zeroed by the caller; IPv4 in the
- * first 4) to the source of the frame in [data, data_end).
+ * first 4) to the source of the frame in [data, data_end), or with `dst` to
+ * its destination (a shaper keyed by destination; the XDP program passes a
+ * constant 0 and its code is that of the source alone).
  * Every header is bounds-checked before it is read: the verifier demands it,
  * and a short frame must pass untouched (counted as malformed), never drop.
  */
-static __always_inline int parse_source(void *data, void *data_end, __u8 *family, __u8 *addr)
+static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, __u8 *addr,
+				      int dst)
 {
 	struct ethhdr *eth = data;
 	void *cur = eth + 1;
@@ -62,7 +65,10 @@ static __always_inline int parse_source(void *data, void *data_end, __u8 *family
 		if (ip->ihl < 5 || (void *)ip + ip->ihl * 4 > data_end)
 			return PARSE_MALFORMED;
 		*family = 4;
-		__builtin_memcpy(addr, &ip->saddr, 4);
+		if (dst)
+			__builtin_memcpy(addr, &ip->daddr, 4);
+		else
+			__builtin_memcpy(addr, &ip->saddr, 4);
 		return PARSE_OK;
 	}
 	if (proto == bpf_htons(ETH_P_IPV6)) {
@@ -71,11 +77,19 @@ static __always_inline int parse_source(void *data, void *data_end, __u8 *family
 		if ((void *)(ip6 + 1) > data_end)
 			return PARSE_MALFORMED;
 		*family = 6;
-		__builtin_memcpy(addr, &ip6->saddr, 16);
+		if (dst)
+			__builtin_memcpy(addr, &ip6->daddr, 16);
+		else
+			__builtin_memcpy(addr, &ip6->saddr, 16);
 		return PARSE_OK;
 	}
 	/* A VLAN tag past the second is not followed: counted as non-IP. */
 	return PARSE_NON_IP;
+}
+
+static __always_inline int parse_source(void *data, void *data_end, __u8 *family, __u8 *addr)
+{
+	return parse_addr(data, data_end, family, addr, 0);
 }
 
 static __always_inline __u64 prefix_mask64(__u32 bits)

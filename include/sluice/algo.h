@@ -40,6 +40,7 @@ enum sluice_verdict {
 	SLUICE_PASS = 0,
 	SLUICE_DROP = 1,
 	SLUICE_CONTENDED = 2, /* CAS retries exhausted: dropped, never admitted */
+	SLUICE_HORIZON = 3, /* a shaper's: the departure would reach max_wait */
 };
 
 static __always_inline int sluice_cas(__u64 *p, __u64 old, __u64 new_val)
@@ -343,8 +344,9 @@ static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __
  * leave at once, the rest are spaced at the rate. The CAS that advances
  * the TAT is what hands out the turns, so two CPUs never get the same one.
  */
-static __always_inline int sluice_gcra_shape(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance,
-					     __u64 delay, __u64 *depart)
+static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 cost,
+						 __u64 tolerance, __u64 delay, __u64 max_wait,
+						 __u64 *depart)
 {
 	int i;
 
@@ -352,15 +354,27 @@ static __always_inline int sluice_gcra_shape(__u64 *tat, __u64 now, __u64 cost, 
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*tat);
 		__u64 base = old > now ? old : now;
+		__u64 d;
 
 		if (base - now > tolerance)
 			return SLUICE_DROP;
+		d = base - now > delay ? base - delay : now;
+		/* A departure the qdisc would refuse (fq's horizon): refused
+		 * here instead, with the state untouched, so it costs no turn. */
+		if (d - now >= max_wait)
+			return SLUICE_HORIZON;
 		if (sluice_cas(tat, old, base + cost)) {
-			*depart = base - now > delay ? base - delay : now;
+			*depart = d;
 			return SLUICE_PASS;
 		}
 	}
 	return SLUICE_CONTENDED;
+}
+
+static __always_inline int sluice_gcra_shape(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance,
+					     __u64 delay, __u64 *depart)
+{
+	return sluice_gcra_shape_max(tat, now, cost, tolerance, delay, ~0ULL, depart);
 }
 
 /* The ticks of excess of limit l that go at once, for a shaper's delay
@@ -373,38 +387,72 @@ static __always_inline __u64 sluice_shape_delay(const struct sluice_limit *l, __
 }
 
 /*
- * A shaper's verdict for a packet of `len` bytes on a token or leaky bucket
- * policy: both limits must accept it (one the byte limit refuses gets its
- * packet charge back), and it departs when the later of the two says,
- * *depart ticks (>= now).
+ * A shaper's verdict for `pkts` packets (a GSO packet's segments, >= 1) of
+ * `len` bytes in all on a token or leaky bucket policy: both limits must
+ * accept it (one the byte limit refuses gets its packet charge back), and
+ * it departs when the later of the two says, *depart ticks (>= now). A
+ * departure max_wait or more ticks after now is SLUICE_HORIZON, with
+ * nothing charged (~0: no such bound). mult and div are a fleet policy's
+ * share as in sluice_bucket_admit_shared() (1, 1: the whole limit; used[]
+ * gets the costs of the whole limit).
  */
-static __always_inline int sluice_bucket_shape(const struct sluice_policy *p, __u64 *s, __u64 now,
-					       __u32 len, __u64 *depart)
+static __always_inline __u64 sluice_share_delay(__u64 delay, __u32 mult)
 {
-	__u64 pkt_cost = 0, d = now, d2;
+	return delay == ~0ULL || mult <= 1 ? delay : delay * mult;
+}
+
+static __always_inline int sluice_bucket_shape_shared(const struct sluice_policy *p, __u64 *s,
+						      __u64 now, __u32 len, __u32 pkts,
+						      __u32 mult, __u32 div, __u64 max_wait,
+						      __u64 *used, __u64 *depart)
+{
+	__u64 pkt_cost = 0, byte_cost = 0, local = 0, d = now, d2;
 	int v;
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
-		pkt_cost = sluice_limit_cost(&p->pkt, 1);
-		v = sluice_gcra_shape(&s[0], now, pkt_cost, p->pkt.tolerance,
-				      sluice_shape_delay(&p->pkt, p->pkt_delay), &d);
+		pkt_cost = sluice_limit_cost(&p->pkt, pkts);
+		local = pkt_cost * mult;
+		v = sluice_gcra_shape_max(&s[0], now, local,
+					  sluice_share_tolerance(p->pkt.tolerance, local, mult, div),
+					  sluice_share_delay(sluice_shape_delay(&p->pkt, p->pkt_delay),
+							     mult),
+					  max_wait, &d);
 		if (v != SLUICE_PASS)
 			return v;
 	}
 	if (p->bytes.interval | p->bytes.interval_frac) {
-		v = sluice_gcra_shape(&s[1], now, sluice_limit_cost(&p->bytes, len),
-				      p->bytes.tolerance,
-				      sluice_shape_delay(&p->bytes, p->byte_delay), &d2);
+		__u64 blocal;
+
+		byte_cost = sluice_limit_cost(&p->bytes, len);
+		blocal = byte_cost * mult;
+		v = sluice_gcra_shape_max(&s[1], now, blocal,
+					  sluice_share_tolerance(p->bytes.tolerance, blocal, mult,
+								 div),
+					  sluice_share_delay(sluice_shape_delay(&p->bytes,
+										p->byte_delay),
+							     mult),
+					  max_wait, &d2);
 		if (v != SLUICE_PASS) {
-			if (pkt_cost)
-				sluice_gcra_refund(&s[0], pkt_cost);
+			if (local)
+				sluice_gcra_refund(&s[0], local);
 			return v;
 		}
 		if (d2 > d)
 			d = d2;
 	}
+	used[0] = pkt_cost;
+	used[1] = byte_cost;
 	*depart = d;
 	return SLUICE_PASS;
+}
+
+/* A shaper's verdict for one packet of `len` bytes, of the whole limit. */
+static __always_inline int sluice_bucket_shape(const struct sluice_policy *p, __u64 *s, __u64 now,
+					       __u32 len, __u64 *depart)
+{
+	__u64 used[2];
+
+	return sluice_bucket_shape_shared(p, s, now, len, 1, 1, 1, ~0ULL, used, depart);
 }
 
 /* The verdict of policy p for a packet of `len` bytes on a key's state. */

@@ -122,6 +122,8 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->stats_fd = bpf_map__fd(skel->maps.sluice_stats);
 	r->rstats_fd = bpf_map__fd(skel->maps.sluice_rstats);
 	r->events_fd = bpf_map__fd(skel->maps.sluice_events);
+	r->tc_fd = bpf_program__fd(skel->progs.sluice_tc);
+	r->shape_stats_fd = bpf_map__fd(skel->maps.sluice_shape_stats);
 	r->rb = ring_buffer__new(r->events_fd, on_event, r, NULL);
 	if (!r->rb) {
 		err = -errno;
@@ -152,6 +154,8 @@ int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set)
 	cfg.settings[0] = *set;
 	cfg.settings[1] = *set;
 	memcpy(cfg.hash_lens, r->hash_lens, sizeof(cfg.hash_lens));
+	cfg.kind = r->kind;
+	cfg.shape_horizon_us = r->horizon_us;
 	if (bpf_map_update_elem(r->config_fd, &zero, &cfg, BPF_ANY)) {
 		int err = -errno;
 
@@ -205,6 +209,9 @@ int bpfrun_reset(struct bpfrun *r)
 	if (!err)
 		err = zero_percpu(r->rstats_fd, SLUICE_MAX_RULES, sizeof(struct sluice_rstats),
 				  r->ncpus);
+	if (!err)
+		err = zero_percpu(r->shape_stats_fd, 1, sizeof(struct sluice_shape_stats),
+				  r->ncpus);
 	if (err) {
 		tap_diag("Couldn't reset the sluice maps: %s", strerror(-err));
 		return err;
@@ -241,6 +248,66 @@ int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repe
 		return err;
 	}
 	*action = o.retval;
+	return 0;
+}
+
+int bpfrun_run_tc(struct bpfrun *r, const void *frame, __u32 len, struct __sk_buff *ctx,
+		  __u32 *retval)
+{
+	struct __sk_buff none;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .repeat = 1);
+	int err;
+
+	if (!ctx) {
+		memset(&none, 0, sizeof(none));
+		ctx = &none;
+	}
+	o.ctx_in = ctx;
+	o.ctx_size_in = sizeof(*ctx);
+	o.ctx_out = ctx;
+	o.ctx_size_out = sizeof(*ctx);
+	err = bpf_prog_test_run_opts(r->tc_fd, &o);
+	if (err) {
+		err = -errno;
+		if (err != -EINVAL)
+			tap_diag("Couldn't run the tc program on a %u-byte frame: %s", len,
+				 strerror(-err));
+		return err;
+	}
+	*retval = o.retval;
+	return 0;
+}
+
+int bpfrun_shape_stats(struct bpfrun *r, struct sluice_shape_stats *out)
+{
+	size_t n = sizeof(*out) / sizeof(__u64);
+	__u64 *v = calloc((size_t)r->ncpus, sizeof(*out));
+	__u32 zero = 0;
+	int c;
+	size_t i;
+
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(r->shape_stats_fd, &zero, v)) {
+		int err = -errno;
+
+		free(v);
+		return err;
+	}
+	memset(out, 0, sizeof(*out));
+	for (c = 0; c < r->ncpus; c++) {
+		const __u64 *cpu = v + (size_t)c * n;
+
+		for (i = 0; i < n; i++) {
+			__u64 *o = (__u64 *)out + i;
+
+			if (i == offsetof(struct sluice_shape_stats, max_delay_ns) / sizeof(__u64))
+				*o = cpu[i] > *o ? cpu[i] : *o;
+			else
+				*o += cpu[i];
+		}
+	}
+	free(v);
 	return 0;
 }
 

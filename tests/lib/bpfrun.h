@@ -20,8 +20,11 @@ struct bpfrun {
 	struct sluice_bpf *skel;
 	int prog_fd, config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
 	int hash_fd;
+	int tc_fd, shape_stats_fd; /* the shaper: sluice_tc, sluice_shape_stats */
 	/* config.hash_lens that bpfrun_configure() writes (0: none) */
 	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
+	/* config.kind and shape_horizon_us that bpfrun_configure() writes */
+	__u32 kind, horizon_us;
 	int ncpus; /* possible CPUs: the size of a per-CPU value */
 	struct ring_buffer *rb;
 	struct sluice_event *events; /* drained by bpfrun_events() */
@@ -58,6 +61,19 @@ int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action);
 /* The same frame `repeat` times in one call (the kernel loops). */
 int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repeat,
 		      __u32 *action);
+
+/*
+ * Run one frame through the tc program (sluice_tc). ctx (may be NULL) is the
+ * struct __sk_buff passed in (tstamp, gso_segs, ...: the fields
+ * BPF_PROG_TEST_RUN takes) and, on success, what came out (tstamp as the
+ * program left it); *retval the TC_ACT_* verdict. -errno as bpfrun_run().
+ */
+struct __sk_buff;
+int bpfrun_run_tc(struct bpfrun *r, const void *frame, __u32 len, struct __sk_buff *ctx,
+		  __u32 *retval);
+/* The shaper's counters (sluice_shape_stats) summed over every CPU
+ * (max_delay_ns: the largest). */
+int bpfrun_shape_stats(struct bpfrun *r, struct sluice_shape_stats *out);
 
 /* Build a frame of len bytes from src and run it: the XDP action, or -errno. */
 int bpfrun_send(struct bpfrun *r, const char *src, __u32 len);
