@@ -183,6 +183,8 @@ int shape_restore_qdiscs(const char *ifname, unsigned int ifindex, struct sluice
 			 bool has_cfg, char *err, size_t errlen);
 /* The shaper's lines of sluice status: the qdisc and the delay counters
  * (shape_status.c). */
+/* "850 ns", "12.5 us", "3.2 ms", "2.50 s" */
+void shape_fmt_ns(__u64 ns, char *buf, size_t len);
 void shape_status_text(unsigned int ifindex, const struct sluice_handle *h);
 void shape_status_json(struct sluice_json *j, unsigned int ifindex, const struct sluice_handle *h);
 /* detach and status for the limiter ("detach", "status") and the shaper

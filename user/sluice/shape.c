@@ -319,8 +319,8 @@ void shape_print_summary(struct attach_ctx *c, __u32 new_id)
 	else
 		printf("sluice shaper upgraded on %s: program %u replaced by %u in one step\n",
 		       o->ifname, c->sh.prog_id, new_id);
-	sluice_format_duration((__u64)c->fq.horizon_us * 1000ULL, horizon, sizeof(horizon));
-	sluice_format_duration(c->longest_queue_ns, queue, sizeof(queue));
+	shape_fmt_ns((__u64)c->fq.horizon_us * 1000ULL, horizon, sizeof(horizon));
+	shape_fmt_ns(c->longest_queue_ns, queue, sizeof(queue));
 	if (sluice_qdisc_is_ours(&c->root))
 		printf("  qdisc: fq 51ce: root (kept, options set)");
 	else

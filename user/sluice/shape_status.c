@@ -65,7 +65,7 @@ static void read_view(unsigned int ifindex, const struct sluice_handle *h, struc
 	v->recorded_qdisc = h->cfg->shape_qdisc;
 }
 
-static void fmt_ns(__u64 ns, char *buf, size_t len)
+void shape_fmt_ns(__u64 ns, char *buf, size_t len)
 {
 	if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
@@ -87,7 +87,7 @@ void shape_status_text(unsigned int ifindex, const struct sluice_handle *h)
 	if (!v.has_qdisc) {
 		printf("  qdisc:    unknown (the interface is gone, or its qdiscs unreadable)\n");
 	} else if (sluice_qdisc_is_ours(&v.q)) {
-		fmt_ns((__u64)v.q.horizon_us * 1000ULL, a, sizeof(a));
+		shape_fmt_ns((__u64)v.q.horizon_us * 1000ULL, a, sizeof(a));
 		printf("  qdisc:    fq 51ce: root, limit %u, flow_limit %u, horizon %s%s; %u "
 		       "queued, %u dropped\n", v.q.plimit, v.q.flow_plimit, a,
 		       v.q.horizon_drop ? " (drop beyond)" : " (cap beyond)", v.q.qlen, v.q.drops);
@@ -111,8 +111,8 @@ void shape_status_text(unsigned int ifindex, const struct sluice_handle *h)
 		       SLUICE_MAP_SHAPE_STATS);
 		return;
 	}
-	fmt_ns(v.st.delayed ? v.st.delay_ns / v.st.delayed : 0, a, sizeof(a));
-	fmt_ns(v.st.max_delay_ns, b, sizeof(b));
+	shape_fmt_ns(v.st.delayed ? v.st.delay_ns / v.st.delayed : 0, a, sizeof(a));
+	shape_fmt_ns(v.st.max_delay_ns, b, sizeof(b));
 	printf("  shaping:  shaped %llu, delayed %llu, mean delay %s, max delay %s, "
 	       "restamped %llu, horizon_dropped %llu\n",
 	       (unsigned long long)v.st.shaped, (unsigned long long)v.st.delayed, a, b,
