@@ -131,6 +131,14 @@ if [ ! -e "$PINS/shape:$IF" ]; then ok "over an operator's root qdisc: nothing p
 	not_ok "over an operator's root qdisc: nothing pinned"; diag "$(ls -la "$PINS/shape:$IF")"; fi
 tc -n "$NS" qdisc del dev "$IF" root
 
+# A --queue-limit below a policy's burst + 1: a usage error, before anything.
+expect_status 2 "--queue-limit below the burst + 1: exit 2" \
+	in_ns "$SLUICE" shape attach "$IF" --rate 10/s --burst 50 --queue-limit 20
+has "--queue-limit below the burst + 1: names the least" \
+	"--queue-limit 20 is below the largest burst + 1 (51 packets)" "$OUT"
+if [ ! -e "$PINS/shape:$IF" ]; then ok "--queue-limit below the burst + 1: nothing pinned"; else
+	not_ok "--queue-limit below the burst + 1: nothing pinned"; fi
+
 # A kernel without fq.
 if tc -n "$NS" qdisc add dev "${IF}p" root fq 2>/dev/null; then
 	skip "this kernel has fq: the no-fq failure is tested where it is missing" \

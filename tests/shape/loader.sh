@@ -108,10 +108,16 @@ expect_status 0 "sluice status lists the shaper" rx_sluice status
 has "sluice status: as shape:IFACE" "shape:$IF_RX (ifindex" "$OUT"
 expect_status 0 "sluicectl -i shape:IFACE stats" rx_ctl -i "shape:$IF_RX" stats
 has "sluicectl stats: reads the counters" "rx" "$OUT"
-# Packets out of IF_RX pass the shaper's program.
-rx_exec ping -c 3 -i 0.2 -W 1 "$ADDR4_TX" >/dev/null 2>&1
-j=$(st_json)
-shaped=$(jget .shape_stats.shaped "$j")
+# UDP datagrams out of IF_RX (through a socket: its egress) pass the shaper's
+# program; the first waits for ARP, so look again a few times.
+shaped=0
+for try in 1 2 3 4 5 6 7 8 9 10; do
+	rx_exec bash -c "for i in 1 2 3; do echo sluice >/dev/udp/$ADDR4_TX/9; done" 2>/dev/null
+	j=$(st_json)
+	shaped=$(jget .shape_stats.shaped "$j")
+	[ "${shaped:-0}" -gt 0 ] 2>/dev/null && break
+	sleep 0.3
+done
 if [ "${shaped:-0}" -gt 0 ] 2>/dev/null; then ok "packets sent are counted shaped ($shaped)"; else
 	not_ok "packets sent are counted shaped"; diag "$j"; fi
 
@@ -165,8 +171,14 @@ expect_status 1 "detach again: nothing attached" rx_sluice shape detach "$IF_RX"
 
 # ---- a clsact that was there: used, and left there ----
 tc -n "$NS_RX" qdisc add dev "$IF_RX" clsact || not_ok "add a clsact"
-expect_status 0 "attach over an existing clsact" rx_sluice shape attach "$IF_RX" --key dst
+# 10 packets at 1000/s and 64000 bytes at 8mbit: 64 ms at most, so the horizon
+# is its floor, 1 s; the byte burst is 1000 packets of 64 bytes.
+expect_status 0 "attach over an existing clsact" rx_sluice shape attach "$IF_RX" --key dst \
+	--rate 1000/s --burst 10 --rate 8mbit --burst 64000
 has "attach over an existing clsact: says so" "on the existing clsact" "$OUT"
+same "a short queue: the horizon's floor, 1 s" "$(fq_opt horizon)" "1000000"
+same "a byte burst: flow_limit in 64-byte packets + 1" "$(fq_opt flow_limit)" "1001"
+same "a byte burst: limit still fq's default" "$(fq_opt limit)" "10000"
 has "attach --key dst: says so" "key: the destination address" "$OUT"
 same "attach --key dst: status -j" "$(jget .key "$(st_json)")" "dst"
 expect_status 0 "detach (the clsact was there)" rx_sluice shape detach "$IF_RX"

@@ -323,7 +323,8 @@ struct sluice_bpf *attach_open_skel(struct attach_ctx *c)
 	ret = setup_skel(c, skel);
 	if (ret == -ENOENT && c->o->shape)
 		refuse(c, -ENOPROTOOPT, "this sluice's BPF object has no program %s: it was built "
-		       "without the shaper's datapath, so 'sluice shape' cannot run", SHAPE_PROG_NAME);
+		       "without the shaper's datapath, so 'sluice shape' cannot run; build "
+		       "sluice from a tree whose bpf/sluice.bpf.c has it", SHAPE_PROG_NAME);
 	if (ret == -ENOENT && c->o->shape)
 		ret = -ENOPROTOOPT;
 	if (ret) {

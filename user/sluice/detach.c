@@ -195,11 +195,13 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 			p_err("sluice was attached to %s without pinned state: detached it, with "
 			      "no state to keep", ifname);
 		else
-			p_err("sluice %sis not attached to %s", shape ? "shape " : "", ifname);
+			p_err(shape ? "no sluice shaper is attached to %s" :
+				      "sluice is not attached to %s", ifname);
 		goto out;
 	}
 	if (!n && !has_state) {
-		p_err("sluice %sis not attached to %s", shape ? "shape " : "", ifname);
+		p_err(shape ? "no sluice shaper is attached to %s" : "sluice is not attached to %s",
+		      ifname);
 		goto out;
 	}
 
