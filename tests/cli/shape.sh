@@ -118,6 +118,16 @@ fi
 diag "the shaper's program: $SHAPE_OBJECT"
 qdiscs() { tc -n "$NS" qdisc show dev "$IF"; }
 
+# --delay and --nodelay belong to the --rate before them: one of each for two
+# rates is the set command's to check, not a conflict.
+expect_status 2 "--delay for one --rate, --nodelay for another: exit 2 (no such interface)" \
+	in_ns "$SLUICE" shape attach shnoif$$ --rate 10/s --delay 2 --rate 1mbit --nodelay
+if grep -qF "exclude each other" <<<"$OUT"; then
+	not_ok "--delay for one --rate, --nodelay for another: not refused as a conflict"
+	diag "$OUT"
+else
+	ok "--delay for one --rate, --nodelay for another: not refused as a conflict"
+fi
 # An operator's root qdisc: refused, exit 1, left in place.
 tc -n "$NS" qdisc add dev "$IF" root handle 7: pfifo limit 50 ||
 	{ not_ok "install a pfifo root qdisc"; exit 1; }

@@ -183,7 +183,7 @@ int refuse_shape_name(const char *cmd, const char *name)
 int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o)
 {
 	bool is_run = !strcmp(cmd, "run"), is_shape = !strcmp(cmd, "shape attach");
-	bool delay_seen = false;
+	int delay_seen = 0; /* OPT_DELAY or OPT_NODELAY, since the last --rate */
 	char err[SLUICE_ERR_LEN];
 	int c, fail_seen = 0;
 	__u64 v;
@@ -228,6 +228,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		case OPT_PREFIX6:
 			if (set_arg(cmd, o, policy_opts[c - OPT_RATE], optarg))
 				return SLUICE_EXIT_USAGE;
+			if (c == OPT_RATE)
+				delay_seen = 0;
 			break;
 		case OPT_MAX_KEYS:
 		case OPT_MAX_LOG_KEYS:
@@ -314,10 +316,11 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			 * options: --delay belongs to the --rate before it. */
 			if (!is_shape)
 				return shape_only(cmd, c == OPT_DELAY ? "--delay" : "--nodelay");
-			if (delay_seen && c == OPT_NODELAY)
-				return usage_err(cmd, "--nodelay and --delay exclude each other: "
-						 "--nodelay sends every accepted packet at once");
-			delay_seen = true;
+			if (delay_seen && delay_seen != c)
+				return usage_err(cmd, "--nodelay and --delay exclude each other "
+						 "(of one --rate): --nodelay sends every accepted "
+						 "packet at once");
+			delay_seen = c;
 			if (c == OPT_DELAY ? set_arg(cmd, o, "--delay", optarg) :
 					     set_arg(cmd, o, "--nodelay", NULL))
 				return SLUICE_EXIT_USAGE;
