@@ -114,7 +114,7 @@ $(BUILD):
 
 # Objects embed a skeleton (the BPF object's bytes): a changed program must
 # rebuild them, so the skeletons are real prerequisites, not order-only.
-$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h tests/lib/*.h) $(SKELS)
+$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h user/sluice/*.h tests/lib/*.h) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -c $< -o $@

@@ -89,7 +89,7 @@ says "sluice help attach: the usage of attach" "sluice attach IFACE"
 lacks "sluice help attach: not the general help" "Global options"
 expect_status 0 "sluice help reload: exit status 0" rx_sluice help reload
 says "sluice help reload: the usage of reload" "sluice reload IFACE"
-expect_usage "sluice help of an unknown command" "attach, detach, status, run or reload" \
+expect_usage "sluice help of an unknown command" "attach, detach, status, run, reload or shape" \
 	rx_sluice help frob
 says "sluice help frob: names the word" "'frob'"
 expect_status 0 "sluicectl help rule: exit status 0" rx_ctl help rule

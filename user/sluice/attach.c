@@ -102,6 +102,8 @@ static int inspect_iface(struct attach_ctx *c)
 	struct attach_opts *o = c->o;
 	int ret;
 
+	if (o->shape)
+		return shape_inspect(c);
 	ret = find_attachment(o->ifindex, &c->a);
 	if (ret)
 		return refuse(c, ret, "Couldn't query the XDP programs of %s: %s", o->ifname,
@@ -212,7 +214,7 @@ static int validate_edits(struct attach_ctx *c)
 	sluice_settings_init(&cfg.settings[0]);
 	if (c->pins_existed && !c->fresh_config && c->plan.kind != RESUME_DROP) {
 		if (c->old_cfg.layout == SLUICE_LAYOUT_VERSION) {
-			ret = sluice_open(o->ifname, &live, c->err, sizeof(c->err));
+			ret = sluice_open(o->name, &live, c->err, sizeof(c->err));
 			if (!ret)
 				ret = sluice_read_policies(&live, &pol, false, c->err,
 							   sizeof(c->err));
@@ -248,6 +250,8 @@ static int validate_edits(struct attach_ctx *c)
 	t.nr_rules = pol.nr_rules;
 	pol.rules = NULL;
 	ret = edit_txn(&t, c, c->err, sizeof(c->err));
+	if (!ret && o->shape)
+		ret = shape_size(c, &t.set, t.rules, t.nr_rules);
 	sluice_txn_end(&t);
 	sluice_free_policies(&pol);
 	return ret;
@@ -282,9 +286,11 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 
 	sluice_read_settings(h, &s, NULL);
 	format_policy_rate(&s.def, rate, sizeof(rate));
-	if (find_attachment(c->o->ifindex, &now))
+	if (c->o->shape || find_attachment(c->o->ifindex, &now))
 		memset(&now, 0, sizeof(now));
-	if (c->kind == ATTACH_FRESH)
+	if (c->o->shape)
+		shape_print_summary(c, new_id);
+	else if (c->kind == ATTACH_FRESH)
 		printf("sluice attached to %s in %s mode: program %u, %s\n", c->o->ifname,
 		       mode_name(now.prog_id ? now.mode : c->o->mode), new_id,
 		       now.dispatcher ? "in libxdp's dispatcher" :
@@ -376,7 +382,7 @@ int sluice_attach(struct attach_opts *o)
 
 	ret = sluice_ensure_bpffs(c.err, sizeof(c.err));
 	if (!ret)
-		ret = sluice_pin_dir(o->ifname, c.dir, sizeof(c.dir), c.err, sizeof(c.err));
+		ret = sluice_pin_dir(o->name, c.dir, sizeof(c.dir), c.err, sizeof(c.err));
 	if (ret)
 		goto out;
 	o->ifindex = if_nametoindex(o->ifname);
@@ -429,9 +435,17 @@ int sluice_attach(struct attach_opts *o)
 	maps_made = true;
 	if (ret)
 		goto undo;
-	ret = sluice_open(o->ifname, &h, c.err, sizeof(c.err));
+	ret = sluice_open(o->name, &h, c.err, sizeof(c.err));
 	if (ret)
 		goto undo;
+	if (o->shape) {
+		/* Before any program reads it: what it keys by, and the
+		 * horizon that no delay may reach. */
+		__u32 key = o->key_given ? o->key_kind : (h.cfg->kind & SLUICE_KIND_KEY_DST);
+
+		h.cfg->kind = SLUICE_KIND_SHAPE | key;
+		__atomic_store_n(&h.cfg->shape_horizon_us, c.fq.horizon_us, __ATOMIC_RELEASE);
+	}
 	if (test_hook("SLUICE_TEST_KILL_AT", "maps"))
 		raise(SIGKILL);
 
@@ -455,6 +469,8 @@ int sluice_attach(struct attach_opts *o)
 		goto undo;
 	/* The program runs with this state: it is the interface's now. */
 	h.cfg->layout = SLUICE_LAYOUT_VERSION;
+	if (o->shape)
+		shape_record(&c, h.cfg);
 	owner_set(h.cfg, o->ifindex, SLUICE_LIFE_ATTACHED);
 	hand_over_run(&c, h.cfg, run_msg, sizeof(run_msg));
 	if (o->run_owned)

@@ -36,6 +36,15 @@ struct attach_ctx {
 	struct resume_plan plan;
 	struct sluice_cmd_file *file; /* --config, read once */
 	struct sluice_cmd_diff diff;
+	/* a shaper's (shape.c): its filter, the root qdisc before this call,
+	 * the fq it installs, and what this call made */
+	struct shape_hook sh;
+	struct sluice_qdisc root;
+	bool had_clsact;
+	struct sluice_fq_params fq;
+	__u64 longest_queue_ns; /* of the policies: burst x interval */
+	__u32 largest_burst; /* packets (a byte burst in 64-byte packets) */
+	bool made_clsact, made_fq;
 	char err[2 * SLUICE_ERR_LEN]; /* room for a libsluice message and context */
 };
 
@@ -52,5 +61,17 @@ int attach_create_maps(struct attach_ctx *c);
 void attach_undo_pins(struct attach_ctx *c);
 /* Attach (or upgrade, as c->kind says) the program; its id in *new_id. */
 int attach_program(struct attach_ctx *c, __u32 *new_id);
+/* Pin the attached program at SLUICE_PROG_PIN (a new pin renamed over). */
+int attach_pin_prog(struct attach_ctx *c, int prog_fd);
+
+/* The shaper's steps (shape.c): what is on the interface's egress (step 1),
+ * the fq's size from the policies after the edits (step 1), the program,
+ * qdisc and filter (step 3), and what the config records of them. */
+int shape_inspect(struct attach_ctx *c);
+int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
+	       const struct sluice_txn_rule *rules, size_t nr_rules);
+int shape_attach_program(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id);
+void shape_record(struct attach_ctx *c, struct sluice_config *cfg);
+void shape_print_summary(struct attach_ctx *c, __u32 new_id);
 
 #endif /* SLUICE_ATTACH_H */

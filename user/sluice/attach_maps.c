@@ -25,6 +25,8 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
+	if (!m) /* an added_later map this build's object lacks: not its business */
+		return 0;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return refuse(c, -errno, "Couldn't read %s/%s: %s", c->dir, name, strerror(errno));
 	if (!strcmp(name, SLUICE_MAP_CONFIG) && info.value_size != sizeof(struct sluice_config))
@@ -110,6 +112,9 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 			nr_found++;
 			if (!strcmp(sluice_maps[i].name, SLUICE_MAP_CONFIG))
 				cfd = fds[i];
+		} else if (errno == ENOENT && sluice_maps[i].added_later &&
+			   !bpf_object__find_map_by_name(skel->obj, sluice_maps[i].name)) {
+			/* Not in this build's object either: nothing to add. */
 		} else if (errno == ENOENT && sluice_maps[i].added_later) {
 			/* A state pinned by a sluice before this map: made
 			 * below, if the rest of the state is complete. */
@@ -196,6 +201,7 @@ void attach_undo_pins(struct attach_ctx *c)
 int attach_create_maps(struct attach_ctx *c)
 {
 	struct sluice_bpf *skel;
+	struct bpf_program *p;
 	struct sluice_config cfg;
 	__u32 zero = 0;
 	int ret;
@@ -206,10 +212,12 @@ int attach_create_maps(struct attach_ctx *c)
 	/* Only the maps: the program is loaded for the interface later.
 	 * (.rodata and .bss are created too, and freed at destroy: the
 	 * skeleton mmaps them and libbpf 1.1 fails the load without them.) */
-	ret = bpf_program__set_autoload(skel->progs.sluice_xdp, false);
-	if (ret) {
-		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
-		goto out;
+	bpf_object__for_each_program(p, skel->obj) {
+		ret = bpf_program__set_autoload(p, false);
+		if (ret) {
+			refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
+			goto out;
+		}
 	}
 	ret = sluice_bpf__load(skel);
 	if (ret) {
@@ -237,6 +245,7 @@ int attach_create_maps(struct attach_ctx *c)
 		sluice_settings_init(&cfg.settings[0]);
 		cfg.settings[1] = cfg.settings[0];
 		cfg.layout = SLUICE_LAYOUT_VERSION;
+		cfg.kind = c->o->shape ? SLUICE_KIND_SHAPE | c->o->key_kind : 0;
 		/* Whose it is from the start; "attaching" until the program
 		 * runs, so that a state this call leaves behind when it is
 		 * killed is never taken for a finished one. */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -18,6 +19,7 @@
  * program's object, so that the second reuses what the first pinned. */
 static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 {
+	struct bpf_program *p;
 	char path[512];
 	size_t i;
 	int ret;
@@ -25,6 +27,10 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 	for (i = 0; i < sluice_nr_maps; i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, sluice_maps[i].name);
 
+		/* An added_later map that this build's object does not have
+		 * (the shaper's counters before its program) is not pinned. */
+		if (!m && sluice_maps[i].added_later)
+			continue;
 		if (!m)
 			return -ENOENT;
 		/* A map missing from an existing state (added_later, see
@@ -46,12 +52,26 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_ruletab, c->max_rules);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_fleet_use, c->fleet_keys);
-	return ret;
+	if (ret)
+		return ret;
+	/* One program per kind: a limiter's attach does not verify the
+	 * shaper's program, nor the reverse. */
+	bpf_object__for_each_program(p, skel->obj) {
+		bool want = !strcmp(bpf_program__name(p),
+				    c->o->shape ? SHAPE_PROG_NAME : SLUICE_PROG_NAME);
+
+		ret = bpf_program__set_autoload(p, want);
+		if (ret)
+			return ret;
+	}
+	if (c->o->shape && !bpf_object__find_program_by_name(skel->obj, SHAPE_PROG_NAME))
+		return -ENOENT;
+	return 0;
 }
 
 /* Pin the program where status and detach look: a new pin, then a rename
  * over the old one, so the path always names a program. */
-static int pin_prog(struct attach_ctx *c, int prog_fd)
+int attach_pin_prog(struct attach_ctx *c, int prog_fd)
 {
 	char tmp[512], path[512];
 
@@ -123,7 +143,7 @@ static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	}
 	if (bpf_obj_get_info_by_fd(xdp_program__fd(xp), &info, &len) == 0)
 		*new_id = info.id;
-	ret = pin_prog(c, xdp_program__fd(xp));
+	ret = attach_pin_prog(c, xdp_program__fd(xp));
 	if (ret && c->kind == ATTACH_FRESH) {
 		xdp_program__detach(xp, (int)c->o->ifindex, c->o->mode, 0);
 		goto out;
@@ -197,7 +217,7 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 			      "run 'sluice attach %s' again", c->o->ifname, c->o->ifname);
 	if (ret)
 		return attach_err(c, ret);
-	ret = pin_prog(c, new_fd);
+	ret = attach_pin_prog(c, new_fd);
 	if (ret) {
 		/* The new program runs; only the pin is stale. */
 		char path[512];
@@ -232,7 +252,7 @@ static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	ret = bpf_xdp_attach((int)c->o->ifindex, fd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode, NULL);
 	if (ret)
 		return attach_err(c, ret);
-	ret = pin_prog(c, fd);
+	ret = attach_pin_prog(c, fd);
 	if (ret) {
 		opts.old_prog_fd = fd;
 		bpf_xdp_detach((int)c->o->ifindex, XDP_FLAGS_REPLACE | mode, &opts);
@@ -240,9 +260,60 @@ static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	return ret;
 }
 
+/*
+ * Test hook: SLUICE_TEST_BPF_OBJECT=FILE opens the BPF object in FILE instead
+ * of the embedded one. FILE must hold every map and program of the embedded
+ * object (the skeleton finds them by name): the shape tests use it for a
+ * stand-in of the shaper's program (tests/shape/standin.bpf.c) where this
+ * build's object has none. Unset in production.
+ */
+static struct sluice_bpf *open_object(void)
+{
+	static void *bytes;
+	static size_t len;
+	const char *path = getenv("SLUICE_TEST_BPF_OBJECT");
+	struct sluice_bpf *obj;
+	int err;
+
+	if (!path || !*path)
+		return sluice_bpf__open();
+	if (!bytes) {
+		FILE *f = fopen(path, "rb");
+		long n;
+
+		if (!f)
+			return NULL;
+		if (fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
+		    !(bytes = malloc((size_t)n)) || fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+			fclose(f);
+			free(bytes);
+			bytes = NULL;
+			errno = EIO;
+			return NULL;
+		}
+		fclose(f);
+		len = (size_t)n;
+	}
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = sluice_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = bytes;
+		obj->skeleton->data_sz = len;
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		sluice_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 struct sluice_bpf *attach_open_skel(struct attach_ctx *c)
 {
-	struct sluice_bpf *skel = sluice_bpf__open();
+	struct sluice_bpf *skel = open_object();
 	int ret;
 
 	if (!skel) {
@@ -250,8 +321,15 @@ struct sluice_bpf *attach_open_skel(struct attach_ctx *c)
 		return NULL;
 	}
 	ret = setup_skel(c, skel);
+	if (ret == -ENOENT && c->o->shape)
+		refuse(c, -ENOPROTOOPT, "this sluice's BPF object has no program %s: it was built "
+		       "without the shaper's datapath, so 'sluice shape' cannot run; build "
+		       "sluice from a tree whose bpf/sluice.bpf.c has it", SHAPE_PROG_NAME);
+	if (ret == -ENOENT && c->o->shape)
+		ret = -ENOPROTOOPT;
 	if (ret) {
-		refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
+		if (ret != -ENOPROTOOPT)
+			refuse(c, ret, "Couldn't prepare the BPF object: %s", strerror(-ret));
 		sluice_bpf__destroy(skel);
 		errno = -ret;
 		return NULL;
@@ -267,6 +345,10 @@ int attach_program(struct attach_ctx *c, __u32 *new_id)
 	skel = attach_open_skel(c);
 	if (!skel)
 		return -errno;
+	if (c->o->shape) {
+		ret = shape_attach_program(c, skel, new_id);
+		goto out;
+	}
 	if (c->kind == ATTACH_UPGRADE_LEGACY) {
 		ret = upgrade_legacy(c, skel, new_id);
 		goto out;

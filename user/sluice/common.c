@@ -33,6 +33,7 @@ const struct sluice_map_spec sluice_maps[] = {
 	{ SLUICE_MAP_RULEHASH, true }, /* the /32 and /128 rules (layout 5) */
 	{ SLUICE_MAP_FLEET, true }, /* the fleet agent's state */
 	{ SLUICE_MAP_FLEET_USE, true }, /* usage of fleet policies, per key */
+	{ SLUICE_MAP_SHAPE_STATS, true }, /* a shaper's delay counters */
 };
 const size_t sluice_nr_maps = sizeof(sluice_maps) / sizeof(sluice_maps[0]);
 _Static_assert(sizeof(sluice_maps) / sizeof(sluice_maps[0]) <= SLUICE_MAX_MAPS,
@@ -66,6 +67,11 @@ enum {
 	OPT_KEEP_STATE,
 	OPT_RESUME,
 	OPT_FRESH,
+	OPT_DELAY, /* the shaper's: shape attach only */
+	OPT_NODELAY,
+	OPT_KEY,
+	OPT_HORIZON,
+	OPT_QUEUE_LIMIT,
 	OPT_FLEET_FIRST, /* run's fleet agent: fleet_opts[] of fleet_opts.c, in order */
 	OPT_FLEET_LAST = OPT_FLEET_FIRST + FLEET_NR_OPTS - 1,
 };
@@ -91,6 +97,11 @@ static const struct option attach_long[] = {
 	{ "keep-state", no_argument, NULL, OPT_KEEP_STATE },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "fresh", no_argument, NULL, OPT_FRESH },
+	{ "delay", required_argument, NULL, OPT_DELAY },
+	{ "nodelay", no_argument, NULL, OPT_NODELAY },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "horizon", required_argument, NULL, OPT_HORIZON },
+	{ "queue-limit", required_argument, NULL, OPT_QUEUE_LIMIT },
 	{ "redis", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_REDIS },
 	{ "fleet", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_FLEET },
 	{ "redis-password-file", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_PASSWORD },
@@ -122,14 +133,57 @@ static int set_arg(const char *cmd, struct attach_opts *o, const char *opt, cons
 	return 0;
 }
 
+/* "--redis" for OPT_FLEET_FIRST + FLEET_OPT_REDIS (argv[optind - 1] may be
+ * the value of the option, not its name). */
+static const char *opt_name(int val)
+{
+	static char buf[48];
+	const struct option *p;
+
+	for (p = attach_long; p->name; p++)
+		if (p->val == val)
+			break;
+	snprintf(buf, sizeof(buf), "--%s", p->name ? p->name : "?");
+	return buf;
+}
+
 static int run_only(const char *cmd, const char *opt)
 {
 	return usage_err(cmd, "%s is an option of 'sluice run', not of 'sluice %s'", opt, cmd);
 }
 
+static int shape_only(const char *cmd, const char *opt)
+{
+	return usage_err(cmd, "%s is an option of 'sluice shape attach' (the shaper), not of "
+			 "'sluice %s'", opt, cmd);
+}
+
+static int limiter_only(const char *cmd, const char *opt, const char *why)
+{
+	return usage_err(cmd, "%s is the limiter's ('sluice attach'), not the shaper's: %s",
+			 opt, why);
+}
+
+/* A shaper's fq horizon is a u32 of microseconds (about 71 minutes). */
+#define MAX_HORIZON_NS (0xffffffffULL * 1000ULL)
+/* --queue-limit: fq's packet limit is a u32; 16M packets is already GiBs. */
+#define MAX_QUEUE_LIMIT (1ULL << 24)
+
+int refuse_shape_name(const char *cmd, const char *name)
+{
+	size_t plen = strlen(SLUICE_SHAPE_PREFIX);
+
+	if (strncmp(name, SLUICE_SHAPE_PREFIX, plen))
+		return 0;
+	return usage_err(cmd, "'%s' is a shaper's state: 'sluice %s' is the limiter's; a shaper "
+			 "is attached with 'sluice shape attach %s', shown with 'sluice shape "
+			 "status', tuned with 'sluicectl -i %s'", name, cmd, name + plen, name);
+}
+
 int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o)
 {
-	bool is_run = !strcmp(cmd, "run");
+	bool is_run = !strcmp(cmd, "run"), is_shape = !strcmp(cmd, "shape attach");
+	int delay_seen = 0; /* OPT_DELAY or OPT_NODELAY, since the last --rate */
 	char err[SLUICE_ERR_LEN];
 	int c, fail_seen = 0;
 	__u64 v;
@@ -138,6 +192,7 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 	o->mode = XDP_MODE_NATIVE;
 	o->interval_ns = SLUICE_NS_PER_SEC;
 	o->set_argv[o->set_argc++] = "set";
+	o->shape = is_shape;
 	if (argc >= 2 && sluice_is_help(argv[1]))
 		return -1;
 
@@ -153,6 +208,9 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			set_verbose();
 			break;
 		case OPT_MODE:
+			if (is_shape)
+				return limiter_only(cmd, "--mode", "a shaper runs at tc egress, "
+						    "not at XDP");
 			if (!strcmp(arg, "native"))
 				o->mode = XDP_MODE_NATIVE;
 			else if (!strcmp(arg, "skb"))
@@ -170,10 +228,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		case OPT_PREFIX6:
 			if (set_arg(cmd, o, policy_opts[c - OPT_RATE], optarg))
 				return SLUICE_EXIT_USAGE;
+			if (c == OPT_RATE)
+				delay_seen = 0;
 			break;
 		case OPT_MAX_KEYS:
 		case OPT_MAX_LOG_KEYS:
 		case OPT_FLEET_KEYS:
+			if (c == OPT_FLEET_KEYS && is_shape)
+				return limiter_only(cmd, "--fleet-keys", "fleet-wide limits are "
+						    "synced by 'sluice run --redis' on a limiter");
 			if (sluice_parse_uint(c == OPT_MAX_KEYS ? "--max-keys" :
 					      c == OPT_MAX_LOG_KEYS ? "--max-log-keys" :
 								      "--fleet-keys",
@@ -247,9 +310,60 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		case OPT_FRESH:
 			o->fresh = true;
 			break;
+		case OPT_DELAY:
+		case OPT_NODELAY:
+			/* Checked and applied by the set command, as the policy
+			 * options: --delay belongs to the --rate before it. */
+			if (!is_shape)
+				return shape_only(cmd, c == OPT_DELAY ? "--delay" : "--nodelay");
+			if (delay_seen && delay_seen != c)
+				return usage_err(cmd, "--nodelay and --delay exclude each other "
+						 "(of one --rate): --nodelay sends every accepted "
+						 "packet at once");
+			delay_seen = c;
+			if (c == OPT_DELAY ? set_arg(cmd, o, "--delay", optarg) :
+					     set_arg(cmd, o, "--nodelay", NULL))
+				return SLUICE_EXIT_USAGE;
+			if (c == OPT_NODELAY)
+				o->set_argc--; /* a flag: no value */
+			break;
+		case OPT_KEY:
+			if (!is_shape)
+				return shape_only(cmd, "--key");
+			if (!strcmp(arg, "src"))
+				o->key_kind = 0;
+			else if (!strcmp(arg, "dst"))
+				o->key_kind = SLUICE_KIND_KEY_DST;
+			else
+				return usage_err(cmd, "--key takes 'src' (the source address, the "
+						 "default) or 'dst' (the destination), not '%s'", arg);
+			o->key_given = true;
+			break;
+		case OPT_HORIZON:
+			if (!is_shape)
+				return shape_only(cmd, "--horizon");
+			if (sluice_parse_duration("--horizon", arg, &o->horizon_ns, err,
+						  sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			if (o->horizon_ns < 1000ULL || o->horizon_ns > MAX_HORIZON_NS)
+				return usage_err(cmd, "--horizon '%s' is out of range: give 1us to "
+						 "71m (fq counts it in microseconds, a u32), or leave "
+						 "it out for the longest queue of the policies x 1.25",
+						 arg);
+			break;
+		case OPT_QUEUE_LIMIT:
+			if (!is_shape)
+				return shape_only(cmd, "--queue-limit");
+			if (sluice_parse_uint("--queue-limit", arg, MAX_QUEUE_LIMIT, &o->queue_limit,
+					      err, sizeof(err)))
+				return usage_err(cmd, "%s", err);
+			if (!o->queue_limit)
+				return usage_err(cmd, "--queue-limit 0: give at least the largest "
+						 "burst + 1 packets, or leave it out (sluice(8))");
+			break;
 		case OPT_FLEET_FIRST ... OPT_FLEET_LAST:
 			if (!is_run)
-				return run_only(cmd, argv[optind - 1]);
+				return run_only(cmd, opt_name(c));
 			if (fleet_parse_opt(c - OPT_FLEET_FIRST, optarg, &o->fleet, err,
 					    sizeof(err)))
 				return usage_err(cmd, "%s", err);
@@ -279,10 +393,14 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		return usage_err(cmd, "one interface at a time: '%s' is extra", argv[optind + 1]);
 	if (sluice_is_help(argv[optind]))
 		return -1;
+	if (refuse_shape_name(cmd, argv[optind]))
+		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
 		return usage_err(cmd, "'%s' is not an interface name (at most %d characters, "
-				 "no '/')", argv[optind], IF_NAMESIZE - 1);
+				 "no '/' or ':')", argv[optind], IF_NAMESIZE - 1);
 	strcpy(o->ifname, argv[optind]);
+	snprintf(o->name, sizeof(o->name), "%s%s", is_shape ? SLUICE_SHAPE_PREFIX : "",
+		 o->ifname);
 	return 0;
 }
 
@@ -290,7 +408,9 @@ bool valid_ifname(const char *name)
 {
 	size_t len = strlen(name);
 
-	return len && len < IF_NAMESIZE && !strchr(name, '/') && strcmp(name, ".") &&
+	/* The kernel refuses ':' too (and shape:IFACE names a shaper's state). */
+	return len && len < IF_NAMESIZE && !strchr(name, '/') && !strchr(name, ':') &&
+	       strcmp(name, ".") &&
 	       strcmp(name, "..");
 }
 

@@ -101,35 +101,48 @@ static bool read_owner(const char *dir, struct sluice_config *cfg)
 	return ok;
 }
 
-/* Mark the state kept for ifindex: a later attach resumes it silently. */
-static int mark_kept(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
+/* Mark the state kept for ifindex: a later attach resumes it silently. A
+ * shaper's records what detach left of its qdiscs (cfg). */
+static int mark_kept(const char *name, unsigned int ifindex, const struct sluice_config *cfg,
+		     char *err, size_t errlen)
 {
 	struct sluice_handle h;
 	int ret;
 
-	ret = sluice_open(ifname, &h, err, errlen);
+	ret = sluice_open(name, &h, err, errlen);
 	if (ret)
 		return ret;
 	h.cfg->run_pid = 0;
+	if (h.shape) {
+		h.cfg->shape_qdisc = cfg->shape_qdisc;
+		h.cfg->shape_flags = cfg->shape_flags;
+	}
 	owner_set(h.cfg, ifindex, SLUICE_LIFE_KEPT);
 	sluice_close(&h);
 	return 0;
 }
 
-int sluice_detach(const char *ifname, bool keep_state, bool quiet)
+int sluice_detach(const char *name, bool keep_state, bool quiet)
 {
-	char err[SLUICE_ERR_LEN] = "", dir[256], path[512], where[600];
+	char err[SLUICE_ERR_LEN] = "", dir[256], path[512], where[600], ifname[IF_NAMESIZE];
 	struct sluice_config cfg;
 	struct sluice_netns ns;
 	unsigned int ifindex;
-	bool has_state, ours = false;
+	bool has_state, ours = false, shape;
+	const char *v; /* "shape " in a shaper's messages: "sluice shape attach" */
 	int lock_fd, n = 0, ret, status = SLUICE_EXIT_RUNTIME;
 
+	ret = sluice_state_name(name, ifname, &shape, err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		return SLUICE_EXIT_USAGE;
+	}
+	v = shape ? "shape " : "";
 	ret = sluice_ensure_bpffs(err, sizeof(err));
 	if (!ret)
 		ret = sluice_netns_self(&ns, err, sizeof(err));
 	if (!ret)
-		ret = sluice_pin_dir(ifname, dir, sizeof(dir), err, sizeof(err));
+		ret = sluice_pin_dir(name, dir, sizeof(dir), err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
@@ -157,7 +170,8 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 		ours = ifindex && (cfg.layout < SLUICE_LAYOUT_OWNER ||
 				   (cfg.owner.ifindex == ifindex && sluice_netns_same(&ns, &cfg.owner)));
 	if (ifindex) {
-		n = detach_programs(ifname, ifindex, err, sizeof(err));
+		n = shape ? shape_detach_filter(ifname, ifindex, dir, err, sizeof(err)) :
+			    detach_programs(ifname, ifindex, err, sizeof(err));
 		if (n < 0) {
 			p_err("%s", err);
 			goto out;
@@ -166,26 +180,36 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 	if (keep_state && (!n || !ours)) {
 		if (has_state && !ours)
 			p_err("nothing to keep for %s: the state pinned in %s is not this %s's "
-			      "(ifindex %u); 'sluice detach %s' removes it", ifname, dir, ifname,
-			      cfg.owner.ifindex, ifname);
+			      "(ifindex %u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
+			      cfg.owner.ifindex, v, ifname);
 		else if (has_state && cfg.owner.life == SLUICE_LIFE_ATTACHING)
 			p_err("sluice is not attached to %s: its state in %s was left by an attach "
-			      "that did not finish ('sluice attach %s --resume' adopts it, "
-			      "'--fresh' drops it, 'sluice detach %s' removes it)", ifname, dir,
-			      ifname, ifname);
+			      "that did not finish ('sluice %sattach %s --resume' adopts it, "
+			      "'--fresh' drops it, 'sluice %sdetach %s' removes it)", ifname, dir,
+			      v, ifname, v, ifname);
 		else if (has_state)
 			p_err("sluice is not attached to %s (its state is kept in %s: 'sluice "
-			      "attach %s' resumes it, 'sluice detach %s' removes it)",
-			      ifname, dir, ifname, ifname);
+			      "%sattach %s' resumes it, 'sluice %sdetach %s' removes it)",
+			      ifname, dir, v, ifname, v, ifname);
 		else if (n)
 			p_err("sluice was attached to %s without pinned state: detached it, with "
 			      "no state to keep", ifname);
 		else
-			p_err("sluice is not attached to %s", ifname);
+			p_err(shape ? "no sluice shaper is attached to %s" :
+				      "sluice is not attached to %s", ifname);
 		goto out;
 	}
 	if (!n && !has_state) {
-		p_err("sluice is not attached to %s", ifname);
+		p_err(shape ? "no sluice shaper is attached to %s" : "sluice is not attached to %s",
+		      ifname);
+		goto out;
+	}
+
+	/* The shaper's fq and clsact, whether its program ran or not
+	 * (a removed filter stamps no packet for it any more). */
+	if (shape && ifindex &&
+	    shape_restore_qdiscs(ifname, ifindex, &cfg, has_state && ours, err, sizeof(err))) {
+		p_err("%s", err);
 		goto out;
 	}
 
@@ -194,7 +218,7 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 	if (unlink(path) && errno != ENOENT)
 		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
 	if (keep_state)
-		ret = mark_kept(ifname, ifindex, err, sizeof(err));
+		ret = mark_kept(name, ifindex, &cfg, err, sizeof(err));
 	else
 		ret = has_state ? remove_pins(dir, err, sizeof(err)) : 0;
 	if (ret) {
@@ -213,18 +237,29 @@ int sluice_detach(const char *ifname, bool keep_state, bool quiet)
 	else if (!n)
 		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
 	else if (keep_state)
-		printf("sluice detached from %s; its state is kept in %s: 'sluice attach %s' "
-		       "resumes every bucket\n", ifname, dir, ifname);
+		printf("sluice %sdetached from %s; its state is kept in %s: 'sluice %sattach %s' "
+		       "resumes every bucket\n", v, ifname, dir, v, ifname);
 	else
-		printf("sluice detached from %s; its pinned state is removed\n", ifname);
+		printf("sluice %sdetached from %s; its pinned state is removed\n", v, ifname);
+	if (shape && !quiet && ifindex)
+		printf("  qdisc: the kernel's default is the root of %s again\n", ifname);
 out:
 	unlock_pin_root(lock_fd);
 	return status;
 }
 
-static void detach_help(void)
+static void detach_help(bool shape)
 {
 	printf("Usage:\n");
+	if (shape) {
+		printf("  sluice shape detach IFACE [--keep-state]\n"
+		       "\nRemoves sluice's tc filter from the egress of IFACE (only if its\n"
+		       "program is the one pinned with the state), deletes sluice's fq root qdisc\n"
+		       "(the kernel puts its default back; never another root), and the clsact\n"
+		       "qdisc if sluice made it and no filter is left on it. Without --keep-state\n"
+		       "the pins in %s/shape:IFACE/ are removed too.\n", SLUICE_PIN_ROOT);
+		return;
+	}
 	detach_usage(stdout);
 	printf("\nWithout --keep-state every pin of IFACE (in %s/IFACE/, or\n"
 	       "%s/netns:INODE/IFACE/ outside the initial network namespace) is removed.\n"
@@ -235,6 +270,12 @@ static void detach_help(void)
 
 int do_detach(int argc, char **argv)
 {
+	return detach_cmd("detach", false, argc, argv);
+}
+
+int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
+{
+	char name[SLUICE_STATE_NAME_MAX];
 	static const struct option longopts[] = {
 		{ "keep-state", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
@@ -245,7 +286,7 @@ int do_detach(int argc, char **argv)
 	int c;
 
 	if (argc >= 2 && sluice_is_help(argv[1])) {
-		detach_help();
+		detach_help(shape);
 		return SLUICE_EXIT_OK;
 	}
 	opterr = 0;
@@ -259,23 +300,26 @@ int do_detach(int argc, char **argv)
 			keep_state = true;
 			break;
 		case 'h':
-			detach_help();
+			detach_help(shape);
 			return SLUICE_EXIT_OK;
 		default:
-			return usage_err("detach", "unknown option '%s' for 'sluice detach'",
-					 argv[optind - 1]);
+			return usage_err(cmd, "unknown option '%s' for 'sluice %s'",
+					 argv[optind - 1], cmd);
 		}
 	}
 	if (optind >= argc)
-		return usage_err("detach", "missing IFACE: e.g. 'sluice detach eth0'");
+		return usage_err(cmd, "missing IFACE: e.g. 'sluice %s eth0'", cmd);
 	if (optind + 1 < argc)
-		return usage_err("detach", "one interface at a time: '%s' is extra",
+		return usage_err(cmd, "one interface at a time: '%s' is extra",
 				 argv[optind + 1]);
 	if (sluice_is_help(argv[optind])) {
-		detach_help();
+		detach_help(shape);
 		return SLUICE_EXIT_OK;
 	}
+	if (!shape && refuse_shape_name(cmd, argv[optind]))
+		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
-		return usage_err("detach", "'%s' is not an interface name", argv[optind]);
-	return sluice_detach(argv[optind], keep_state, false);
+		return usage_err(cmd, "'%s' is not an interface name", argv[optind]);
+	snprintf(name, sizeof(name), "%s%s", shape ? SLUICE_SHAPE_PREFIX : "", argv[optind]);
+	return sluice_detach(name, keep_state, false);
 }

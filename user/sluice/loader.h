@@ -98,6 +98,14 @@ void fleet_stop(struct fleet_agent *a);
 
 struct attach_opts {
 	char ifname[IF_NAMESIZE];
+	/* the state's name: ifname, or shape:IFACE for a shaper (pins, handle) */
+	char name[SLUICE_STATE_NAME_MAX];
+	bool shape; /* sluice shape attach: tc egress and fq, not XDP */
+	/* shape only */
+	__u32 key_kind; /* SLUICE_KIND_KEY_DST with --key dst */
+	bool key_given;
+	__u64 horizon_ns; /* --horizon; 0: from the policies */
+	__u64 queue_limit; /* --queue-limit; 0: from the policies */
 	unsigned int ifindex;
 	enum xdp_attach_mode mode; /* XDP_MODE_NATIVE unless --mode */
 	bool mode_given;
@@ -119,8 +127,9 @@ struct attach_opts {
 };
 
 /*
- * Parse the options of `cmd` ("attach" or "run"; run also takes --interval,
- * --metrics and --keep-state) and the one IFACE. Prints the problem and
+ * Parse the options of `cmd` ("attach", "run" or "shape attach"; run also
+ * takes --interval, --metrics, --keep-state and the fleet's; shape attach
+ * --delay, --nodelay, --key, --horizon and --queue-limit) and the one IFACE. Prints the problem and
  * returns SLUICE_EXIT_USAGE on a bad option or value, -1 when help was
  * printed (exit 0), 0 otherwise.
  */
@@ -130,8 +139,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
  * exit status. On failure nothing this call created is left behind. */
 int sluice_attach(struct attach_opts *o);
 
-/* Detach from ifname; remove the pinned state unless keep_state. Returns an
- * exit status. */
+/* Detach the state `name` (IFACE, or shape:IFACE: the shaper of IFACE);
+ * remove the pinned state unless keep_state. Returns an exit status. */
 int sluice_detach(const char *ifname, bool keep_state, bool quiet);
 
 /* Make IFACE's settings and rules exactly what the file at path says
@@ -142,6 +151,46 @@ void default_config_path(const char *ifname, char *buf, size_t len);
 
 /* A name the kernel could give an interface (and safe in a pin path). */
 bool valid_ifname(const char *name);
+/* A usage error for a shape:IFACE given to a limiter's command (run,
+ * reload, attach): 0 when name is not one. */
+int refuse_shape_name(const char *cmd, const char *name);
+
+/* ---- the shaper: sluice shape (shape.c, shape_status.c) ---- */
+
+/* Its cls_bpf filter on clsact's egress hook: always this handle and priority
+ * (a priority after an operator's usual ones: their filters run first). */
+#define SHAPE_TC_HANDLE 0x51ce
+#define SHAPE_TC_PRIO 0x51ce
+#define SHAPE_PROG_NAME "sluice_tc"
+
+int do_shape(int argc, char **argv);
+void shape_usage(FILE *f);
+/* What sluice's filter on IFACE's egress runs: prog_id 0 when none; other_id
+ * a program at sluice's handle and priority that is not sluice's. */
+struct shape_hook {
+	__u32 prog_id;
+	__u32 other_id;
+	char other_name[BPF_OBJ_NAME_LEN];
+};
+int shape_find(unsigned int ifindex, struct shape_hook *sh);
+/* Detach's steps for shape:IFACE: remove sluice's filter when its program is
+ * the one pinned in dir (1: removed, 0: none there, or -errno), then delete
+ * sluice's root fq (the kernel puts its default back) and the clsact when
+ * cfg says sluice made it and no filter is left on it. */
+int shape_detach_filter(const char *ifname, unsigned int ifindex, const char *dir, char *err,
+			size_t errlen);
+int shape_restore_qdiscs(const char *ifname, unsigned int ifindex, struct sluice_config *cfg,
+			 bool has_cfg, char *err, size_t errlen);
+/* The shaper's lines of sluice status: the qdisc and the delay counters
+ * (shape_status.c). */
+/* "850 ns", "12.5 us", "3.2 ms", "2.50 s" */
+void shape_fmt_ns(__u64 ns, char *buf, size_t len);
+void shape_status_text(unsigned int ifindex, const struct sluice_handle *h);
+void shape_status_json(struct sluice_json *j, unsigned int ifindex, const struct sluice_handle *h);
+/* detach and status for the limiter ("detach", "status") and the shaper
+ * ("shape detach", "shape status"), argv[0] the subcommand's name. */
+int detach_cmd(const char *cmd, bool shape, int argc, char **argv);
+int status_cmd(const char *cmd, bool shape, int argc, char **argv);
 
 /* ---- the Prometheus server of run (metrics.c) ---- */
 

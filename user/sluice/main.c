@@ -2,7 +2,8 @@
 /*
  * sluice: load, attach, inspect and run the sluice XDP rate limiter.
  *
- *   sluice [-v] [-j] COMMAND ...   COMMAND := attach | detach | status | run | help
+ *   sluice [-v] [-j] COMMAND ...
+ *   COMMAND := attach | detach | status | run | reload | shape | help
  *   sluice --version
  *
  * One file per command; this one reads the global options and dispatches
@@ -57,7 +58,8 @@ static void usage(FILE *f)
 		"       sluice --version\n"
 		"\n"
 		"sluice limits the packet rate of every source address at XDP, before the\n"
-		"network stack sees the packet. Tune a running limiter with sluicectl(8).\n"
+		"network stack sees the packet, and shapes what an interface sends (sluice\n"
+		"shape). Tune a running limiter or shaper with sluicectl(8).\n"
 		"\n"
 		"Commands:\n");
 	attach_usage(f);
@@ -65,6 +67,7 @@ static void usage(FILE *f)
 	status_usage(f);
 	run_usage(f);
 	reload_usage(f);
+	shape_usage(f);
 	fprintf(f,
 		"  sluice help | sluice COMMAND help\n"
 		"\n"
@@ -83,6 +86,7 @@ static const struct cmd cmds[] = {
 	{ "status", do_status },
 	{ "run", do_run },
 	{ "reload", do_reload },
+	{ "shape", do_shape },
 	{ NULL, NULL },
 };
 
@@ -118,7 +122,8 @@ int main(int argc, char **argv)
 
 	if (i == argc) {
 		if (json_output)
-			return usage_err(NULL, "missing command: attach, detach, status, run or reload");
+			return usage_err(NULL, "missing command: attach, detach, status, run, reload "
+					 "or shape");
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
@@ -139,11 +144,12 @@ int main(int argc, char **argv)
 				return c->func(2, words);
 			}
 		}
-		return usage_err(NULL, "no help for '%s': give one of attach, detach, status, run "
-				 "or reload", argv[i + 1]);
+		return usage_err(NULL, "no help for '%s': give one of attach, detach, status, run, "
+				 "reload or shape", argv[i + 1]);
 	}
 	for (c = cmds; c->name; c++)
 		if (!strcmp(argv[i], c->name))
 			return c->func(argc - i, argv + i);
-	return usage_err(NULL, "unknown command '%s': use attach, detach, status, run or reload", argv[i]);
+	return usage_err(NULL, "unknown command '%s': use attach, detach, status, run, reload or "
+			 "shape", argv[i]);
 }

@@ -143,6 +143,8 @@ int do_reload(int argc, char **argv)
 	if (optind + 1 < argc)
 		return usage_err("reload", "one interface at a time: '%s' is extra",
 				 argv[optind + 1]);
+	if (refuse_shape_name("reload", argv[optind]))
+		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
 		return usage_err("reload", "'%s' is not an interface name", argv[optind]);
 	if (!config) {

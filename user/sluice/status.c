@@ -12,13 +12,15 @@
 void status_usage(FILE *f)
 {
 	fprintf(f,
-		"  sluice status [-j] [IFACE]\n"
-		"      show each limiter of this network namespace: its interface, program,\n"
-		"      mode, state, policy, keys and counters\n");
+		"  sluice status [-j] [IFACE | shape:IFACE]\n"
+		"      show each limiter (and shaper, as shape:IFACE) of this network namespace:\n"
+		"      its interface, program, mode, state, policy, keys and counters\n");
 }
 
 struct iface_status {
-	char ifname[SLUICE_STATE_NAME_MAX];
+	char ifname[SLUICE_STATE_NAME_MAX]; /* the state's name: IFACE or shape:IFACE */
+	char iface[IF_NAMESIZE]; /* its interface */
+	bool shape;
 	unsigned int ifindex;
 	struct attachment a;
 	int attach_err;
@@ -66,9 +68,17 @@ static int read_status(const char *ifname, struct iface_status *s)
 
 	memset(s, 0, sizeof(*s));
 	memcpy(s->ifname, ifname, strnlen(ifname, SLUICE_STATE_NAME_MAX - 1));
-	s->ifindex = if_nametoindex(ifname);
-	if (s->ifindex)
+	if (sluice_state_name(ifname, s->iface, &s->shape, s->err, sizeof(s->err)))
+		return -EINVAL;
+	s->ifindex = if_nametoindex(s->iface);
+	if (s->ifindex && s->shape) {
+		struct shape_hook sh;
+
+		s->attach_err = shape_find(s->ifindex, &sh);
+		s->a.prog_id = sh.prog_id;
+	} else if (s->ifindex) {
 		s->attach_err = find_attachment(s->ifindex, &s->a);
+	}
 	ret = sluice_open(ifname, &h, s->err, sizeof(s->err));
 	if (ret)
 		return ret;
@@ -108,6 +118,8 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 
 	json_obj_begin(j, NULL);
 	json_str(j, "ifname", s->ifname);
+	json_str(j, "kind", s->shape ? "shaper" : "limiter");
+	json_str(j, "interface", s->iface);
 	json_u64(j, "ifindex", s->ifindex);
 	json_bool(j, "interface_exists", s->ifindex != 0);
 	json_u64(j, "netns_inode", s->owner.netns_ino ? s->owner.netns_ino : ns.ino);
@@ -123,7 +135,7 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 		json_str(j, "note", s->note);
 	json_bool(j, "attached", s->a.prog_id != 0);
 	json_u64(j, "prog_id", s->a.prog_id);
-	json_str(j, "mode", s->a.prog_id ? mode_name(s->a.mode) : "none");
+	json_str(j, "mode", !s->a.prog_id ? "none" : s->shape ? "tc-egress" : mode_name(s->a.mode));
 	json_bool(j, "dispatcher", s->a.dispatcher);
 	if (ret) {
 		json_str(j, "error", s->err);
@@ -186,6 +198,14 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 		json_u64(j, sluice_stats_fields[i].name,
 			 sluice_field_get(&s->c, &sluice_stats_fields[i]));
 	json_obj_end(j);
+	if (s->shape) {
+		struct sluice_handle h;
+
+		if (sluice_open(s->ifname, &h, NULL, 0) == 0) {
+			shape_status_json(j, s->ifindex, &h);
+			sluice_close(&h);
+		}
+	}
 	json_obj_end(j);
 }
 
@@ -219,17 +239,22 @@ static void print_text(const struct iface_status *s, int ret)
 	else if (s->standing != SLUICE_STANDING_OWNED)
 		printf("%s (ifindex %u now, state of ifindex %u): %s\n", s->ifname, s->ifindex,
 		       s->owner.ifindex, state_word(s));
+	else if (s->a.prog_id && s->shape)
+		printf("%s (ifindex %u): shaping at tc egress, program %u (filter handle 0x%x "
+		       "priority 0x%x)\n", s->ifname, s->ifindex, s->a.prog_id, SHAPE_TC_HANDLE,
+		       SHAPE_TC_PRIO);
 	else if (s->a.prog_id)
 		printf("%s (ifindex %u): attached in %s mode, program %u%s%s\n", s->ifname,
 		       s->ifindex, mode_name(s->a.mode), s->a.prog_id,
 		       s->a.dispatcher ? ", in libxdp's dispatcher" : "", run);
 	else if (s->owner.life == SLUICE_LIFE_KEPT)
-		printf("%s (ifindex %u): not attached; state kept ('sluice attach %s' resumes "
-		       "it)\n", s->ifname, s->ifindex, s->ifname);
+		printf("%s (ifindex %u): not attached; state kept ('sluice %sattach %s' resumes "
+		       "it)\n", s->ifname, s->ifindex, s->shape ? "shape " : "", s->iface);
 	else
 		printf("%s (ifindex %u): not attached: its program was removed by something "
-		       "other than 'sluice detach' ('sluice attach %s --resume' or --fresh)\n",
-		       s->ifname, s->ifindex, s->ifname);
+		       "other than 'sluice %sdetach' ('sluice %sattach %s --resume' or --fresh)\n",
+		       s->ifname, s->ifindex, s->shape ? "shape " : "", s->shape ? "shape " : "",
+		       s->iface);
 	printf("  netns:    net:[%llu]%s, pins in %s\n", (unsigned long long)ns.ino,
 	       ns.initial ? " (the initial one)" : "", s->pin_dir[0] ? s->pin_dir : "?");
 	if (ret) {
@@ -275,11 +300,27 @@ static void print_text(const struct iface_status *s, int ret)
 		if (last && i + 1 < sluice_counters_nfields)
 			printf("           ");
 	}
+	if (s->shape) {
+		struct sluice_handle h;
+
+		if (sluice_open(s->ifname, &h, NULL, 0) == 0) {
+			shape_status_text(s->ifindex, &h);
+			sluice_close(&h);
+		}
+	}
 }
 
 int do_status(int argc, char **argv)
 {
+	return status_cmd("status", false, argc, argv);
+}
+
+/* shape: only shapers ("sluice shape status"), IFACE naming shape:IFACE. */
+int status_cmd(const char *cmd, bool shape, int argc, char **argv)
+{
 	static char names[MAX_IFACES][SLUICE_STATE_NAME_MAX];
+	char given[SLUICE_STATE_NAME_MAX], ifn[IF_NAMESIZE];
+	bool is_shape;
 	char err[SLUICE_ERR_LEN];
 	struct iface_status s;
 	struct sluice_json j;
@@ -293,18 +334,29 @@ int do_status(int argc, char **argv)
 			set_verbose();
 		} else if (sluice_is_help(argv[i])) {
 			printf("Usage:\n");
-			status_usage(stdout);
+			if (shape)
+				printf("  sluice shape status [-j] [IFACE]\n"
+				       "      show each shaper of this network namespace: its program,\n"
+				       "      fq qdisc (options and fq's counters), policy and counters,\n"
+				       "      with the delays it gave (shaped, delayed, mean and max delay,\n"
+				       "      restamped, horizon_dropped)\n");
+			else
+				status_usage(stdout);
 			printf("\n  -j, --json   one JSON object: {\"interfaces\": [...]}\n"
 			       "Counter names are those of struct sluice_stats, as bpftool shows "
 			       "them, then:\n"
 			       "  keys              keys in both tables now\n"
 			       "  evicted_estimate  new_keys - keys: evicted (LRU) or flushed\n");
 			return SLUICE_EXIT_OK;
-		} else if (argv[i][0] != '-' && !only && valid_ifname(argv[i])) {
-			only = argv[i];
+		} else if (argv[i][0] != '-' && !only &&
+			   (shape ? valid_ifname(argv[i]) :
+				    !sluice_state_name(argv[i], ifn, &is_shape, NULL, 0))) {
+			snprintf(given, sizeof(given), "%s%s", shape ? SLUICE_SHAPE_PREFIX : "",
+				 argv[i]);
+			only = given;
 		} else {
-			return usage_err("status", "unexpected argument '%s' for 'sluice status'",
-					 argv[i]);
+			return usage_err(cmd, "unexpected argument '%s' for 'sluice %s'", argv[i],
+					 cmd);
 		}
 	}
 	ret = sluice_ensure_bpffs(err, sizeof(err));
@@ -326,6 +378,15 @@ int do_status(int argc, char **argv)
 		n = 1;
 	} else {
 		n = sluice_list_attached(names, MAX_IFACES);
+		if (n > 0 && shape) {
+			int k = 0;
+
+			for (i = 0; i < n; i++)
+				if (!strncmp(names[i], SLUICE_SHAPE_PREFIX,
+					     strlen(SLUICE_SHAPE_PREFIX)))
+					memmove(names[k++], names[i], SLUICE_STATE_NAME_MAX);
+			n = k;
+		}
 	}
 	if (n < 0) {
 		p_err("Couldn't list the pinned limiters: %s", strerror(-n));
@@ -335,6 +396,9 @@ int do_status(int argc, char **argv)
 		json_init(&j, stdout);
 		json_obj_begin(&j, NULL);
 		json_arr_begin(&j, "interfaces");
+	} else if (!n && shape) {
+		printf("sluice shapes no interface in this network namespace ('sluice shape "
+		       "attach IFACE')\n");
 	} else if (!n) {
 		printf("sluice is not attached to any interface in this network namespace "
 		       "('sluice attach IFACE')\n");
