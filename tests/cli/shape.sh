@@ -9,7 +9,6 @@
 # What needs fq runs in a guest: tests/shape/loader.sh.
 set -u
 source tests/lib/tap.sh
-source tests/shape/standin.inc
 
 if [ ! -x "$SLUICE" ]; then
 	skip "$SLUICE is not built: run 'make'" "sluice shape"
@@ -111,11 +110,6 @@ ip netns add "$NS" && ip -n "$NS" link add "$IF" type veth peer name "${IF}p" &&
 	{ not_ok "make the namespace and the veth"; exit 1; }
 PINS="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS")"
 in_ns() { nsenter --net="/var/run/netns/$NS" "$@"; }
-if ! shape_object "$TMP"; then
-	not_ok "build the shaper's stand-in program (tests/shape/standin.bpf.c)"
-	exit 1
-fi
-diag "the shaper's program: $SHAPE_OBJECT"
 qdiscs() { tc -n "$NS" qdisc show dev "$IF"; }
 
 # --delay and --nodelay belong to the --rate before them: one of each for two

@@ -12,7 +12,6 @@
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
-source tests/shape/standin.inc
 
 netns_need_root "sluice shape: the loader" tc jq
 netns_need_sluice "sluice shape: the loader"
@@ -24,11 +23,6 @@ netns_extra_cleanup() {
 	rx_sluice shape detach "$IF_RX" >/dev/null 2>&1
 	rm -rf "$TX_NETNS_DIR"
 }
-if ! shape_object "$NETNS_TMP"; then
-	not_ok "build the shaper's stand-in program (tests/shape/standin.bpf.c)"
-	exit 1
-fi
-diag "the shaper's program: $SHAPE_OBJECT"
 if ! tc -n "$NS_RX" qdisc add dev "$IF_RX" root handle 9: fq 2>/dev/null; then
 	skip "this kernel has no fq qdisc (CONFIG_NET_SCH_FQ): run it in a guest, 'make test-kernels KERNEL_SUITES=shape'" \
 		"sluice shape: the loader"

@@ -177,11 +177,21 @@ static int edit_txn(struct sluice_txn *t, struct attach_ctx *c, char *err, size_
 
 /* A handle on a config in memory (the defaults, or a copy of the pinned
  * one): edits of a transaction on it touch only its copy. */
-static void scratch_handle(struct sluice_handle *h, struct sluice_config *cfg, const char *ifname)
+static void scratch_handle(struct sluice_handle *h, struct sluice_config *cfg, const char *ifname,
+			   const struct attach_opts *o)
 {
 	sluice_handle_init(h);
 	snprintf(h->ifname, sizeof(h->ifname), "%s", ifname);
+	snprintf(h->name, sizeof(h->name), "%s", o->name);
 	h->cfg = cfg;
+	/* A shaper's edits are checked as a shaper's (--delay, --burst 0),
+	 * against the horizon asked for; one derived from the policies fits
+	 * them by construction. */
+	h->shape = o->shape;
+	if (o->shape) {
+		cfg->kind |= SLUICE_KIND_SHAPE;
+		cfg->shape_horizon_us = (__u32)(o->horizon_ns / 1000);
+	}
 }
 
 /*
@@ -206,7 +216,8 @@ static int validate_edits(struct attach_ctx *c)
 			return sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret;
 	}
 	if (o->set_argc > 1) {
-		ret = sluice_cmd_check(o->set_argc, o->set_argv, c->err, sizeof(c->err));
+		ret = sluice_cmd_check_kind(o->set_argc, o->set_argv, o->shape, c->err,
+					    sizeof(c->err));
 		if (ret)
 			return ret;
 	}
@@ -226,7 +237,7 @@ static int validate_edits(struct attach_ctx *c)
 			 * through a handle on a copy of its config. */
 			cfg = c->old_cfg;
 			cfg.layout = SLUICE_LAYOUT_VERSION;
-			scratch_handle(&live, &cfg, o->ifname);
+			scratch_handle(&live, &cfg, o->ifname, o);
 			snprintf(path, sizeof(path), "%s/%s", c->dir, SLUICE_MAP_RULES);
 			live.rules_fd = bpf_obj_get(path);
 			ret = live.rules_fd < 0 ?
@@ -242,7 +253,7 @@ static int validate_edits(struct attach_ctx *c)
 		cfg.settings[0] = pol.set;
 	}
 	cfg.settings[1] = cfg.settings[0];
-	scratch_handle(&h, &cfg, o->ifname);
+	scratch_handle(&h, &cfg, o->ifname, o);
 	memset(&t, 0, sizeof(t));
 	t.h = &h;
 	t.set = cfg.settings[0];

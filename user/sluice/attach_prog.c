@@ -260,60 +260,10 @@ static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	return ret;
 }
 
-/*
- * Test hook: SLUICE_TEST_BPF_OBJECT=FILE opens the BPF object in FILE instead
- * of the embedded one. FILE must hold every map and program of the embedded
- * object (the skeleton finds them by name): the shape tests use it for a
- * stand-in of the shaper's program (tests/shape/standin.bpf.c) where this
- * build's object has none. Unset in production.
- */
-static struct sluice_bpf *open_object(void)
-{
-	static void *bytes;
-	static size_t len;
-	const char *path = getenv("SLUICE_TEST_BPF_OBJECT");
-	struct sluice_bpf *obj;
-	int err;
-
-	if (!path || !*path)
-		return sluice_bpf__open();
-	if (!bytes) {
-		FILE *f = fopen(path, "rb");
-		long n;
-
-		if (!f)
-			return NULL;
-		if (fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
-		    !(bytes = malloc((size_t)n)) || fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-			fclose(f);
-			free(bytes);
-			bytes = NULL;
-			errno = EIO;
-			return NULL;
-		}
-		fclose(f);
-		len = (size_t)n;
-	}
-	obj = calloc(1, sizeof(*obj));
-	if (!obj)
-		return NULL;
-	err = sluice_bpf__create_skeleton(obj);
-	if (!err) {
-		obj->skeleton->data = bytes;
-		obj->skeleton->data_sz = len;
-		err = bpf_object__open_skeleton(obj->skeleton, NULL);
-	}
-	if (err) {
-		sluice_bpf__destroy(obj);
-		errno = -err;
-		return NULL;
-	}
-	return obj;
-}
 
 struct sluice_bpf *attach_open_skel(struct attach_ctx *c)
 {
-	struct sluice_bpf *skel = open_object();
+	struct sluice_bpf *skel = sluice_bpf__open();
 	int ret;
 
 	if (!skel) {

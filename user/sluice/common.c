@@ -384,7 +384,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		return usage_err(cmd, "--resume and --fresh exclude each other: --resume adopts "
 				 "the pinned state, --fresh drops it");
 	/* Bad policy values are usage errors before anything looks at IFACE. */
-	if (o->set_argc > 1 && sluice_cmd_check(o->set_argc, o->set_argv, err, sizeof(err)))
+	if (o->set_argc > 1 &&
+	    sluice_cmd_check_kind(o->set_argc, o->set_argv, o->shape, err, sizeof(err)))
 		return usage_err(cmd, "%s", err);
 	if (optind >= argc)
 		return usage_err(cmd, "missing IFACE: say which interface, e.g. 'sluice %s eth0'",
