@@ -13,14 +13,16 @@
 
 static const char usage_text[] =
 	"usage: sluice-probe send -s SRC[,SRC...] -d DST -p PORT [-n COUNT] [-r PPS]\n"
-	"                         [-l BYTES] [-P BYTES/S] [-j]\n"
+	"                         [-l BYTES] [-P BYTES/S] [-T US] [-j]\n"
 	"       sluice-probe recv -p PORT [-b ADDR] [-t SECS] [-n TOTAL] [-e US] [-r FILE]\n"
 	"                         [-a] [-j]\n"
 	"  send: COUNT (default 100) numbered UDP packets from each source address\n"
 	"        (each bound in its own socket; the addresses must be on an interface\n"
 	"        of this namespace) to DST:PORT, sources taking turns: as fast as the\n"
 	"        socket allows, or PPS rounds a second (-r); -l the payload size\n"
-	"        (24..1472, default 64); -P SO_MAX_PACING_RATE of every socket\n"
+	"        (24..1472, default 64); -P SO_MAX_PACING_RATE of every socket;\n"
+	"        -T a departure time on every packet (SO_TXTIME, EDT for fq): packet k\n"
+	"        leaves 10 ms + k x US after the start\n"
 	"  recv: every packet to PORT (IPv4 and IPv6), its kernel receive time\n"
 	"        (SO_TIMESTAMPNS); ends SECS (default 3) after the last packet (or the\n"
 	"        start), or at TOTAL packets; reports per source the count, first and\n"

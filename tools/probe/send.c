@@ -3,12 +3,16 @@
  * sluice-probe send: COUNT numbered packets from each source address, the
  * sources taking turns (one round = one packet of each), as fast as the
  * sockets allow or at PPS rounds a second on an absolute schedule
- * (clock_nanosleep), so a late wakeup does not stretch the rest.
+ * (clock_nanosleep), so a late wakeup does not stretch the rest. With -T US
+ * every packet carries a departure time (SO_TXTIME, CLOCK_MONOTONIC): packet
+ * k of each source leaves at start + k x US, which fq honours (EDT), the way
+ * the shaper's program stamps them: a reference that needs no sluice.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
+#include <linux/net_tstamp.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,7 +42,7 @@ static uint64_t now_ns(clockid_t c)
 int probe_send(int argc, char **argv)
 {
 	const char *srcs = NULL, *dst = NULL;
-	double port = 0, count = 100, pps = 0, len = 64, pacing = 0;
+	double port = 0, count = 100, pps = 0, len = 64, pacing = 0, txtime_us = 0;
 	struct sockaddr_storage to, from;
 	struct source src[PROBE_MAX_SOURCES];
 	unsigned char buf[PROBE_MAX_PAYLOAD] = { 0 };
@@ -52,7 +56,7 @@ int probe_send(int argc, char **argv)
 
 	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { 0 } };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:d:p:n:r:l:P:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:d:p:n:r:l:P:T:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': srcs = optarg; break;
 		case 'd': dst = optarg; break;
@@ -83,6 +87,11 @@ int probe_send(int argc, char **argv)
 			if (probe_num(optarg, 1, 4294967295.0, &pacing) || pacing != (long long)pacing)
 				return probe_usage("send", "-P %s: want a pacing rate in bytes a second,"
 						   " 1..4294967295", optarg);
+			break;
+		case 'T':
+			if (probe_num(optarg, 1, 1e7, &txtime_us))
+				return probe_usage("send", "-T %s: want a departure interval in"
+						   " microseconds, 1..10000000", optarg);
 			break;
 		case 'j': json = true; break;
 		case 'h':
@@ -129,6 +138,15 @@ int probe_send(int argc, char **argv)
 					 tok, strerror(errno), tok, to.ss_family == AF_INET ? "32" : "128");
 			goto out;
 		}
+		if (txtime_us) {
+			struct sock_txtime st = { .clockid = CLOCK_MONOTONIC };
+
+			if (setsockopt(s->fd, SOL_SOCKET, SO_TXTIME, &st, sizeof(st))) {
+				ret = probe_fail("Couldn't set SO_TXTIME: %s (needs CAP_NET_ADMIN"
+						 " for CLOCK_MONOTONIC)", strerror(errno));
+				goto out;
+			}
+		}
 		if (pacing) {
 			unsigned int r = (unsigned int)pacing;
 
@@ -155,9 +173,28 @@ int probe_send(int argc, char **argv)
 		}
 		h->seq = htonl(k);
 		for (i = 0; i < nsrc; i++) {
+			char cbuf[CMSG_SPACE(sizeof(uint64_t))] = { 0 };
+			struct iovec iov = { buf, (size_t)len };
+			struct msghdr m = { .msg_name = &to, .msg_namelen = sizeof(to),
+					    .msg_iov = &iov, .msg_iovlen = 1 };
+
+			if (txtime_us) {
+				/* 10 ms ahead of the first: the departures are all
+				 * in the future however slow the sending. */
+				uint64_t at = t0 + 10000000ULL +
+					      (uint64_t)((double)k * txtime_us * 1e3);
+				struct cmsghdr *cm;
+
+				m.msg_control = cbuf;
+				m.msg_controllen = sizeof(cbuf);
+				cm = CMSG_FIRSTHDR(&m);
+				cm->cmsg_level = SOL_SOCKET;
+				cm->cmsg_type = SCM_TXTIME;
+				cm->cmsg_len = CMSG_LEN(sizeof(at));
+				memcpy(CMSG_DATA(cm), &at, sizeof(at));
+			}
 			h->send_ns = htobe64(now_ns(CLOCK_REALTIME));
-			if (sendto(src[i].fd, buf, (size_t)len, 0, (struct sockaddr *)&to,
-				   sizeof(to)) < 0) {
+			if (sendmsg(src[i].fd, &m, 0) < 0) {
 				src[i].errors++;
 				src[i].last_errno = errno;
 			} else {

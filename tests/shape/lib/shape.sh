@@ -13,13 +13,15 @@
 #                              burst), and a cleanup that detaches the shaper and
 #                              removes the sender namespace's pins
 #   tx_sluice ARGS / tx_ctl ARGS   $SLUICE / $SLUICECTL in the sender's namespace
-#   recv_start NAME ARGS       sluice-probe recv -j ARGS in the receiver's namespace,
-#                              in the background; returns once its socket is bound
+#   recv_start NAME ARGS       sluice-probe recv -j ARGS in the receiver's namespace
+#                              (through $RECV_EXEC, default rx_exec), in the
+#                              background; returns once its socket is bound
 #   recv_wait NAME             wait for it; its JSON is then in $NETNS_TMP/NAME.json
 #   send_burst ARGS            sluice-probe send -j ARGS in the sender's namespace
 #                              (its JSON in $NETNS_TMP/send.json)
 #   src_field NAME SRC FIELD   one field of one source's report of recv NAME
-#   shape_stat FIELD           a sluice_shape_stats field of the shaper on IF_TX,
+#   shape_stat FIELD           a sluice_shape_stats field of the shaper on IF_TX
+#                              (SHAPE_PINS, SHAPE_IF and SHAPE_EXEC name another),
 #                              summed over CPUs (max_delay_ns: the max), via bpftool
 #   ctl_stat FIELD             one field of `sluicectl -i shape:IF_TX -j stats`
 #   fcmp EXPR                  awk's verdict on a numeric expression (exit status)
@@ -94,7 +96,7 @@ recv_start() {
 	local name=$1 i
 	shift
 	rm -f "$NETNS_TMP/$name.ready"
-	rx_exec "$SLUICE_PROBE" recv -j -p "$PORT" -r "$NETNS_TMP/$name.ready" "$@" \
+	${RECV_EXEC:-rx_exec} "$SLUICE_PROBE" recv -j -p "$PORT" -r "$NETNS_TMP/$name.ready" "$@" \
 		>"$NETNS_TMP/$name.json" 2>"$NETNS_TMP/$name.err" &
 	RECV_PID[$name]=$!
 	NETNS_PIDS+=($!)
@@ -136,7 +138,7 @@ recv_show() {
 }
 
 shape_stat() {
-	local f=$1 pin="$TX_NETNS_DIR/shape:$IF_TX/sluice_shape_stats"
+	local f=$1 pin="${SHAPE_PINS:-$TX_NETNS_DIR/shape:$IF_TX}/sluice_shape_stats"
 	bpftool -j map dump pinned "$pin" 2>/dev/null | jq --arg f "$f" '
 		[.. | objects | select(has("value") and (.value | type) == "object")
 			| .value | .[$f]] as $v
@@ -145,6 +147,9 @@ shape_stat() {
 		  else ($v | add) // 0 end'
 }
 
-ctl_stat() { tx_ctl -i "shape:$IF_TX" -j stats | jq -r --arg f "$1" '.[$f]'; }
+ctl_stat() {
+	${SHAPE_EXEC:-tx_exec} "$SLUICECTL" -i "shape:${SHAPE_IF:-$IF_TX}" -j stats |
+		jq -r --arg f "$1" '.[$f] // empty'
+}
 
 fcmp() { awk "BEGIN { exit !($1) }"; }
