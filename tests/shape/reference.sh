@@ -24,8 +24,9 @@
 # per cent (0.02 % measured); at 1 ms a stall of several ms (the host's two
 # cores shared with other guests) is only partly won back (+6.5 % and
 # +14.6 % measured), so there the span is reported, not asserted. Departure
-# times are absolute: a late packet does not move the next, and the span is
-# asserted within 5 % at both intervals. Median gap within 10 % at 10 ms and
+# times are absolute: a late packet does not move the next; only a stall at
+# either end of the burst moves the span (up to 10 ms seen: -1.5 % at 1 ms),
+# so it is asserted within 5 % at 10 ms and 10 % at 1 ms. Median gap within 10 % at 10 ms and
 # 20 % at 1 ms (where one late timer is a whole interval); the p99 error is
 # reported, not asserted. Unpaced, the 100 packets arrive within a
 # few milliseconds: under 10 % of the paced span.
@@ -88,9 +89,9 @@ paced maxrate 4 1000 800kbit - 20
 paced maxrate 6 10000 80kbit 5 10
 paced maxrate 6 1000 800kbit - 20
 paced edt 4 10000 - 5 10
-paced edt 4 1000 - 5 20
+paced edt 4 1000 - 10 20
 paced edt 6 10000 - 5 10
-paced edt 6 1000 - 5 20
+paced edt 6 1000 - 10 20
 
 # Unpaced: the control that shows the measurement can tell a burst.
 name="fq without maxrate: the receiver sees a burst"
