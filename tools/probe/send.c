@@ -29,6 +29,7 @@ struct source {
 	int fd;
 	unsigned long long sent, errors;
 	int last_errno;
+	uint64_t *sent_at; /* -a: CLOCK_REALTIME of every send, by seq */
 };
 
 static uint64_t now_ns(clockid_t c)
@@ -50,13 +51,13 @@ int probe_send(int argc, char **argv)
 	unsigned nsrc = 0, i, k;
 	uint64_t t0, start, end;
 	unsigned long long sent = 0, errors = 0;
-	bool json = false, have_port = false;
+	bool json = false, have_port = false, all = false;
 	char *list, *tok, *save;
 	int c, ret = 0;
 
 	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { 0 } };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:d:p:n:r:l:P:T:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:d:p:n:r:l:P:T:ajh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': srcs = optarg; break;
 		case 'd': dst = optarg; break;
@@ -93,6 +94,7 @@ int probe_send(int argc, char **argv)
 				return probe_usage("send", "-T %s: want a departure interval in"
 						   " microseconds, 1..10000000", optarg);
 			break;
+		case 'a': all = true; break;
 		case 'j': json = true; break;
 		case 'h':
 			return probe_help();
@@ -132,6 +134,10 @@ int probe_send(int argc, char **argv)
 			goto out;
 		}
 		nsrc++;
+		if (all && !(s->sent_at = calloc((size_t)count, sizeof(*s->sent_at)))) {
+			ret = probe_fail("out of memory for %.0f send times", count);
+			goto out;
+		}
 		if (bind(s->fd, (struct sockaddr *)&from, sizeof(from))) {
 			ret = probe_fail("Couldn't bind source %s: %s: the address must be on an"
 					 " interface of this namespace (ip addr add %s/%s dev IFACE)",
@@ -193,7 +199,11 @@ int probe_send(int argc, char **argv)
 				cm->cmsg_len = CMSG_LEN(sizeof(at));
 				memcpy(CMSG_DATA(cm), &at, sizeof(at));
 			}
-			h->send_ns = htobe64(now_ns(CLOCK_REALTIME));
+			uint64_t t = now_ns(CLOCK_REALTIME);
+
+			h->send_ns = htobe64(t);
+			if (src[i].sent_at)
+				src[i].sent_at[k] = t;
 			if (sendmsg(src[i].fd, &m, 0) < 0) {
 				src[i].errors++;
 				src[i].last_errno = errno;
@@ -212,9 +222,19 @@ int probe_send(int argc, char **argv)
 		printf("{\"sent\":%llu,\"errors\":%llu,\"seconds\":%.6f,\"start_ns\":%llu,"
 		       "\"payload\":%d,\"sources\":[", sent, errors, (double)(end - start) / 1e9,
 		       (unsigned long long)start, (int)len);
-		for (i = 0; i < nsrc; i++)
-			printf("%s{\"src\":\"%s\",\"sent\":%llu,\"errors\":%llu}", i ? "," : "",
+		for (i = 0; i < nsrc; i++) {
+			printf("%s{\"src\":\"%s\",\"sent\":%llu,\"errors\":%llu", i ? "," : "",
 			       src[i].text, src[i].sent, src[i].errors);
+			if (src[i].sent_at) {
+				/* us after the start, by seq */
+				printf(",\"send_us\":[");
+				for (k = 0; k < (unsigned)count; k++)
+					printf("%s%.3f", k ? "," : "",
+					       (double)(int64_t)(src[i].sent_at[k] - start) / 1e3);
+				printf("]");
+			}
+			printf("}");
+		}
 		printf("]}\n");
 	} else {
 		printf("sent %llu packets (%d bytes of payload) from %u sources in %.3f ms,"
@@ -228,8 +248,10 @@ int probe_send(int argc, char **argv)
 		}
 	}
 out:
-	for (i = 0; i < nsrc; i++)
+	for (i = 0; i < nsrc; i++) {
 		close(src[i].fd);
+		free(src[i].sent_at);
+	}
 	free(list);
 	return ret;
 }

@@ -8,7 +8,8 @@
 #   shape_need_sluice NAME     skip unless sluice and sluicectl are built
 #   shape_lab PREFIX N [K]     netns_setup PREFIX N, plus K more source addresses on
 #                              the sender (SRC4[i] 198.18.N.(11+i)/32, SRC6[i]
-#                              2001:2:0:N::(11+i)/128), permanent neighbours both
+#                              2001:2:0:N(11+i)::1/128: each in a /64 of its own,
+#                              the shaper's default IPv6 key), permanent neighbours both
 #                              ways (no ARP/ND queueing the first packet of a
 #                              burst), and a cleanup that detaches the shaper and
 #                              removes the sender namespace's pins
@@ -24,6 +25,9 @@
 #                              (SHAPE_PINS, SHAPE_IF and SHAPE_EXEC name another),
 #                              summed over CPUs (max_delay_ns: the max), via bpftool
 #   ctl_stat FIELD             one field of `sluicectl -i shape:IF_TX -j stats`
+#   gcra_sim SRC T_US BURST DELAY   the shaper's GCRA replayed on the send times of
+#                              the last send_burst -a from SRC: "accepted delayed
+#                              dropped" (DELAY: the --delay; a huge one for --nodelay)
 #   fcmp EXPR                  awk's verdict on a numeric expression (exit status)
 
 SLUICE_PROBE=${SLUICE_PROBE:-$BUILD/sluice-probe}
@@ -60,11 +64,15 @@ fq_or_skip() {
 SRC4=() SRC6=()
 shape_lab() {
 	local prefix=$1 n=$2 k=${3:-0} i mac_tx mac_rx
+	if [ "$n" -gt 99 ] || [ "$k" -gt 88 ]; then
+		echo "shape_lab: N $n, K $k: want N <= 99 and K <= 88 (the IPv6 sources' /64s)" >&2
+		return 1
+	fi
 	netns_setup "$prefix" "$n" || return 1
 	TX_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_TX")"
 	for ((i = 0; i < k; i++)); do
 		SRC4+=("198.18.$n.$((11 + i))")
-		SRC6+=("2001:2:0:$n::$((11 + i))")
+		SRC6+=("2001:2:0:$n$((11 + i))::1")
 		ip -n "$NS_TX" addr add "${SRC4[i]}/32" dev "$IF_TX" &&
 			ip -n "$NS_TX" addr add "${SRC6[i]}/128" dev "$IF_TX" nodad || return 1
 	done
@@ -150,6 +158,23 @@ shape_stat() {
 ctl_stat() {
 	${SHAPE_EXEC:-tx_exec} "$SLUICECTL" -i "shape:${SHAPE_IF:-$IF_TX}" -j stats |
 		jq -r --arg f "$1" '.[$f] // empty'
+}
+
+# The model is sluice_gcra_shape() of include/sluice/algo.h: base = max(TAT,
+# now); dropped when base - now > burst x T; else TAT = base + T, and delayed
+# when base - now > delay x T. The send times are taken just before sendto(),
+# the program's clock some microseconds later: only a packet within that of a
+# boundary could be judged otherwise.
+gcra_sim() {
+	jq -r --arg s "$1" --argjson t "$2" --argjson b "$3" --argjson d "$4" '
+		.sources[] | select(.src == $s) | .send_us
+		| reduce .[] as $now ({tat: null, acc: 0, del: 0, drop: 0};
+			(if .tat == null or .tat < $now then $now else .tat end) as $base
+			| if $base - $now > $b * $t then .drop += 1
+			  else .tat = $base + $t | .acc += 1
+				| if $base - $now > $d * $t then .del += 1 else . end
+			  end)
+		| "\(.acc) \(.del) \(.drop)"' "$NETNS_TMP/send.json"
 }
 
 fcmp() { awk "BEGIN { exit !($1) }"; }
