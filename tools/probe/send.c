@@ -29,7 +29,9 @@ struct source {
 	int fd;
 	unsigned long long sent, errors;
 	int last_errno;
-	uint64_t *sent_at; /* -a: CLOCK_REALTIME of every send, by seq */
+	/* -a: CLOCK_REALTIME before and after every sendmsg(), by seq (the
+	 * egress path, tc included, runs in between) */
+	uint64_t *sent_at, *sent_end;
 };
 
 static uint64_t now_ns(clockid_t c)
@@ -134,7 +136,8 @@ int probe_send(int argc, char **argv)
 			goto out;
 		}
 		nsrc++;
-		if (all && !(s->sent_at = calloc((size_t)count, sizeof(*s->sent_at)))) {
+		if (all && (!(s->sent_at = calloc((size_t)count, sizeof(*s->sent_at))) ||
+			    !(s->sent_end = calloc((size_t)count, sizeof(*s->sent_end))))) {
 			ret = probe_fail("out of memory for %.0f send times", count);
 			goto out;
 		}
@@ -210,6 +213,8 @@ int probe_send(int argc, char **argv)
 			} else {
 				src[i].sent++;
 			}
+			if (src[i].sent_end)
+				src[i].sent_end[k] = now_ns(CLOCK_REALTIME);
 		}
 	}
 	end = now_ns(CLOCK_REALTIME);
@@ -231,6 +236,10 @@ int probe_send(int argc, char **argv)
 				for (k = 0; k < (unsigned)count; k++)
 					printf("%s%.3f", k ? "," : "",
 					       (double)(int64_t)(src[i].sent_at[k] - start) / 1e3);
+				printf("],\"send_end_us\":[");
+				for (k = 0; k < (unsigned)count; k++)
+					printf("%s%.3f", k ? "," : "",
+					       (double)(int64_t)(src[i].sent_end[k] - start) / 1e3);
 				printf("]");
 			}
 			printf("}");
@@ -251,6 +260,7 @@ out:
 	for (i = 0; i < nsrc; i++) {
 		close(src[i].fd);
 		free(src[i].sent_at);
+		free(src[i].sent_end);
 	}
 	free(list);
 	return ret;

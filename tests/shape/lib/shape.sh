@@ -25,9 +25,13 @@
 #                              (SHAPE_PINS, SHAPE_IF and SHAPE_EXEC name another),
 #                              summed over CPUs (max_delay_ns: the max), via bpftool
 #   ctl_stat FIELD             one field of `sluicectl -i shape:IF_TX -j stats`
-#   gcra_sim SRC T_US BURST DELAY   the shaper's GCRA replayed on the send times of
-#                              the last send_burst -a from SRC: "accepted delayed
-#                              dropped" (DELAY: the --delay; a huge one for --nodelay)
+#   gcra_sim SRC T_US BURST DELAY [FIELD]   the shaper's GCRA replayed on the send
+#                              times of the last send_burst -a from SRC (FIELD
+#                              send_us, before each sendmsg(), or send_end_us,
+#                              after it): "accepted delayed dropped" (DELAY: the
+#                              --delay; a huge one for --nodelay)
+#   delayed_range SRC T_US BURST DELAY   "LO HI": the delayed counts of the two
+#                              replays; the program's clock reads in between
 #   fcmp EXPR                  awk's verdict on a numeric expression (exit status)
 
 SLUICE_PROBE=${SLUICE_PROBE:-$BUILD/sluice-probe}
@@ -162,12 +166,15 @@ ctl_stat() {
 
 # The model is sluice_gcra_shape() of include/sluice/algo.h: base = max(TAT,
 # now); dropped when base - now > burst x T; else TAT = base + T, and delayed
-# when base - now > delay x T. The send times are taken just before sendto(),
-# the program's clock some microseconds later: only a packet within that of a
-# boundary could be judged otherwise.
+# when base - now > delay x T. The program reads its clock inside sendmsg():
+# after the time before it, before the time after it. Mostly they are
+# microseconds apart, but a send can stall for milliseconds in an emulated
+# guest (the first one: 9 ms measured), so both replays are made and the
+# program's count must lie between them.
 gcra_sim() {
-	jq -r --arg s "$1" --argjson t "$2" --argjson b "$3" --argjson d "$4" '
-		.sources[] | select(.src == $s) | .send_us
+	jq -r --arg s "$1" --argjson t "$2" --argjson b "$3" --argjson d "$4" \
+		--arg f "${5:-send_us}" '
+		.sources[] | select(.src == $s) | .[$f]
 		| reduce .[] as $now ({tat: null, acc: 0, del: 0, drop: 0};
 			(if .tat == null or .tat < $now then $now else .tat end) as $base
 			| if $base - $now > $b * $t then .drop += 1
@@ -175,6 +182,21 @@ gcra_sim() {
 				| if $base - $now > $d * $t then .del += 1 else . end
 			  end)
 		| "\(.acc) \(.del) \(.drop)"' "$NETNS_TMP/send.json"
+}
+
+delayed_range() {
+	local a b
+	read -r _ a _ < <(gcra_sim "$@" send_us)
+	read -r _ b _ < <(gcra_sim "$@" send_end_us)
+	[ -n "$a" ] && [ -n "$b" ] || return 1
+	if [ "$a" -le "$b" ]; then echo "$a $b"; else echo "$b $a"; fi
+}
+
+# in_range V "LO HI": LO <= V <= HI.
+in_range() {
+	local lo hi
+	read -r lo hi <<<"$2"
+	[ -n "$1" ] && [ -n "$lo" ] && [ "$1" -ge "$lo" ] && [ "$1" -le "$hi" ]
 }
 
 fcmp() { awk "BEGIN { exit !($1) }"; }
