@@ -102,10 +102,12 @@ SLUICE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,user/sluice))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/sluicectl))
 GEN_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/gen))
 BENCH_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/bench))
+PROBE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/probe))
 TESTLIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/lib/*.c))
 
 PROGS := $(if $(SLUICE_OBJS),$(BUILD)/sluice) $(if $(CTL_OBJS),$(BUILD)/sluicectl) \
-	$(if $(GEN_OBJS),$(BUILD)/sluice-gen) $(if $(BENCH_OBJS),$(BUILD)/sluice-bench)
+	$(if $(GEN_OBJS),$(BUILD)/sluice-gen) $(if $(BENCH_OBJS),$(BUILD)/sluice-bench) \
+	$(if $(PROBE_OBJS),$(BUILD)/sluice-probe)
 
 all: $(BUILD)/libsluice.a $(PROGS)
 
@@ -143,6 +145,11 @@ $(BUILD)/sluice-gen: $(GEN_OBJS) $(BUILD)/libsluice.a
 $(BUILD)/sluice-bench: $(BENCH_OBJS) $(BUILD)/libsluice.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+# The shaper tests' UDP sender and receiver (tests/shape): no BPF, no libsluice.
+$(BUILD)/sluice-probe: $(PROBE_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -lm
 
 # ---- tests: every tests/{unit,bpf}/*.c is one TAP program ----
 

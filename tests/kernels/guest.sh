@@ -45,11 +45,15 @@ ip link set lo up
 # for the kernel's own autoloading too (nf_tables for the net suite's
 # counters, ...); veth for the net suite's pairs, loaded up front.
 echo "$tree/tests/kernels/modprobe" >/proc/sys/kernel/modprobe
-for m in veth; do
+# The shape suite's qdiscs and classifier (autoloading would find them too).
+mods=veth
+case " $suites " in *" shape "*) mods="veth sch_fq sch_ingress cls_bpf" ;; esac
+for m in $mods; do
 	"$tree/tests/kernels/modprobe" "$m" 2>&1 | sed 's/^/# guest: /' >"$out"
 done
 
-export HOME=/tmp TMPDIR=/tmp BUILD=$build SUITES="$suites"
+# SLUICE_GUEST: tests/run.sh runs the shape suite here, never in a guest of its own.
+export HOME=/tmp TMPDIR=/tmp BUILD=$build SUITES="$suites" SLUICE_GUEST=1
 cd "$tree" || { echo "not ok - guest: cd $tree failed" >"$out"; off; }
 {
 	echo "# guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo), suites: $suites"

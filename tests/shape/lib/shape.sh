@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash
+# A lab for the shaper's tests (tests/shape/*.sh); source it after
+# tests/lib/tap.sh and tests/lib/netns.sh.
+#
+#   shape_need NAME            skip (and exit) unless root, tc, jq, sluice-probe
+#                              and a kernel that can make an fq qdisc
+#   shape_need_sluice NAME     skip unless sluice and sluicectl are built
+#   shape_lab PREFIX N [K]     netns_setup PREFIX N, plus K more source addresses on
+#                              the sender (SRC4[i] 198.18.N.(11+i)/32, SRC6[i]
+#                              2001:2:0:N(11+i)::1/128: each in a /64 of its own,
+#                              the shaper's default IPv6 key), permanent neighbours both
+#                              ways (no ARP/ND queueing the first packet of a
+#                              burst), and a cleanup that detaches the shaper and
+#                              removes the sender namespace's pins
+#   tx_sluice ARGS / tx_ctl ARGS   $SLUICE / $SLUICECTL in the sender's namespace
+#   recv_start NAME ARGS       sluice-probe recv -j ARGS in the receiver's namespace
+#                              (through $RECV_EXEC, default rx_exec), in the
+#                              background; returns once its socket is bound
+#   recv_wait NAME             wait for it; its JSON is then in $NETNS_TMP/NAME.json
+#   send_burst ARGS            sluice-probe send -j ARGS in the sender's namespace
+#                              (its JSON in $NETNS_TMP/send.json)
+#   src_field NAME SRC FIELD   one field of one source's report of recv NAME
+#   shape_stat FIELD           a sluice_shape_stats field of the shaper on IF_TX
+#                              (SHAPE_PINS, SHAPE_IF and SHAPE_EXEC name another),
+#                              summed over CPUs (max_delay_ns: the max), via bpftool
+#   ctl_stat FIELD             one field of `sluicectl -i shape:IF_TX -j stats`
+#   gcra_sim SRC T_US BURST DELAY [FIELD]   the shaper's GCRA replayed on the send
+#                              times of the last send_burst -a from SRC (FIELD
+#                              send_us, before each sendmsg(), or send_end_us,
+#                              after it): "accepted delayed dropped" (DELAY: the
+#                              --delay; a huge one for --nodelay)
+#   delayed_range SRC T_US BURST DELAY   "LO HI": the delayed counts of the two
+#                              replays; the program's clock reads in between
+#   fcmp EXPR                  awk's verdict on a numeric expression (exit status)
+
+SLUICE_PROBE=${SLUICE_PROBE:-$BUILD/sluice-probe}
+PORT=${PORT:-9000}
+
+shape_need() {
+	local name=$1
+	netns_need_root "$name" tc jq bpftool
+	if [ ! -x "$SLUICE_PROBE" ]; then
+		skip "sluice-probe is not built ($SLUICE_PROBE is missing): run 'make'" "$name"
+		exit 0
+	fi
+}
+
+shape_need_sluice() {
+	local b
+	for b in "$SLUICE" "$SLUICECTL"; do
+		if [ ! -x "$b" ]; then
+			skip "sluice not built ($b is missing): run 'make'" "$1"
+			exit 0
+		fi
+	done
+}
+
+# fq_or_skip NAME: after shape_lab; skip unless IF_TX can have an fq root.
+fq_or_skip() {
+	if ! tx_exec tc qdisc add dev "$IF_TX" root fq 2>/dev/null; then
+		skip "this kernel ($(uname -r)) cannot make an fq qdisc (CONFIG_NET_SCH_FQ): tests/run.sh runs the shape suite in a qemu guest then" "$1"
+		exit 0
+	fi
+	tx_exec tc qdisc del dev "$IF_TX" root 2>/dev/null
+}
+
+SRC4=() SRC6=()
+shape_lab() {
+	local prefix=$1 n=$2 k=${3:-0} i mac_tx mac_rx
+	if [ "$n" -gt 99 ] || [ "$k" -gt 88 ]; then
+		echo "shape_lab: N $n, K $k: want N <= 99 and K <= 88 (the IPv6 sources' /64s)" >&2
+		return 1
+	fi
+	netns_setup "$prefix" "$n" || return 1
+	TX_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_TX")"
+	for ((i = 0; i < k; i++)); do
+		SRC4+=("198.18.$n.$((11 + i))")
+		SRC6+=("2001:2:0:$n$((11 + i))::1")
+		ip -n "$NS_TX" addr add "${SRC4[i]}/32" dev "$IF_TX" &&
+			ip -n "$NS_TX" addr add "${SRC6[i]}/128" dev "$IF_TX" nodad || return 1
+	done
+	mac_tx=$(ip -n "$NS_TX" -br link show dev "$IF_TX" | awk '{print $3}')
+	mac_rx=$(ip -n "$NS_RX" -br link show dev "$IF_RX" | awk '{print $3}')
+	ip -n "$NS_TX" neigh replace "$ADDR4_RX" lladdr "$mac_rx" dev "$IF_TX" nud permanent &&
+		ip -n "$NS_TX" neigh replace "$ADDR6_RX" lladdr "$mac_rx" dev "$IF_TX" nud permanent ||
+		return 1
+	for i in "$ADDR4_TX" "$ADDR6_TX" "${SRC4[@]}" "${SRC6[@]}"; do
+		ip -n "$NS_RX" neigh replace "$i" lladdr "$mac_tx" dev "$IF_RX" nud permanent ||
+			return 1
+	done
+}
+
+netns_extra_cleanup() {
+	if [ -x "$SLUICE" ] && ip netns list | grep -qw "$NS_TX"; then
+		tx_sluice shape detach "$IF_TX" >/dev/null 2>&1
+	fi
+	[ -n "${TX_NETNS_DIR:-}" ] && rm -rf "$TX_NETNS_DIR"
+	declare -F shape_extra_cleanup >/dev/null && shape_extra_cleanup
+	return 0
+}
+
+tx_sluice() { tx_exec "$SLUICE" "$@"; }
+tx_ctl() { tx_exec "$SLUICECTL" "$@"; }
+
+declare -A RECV_PID
+recv_start() {
+	local name=$1 i
+	shift
+	rm -f "$NETNS_TMP/$name.ready"
+	${RECV_EXEC:-rx_exec} "$SLUICE_PROBE" recv -j -p "$PORT" -r "$NETNS_TMP/$name.ready" "$@" \
+		>"$NETNS_TMP/$name.json" 2>"$NETNS_TMP/$name.err" &
+	RECV_PID[$name]=$!
+	NETNS_PIDS+=($!)
+	for ((i = 0; i < 200; i++)); do
+		[ -e "$NETNS_TMP/$name.ready" ] && return 0
+		kill -0 "${RECV_PID[$name]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag "sluice-probe recv $name did not start: $(cat "$NETNS_TMP/$name.err")"
+	return 1
+}
+
+recv_wait() {
+	local st
+	wait "${RECV_PID[$1]}"
+	st=$?
+	if [ "$st" != 0 ] || ! jq -e .total "$NETNS_TMP/$1.json" >/dev/null 2>&1; then
+		diag "sluice-probe recv $1 failed (exit status $st): $(cat "$NETNS_TMP/$1.err")"
+		return 1
+	fi
+}
+
+send_burst() {
+	if ! tx_exec "$SLUICE_PROBE" send -j -p "$PORT" "$@" >"$NETNS_TMP/send.json" \
+		2>"$NETNS_TMP/send.err"; then
+		diag "sluice-probe send $* failed: $(cat "$NETNS_TMP/send.err")"
+		return 1
+	fi
+}
+
+src_field() {
+	jq -r --arg s "$2" --arg f "$3" \
+		'(.sources[] | select(.src == $s) | .[$f]) // 0' "$NETNS_TMP/$1.json"
+}
+
+# recv_show NAME: the receiver's report without the packet list, as TAP comments.
+recv_show() {
+	diag "$(jq -c 'del(.sources[].packets)' "$NETNS_TMP/$1.json")"
+}
+
+shape_stat() {
+	local f=$1 pin="${SHAPE_PINS:-$TX_NETNS_DIR/shape:$IF_TX}/sluice_shape_stats"
+	bpftool -j map dump pinned "$pin" 2>/dev/null | jq --arg f "$f" '
+		[.. | objects | select(has("value") and (.value | type) == "object")
+			| .value | .[$f]] as $v
+		| if $f == "max_delay_ns" then ($v | max) // 0
+		  elif $f == "hist" then [range(0; ($v[0] | length)) as $i | [$v[] | .[$i]] | add]
+		  else ($v | add) // 0 end'
+}
+
+ctl_stat() {
+	${SHAPE_EXEC:-tx_exec} "$SLUICECTL" -i "shape:${SHAPE_IF:-$IF_TX}" -j stats |
+		jq -r --arg f "$1" '.[$f] // empty'
+}
+
+# The model is sluice_gcra_shape() of include/sluice/algo.h: base = max(TAT,
+# now); dropped when base - now > burst x T; else TAT = base + T, and delayed
+# when base - now > delay x T. The program reads its clock inside sendmsg():
+# after the time before it, before the time after it. Mostly they are
+# microseconds apart, but a send can stall for milliseconds in an emulated
+# guest (the first one: 9 ms measured), so both replays are made and the
+# program's count must lie between them.
+gcra_sim() {
+	jq -r --arg s "$1" --argjson t "$2" --argjson b "$3" --argjson d "$4" \
+		--arg f "${5:-send_us}" '
+		.sources[] | select(.src == $s) | .[$f]
+		| reduce .[] as $now ({tat: null, acc: 0, del: 0, drop: 0};
+			(if .tat == null or .tat < $now then $now else .tat end) as $base
+			| if $base - $now > $b * $t then .drop += 1
+			  else .tat = $base + $t | .acc += 1
+				| if $base - $now > $d * $t then .del += 1 else . end
+			  end)
+		| "\(.acc) \(.del) \(.drop)"' "$NETNS_TMP/send.json"
+}
+
+delayed_range() {
+	local a b
+	read -r _ a _ < <(gcra_sim "$@" send_us)
+	read -r _ b _ < <(gcra_sim "$@" send_end_us)
+	[ -n "$a" ] && [ -n "$b" ] || return 1
+	if [ "$a" -le "$b" ]; then echo "$a $b"; else echo "$b $a"; fi
+}
+
+# in_range V "LO HI": LO <= V <= HI.
+in_range() {
+	local lo hi
+	read -r lo hi <<<"$2"
+	[ -n "$1" ] && [ -n "$lo" ] && [ "$1" -ge "$lo" ] && [ "$1" -le "$hi" ]
+}
+
+fcmp() { awk "BEGIN { exit !($1) }"; }

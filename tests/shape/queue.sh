@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# The shaper's queue (nginx's limit_req burst= and delay=), rate 100/s (10 ms)
+# and --burst 20: a queue of 20 beyond the first packet.
+#   --delay 5: a burst of 100 sent as fast as the socket allows: the first
+#     packet and the 5 excess after it arrive at once, the 7th (seq 6) one
+#     interval later; what does not fit the queue is dropped, and
+#     `sluicectl -i shape:IF -j stats` counts exactly what the receiver did
+#     not get as limited and dropped; the delayed counter holds the rest but
+#     those 6 (as the shaper's algorithm gives on the sender's send times:
+#     gcra_sim, which also finds the ones a leak let in at once).
+#   --nodelay (a meter): the same burst: what is accepted arrives at once,
+#     nothing is delayed, the excess is dropped and counted.
+# The sender takes a few ms for 100 packets (SEND_S); the bucket leaks one
+# packet per 10 ms meanwhile, so up to 1 + SEND_S / 10 ms more than the queue
+# are accepted: the count is checked against that window, the drops exactly.
+# "At once" is under half an interval (5 ms) after the first arrival; the
+# guest's timers are late by up to about 1 ms (tests/shape/reference.sh).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+source tests/lib/tap.sh
+source tests/lib/netns.sh
+source tests/shape/lib/shape.sh
+
+shape_need "shape queue"
+shape_need_sluice "shape queue"
+shape_lab shq 46 2 || { not_ok "shape queue: lab set up"; exit 1; }
+fq_or_skip "shape queue"
+
+T=10000 # us
+# arrival SRC SEQ: us after the first arrival, of recv "q"; empty when lost.
+arrival() {
+	jq -r --arg s "$1" --argjson q "$2" \
+		'.sources[] | select(.src == $s) | .packets[] | select(.[0] == $q) | .[1]' \
+		"$NETNS_TMP/q.json"
+}
+
+# burst NAME SRC: 100 as fast as possible from SRC; sets N (arrived), SENT,
+# SLACK (how many more than burst + 1 the leak may have let in), and the
+# counters before it (L0 limited, D0 dropped, DL0 delayed).
+burst() {
+	N='' SENT='' SLACK=''
+	L0=$(ctl_stat limited) D0=$(ctl_stat dropped) DL0=$(shape_stat delayed)
+	recv_start q -t 1.5 -e "$T" -a || return 1
+	send_burst -s "$2" -d "$ADDR4_RX" -n 100 -a || return 1
+	recv_wait q || return 1
+	recv_show q
+	N=$(src_field q "$2" count)
+	SENT=$(jq .sent "$NETNS_TMP/send.json")
+	SLACK=$(jq --argjson t "$T" '.seconds * 1e6 / $t | floor + 1' "$NETNS_TMP/send.json")
+	diag "$1: sent $SENT in $(jq .seconds "$NETNS_TMP/send.json") s, $N arrived (slack $SLACK)"
+}
+
+# counted NAME: limited and dropped equal what the receiver did not get.
+counted() {
+	local limited dropped
+	limited=$(($(ctl_stat limited) - L0))
+	dropped=$(($(ctl_stat dropped) - D0))
+	diag "$1: sluicectl stats: limited $limited, dropped $dropped; not received $((SENT - N))"
+	if [ "$limited" = $((SENT - N)) ] && [ "$dropped" = $((SENT - N)) ]; then
+		ok "$1: limited and dropped count what did not arrive"
+	else
+		not_ok "$1: limited and dropped count what did not arrive"
+	fi
+}
+
+name="--burst 20 --delay 5"
+if expect_status 0 "shape attach --rate 100/s $name" \
+	tx_sluice shape attach "$IF_TX" --rate 100/s --burst 20 --delay 5; then
+	if burst "$name" "${SRC4[0]}"; then
+		if [ "$N" -ge 21 ] && [ "$N" -le $((21 + SLACK)) ]; then
+			ok "$name: the queue's 21 arrive (up to $SLACK more leaked in)"
+		else
+			not_ok "$name: the queue's 21 arrive (up to $SLACK more leaked in), not $N"
+		fi
+		a5=$(arrival "${SRC4[0]}" 5) a6=$(arrival "${SRC4[0]}" 6)
+		diag "$name: seq 5 at ${a5:-lost} us, seq 6 at ${a6:-lost} us after the first"
+		if [ -n "$a5" ] && fcmp "$a5 < $T / 2"; then
+			ok "$name: the first packet and 5 more arrive at once"
+		else
+			not_ok "$name: the first packet and 5 more arrive at once"
+		fi
+		if [ -n "$a6" ] && fcmp "$a6 >= $T / 2 && $a6 < 1.5 * $T"; then
+			ok "$name: the 7th arrives one interval later"
+		else
+			not_ok "$name: the 7th arrives one interval later"
+		fi
+		counted "$name"
+		delayed=$(($(shape_stat delayed) - DL0))
+		want=$(delayed_range "${SRC4[0]}" "$T" 20 5)
+		diag "$name: on the send times: $(gcra_sim "${SRC4[0]}" "$T" 20 5) (accepted," \
+			"delayed, dropped); delayed between $want"
+		if in_range "$delayed" "$want"; then ok "$name: delayed counts all but the first 6"; else
+			not_ok "$name: delayed counts all but the first 6 ($delayed, want $want)"; fi
+	else
+		not_ok "$name: the burst was measured"
+	fi
+	expect_status 0 "shape detach" tx_sluice shape detach "$IF_TX"
+fi
+
+name="--burst 20 --nodelay"
+if expect_status 0 "shape attach --rate 100/s $name" \
+	tx_sluice shape attach "$IF_TX" --rate 100/s --burst 20 --nodelay; then
+	if burst "$name" "${SRC4[1]}"; then
+		if [ "$N" -ge 21 ] && [ "$N" -le $((21 + SLACK)) ]; then
+			ok "$name: the queue's 21 arrive (up to $SLACK more leaked in)"
+		else
+			not_ok "$name: the queue's 21 arrive (up to $SLACK more leaked in), not $N"
+		fi
+		a20=$(arrival "${SRC4[1]}" 20)
+		if [ -n "$a20" ] && fcmp "$a20 < $T / 2"; then
+			ok "$name: the accepted burst arrives at once"
+		else
+			not_ok "$name: the accepted burst arrives at once (seq 20 at ${a20:-lost} us)"
+		fi
+		counted "$name"
+		delayed=$(($(shape_stat delayed) - DL0))
+		if [ "$delayed" = 0 ]; then ok "$name: nothing delayed"; else
+			not_ok "$name: nothing delayed ($delayed)"; fi
+	else
+		not_ok "$name: the burst was measured"
+	fi
+	expect_status 0 "shape detach" tx_sluice shape detach "$IF_TX"
+fi
+tap_done
