@@ -59,12 +59,27 @@ paced() {
 			{ not_ok "$name: fq set up"; return; }
 		opt=(-T "$us")
 	fi
-	json=$how$fam$us
-	recv_start "$json" -t 3 -n 100 -e "$us" || { not_ok "$name: receiver"; return; }
-	send_burst -s "$src" -d "$dst" -n 100 -l "$len" "${opt[@]}" ||
-		{ not_ok "$name: sender"; return; }
-	recv_wait "$json" || { not_ok "$name: receiver"; return; }
-	recv_show "$json"
+	# A guest that loses its vCPU for tens of ms (software emulation on a
+	# busy host) gets every departure due meanwhile released at once: the
+	# gaps then show one stall of many intervals and a run of near-zero
+	# gaps, which at 1 ms makes the median a few us. That is the host
+	# starving the guest, not fq's spacing: a run whose largest gap is
+	# over 10 intervals (and 20 ms) is measured again, at most 3 runs, and
+	# the checks read the last one.
+	local try max
+	for try in 1 2 3; do
+		json=$how$fam$us.$try
+		recv_start "$json" -t 3 -n 100 -e "$us" || { not_ok "$name: receiver"; return; }
+		send_burst -s "$src" -d "$dst" -n 100 -l "$len" "${opt[@]}" ||
+			{ not_ok "$name: sender"; return; }
+		recv_wait "$json" || { not_ok "$name: receiver"; return; }
+		recv_show "$json"
+		max=$(src_field "$json" "$src" gap_max_us)
+		[ -n "$max" ] && [ "$max" != null ] || break
+		fcmp "$max > 10 * $us && $max > 20000" || break
+		diag "$how IPv$fam at $us us: run $try had a stall of $max us (the guest lost" \
+			"its CPU): measuring again"
+	done
 	span=$(src_field "$json" "$src" span_us)
 	med=$(src_field "$json" "$src" gap_median_us)
 	diag "$how IPv$fam at $us us: span $span us (want $((99 * us))), median gap $med us," \
