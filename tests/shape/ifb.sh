@@ -125,7 +125,7 @@ beside() {
 	tx_exec "$SLUICE_PROBE" send -j -p "$PORT" -s "$noisy" -d "$dst" -n 150 \
 		>"$NETNS_TMP/noisy.json" 2>"$NETNS_TMP/noisy.err" &
 	pid=$!
-	NETNS_PIDS+=($pid)
+	NETNS_PIDS+=("$pid")
 	send_burst -s "$quiet" -d "$dst" -n 5 -r 10 || { not_ok "$name: quiet sender"; return; }
 	wait "$pid" || { not_ok "$name: noisy sender: $(cat "$NETNS_TMP/noisy.err")"; return; }
 	recv_wait "$json" || { not_ok "$name: receiver"; return; }
