@@ -51,6 +51,11 @@ case " $suites " in *" shape "*) mods="veth sch_fq sch_ingress cls_bpf" ;; esac
 for m in $mods; do
 	"$tree/tests/kernels/modprobe" "$m" 2>&1 | sed 's/^/# guest: /' >"$out"
 done
+# tests/shape/ifb.sh's ifb, with no ifb0 and ifb1 of its own (autoloading by
+# `ip link add type ifb` would make them in the initial namespace).
+case " $suites " in *" shape "*)
+	"$tree/tests/kernels/modprobe" ifb numifbs=0 2>&1 | sed 's/^/# guest: /' >"$out" ;;
+esac
 
 # SLUICE_GUEST: tests/run.sh runs the shape suite here, never in a guest of its own.
 export HOME=/tmp TMPDIR=/tmp BUILD=$build SUITES="$suites" SLUICE_GUEST=1
