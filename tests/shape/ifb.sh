@@ -224,6 +224,11 @@ rx_exec ip link set "$IFB" down
 out=$(rx_exec "$SLUICE" shape attach "$IFB" --rate 100/s 2>&1)
 st=$?
 diag "shape attach of the ifb down: exit status $st: $out"
+if [ "$st" = 0 ] && grep -q "$IFB is down: nothing it sends leaves" <<<"$out"; then
+	ok "shape attach of an ifb that is down attaches and warns that it is down"
+else
+	not_ok "shape attach of an ifb that is down attaches and warns that it is down"
+fi
 lost down "the ifb down"
 [ "$st" = 0 ] && rx_exec "$SLUICE" shape detach "$IFB" >/dev/null
 rx_exec ip link del "$IFB"

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -307,6 +310,20 @@ void shape_record(struct attach_ctx *c, struct sluice_config *cfg)
 		cfg->shape_flags |= SLUICE_SHAPE_MADE_CLSACT;
 }
 
+/* Is ifname up in the caller's namespace? -1 when it cannot be told. */
+static int iface_up(const char *ifname)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr) ? -1 : !!(ifr.ifr_flags & IFF_UP);
+	close(fd);
+	return ret;
+}
+
 void shape_print_summary(struct attach_ctx *c, __u32 new_id)
 {
 	const struct attach_opts *o = c->o;
@@ -333,6 +350,13 @@ void shape_print_summary(struct attach_ctx *c, __u32 new_id)
 			       c->have_old_cfg && (c->old_cfg.kind & SLUICE_KIND_KEY_DST)) ?
 		       "destination" :
 		       "source");
+	/* Attaching to a down interface is not an error (it may come up
+	 * later), but nothing leaves it meanwhile; an ifb that ingress
+	 * traffic is redirected to drops all of it while it is down. */
+	if (iface_up(o->ifname) == 0)
+		pr_warn("sluice: warning: %s is down: nothing it sends leaves (and an ifb drops "
+			"everything redirected to it) until 'ip link set %s up'\n", o->ifname,
+			o->ifname);
 }
 
 /* ---- detach's side (detach.c calls these for shape:IFACE) ---- */
