@@ -63,10 +63,6 @@ die() { echo "test-kernels: $*" >&2; exit "${2:-1}"; }
 if [ "$(id -u)" != 0 ]; then
 	die "needs root (apt-get download, dpkg-deb, and the bpf suite in the guest): run 'sudo make test-kernels'"
 fi
-for t in apt-get apt-cache dpkg-deb depmod qemu-system-x86_64 busybox cpio gzip xz timeout; do
-	command -v "$t" >/dev/null ||
-		die "'$t' is not installed: run 'sudo make deps' (scripts/deps.sh installs qemu-system-x86, busybox-static, cpio)"
-done
 KERNEL_RUN=${KERNEL_RUN:-}
 KERNEL_RUN_OUT=${KERNEL_RUN_OUT:-}
 if [ -n "$KERNEL_RUN" ]; then
@@ -75,6 +71,10 @@ if [ -n "$KERNEL_RUN" ]; then
 	esac
 	[ -x "$KERNEL_RUN" ] || die "KERNEL_RUN=$KERNEL_RUN: no executable script of that name in $(pwd -P)" 2
 fi
+for t in apt-get apt-cache dpkg-deb depmod qemu-system-x86_64 busybox cpio gzip xz timeout; do
+	command -v "$t" >/dev/null ||
+		die "'$t' is not installed: run 'sudo make deps' (scripts/deps.sh installs qemu-system-x86, busybox-static, cpio)"
+done
 case $KERNEL_ACCEL in auto | kvm | tcg) ;; *) die "KERNEL_ACCEL=$KERNEL_ACCEL: want auto, kvm or tcg" 2 ;; esac
 for v in KERNEL_TIMEOUT KVM_PROBE; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v=${!v}: want a number of seconds (e.g. $v=900)" 2
