@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# `make bench`: sluice's benchmarks, about seven minutes on two CPUs (root).
+# `make bench`: sluice's benchmarks, about ten minutes on two CPUs (root).
 #   1. cost     in-kernel cost per packet, BPF_PROG_TEST_RUN (sluice-bench cost)
 #   2. e2e      receive-side Mpps and CPU per packet on a veth pair (e2e.sh)
 #   3. accuracy admitted against rate x time + burst (sluice-bench accuracy)
