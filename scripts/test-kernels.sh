@@ -32,6 +32,13 @@
 #   KVM_PROBE       seconds KVM gets to show the first console line (default 20)
 #   KERNEL_CACHE    where packages, extracted kernels and logs go (default BUILD/kernels)
 #   BUILD           the build tree the guest tests (default build; `make tests` first)
+#   KERNEL_RUN      instead of the suites, run this one script of the tree in the
+#                   guest (a path relative to the tree, e.g. tools/bench/shape-guest.sh:
+#                   the bench's shape part), the shape suite's modules loaded; its
+#                   TAP lines and comments show here, "ok - LABEL: KERNEL_RUN ran to
+#                   its end" when it did
+#   KERNEL_RUN_OUT  with KERNEL_RUN: a file that gets the script's whole output
+#                   (the guest's ttyS1, every line), for the caller to read
 set -uo pipefail
 export PATH=$PATH:/usr/sbin:/sbin
 cd "$(dirname "$0")/.." || exit 1
@@ -56,6 +63,14 @@ die() { echo "test-kernels: $*" >&2; exit "${2:-1}"; }
 if [ "$(id -u)" != 0 ]; then
 	die "needs root (apt-get download, dpkg-deb, and the bpf suite in the guest): run 'sudo make test-kernels'"
 fi
+KERNEL_RUN=${KERNEL_RUN:-}
+KERNEL_RUN_OUT=${KERNEL_RUN_OUT:-}
+if [ -n "$KERNEL_RUN" ]; then
+	case $KERNEL_RUN in
+	/* | *..* | *[[:space:]]*) die "KERNEL_RUN=$KERNEL_RUN: want a path inside the tree, relative to it, without '..' or blanks (e.g. KERNEL_RUN=tools/bench/shape-guest.sh)" 2 ;;
+	esac
+	[ -x "$KERNEL_RUN" ] || die "KERNEL_RUN=$KERNEL_RUN: no executable script of that name in $(pwd -P)" 2
+fi
 for t in apt-get apt-cache dpkg-deb depmod qemu-system-x86_64 busybox cpio gzip xz timeout; do
 	command -v "$t" >/dev/null ||
 		die "'$t' is not installed: run 'sudo make deps' (scripts/deps.sh installs qemu-system-x86, busybox-static, cpio)"
@@ -64,7 +79,8 @@ case $KERNEL_ACCEL in auto | kvm | tcg) ;; *) die "KERNEL_ACCEL=$KERNEL_ACCEL: w
 for v in KERNEL_TIMEOUT KVM_PROBE; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v=${!v}: want a number of seconds (e.g. $v=900)" 2
 done
-[ -x "$BUILD/sluice" ] && [ -d "$BUILD/tests/unit" ] ||
+# KERNEL_RUN's script needs the programs only (make bench builds no tests).
+[ -x "$BUILD/sluice" ] && { [ -n "$KERNEL_RUN" ] || [ -d "$BUILD/tests/unit" ]; } ||
 	die "$BUILD/sluice or $BUILD/tests is missing: run 'make tests' (make test-kernels does) first"
 mkdir -p "$KERNEL_CACHE" || die "cannot create KERNEL_CACHE=$KERNEL_CACHE"
 CACHE=$(cd "$KERNEL_CACHE" && pwd -P)
@@ -188,7 +204,7 @@ boot() {
 		-chardev file,id=tap,path="$tap" -serial chardev:tap \
 		-kernel "$kdir/root/boot/vmlinuz-$kver" -initrd "$kdir/initrd.gz" \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
-		-append "console=ttyS0 panic=-1 oops=panic sluice.tree=$TREE sluice.build=$BUILD_REL sluice.modules=$kdir/root/lib/modules/$kver sluice.suites=${KERNEL_SUITES// /,}" \
+		-append "console=ttyS0 panic=-1 oops=panic sluice.tree=$TREE sluice.build=$BUILD_REL sluice.modules=$kdir/root/lib/modules/$kver sluice.suites=${KERNEL_SUITES// /,}${KERNEL_RUN:+ sluice.run=$KERNEL_RUN}" \
 		</dev/null >"$kdir/qemu-$accel.log" 2>&1
 	r=$?
 	exit $r) 2>/dev/null &
@@ -260,10 +276,15 @@ for spec in $KERNELS; do
 		esac
 	done <"$tap"
 
+	if [ -n "$KERNEL_RUN" ]; then
+		[ -n "$KERNEL_RUN_OUT" ] && tr -d '\r' <"$tap" >"$KERNEL_RUN_OUT"
+		[ "$finished" = 1 ] && emit "ok" "$label: $KERNEL_RUN ran to its end"
+	fi
 	# tests/run.sh prints a program's lines when it ends, in name order: the
 	# guest stopped in the program after the last one that reported.
 	stopped="the last test program to report: ${last%%:*}; the guest stopped in the next one"
 	[ -n "$last" ] || stopped="no test program reported"
+	[ -n "$KERNEL_RUN" ] && stopped="the guest stopped in $KERNEL_RUN"
 	oops=$(grep -a -n -E 'Kernel panic|Oops|BUG:' "$con" | head -5)
 	if [ -n "$oops" ]; then
 		first=$(head -1 <<<"$oops" | cut -d: -f2- | tr -d '\r')

@@ -5,20 +5,27 @@
 # read-only root cannot give (tmpfs on /tmp and /run, bpffs, devpts, shm),
 # runs tests/run.sh of the tree with the suites of the command line
 # (sluice.suites=unit,bpf,cli) and writes its TAP to ttyS1, then powers off.
+# With sluice.run=PATH (a script of the tree, e.g. tools/bench/shape-guest.sh:
+# scripts/test-kernels.sh's KERNEL_RUN) it runs that script instead, its
+# output to ttyS1, with the shape suite's modules loaded.
 # The host's scripts/test-kernels.sh reads ttyS1 back; ttyS0 is the console.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 out=/dev/ttyS1
 stty -F "$out" raw -echo 2>/dev/null
 
+# Power off, and wait for it without forking: an external sleep may fail to
+# start while the kernel powers off, and PID 1 exiting is a panic.
 off() {
+	local end=$((SECONDS + 30))
 	sync
 	echo o >/proc/sysrq-trigger
-	sleep 30
+	while [ "$SECONDS" -lt "$end" ]; do :; done
 }
 
-tree= suites= build=build
+tree= suites= build=build run=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
+	sluice.run=*) run=${arg#sluice.run=} ;;
 	sluice.tree=*) tree=${arg#sluice.tree=} ;;
 	sluice.suites=*) suites=${arg#sluice.suites=} ;;
 	sluice.build=*) build=${arg#sluice.build=} ;;
@@ -48,6 +55,7 @@ echo "$tree/tests/kernels/modprobe" >/proc/sys/kernel/modprobe
 # The shape suite's qdiscs and classifier (autoloading would find them too).
 mods=veth
 case " $suites " in *" shape "*) mods="veth sch_fq sch_ingress cls_bpf" ;; esac
+[ -n "$run" ] && mods="veth sch_fq sch_ingress cls_bpf"
 for m in $mods; do
 	"$tree/tests/kernels/modprobe" "$m" 2>&1 | sed 's/^/# guest: /' >"$out"
 done
@@ -60,6 +68,16 @@ esac
 # SLUICE_GUEST: tests/run.sh runs the shape suite here, never in a guest of its own.
 export HOME=/tmp TMPDIR=/tmp BUILD=$build SUITES="$suites" SLUICE_GUEST=1
 cd "$tree" || { echo "not ok - guest: cd $tree failed" >"$out"; off; }
+if [ -n "$run" ]; then
+	{
+		echo "# guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo), running $run"
+		start=$(date +%s)
+		"$tree/$run" 2>&1
+		echo "# guest: $run exit status $?, $(($(date +%s) - start)) s"
+		echo "# guest: done"
+	} >"$out"
+	off
+fi
 {
 	echo "# guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo), suites: $suites"
 	start=$(date +%s)

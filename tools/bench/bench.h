@@ -106,6 +106,7 @@ double bench_max(const double *v, int n);
 /* ---- subcommands ---- */
 
 int cmd_cost(int argc, char **argv);
+int cmd_tccost(int argc, char **argv);
 int cmd_accuracy(int argc, char **argv);
 int cmd_xdp(int argc, char **argv);
 

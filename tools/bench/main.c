@@ -4,6 +4,7 @@
  * it, and builds the namespaces of the end-to-end part around it).
  *
  *   sluice-bench cost ...      in-kernel cost per packet (BPF_PROG_TEST_RUN)
+ *   sluice-bench tccost ...    the same for the shaper's tc program (tccost.c)
  *   sluice-bench accuracy ...  admitted / (rate x time + burst), 1 and 2 CPUs
  *   sluice-bench xdp ...       attach a bench program to a device, read its counters
  */
@@ -21,6 +22,7 @@ static const struct {
 	const char *help;
 } cmds[] = {
 	{ "cost", cmd_cost, "in-kernel cost per packet of every case, JSON and Markdown" },
+	{ "tccost", cmd_tccost, "the shaper's cost per packet (sluice_tc, tc_bare, sluice_xdp)" },
 	{ "accuracy", cmd_accuracy, "admitted against rate x time + burst, every algorithm" },
 	{ "fleetfill", cmd_fleetfill, "keep N keys active for a fleet agent, time its syncs" },
 	{ "xdp", cmd_xdp, "attach drop or sluice to a device; read a device's XDP counters" },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# `make bench`: sluice's benchmarks, about seven minutes on two CPUs (root).
+# `make bench`: sluice's benchmarks, about ten minutes on two CPUs (root).
 #   1. cost     in-kernel cost per packet, BPF_PROG_TEST_RUN (sluice-bench cost)
 #   2. e2e      receive-side Mpps and CPU per packet on a veth pair (e2e.sh)
 #   3. accuracy admitted against rate x time + burst (sluice-bench accuracy)
@@ -9,15 +9,18 @@
 #   5. rules    100,000 rules: batch, one change, listing, cost per packet (rules.sh)
 #   6. fleet    the fleet agent against one local Redis at 10k, 100k and 1M active
 #               keys: keys/s, time per sync, agent and Redis CPU, Redis calls (fleet.sh)
+#   7. shape    the shaper: sluice_tc's cost per packet (sluice-bench tccost), and
+#               its spacing at 1k/10k/100k pps with fq, in a qemu guest of Debian
+#               12's 6.1 when this kernel has no fq (shape.sh, about 2.5 minutes)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
-# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy rules fleet" picks
+# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy rules fleet shape" picks
 # parts; BENCH_REPEAT and BENCH_RUNS change the in-kernel runs (1e6 x 5);
 # BENCH_REPORT_ONLY=1 only rebuilds the report from the last results.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
 OUT=$BUILD/bench
-PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet}
+PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet shape}
 PREFIX=bn$$
 NSH=${PREFIX}h
 
@@ -89,6 +92,12 @@ fi
 if measure fleet; then
 	echo "bench: the fleet agent against one local Redis (about 1.5 minutes)" >&2
 	BUILD=$BUILD BENCH=$BENCH tools/bench/fleet.sh "$OUT" >/dev/null
+fi
+
+if measure shape; then
+	echo "bench: the shaper (about 2.5 minutes: a qemu guest when this kernel has no fq)" >&2
+	BUILD=$BUILD BENCH=$BENCH NSH=$NSH HOLD=${PREFIX}a1 tools/bench/shape.sh "$OUT" ||
+		echo "bench: the shape part reported a failure: see $OUT/shape.md" >&2
 fi
 
 # ---- e2e: Markdown, JSON, ratios and goals from the TSV ----
@@ -222,7 +231,7 @@ fi
 {
 	echo "## sluice benchmarks ($(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
 	echo
-	for part in cost e2e accuracy rules fleet; do
+	for part in cost e2e accuracy rules fleet shape; do
 		has "$part" && [ -s "$OUT/$part.md" ] && cat "$OUT/$part.md"
 	done
 	echo "Charts: $OUT/cost-vs-keys.png, $OUT/mpps.png. JSON: $OUT/results.json."
@@ -230,7 +239,7 @@ fi
 } >"$OUT/results.md"
 {
 	printf '{"kernel":"%s","cpus":%d' "$(uname -r)" "$(nproc)"
-	for part in cost e2e accuracy rules fleet; do
+	for part in cost e2e accuracy rules fleet shape; do
 		if has "$part" && [ -s "$OUT/$part.json" ]; then
 			printf ',"%s":' "$part"
 			cat "$OUT/$part.json"
