@@ -45,4 +45,17 @@ expect_usage() {
 # receiver's queue had no room for before XDP (a starved receiver).
 all_passed() { [ "$1" -le "$2" ] && [ $(($1 + $3)) -ge "$2" ]; }
 
+# promtool_check NAME FILE: `promtool check metrics` accepts the Prometheus
+# text in FILE (skipped, saying why, where promtool is not installed).
+promtool_check() {
+	local out
+	if ! command -v promtool >/dev/null; then
+		skip "promtool is not installed (Debian's prometheus package): run 'sudo make deps'" "$1"
+	elif out=$(promtool check metrics <"$2" 2>&1); then
+		ok "$1"
+	else
+		not_ok "$1"
+		diag "$out"
+	fi
+}
 tap_done() { [ "$TAP_FAILED" = 0 ]; }

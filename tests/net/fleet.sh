@@ -333,15 +333,8 @@ pass_if "metrics: sluice_fleet_state 1 (synced)" \
 	diag "$(grep sluice_fleet_ <<<"$prom")"
 pass_if "metrics: sluice_fleet_boxes 3" \
 	grep -qF "sluice_fleet_boxes{interface=\"${IFR[1]}\"} 3" <<<"$prom"
-if ! command -v promtool >/dev/null; then
-	skip "promtool is not installed (Debian's prometheus package)" \
-		"metrics of a synced box: promtool check metrics accepts them"
-elif out=$(promtool check metrics <<<"$prom" 2>&1); then
-	ok "metrics of a synced box: promtool check metrics accepts them"
-else
-	not_ok "metrics of a synced box: promtool check metrics accepts them"
-	diag "$out"
-fi
+promtool_check "metrics of a synced box: promtool check metrics accepts them" \
+	<(printf '%s\n' "$prom")
 
 # ---- 2. one source sprayed over the three boxes ----
 spray 198.18.0.7 || { not_ok "sprayed source: the generators ran"; exit 1; }

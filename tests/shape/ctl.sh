@@ -164,15 +164,7 @@ if grep -q "XDP_" <<<"$(grep '^# HELP sluice_\(passed\|dropped\)_total' <<<"$pro
 else
 	ok "--prometheus: a shaper's passed and dropped do not say XDP"
 fi
-if ! command -v promtool >/dev/null; then
-	skip "promtool is not installed (Debian's prometheus package): run 'sudo make deps'" \
-		"promtool check metrics accepts the shaper's metrics"
-elif out=$(promtool check metrics <<<"$prom" 2>&1); then
-	ok "promtool check metrics accepts the shaper's metrics"
-else
-	not_ok "promtool check metrics accepts the shaper's metrics"
-	diag "$out"
-fi
+promtool_check "promtool check metrics accepts the shaper's metrics" <(printf '%s\n' "$prom")
 
 # A change of delay keeps the queue the burst left.
 before=$(sctl -j show "$ADDR4_RX" | jq '.bucket.state.queue.packets_ahead')

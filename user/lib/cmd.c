@@ -177,8 +177,7 @@ static int parse_delay_opt(struct edit *e, const char *v, char *err, size_t errl
 	return 0;
 }
 
-/* "--delay 5" or "--nodelay", for messages. */
-static const char *delay_words(__u32 delay, char *buf, size_t len)
+const char *sluice_delay_words(__u32 delay, char *buf, size_t len)
 {
 	if (delay == SLUICE_NODELAY)
 		snprintf(buf, len, "--nodelay");
@@ -459,7 +458,7 @@ static int check_rate(const struct rate_arg *r, char *err, size_t errlen)
 			     "%s is more than --burst %llu of --rate %s: at most the queue "
 			     "(--burst) can go at once; to send every accepted packet at once "
 			     "use --nodelay",
-			     delay_words(r->delay, dw, sizeof(dw)), (unsigned long long)r->burst,
+			     sluice_delay_words(r->delay, dw, sizeof(dw)), (unsigned long long)r->burst,
 			     r->text);
 	if (r->rate.is_bytes && burst && burst < MIN_BYTE_BURST)
 		return usage(err, errlen,

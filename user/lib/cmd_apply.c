@@ -30,16 +30,6 @@ static int limit_set(struct sluice_limit *l, const struct rate_arg *r, __u64 bur
 	return ret;
 }
 
-/* "--delay 5" / "--nodelay" */
-static const char *delay_text(__u32 d, char *buf, size_t len)
-{
-	if (d == SLUICE_NODELAY)
-		snprintf(buf, len, "--nodelay");
-	else
-		snprintf(buf, len, "--delay %u", d);
-	return buf;
-}
-
 /*
  * A shaper's delay for one limit: at most its burst, and the longest wait it
  * leaves (sluice_shape_longest_ns()) short of the fq horizon the shaper's
@@ -56,7 +46,7 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
 			     "%s is more than --burst %u of the %s rate %s: at most the queue "
 			     "(--burst) can go at once; to send every accepted packet at once "
 			     "use --nodelay",
-			     delay_text(d, dw, sizeof(dw)), l->burst, bytes ? "byte" : "packet",
+			     sluice_delay_words(d, dw, sizeof(dw)), l->burst, bytes ? "byte" : "packet",
 			     rate);
 	horizon_ns = h && h->cfg ? (__u64)h->cfg->shape_horizon_us * 1000ULL : 0;
 	if (!horizon_ns)
@@ -71,7 +61,7 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
 		     "reaches the fq horizon of %s of %s (fq would drop it): lower --burst, "
 		     "raise --delay (or --nodelay), or raise the horizon: sluice shape attach "
 		     "%s --horizon DUR",
-		     bytes ? "byte" : "packet", rate, l->burst, delay_text(d, dw, sizeof(dw)),
+		     bytes ? "byte" : "packet", rate, l->burst, sluice_delay_words(d, dw, sizeof(dw)),
 		     wait, hz, h->name[0] ? h->name : h->ifname, h->ifname);
 }
 

@@ -92,6 +92,8 @@ static inline bool sluice_edit_is_shaper(const struct sluice_handle *h)
 /* Check the parts of an edit that depend on the kind of state (--delay,
  * --nodelay, --burst 0): 0 or -EINVAL. */
 int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err, size_t errlen);
+/* A shaper's delay as the option that gives it: "--delay 5" or "--nodelay". */
+const char *sluice_delay_words(__u32 delay, char *buf, size_t len);
 /* sluice_cmd_check() for a kind of state. */
 int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, size_t errlen);
 
