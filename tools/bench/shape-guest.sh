@@ -32,8 +32,8 @@ BATCH=${SHAPE_BATCH:-64}
 # SHAPE_PIN=1 (needs 2 CPUs): the sender on CPU 0, the receiver and, through
 # RPS on the receiver's veth, its stack on CPU 1, so the sender's CPU pays
 # the egress path only (veth hands a packet to the receiving CPU's backlog)
-# and not the receive path too. Off by default for the rates: under TCG it
-# made the sender faster but fq's timer (on the sender's busy CPU) late, the
+# and not the receive path too. Off by default for the rates: in one TCG run
+# it made the sender faster but fq's timer (on the sender's busy CPU) late, the
 # 10k/s arrivals bunched; the path is measured both ways.
 PIN=${SHAPE_PIN:-0}
 [ "$(nproc)" -ge 2 ] || PIN=0
