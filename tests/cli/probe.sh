@@ -30,6 +30,9 @@ usage "send: payload below the header" "24..1472" send -s 198.18.0.1 -d 198.18.0
 usage "send: bad destination" "not an IPv4 or IPv6 address" send -s 198.18.0.1 -d x -p 9000
 usage "send: mixed families" "not an IPv6 address" send -s 198.18.0.1 -d 2001:2::2 -p 9000
 usage "send: rate 0" "0.001..10000000" send -s 198.18.0.1 -d 198.18.0.2 -p 9000 -r 0
+usage "send: batch 0" "1..256" send -s 198.18.0.1 -d 198.18.0.2 -p 9000 -b 0
+usage "send: batch over 256" "1..256" send -s 198.18.0.1 -d 198.18.0.2 -p 9000 -b 257
+usage "send: fractional batch" "packets a sendmmsg() call" send -s 198.18.0.1 -d 198.18.0.2 -p 9000 -b 1.5
 usage "send: stray argument" "unexpected argument 'extra'" send -s 198.18.0.1 -d 198.18.0.2 -p 9000 extra
 usage "recv without -p" "-p PORT is required" recv
 usage "recv: bad timeout" "0.01..3600" recv -p 9000 -t 0

@@ -13,7 +13,7 @@
 
 static const char usage_text[] =
 	"usage: sluice-probe send -s SRC[,SRC...] -d DST -p PORT [-n COUNT] [-r PPS]\n"
-	"                         [-l BYTES] [-P BYTES/S] [-T US] [-a] [-j]\n"
+	"                         [-l BYTES] [-P BYTES/S] [-T US] [-b N] [-a] [-j]\n"
 	"       sluice-probe recv -p PORT [-b ADDR] [-t SECS] [-n TOTAL] [-e US] [-r FILE]\n"
 	"                         [-a] [-j]\n"
 	"  send: COUNT (default 100) numbered UDP packets from each source address\n"
@@ -23,12 +23,15 @@ static const char usage_text[] =
 	"        (24..1472, default 64); -P SO_MAX_PACING_RATE of every socket;\n"
 	"        -T a departure time on every packet (SO_TXTIME, EDT for fq): packet k\n"
 	"        leaves 10 ms + k x US after the start; -a adds the times before and\n"
-	"        after every send to the JSON (us after the start, by seq)\n"
+	"        after every send to the JSON (us after the start, by seq); -b N hands\n"
+	"        each source's packets to the kernel N (1..256, default 1) at a time in\n"
+	"        one sendmmsg(), the send time then taken once per batch (before it)\n"
 	"  recv: every packet to PORT (IPv4 and IPv6), its kernel receive time\n"
 	"        (SO_TIMESTAMPNS); ends SECS (default 3) after the last packet (or the\n"
 	"        start), or at TOTAL packets; reports per source the count, first and\n"
 	"        last arrival and the inter-arrival gaps against an expected interval\n"
-	"        of US microseconds (-e); -a adds every packet (seq, arrival and\n"
+	"        of US microseconds (-e) and the packets the socket dropped for want of\n"
+	"        buffer (SO_RXQ_OVFL); -a adds every packet (seq, arrival and\n"
 	"        latency since its send time, in us) to the JSON; -r FILE is created\n"
 	"        once the socket is bound\n"
 	"  -j  JSON on stdout. Exit status: 0 ok, 1 failure, 2 usage error.\n";

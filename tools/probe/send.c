@@ -7,6 +7,14 @@
  * every packet carries a departure time (SO_TXTIME, CLOCK_MONOTONIC): packet
  * k of each source leaves at start + k x US, which fq honours (EDT), the way
  * the shaper's program stamps them: a reference that needs no sluice.
+ *
+ * With -b N (2..256) each source hands its packets to the kernel N at a time
+ * in one sendmmsg() call (packets k..k+N-1, each with its own sequence number
+ * and, with -T, its own departure time): far fewer system calls, for senders
+ * that must outrun a shaper on a slow machine. The send time is then taken
+ * once per batch, before the call: every packet of a batch carries it (and -a
+ * records it, and the time after the call, for each of them); with -r PPS a
+ * batch waits for the slot of its first packet.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -23,6 +31,8 @@
 #include <unistd.h>
 
 #include "probe.h"
+
+#define PROBE_MAX_BATCH 256
 
 struct source {
 	char text[INET6_ADDRSTRLEN];
@@ -42,10 +52,103 @@ static uint64_t now_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static void sleep_until(uint64_t at)
+{
+	struct timespec ts = { .tv_sec = at / 1000000000ULL, .tv_nsec = at % 1000000000ULL };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Packet k's departure time with -T: 10 ms ahead of the first, so the
+ * departures are all in the future however slow the sending. */
+static uint64_t departure(uint64_t t0, unsigned k, double txtime_us)
+{
+	return t0 + 10000000ULL + (uint64_t)((double)k * txtime_us * 1e3);
+}
+
+/* m's control buffer (room for one uint64_t) carries SCM_TXTIME at. */
+static void set_txtime(struct msghdr *m, uint64_t at)
+{
+	struct cmsghdr *cm = CMSG_FIRSTHDR(m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_TXTIME;
+	cm->cmsg_len = CMSG_LEN(sizeof(at));
+	memcpy(CMSG_DATA(cm), &at, sizeof(at));
+}
+
+/* -b N: packets k..k+N-1 of each source in one sendmmsg() (resumed where
+ * the kernel stopped short; a message it refuses is an error and skipped),
+ * every packet of a batch stamped with the time before the first call. */
+static void send_batches(struct source *src, unsigned nsrc, const struct sockaddr_storage *to,
+			 unsigned char (*bufs)[PROBE_MAX_PAYLOAD], struct mmsghdr *mm,
+			 struct iovec *iovs, char (*cbufs)[CMSG_SPACE(sizeof(uint64_t))],
+			 unsigned batch, unsigned count, size_t len, double pps, double txtime_us,
+			 uint64_t t0)
+{
+	unsigned k0, n, i, j;
+
+	for (j = 0; j < batch; j++) {
+		struct probe_hdr *h = (struct probe_hdr *)bufs[j];
+
+		h->magic = htonl(PROBE_MAGIC);
+		h->count = htonl(count);
+		iovs[j] = (struct iovec){ bufs[j], len };
+	}
+	for (k0 = 0; k0 < count; k0 += batch) {
+		n = count - k0 < batch ? count - k0 : batch;
+		if (pps > 0)
+			sleep_until(t0 + (uint64_t)((double)k0 * 1e9 / pps));
+		for (i = 0; i < nsrc; i++) {
+			uint64_t t = now_ns(CLOCK_REALTIME), te;
+			unsigned done = 0;
+
+			for (j = 0; j < n; j++) {
+				struct probe_hdr *h = (struct probe_hdr *)bufs[j];
+				struct msghdr *m = &mm[j].msg_hdr;
+
+				h->seq = htonl(k0 + j);
+				h->send_ns = htobe64(t);
+				memset(m, 0, sizeof(*m));
+				m->msg_name = (void *)to;
+				m->msg_namelen = sizeof(*to);
+				m->msg_iov = &iovs[j];
+				m->msg_iovlen = 1;
+				if (txtime_us) {
+					memset(cbufs[j], 0, sizeof(cbufs[j]));
+					m->msg_control = cbufs[j];
+					m->msg_controllen = sizeof(cbufs[j]);
+					set_txtime(m, departure(t0, k0 + j, txtime_us));
+				}
+			}
+			while (done < n) {
+				int r = sendmmsg(src[i].fd, mm + done, n - done, 0);
+
+				if (r < 0) {
+					src[i].errors++;
+					src[i].last_errno = errno;
+					done++;
+				} else {
+					src[i].sent += (unsigned)r;
+					done += (unsigned)r;
+				}
+			}
+			te = now_ns(CLOCK_REALTIME);
+			for (j = 0; j < n; j++) {
+				if (src[i].sent_at)
+					src[i].sent_at[k0 + j] = t;
+				if (src[i].sent_end)
+					src[i].sent_end[k0 + j] = te;
+			}
+		}
+	}
+}
+
 int probe_send(int argc, char **argv)
 {
 	const char *srcs = NULL, *dst = NULL;
-	double port = 0, count = 100, pps = 0, len = 64, pacing = 0, txtime_us = 0;
+	double port = 0, count = 100, pps = 0, len = 64, pacing = 0, txtime_us = 0, batch = 1;
 	struct sockaddr_storage to, from;
 	struct source src[PROBE_MAX_SOURCES];
 	unsigned char buf[PROBE_MAX_PAYLOAD] = { 0 };
@@ -55,11 +158,15 @@ int probe_send(int argc, char **argv)
 	unsigned long long sent = 0, errors = 0;
 	bool json = false, have_port = false, all = false;
 	char *list, *tok, *save;
+	unsigned char (*bufs)[PROBE_MAX_PAYLOAD] = NULL;
+	struct mmsghdr *mm = NULL;
+	struct iovec *iovs = NULL;
+	char (*cbufs)[CMSG_SPACE(sizeof(uint64_t))] = NULL;
 	int c, ret = 0;
 
 	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { 0 } };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:d:p:n:r:l:P:T:ajh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:d:p:n:r:l:P:T:b:ajh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': srcs = optarg; break;
 		case 'd': dst = optarg; break;
@@ -95,6 +202,12 @@ int probe_send(int argc, char **argv)
 			if (probe_num(optarg, 1, 1e7, &txtime_us))
 				return probe_usage("send", "-T %s: want a departure interval in"
 						   " microseconds, 1..10000000", optarg);
+			break;
+		case 'b':
+			if (probe_num(optarg, 1, PROBE_MAX_BATCH, &batch) || batch != (int)batch)
+				return probe_usage("send", "-b %s: want packets a sendmmsg() call, 1..%d"
+						   " (1: one sendmsg() a packet)", optarg,
+						   PROBE_MAX_BATCH);
 			break;
 		case 'a': all = true; break;
 		case 'j': json = true; break;
@@ -169,17 +282,26 @@ int probe_send(int argc, char **argv)
 
 	h->magic = htonl(PROBE_MAGIC);
 	h->count = htonl((uint32_t)count);
+	if (batch > 1) {
+		bufs = calloc((size_t)batch, sizeof(*bufs));
+		mm = calloc((size_t)batch, sizeof(*mm));
+		iovs = calloc((size_t)batch, sizeof(*iovs));
+		cbufs = calloc((size_t)batch, sizeof(*cbufs));
+		if (!bufs || !mm || !iovs || !cbufs) {
+			ret = probe_fail("out of memory for a batch of %.0f packets (-b)", batch);
+			goto out;
+		}
+	}
 	start = now_ns(CLOCK_REALTIME);
 	t0 = now_ns(CLOCK_MONOTONIC);
+	if (batch > 1) {
+		send_batches(src, nsrc, &to, bufs, mm, iovs, cbufs, (unsigned)batch,
+			     (unsigned)count, (size_t)len, pps, txtime_us, t0);
+		goto done;
+	}
 	for (k = 0; k < (unsigned)count; k++) {
-		if (pps > 0) {
-			uint64_t at = t0 + (uint64_t)((double)k * 1e9 / pps);
-			struct timespec ts = { .tv_sec = at / 1000000000ULL,
-					       .tv_nsec = at % 1000000000ULL };
-
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-				;
-		}
+		if (pps > 0)
+			sleep_until(t0 + (uint64_t)((double)k * 1e9 / pps));
 		h->seq = htonl(k);
 		for (i = 0; i < nsrc; i++) {
 			char cbuf[CMSG_SPACE(sizeof(uint64_t))] = { 0 };
@@ -188,19 +310,9 @@ int probe_send(int argc, char **argv)
 					    .msg_iov = &iov, .msg_iovlen = 1 };
 
 			if (txtime_us) {
-				/* 10 ms ahead of the first: the departures are all
-				 * in the future however slow the sending. */
-				uint64_t at = t0 + 10000000ULL +
-					      (uint64_t)((double)k * txtime_us * 1e3);
-				struct cmsghdr *cm;
-
 				m.msg_control = cbuf;
 				m.msg_controllen = sizeof(cbuf);
-				cm = CMSG_FIRSTHDR(&m);
-				cm->cmsg_level = SOL_SOCKET;
-				cm->cmsg_type = SCM_TXTIME;
-				cm->cmsg_len = CMSG_LEN(sizeof(at));
-				memcpy(CMSG_DATA(cm), &at, sizeof(at));
+				set_txtime(&m, departure(t0, k, txtime_us));
 			}
 			uint64_t t = now_ns(CLOCK_REALTIME);
 
@@ -217,6 +329,7 @@ int probe_send(int argc, char **argv)
 				src[i].sent_end[k] = now_ns(CLOCK_REALTIME);
 		}
 	}
+done:
 	end = now_ns(CLOCK_REALTIME);
 
 	for (i = 0; i < nsrc; i++) {
@@ -225,8 +338,8 @@ int probe_send(int argc, char **argv)
 	}
 	if (json) {
 		printf("{\"sent\":%llu,\"errors\":%llu,\"seconds\":%.6f,\"start_ns\":%llu,"
-		       "\"payload\":%d,\"sources\":[", sent, errors, (double)(end - start) / 1e9,
-		       (unsigned long long)start, (int)len);
+		       "\"payload\":%d,\"batch\":%d,\"sources\":[", sent, errors,
+		       (double)(end - start) / 1e9, (unsigned long long)start, (int)len, (int)batch);
 		for (i = 0; i < nsrc; i++) {
 			printf("%s{\"src\":\"%s\",\"sent\":%llu,\"errors\":%llu", i ? "," : "",
 			       src[i].text, src[i].sent, src[i].errors);
@@ -246,8 +359,9 @@ int probe_send(int argc, char **argv)
 		}
 		printf("]}\n");
 	} else {
-		printf("sent %llu packets (%d bytes of payload) from %u sources in %.3f ms,"
-		       " %llu errors\n", sent, (int)len, nsrc, (double)(end - start) / 1e6, errors);
+		printf("sent %llu packets (%d bytes of payload) from %u sources in %.3f ms"
+		       " (%d a call), %llu errors\n", sent, (int)len, nsrc,
+		       (double)(end - start) / 1e6, (int)batch, errors);
 	}
 	for (i = 0; i < nsrc; i++) {
 		if (src[i].errors) {
@@ -262,6 +376,10 @@ out:
 		free(src[i].sent_at);
 		free(src[i].sent_end);
 	}
+	free(bufs);
+	free(mm);
+	free(iovs);
+	free(cbufs);
 	free(list);
 	return ret;
 }
