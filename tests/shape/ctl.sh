@@ -166,6 +166,25 @@ else
 fi
 promtool_check "promtool check metrics accepts the shaper's metrics" <(printf '%s\n' "$prom")
 
+# --watch: the shaper's counters too, each interval (the totals are those of
+# stats -j: nothing is sent meanwhile).
+out=$(rx_exec timeout -s INT 3.5 "$SLUICECTL" -i "$S" -j stats --watch 1 2>&1)
+w=$(tail -1 <<<"$out")
+if [ "$(jq '.shape.delayed' <<<"$w" 2>/dev/null)" = "$delayed" ] &&
+	[ "$(jq '.shape.per_second.delayed' <<<"$w" 2>/dev/null)" = 0 ]; then
+	ok "stats -j --watch: the shaper's delayed ($delayed), none in the interval"
+else
+	not_ok "stats -j --watch: the shaper's delayed ($delayed), none in the interval"
+	diag "$out"
+fi
+out=$(rx_exec timeout -s INT 2.5 "$SLUICECTL" -i "$S" stats --watch 1 2>&1)
+if grep -Eq "^delayed +$delayed " <<<"$out" && grep -q "^mean_delay " <<<"$out"; then
+	ok "stats --watch: the shaper's counters and the interval's mean delay"
+else
+	not_ok "stats --watch: the shaper's counters and the interval's mean delay"
+	diag "$out"
+fi
+
 # A change of delay keeps the queue the burst left.
 before=$(sctl -j show "$ADDR4_RX" | jq '.bucket.state.queue.packets_ahead')
 expect_status 0 "rule add of the same rule with --delay 10" \

@@ -23,7 +23,8 @@ void stats_help(FILE *f)
 		"  keys              keys in the tables now (buckets and sliding logs)\n"
 		"  evicted_estimate  new_keys - keys: keys the LRU tables evicted to make\n"
 		"                    room, estimated; keys removed by 'flush' count too\n"
-		"A shaper adds its own counters (not under --watch):\n"
+		"A shaper adds its own counters (under --watch: shaped, delayed, restamped,\n"
+		"horizon_dropped and the interval's mean delay):\n"
 		"  shaped            packets a bucket policy gave a departure time\n"
 		"  delayed           of those, packets that wait (depart later than now)\n"
 		"  mean_delay        the mean delay of the delayed packets\n"
@@ -175,8 +176,45 @@ static double per_sec(const struct sluice_counters *cur, const struct sluice_cou
 	return ((double)field(cur, i) - (double)field(prev, i)) / dt;
 }
 
+/* A shaper's own counters under --watch: totals and rates, and the mean
+ * delay of the packets delayed within the interval. */
+static const struct {
+	const char *name;
+	size_t off;
+} shape_watch[] = {
+	{ "shaped", offsetof(struct sluice_shape_stats, shaped) },
+	{ "delayed", offsetof(struct sluice_shape_stats, delayed) },
+	{ "restamped", offsetof(struct sluice_shape_stats, restamped) },
+	{ "horizon_dropped", offsetof(struct sluice_shape_stats, horizon_dropped) },
+};
+#define SHAPE_WATCH_N (sizeof(shape_watch) / sizeof(shape_watch[0]))
+
+static __u64 shape_field(const struct sluice_shape_stats *s, size_t i)
+{
+	__u64 v;
+
+	memcpy(&v, (const char *)s + shape_watch[i].off, sizeof(v));
+	return v;
+}
+
+static double shape_rate(const struct sluice_shape_stats *cur,
+			 const struct sluice_shape_stats *prev, size_t i, double dt)
+{
+	return ((double)shape_field(cur, i) - (double)shape_field(prev, i)) / dt;
+}
+
+/* The mean delay (ns) of the packets delayed between prev and cur; 0: none. */
+static __u64 shape_mean_since(const struct sluice_shape_stats *cur,
+			      const struct sluice_shape_stats *prev)
+{
+	__u64 n = cur->delayed - prev->delayed;
+
+	return n && cur->delayed >= prev->delayed ? (cur->delay_ns - prev->delay_ns) / n : 0;
+}
+
 static void print_watch(const struct sluice_counters *cur, const struct sluice_counters *prev,
-			double dt)
+			const struct sluice_shape_stats *scur,
+			const struct sluice_shape_stats *sprev, double dt)
 {
 	char when[32];
 	time_t t = time(NULL);
@@ -197,6 +235,17 @@ static void print_watch(const struct sluice_counters *cur, const struct sluice_c
 		for (i = 0; i < sluice_counters_nfields; i++)
 			json_f64(&j, sluice_stats_fields[i].name, per_sec(cur, prev, i, dt));
 		json_obj_end(&j);
+		if (scur) {
+			json_obj_begin(&j, "shape");
+			for (i = 0; i < SHAPE_WATCH_N; i++)
+				json_u64(&j, shape_watch[i].name, shape_field(scur, i));
+			json_u64(&j, "mean_delay_ns", shape_mean_since(scur, sprev));
+			json_obj_begin(&j, "per_second");
+			for (i = 0; i < SHAPE_WATCH_N; i++)
+				json_f64(&j, shape_watch[i].name, shape_rate(scur, sprev, i, dt));
+			json_obj_end(&j);
+			json_obj_end(&j);
+		}
 		json_obj_end(&j);
 		json_end(&j);
 		return;
@@ -206,16 +255,31 @@ static void print_watch(const struct sluice_counters *cur, const struct sluice_c
 	for (i = 0; i < sluice_counters_nfields; i++)
 		printf("%-16s %20llu %14.1f\n", sluice_stats_fields[i].name,
 		       (unsigned long long)field(cur, i), per_sec(cur, prev, i, dt));
+	if (scur) {
+		char mean[32];
+
+		for (i = 0; i < SHAPE_WATCH_N; i++)
+			printf("%-16s %20llu %14.1f\n", shape_watch[i].name,
+			       (unsigned long long)shape_field(scur, i),
+			       shape_rate(scur, sprev, i, dt));
+		sluice_format_duration(shape_mean_since(scur, sprev), mean, sizeof(mean));
+		printf("%-16s %20s %14s\n", "mean_delay", mean, "(this interval)");
+	}
 	printf("\n");
 }
 
-static int read_counters(struct sluice_handle *h, struct sluice_counters *c)
+/* The counters, and a shaper's own into *sc (which becomes NULL for a
+ * limiter, or a shaper whose state has no sluice_shape_stats). */
+static int read_counters(struct sluice_handle *h, struct sluice_counters *c,
+			 struct sluice_shape_stats **sc)
 {
 	int ret = sluice_read_counters(h, c);
 
 	if (ret)
-		return ctl_err(ret, "Couldn't read the counters of %s: %s", h->ifname,
+		return ctl_err(ret, "Couldn't read the counters of %s: %s", h->name,
 			       strerror(-ret));
+	if (*sc && (!h->shape || sluice_read_shape_stats(h, *sc)))
+		*sc = NULL;
 	return 0;
 }
 
@@ -249,13 +313,14 @@ static int open_finished(const char *ifname, struct sluice_handle *h, char *err,
 static int watch(struct sluice_handle *h, __u64 secs)
 {
 	struct sluice_counters prev, cur;
+	struct sluice_shape_stats sprev_s, scur_s, *sprev = &sprev_s, *scur = &scur_s;
 	struct sigaction sa = { .sa_handler = on_signal };
 	double t0, t1;
 	int st, ret;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	st = read_counters(h, &prev);
+	st = read_counters(h, &prev, &sprev);
 	if (st)
 		return st;
 	t0 = now_sec();
@@ -281,18 +346,22 @@ static int watch(struct sluice_handle *h, __u64 secs)
 				return ctl_err(ret, "%s", err);
 			fprintf(stderr, "sluicectl: %s was attached again with a new state: "
 				"watching that one, from its own counters\n", ifname);
-			st = read_counters(h, &prev);
+			sprev = &sprev_s;
+			st = read_counters(h, &prev, &sprev);
 			if (st)
 				return st;
 			t0 = now_sec();
 			continue;
 		}
-		st = read_counters(h, &cur);
+		scur = sprev ? &scur_s : NULL;
+		st = read_counters(h, &cur, &scur);
 		if (st)
 			return st;
 		t1 = now_sec();
-		print_watch(&cur, &prev, t1 - t0);
+		print_watch(&cur, &prev, sprev && scur ? scur : NULL, sprev, t1 - t0);
 		prev = cur;
+		if (sprev && scur)
+			sprev_s = scur_s;
 		t0 = t1;
 	}
 	return SLUICE_EXIT_OK;
@@ -340,7 +409,9 @@ int do_stats(int argc, char **argv)
 		ret = sluice_prometheus(stdout, &h, err, sizeof(err));
 		st = ret ? ctl_err(ret, "%s", err) : SLUICE_EXIT_OK;
 	} else {
-		st = read_counters(&h, &c);
+		struct sluice_shape_stats *none = NULL; /* print_once() reads its own */
+
+		st = read_counters(&h, &c, &none);
 		if (!st)
 			print_once(&h, &c);
 	}
