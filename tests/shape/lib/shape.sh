@@ -169,12 +169,21 @@ ctl_stat() {
 # when base - now > delay x T. The program reads its clock inside sendmsg():
 # after the time before it, before the time after it. Mostly they are
 # microseconds apart, but a send can stall for milliseconds in an emulated
-# guest (the first one: 9 ms measured), so both replays are made and the
-# program's count must lie between them.
+# guest (the first one: 9 ms measured), and each packet's clock may sit
+# anywhere in its own span. In a burst the first packet sets the TAT the
+# others queue behind, so the most delays come from the first read as late
+# as it can be and the others as early, the fewest from the reverse: the
+# replays are made on the times before each send (send_us), after it
+# (send_end_us), and on those two mixes (hi: the first's end, the others'
+# starts; lo: the reverse), and the program's count must lie within them.
+# gcra_sim SRC T BURST DELAY [send_us|send_end_us|hi|lo]: "accepted delayed dropped".
 gcra_sim() {
 	jq -r --arg s "$1" --argjson t "$2" --argjson b "$3" --argjson d "$4" \
 		--arg f "${5:-send_us}" '
-		.sources[] | select(.src == $s) | .[$f]
+		.sources[] | select(.src == $s)
+		| (if $f == "hi" then [.send_end_us[0]] + .send_us[1:]
+		   elif $f == "lo" then [.send_us[0]] + .send_end_us[1:]
+		   else .[$f] end)
 		| reduce .[] as $now ({tat: null, acc: 0, del: 0, drop: 0};
 			(if .tat == null or .tat < $now then $now else .tat end) as $base
 			| if $base - $now > $b * $t then .drop += 1
@@ -184,12 +193,17 @@ gcra_sim() {
 		| "\(.acc) \(.del) \(.drop)"' "$NETNS_TMP/send.json"
 }
 
+# delayed_range SRC T BURST DELAY: "LO HI", the fewest and the most delayed
+# packets of the four replays.
 delayed_range() {
-	local a b
-	read -r _ a _ < <(gcra_sim "$@" send_us)
-	read -r _ b _ < <(gcra_sim "$@" send_end_us)
-	[ -n "$a" ] && [ -n "$b" ] || return 1
-	if [ "$a" -le "$b" ]; then echo "$a $b"; else echo "$b $a"; fi
+	local f n lo= hi=
+	for f in send_us send_end_us hi lo; do
+		read -r _ n _ < <(gcra_sim "$@" "$f")
+		[ -n "$n" ] || return 1
+		if [ -z "$lo" ] || [ "$n" -lt "$lo" ]; then lo=$n; fi
+		if [ -z "$hi" ] || [ "$n" -gt "$hi" ]; then hi=$n; fi
+	done
+	echo "$lo $hi"
 }
 
 # in_range V "LO HI": LO <= V <= HI.
