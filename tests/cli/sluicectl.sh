@@ -220,6 +220,8 @@ if [ "$(id -u)" = 0 ]; then
 			not_ok "not attached, -j: the error is JSON"
 			diag "$OUT"
 		fi
+		ip netns del "$ns" 2>/dev/null
+		trap 'rm -rf "$tmp"' EXIT
 	else
 		skip "could not create a network namespace" "not attached: exit status 1"
 	fi
