@@ -31,6 +31,21 @@ static inline void scratch_init(struct scratch *s)
 	s->t.set = s->cfg.settings[0];
 }
 
+/* Split line at spaces into argv (at most 31 words, NULL-terminated) in
+ * buf's copy of it, as a shell would hand an editing command its words;
+ * returns argc. */
+static inline int scratch_words(const char *line, char buf[512], char *argv[32])
+{
+	int argc = 0;
+	char *w;
+
+	snprintf(buf, 512, "%s", line);
+	for (w = strtok(buf, " "); w && argc < 31; w = strtok(NULL, " "))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	return argc;
+}
+
 /* Drop the copy (and its bookkeeping); the scratch may be edited again. */
 static inline void scratch_free(struct scratch *s)
 {

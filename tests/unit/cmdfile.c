@@ -25,13 +25,8 @@
 static int edit(struct sluice_txn *t, const char *line, char *err, size_t errlen)
 {
 	char buf[512], *argv[32];
-	int argc = 0;
-	char *w;
+	int argc = scratch_words(line, buf, argv);
 
-	snprintf(buf, sizeof(buf), "%s", line);
-	for (w = strtok(buf, " "); w && argc < 31; w = strtok(NULL, " "))
-		argv[argc++] = w;
-	argv[argc] = NULL;
 	return t ? sluice_cmd_edit(t, argc, argv, err, errlen) :
 		   sluice_cmd_check(argc, argv, err, errlen);
 }

@@ -31,13 +31,8 @@ static char last_err[SLUICE_ERR_LEN];
 static int run(struct sluice_txn *t, int shape, const char *line)
 {
 	char buf[512], *argv[32];
-	int argc = 0;
-	char *w;
+	int argc = scratch_words(line, buf, argv);
 
-	snprintf(buf, sizeof(buf), "%s", line);
-	for (w = strtok(buf, " "); w && argc < 31; w = strtok(NULL, " "))
-		argv[argc++] = w;
-	argv[argc] = NULL;
 	last_err[0] = 0;
 	if (t)
 		return sluice_cmd_edit(t, argc, argv, last_err, sizeof(last_err));
