@@ -5,7 +5,8 @@
  * departure time that the fq qdisc honours).
  *
  * packet -> parse -> policy (default or longest-prefix rule) -> key (source
- * masked to the policy's prefix) -> bucket (LRU hash, created full) -> verdict
+ * masked to the policy's prefix) -> bucket (LRU hash, or with --table sets
+ * the set-associative table of lib/sets.h; created full) -> verdict
  * -> per-CPU counters and a sampled drop event. Under dry-run a packet the
  * verdict would drop passes, counted as a would-drop: globally, per policy
  * (sluice_rwould), per key (its dropped counter) and in sampled events.
@@ -19,6 +20,7 @@
 #include "lib/parse.h"
 #include "lib/shared.h"
 #include "lib/shape.h"
+#include "lib/sets.h"
 #include <sluice/sluice.h>
 #include <sluice/algo.h>
 
@@ -112,18 +114,18 @@ static const struct sluice_log zero_log;
  * refill its own buckets by churning the table. Rewrites key to the
  * aggregate's and returns the aggregate's state when it exists already.
  */
-static __always_inline void *new_key_state(void *map, struct sluice_key *key,
-					   struct sluice_config *cfg, struct sluice_settings *set,
-					   struct sluice_stats *st, __u64 now)
+static __always_inline int new_key_over(struct sluice_key *key, struct sluice_config *cfg,
+					struct sluice_settings *set, struct sluice_stats *st,
+					__u64 now)
 {
 	__u64 cost;
 	__u8 agg;
 
 	if (!(set->new_keys.interval | set->new_keys.interval_frac))
-		return NULL;
+		return 0;
 	cost = sluice_limit_cost(&set->new_keys, 1);
 	if (sluice_gcra(&cfg->newkey_tat, now, cost, set->new_keys.tolerance) == SLUICE_PASS)
-		return NULL;
+		return 0;
 	agg = key->family == 4 ? set->agg4 : set->agg6;
 	key->tag |= SLUICE_TAG_AGGREGATE;
 	/* A policy that keys wider than the aggregate already aggregates. */
@@ -132,6 +134,15 @@ static __always_inline void *new_key_state(void *map, struct sluice_key *key,
 		mask_addr(key->addr, agg);
 	}
 	st->aggregated++;
+	return 1;
+}
+
+static __always_inline void *new_key_state(void *map, struct sluice_key *key,
+					   struct sluice_config *cfg, struct sluice_settings *set,
+					   struct sluice_stats *st, __u64 now)
+{
+	if (!new_key_over(key, cfg, set, st, now))
+		return NULL;
 	return bpf_map_lookup_elem(map, key);
 }
 
@@ -169,10 +180,21 @@ static __always_inline int dry_run(const struct sluice_policy *p,
  * of them. So the count is unbiased, with a standard deviation of about
  * sqrt(sample x (N - sample)) for N drops (8 x sqrt(N - 64) by default).
  */
-static __always_inline void count_key_drop(__u64 *dropped, struct sluice_settings *set)
+static __always_inline void count_key_drop(__u64 *dropped, __u32 *dropped32,
+					   struct sluice_settings *set)
 {
 	__u64 sample = (__u64)set->event_mask + 1;
 
+	if (dropped32) {
+		/* a way's count (--table sets): 32 bits, stopping short of a wrap */
+		__u32 d = SLUICE_READ(*dropped32);
+
+		if (d < sample)
+			__sync_fetch_and_add(dropped32, 1);
+		else if (d < SLUICE_WAY_DROPPED_MAX && !(bpf_get_prandom_u32() & set->event_mask))
+			__sync_fetch_and_add(dropped32, (__u32)sample);
+		return;
+	}
 	if (SLUICE_READ(*dropped) < sample)
 		__sync_fetch_and_add(dropped, 1);
 	else if (!(bpf_get_prandom_u32() & set->event_mask))
@@ -255,16 +277,16 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
  * (*depart ticks) and the fq horizon (max_wait ticks) refused before any
  * charge. Window algorithms on a shaper decide as a limiter's: they meter.
  */
-static __always_inline int decide(const struct sluice_policy *p, __u64 *s, __u64 now, __u32 len,
-				  __u32 pkts, const struct share *sh, __u64 *used, const int shape,
-				  __u64 max_wait, __u64 *depart)
+static __always_inline int decide(const struct sluice_policy *p, __u64 *s0, __u64 *s1, __u64 now,
+				  __u32 len, __u32 pkts, const struct share *sh, __u64 *used,
+				  const int shape, __u64 max_wait, __u64 *depart)
 {
 	if (shape && p->algo <= SLUICE_ALGO_LEAKY_BUCKET)
-		return sluice_bucket_shape_shared(p, s, now, len, pkts, sh->fleet ? sh->mult : 1,
-						  sh->fleet ? sh->div : 1, max_wait, used, depart);
+		return sluice_bucket_shape_at(p, s0, s1, now, len, pkts, sh->fleet ? sh->mult : 1,
+					      sh->fleet ? sh->div : 1, max_wait, used, depart);
 	if (sh->fleet)
-		return sluice_bucket_admit_shared(p, s, now, len, sh->mult, sh->div, used);
-	return sluice_admit(p, s, now, len);
+		return sluice_bucket_admit_shared(p, s0, s1, now, len, sh->mult, sh->div, used);
+	return sluice_admit_at(p, s0, s1, now, len);
 }
 
 /* What an admitted packet of a fleet policy cost, for the agent to push.
@@ -332,6 +354,7 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 	struct share sh = {};
 	__u32 zero = 0, slot;
 	__u64 now, *dropped, used[2] = {}, max_wait = ~0ULL, depart = 0;
+	__u32 *dropped32 = NULL;
 	__u8 reason;
 	int v;
 
@@ -447,6 +470,42 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 		}
 		v = sluice_sliding_log(log, now, policy->window, policy->window_limit);
 		dropped = &log->dropped;
+	} else if (table_sets) {
+		/* The set-associative table (lib/sets.h): find the key's way, or
+		 * (a new key, past the new-key limit maybe its aggregate's)
+		 * claim one. A state frozen by a claim under way (SLUICE_RETRY)
+		 * means the key lost its way: find it again. */
+		struct sets_req q = { .seed = SLUICE_READ(cfg->set_seed), .now = now };
+		struct way_ref wr;
+		int g, attempt;
+
+		fleet_share(policy, &sh, now);
+		v = SLUICE_CONTENDED;
+		dropped = NULL;
+		for (attempt = 0; attempt < 2; attempt++) {
+			q.create = 0;
+			g = sets_find(&key, &q);
+			if (g == SETS_MISSING) {
+				new_key_over(&key, cfg, set, st, now);
+				q.create = 1;
+				q.flags = sets_flags(policy);
+				q.meta = sets_meta(policy, key.prefixlen);
+				g = sets_find(&key, &q);
+				if (g == SETS_CLAIMED)
+					st->new_keys++;
+			}
+			if (g != SETS_FOUND && g != SETS_CLAIMED)
+				break;
+			if (sets_ref(key.family, q.loc, &wr))
+				break;
+			v = decide(policy, wr.s0, &wr.x->s1, now, len, pkts, &sh, used, shape,
+				   max_wait, &depart);
+			if (v != SLUICE_RETRY) {
+				dropped32 = &wr.x->dropped;
+				break;
+			}
+			v = SLUICE_CONTENDED;
+		}
 	} else {
 		struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, &key);
 
@@ -460,8 +519,8 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 			struct sluice_bucket nb = {};
 			int err;
 
-			v = decide(policy, nb.s, now, len, pkts, &sh, used, shape, max_wait,
-				   &depart);
+			v = decide(policy, &nb.s[0], &nb.s[1], now, len, pkts, &sh, used, shape,
+				   max_wait, &depart);
 			/* Counted in both modes: a would-drop too. */
 			nb.dropped = v != SLUICE_PASS;
 			err = state_create(&sluice_buckets, &key, &nb, st);
@@ -476,7 +535,8 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 			if (!b)
 				goto failed;
 		}
-		v = decide(policy, b->s, now, len, pkts, &sh, used, shape, max_wait, &depart);
+		v = decide(policy, &b->s[0], &b->s[1], now, len, pkts, &sh, used, shape, max_wait,
+			   &depart);
 		dropped = &b->dropped;
 	}
 verdict:
@@ -497,8 +557,8 @@ verdict:
 
 over:
 	if (dry_run(policy, set)) {
-		if (dropped)
-			count_key_drop(dropped, set);
+		if (dropped || dropped32)
+			count_key_drop(dropped, dropped32, set);
 		count_would_drop(st, set, &key, src, slot, len);
 		goto pass;
 	}
@@ -508,8 +568,8 @@ over:
 		st->contended++;
 	else if (!shape || !out->horizon)
 		st->limited++; /* not a horizon drop: sluice_tc counts that one */
-	if (dropped)
-		count_key_drop(dropped, set);
+	if (dropped || dropped32)
+		count_key_drop(dropped, dropped32, set);
 	goto drop;
 
 failed:

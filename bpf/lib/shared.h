@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 #include <sluice/sluice.h>
+#include <sluice/sets.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -36,6 +37,31 @@ struct {
 	__type(key, struct sluice_key);
 	__type(value, struct sluice_fleet_use);
 } sluice_fleet_use SEC(".maps");
+
+/*
+ * The set-associative key table (--table sets, include/sluice/sets.h): sets
+ * of IPv4 keys and of IPv6 keys, sized at attach (one set each in a state of
+ * the LRU table). table_sets and sets_n are load-time knobs: the loader sets
+ * them from the state (config.kind, the maps' sizes).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_set4);
+} sluice_sets4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_set6);
+} sluice_sets6 SEC(".maps");
+
+const volatile __u8 table_sets = 0;
+const volatile __u32 sets_n[2] = { 1, 1 }; /* sets in sluice_sets4, sluice_sets6 */
 
 /* Tests drive the clock through test_now_ns instead of bpf_ktime_get_ns()
  * (a load-time knob in rodata: the verifier prunes the branch). */

@@ -41,7 +41,18 @@ enum sluice_verdict {
 	SLUICE_DROP = 1,
 	SLUICE_CONTENDED = 2, /* CAS retries exhausted: dropped, never admitted */
 	SLUICE_HORIZON = 3, /* a shaper's: the departure would reach max_wait */
+	SLUICE_RETRY = 4, /* the state is frozen (SLUICE_FROZEN): find the key again */
 };
+
+/*
+ * A state word no state ever holds: the set-associative table (sets.h)
+ * freezes a way's first state word to it while the way changes keys, so
+ * that no update lands between its eviction decision and its claim. Every
+ * CAS loop below that reads it returns SLUICE_RETRY without writing (the
+ * LRU table never holds it). A TAT of 2^64 - 1 ticks is 36 years of
+ * uptime; a window count of 2^32 - 1 in window 2^32 - 1 is 13 years.
+ */
+#define SLUICE_FROZEN (~0ULL)
 
 static __always_inline int sluice_cas(__u64 *p, __u64 old, __u64 new_val)
 {
@@ -65,7 +76,8 @@ static __always_inline __u64 sluice_limit_cost(const struct sluice_limit *l, __u
  * max(tat, now) + cost and the test is against now, no arithmetic can
  * underflow, and a clock moving back only makes the test stricter.
  */
-static __always_inline int sluice_gcra(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance)
+static __always_inline int sluice_gcra_to(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance,
+					  __u64 *written)
 {
 	int i;
 
@@ -75,28 +87,36 @@ static __always_inline int sluice_gcra(__u64 *tat, __u64 now, __u64 cost, __u64 
 		__u64 base = old > now ? old : now;
 		__u64 next = base + cost;
 
+		if (old == SLUICE_FROZEN)
+			return SLUICE_RETRY;
 		if (next - now > tolerance)
 			return SLUICE_DROP;
-		if (sluice_cas(tat, old, next))
+		if (sluice_cas(tat, old, next)) {
+			*written = next;
 			return SLUICE_PASS;
+		}
 	}
 	return SLUICE_CONTENDED;
 }
 
-/* Give back what sluice_gcra took for a packet another limit then refused. */
-static __always_inline void sluice_gcra_refund(__u64 *tat, __u64 cost)
+static __always_inline int sluice_gcra(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance)
 {
-	int i;
+	__u64 w;
 
-	SLUICE_NOUNROLL
-	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
-		__u64 old = SLUICE_READ(*tat);
+	return sluice_gcra_to(tat, now, cost, tolerance, &w);
+}
 
-		/* If the refund cannot be made it stays charged: the packet
-		 * cost budget it did not use, which can only admit less. */
-		if (old < cost || sluice_cas(tat, old, old - cost))
-			return;
-	}
+/*
+ * Give back what sluice_gcra_to() took for a packet another limit then
+ * refused: one CAS from the TAT it wrote. If anything wrote the TAT since
+ * (another packet of the key, or, in the set-associative table, another key
+ * that took the way over) the charge stays: the packet cost budget it did
+ * not use, which can only admit less, and never is a refund taken from a
+ * state that is not the one charged.
+ */
+static __always_inline void sluice_gcra_refund(__u64 *tat, __u64 written, __u64 cost)
+{
+	sluice_cas(tat, written, written - cost);
 }
 
 /*
@@ -130,6 +150,8 @@ static __always_inline int sluice_fixed_window(__u64 *state, __u64 now, __u64 wi
 		__u32 count = sluice_window_delta(old, win) <= 0 ? SLUICE_WIN_COUNT(old) : 0;
 		__u64 next;
 
+		if (old == SLUICE_FROZEN)
+			return SLUICE_RETRY;
 		if (count >= limit)
 			return SLUICE_DROP;
 		next = sluice_window_delta(old, win) <= 0 ? old + 1 : SLUICE_WIN_PACK(win, 1);
@@ -181,7 +203,8 @@ static __always_inline void sluice_window_retire(__u64 *prev, __u32 win, __u32 c
  * window w finds in s[1] the final count of w-1 (or something older, meaning
  * 0). That keeps the estimate exact across CPUs with two plain u64s.
  */
-static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 window, __u32 limit)
+static __always_inline int sluice_sliding_window_at(__u64 *s0, __u64 *s1, __u64 now,
+						    __u64 window, __u32 limit)
 {
 	__u64 w64 = now / window;
 	__u32 win = (__u32)w64;
@@ -191,12 +214,14 @@ static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 wind
 
 	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
-		__u64 cur = SLUICE_READ(s[0]);
+		__u64 cur = SLUICE_READ(*s0);
 		__s32 d = sluice_window_delta(cur, win);
 		__u64 prev_count = 0, cur_count = 0, weight, next;
 
+		if (cur == SLUICE_FROZEN)
+			return SLUICE_RETRY;
 		if (d <= 0) {
-			__u64 prev = SLUICE_READ(s[1]);
+			__u64 prev = SLUICE_READ(*s1);
 
 			cur_count = SLUICE_WIN_COUNT(cur);
 			if (SLUICE_WIN_ID(prev) == SLUICE_WIN_ID(cur) - 1)
@@ -217,11 +242,16 @@ static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 wind
 		if (prev_count * weight + (cur_count << 16) >= budget)
 			return SLUICE_DROP;
 		if (d == 1)
-			sluice_window_retire(&s[1], SLUICE_WIN_ID(cur), SLUICE_WIN_COUNT(cur));
-		if (sluice_cas(&s[0], cur, next))
+			sluice_window_retire(s1, SLUICE_WIN_ID(cur), SLUICE_WIN_COUNT(cur));
+		if (sluice_cas(s0, cur, next))
 			return SLUICE_PASS;
 	}
 	return SLUICE_CONTENDED;
+}
+
+static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 window, __u32 limit)
+{
+	return sluice_sliding_window_at(&s[0], &s[1], now, window, limit);
 }
 
 /*
@@ -290,18 +320,18 @@ static __always_inline __u64 sluice_share_tolerance(__u64 tolerance, __u64 cost,
 	return t < cost ? cost : t;
 }
 
-static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy *p, __u64 *s,
-						      __u64 now, __u32 len, __u32 mult, __u32 div,
-						      __u64 *used)
+static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy *p, __u64 *s0,
+						      __u64 *s1, __u64 now, __u32 len, __u32 mult,
+						      __u32 div, __u64 *used)
 {
-	__u64 pkt_cost = 0, byte_cost = 0, local = 0;
+	__u64 pkt_cost = 0, byte_cost = 0, local = 0, wrote = 0;
 	int v;
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
 		pkt_cost = sluice_limit_cost(&p->pkt, 1);
 		local = pkt_cost * mult;
-		v = sluice_gcra(&s[0], now, local,
-				sluice_share_tolerance(p->pkt.tolerance, local, mult, div));
+		v = sluice_gcra_to(s0, now, local,
+				   sluice_share_tolerance(p->pkt.tolerance, local, mult, div), &wrote);
 		if (v != SLUICE_PASS)
 			return v;
 	}
@@ -310,11 +340,11 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 
 		byte_cost = sluice_limit_cost(&p->bytes, len);
 		blocal = byte_cost * mult;
-		v = sluice_gcra(&s[1], now, blocal,
+		v = sluice_gcra(s1, now, blocal,
 				sluice_share_tolerance(p->bytes.tolerance, blocal, mult, div));
 		if (v != SLUICE_PASS) {
 			if (local)
-				sluice_gcra_refund(&s[0], local);
+				sluice_gcra_refund(s0, wrote, local);
 			return v;
 		}
 	}
@@ -328,7 +358,7 @@ static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __
 {
 	__u64 used[2];
 
-	return sluice_bucket_admit_shared(p, s, now, len, 1, 1, used);
+	return sluice_bucket_admit_shared(p, &s[0], &s[1], now, len, 1, 1, used);
 }
 
 /*
@@ -346,7 +376,7 @@ static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __
  */
 static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 cost,
 						 __u64 tolerance, __u64 delay, __u64 max_wait,
-						 __u64 *depart)
+						 __u64 *depart, __u64 *wrote)
 {
 	int i;
 
@@ -356,6 +386,8 @@ static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 co
 		__u64 base = old > now ? old : now;
 		__u64 d;
 
+		if (old == SLUICE_FROZEN)
+			return SLUICE_RETRY;
 		if (base - now > tolerance)
 			return SLUICE_DROP;
 		d = base - now > delay ? base - delay : now;
@@ -365,6 +397,7 @@ static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 co
 			return SLUICE_HORIZON;
 		if (sluice_cas(tat, old, base + cost)) {
 			*depart = d;
+			*wrote = base + cost;
 			return SLUICE_PASS;
 		}
 	}
@@ -374,7 +407,9 @@ static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 co
 static __always_inline int sluice_gcra_shape(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance,
 					     __u64 delay, __u64 *depart)
 {
-	return sluice_gcra_shape_max(tat, now, cost, tolerance, delay, ~0ULL, depart);
+	__u64 w;
+
+	return sluice_gcra_shape_max(tat, now, cost, tolerance, delay, ~0ULL, depart, &w);
 }
 
 /* The ticks of excess of limit l that go at once, for a shaper's delay
@@ -401,22 +436,22 @@ static __always_inline __u64 sluice_share_delay(__u64 delay, __u32 mult)
 	return delay == ~0ULL || mult <= 1 ? delay : delay * mult;
 }
 
-static __always_inline int sluice_bucket_shape_shared(const struct sluice_policy *p, __u64 *s,
-						      __u64 now, __u32 len, __u32 pkts,
-						      __u32 mult, __u32 div, __u64 max_wait,
-						      __u64 *used, __u64 *depart)
+static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p, __u64 *s0,
+						  __u64 *s1, __u64 now, __u32 len, __u32 pkts,
+						  __u32 mult, __u32 div, __u64 max_wait, __u64 *used,
+						  __u64 *depart)
 {
-	__u64 pkt_cost = 0, byte_cost = 0, local = 0, d = now, d2;
+	__u64 pkt_cost = 0, byte_cost = 0, local = 0, d = now, d2, wrote = 0, w2;
 	int v;
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
 		pkt_cost = sluice_limit_cost(&p->pkt, pkts);
 		local = pkt_cost * mult;
-		v = sluice_gcra_shape_max(&s[0], now, local,
+		v = sluice_gcra_shape_max(s0, now, local,
 					  sluice_share_tolerance(p->pkt.tolerance, local, mult, div),
 					  sluice_share_delay(sluice_shape_delay(&p->pkt, p->pkt_delay),
 							     mult),
-					  max_wait, &d);
+					  max_wait, &d, &wrote);
 		if (v != SLUICE_PASS)
 			return v;
 	}
@@ -425,16 +460,16 @@ static __always_inline int sluice_bucket_shape_shared(const struct sluice_policy
 
 		byte_cost = sluice_limit_cost(&p->bytes, len);
 		blocal = byte_cost * mult;
-		v = sluice_gcra_shape_max(&s[1], now, blocal,
+		v = sluice_gcra_shape_max(s1, now, blocal,
 					  sluice_share_tolerance(p->bytes.tolerance, blocal, mult,
 								 div),
 					  sluice_share_delay(sluice_shape_delay(&p->bytes,
 										p->byte_delay),
 							     mult),
-					  max_wait, &d2);
+					  max_wait, &d2, &w2);
 		if (v != SLUICE_PASS) {
 			if (local)
-				sluice_gcra_refund(&s[0], local);
+				sluice_gcra_refund(s0, wrote, local);
 			return v;
 		}
 		if (d2 > d)
@@ -446,6 +481,15 @@ static __always_inline int sluice_bucket_shape_shared(const struct sluice_policy
 	return SLUICE_PASS;
 }
 
+static __always_inline int sluice_bucket_shape_shared(const struct sluice_policy *p, __u64 *s,
+						      __u64 now, __u32 len, __u32 pkts,
+						      __u32 mult, __u32 div, __u64 max_wait,
+						      __u64 *used, __u64 *depart)
+{
+	return sluice_bucket_shape_at(p, &s[0], &s[1], now, len, pkts, mult, div, max_wait, used,
+				      depart);
+}
+
 /* A shaper's verdict for one packet of `len` bytes, of the whole limit. */
 static __always_inline int sluice_bucket_shape(const struct sluice_policy *p, __u64 *s, __u64 now,
 					       __u32 len, __u64 *depart)
@@ -455,20 +499,29 @@ static __always_inline int sluice_bucket_shape(const struct sluice_policy *p, __
 	return sluice_bucket_shape_shared(p, s, now, len, 1, 1, 1, ~0ULL, used, depart);
 }
 
-/* The verdict of policy p for a packet of `len` bytes on a key's state. */
-static __always_inline int sluice_admit(const struct sluice_policy *p, __u64 *s, __u64 now,
-					__u32 len)
+/* The verdict of policy p for a packet of `len` bytes on a key's state
+ * (s0, s1: its two words, which need not be adjacent). */
+static __always_inline int sluice_admit_at(const struct sluice_policy *p, __u64 *s0, __u64 *s1,
+					   __u64 now, __u32 len)
 {
+	__u64 used[2];
+
 	switch (p->algo) {
 	case SLUICE_ALGO_TOKEN_BUCKET:
 	case SLUICE_ALGO_LEAKY_BUCKET:
-		return sluice_bucket_admit(p, s, now, len);
+		return sluice_bucket_admit_shared(p, s0, s1, now, len, 1, 1, used);
 	case SLUICE_ALGO_SLIDING_WINDOW:
-		return sluice_sliding_window(s, now, p->window, p->window_limit);
+		return sluice_sliding_window_at(s0, s1, now, p->window, p->window_limit);
 	case SLUICE_ALGO_FIXED_WINDOW:
-		return sluice_fixed_window(s, now, p->window, p->window_limit);
+		return sluice_fixed_window(s0, now, p->window, p->window_limit);
 	}
 	return SLUICE_PASS; /* sliding-log keys live in sluice_logs */
+}
+
+static __always_inline int sluice_admit(const struct sluice_policy *p, __u64 *s, __u64 now,
+					__u32 len)
+{
+	return sluice_admit_at(p, &s[0], &s[1], now, len);
 }
 
 #ifndef __bpf__

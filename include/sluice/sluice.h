@@ -44,6 +44,10 @@
 #define SLUICE_MAP_FLEET_USE "sluice_fleet_use" /* per-key usage of fleet policies */
 #define SLUICE_MAP_FLEET_IO "sluice_fleet_io"   /* the agent's exchange with its programs */
 #define SLUICE_MAP_SHAPE_STATS "sluice_shape_stats" /* a shaper's delay counters */
+/* The set-associative key table (--table sets, include/sluice/sets.h): one
+ * array of sets per family. A state of the LRU table has them at one set. */
+#define SLUICE_MAP_SETS4 "sluice_sets4"
+#define SLUICE_MAP_SETS6 "sluice_sets6"
 #define SLUICE_PIN_ROOT    "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN    "sluice_prog"
 /*
@@ -229,6 +233,9 @@ _Static_assert(sizeof(struct sluice_owner) == 40, "sluice_owner layout");
 /* sluice_config.kind */
 #define SLUICE_KIND_SHAPE (1U << 0) /* a tc egress shaper, not an XDP limiter */
 #define SLUICE_KIND_KEY_DST (1U << 1) /* a shaper keyed by destination, not source */
+/* Keys live in sluice_sets4/sluice_sets6 (--table sets), not sluice_buckets;
+ * fixed at attach, as set_seed is. */
+#define SLUICE_KIND_SETS (1U << 2)
 
 /* sluice_config.shape_flags */
 #define SLUICE_SHAPE_MADE_CLSACT (1U << 0) /* sluice created the clsact qdisc */
@@ -242,7 +249,7 @@ struct sluice_config {
 	struct sluice_settings settings[2];
 	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
 	__u32 run_pid; /* the `sluice run` that attached this and detaches it on exit */
-	__u32 kind; /* SLUICE_KIND_* (0 in a state made before shapers: a limiter) */
+	__u32 kind; /* SLUICE_KIND_* (0 in a state made before shapers: a limiter, LRU) */
 	/*
 	 * sluice_ruletab holds the live rules, entries 0 .. ruletab_nr - 1, when
 	 * ruletab_seq == seq: a writer sets it to 0 before it touches the rules
@@ -268,7 +275,9 @@ struct sluice_config {
 	__u32 shape_qdisc;
 	__u32 shape_horizon_us;
 	__u32 shape_flags;
-	__u32 pad2[2];
+	/* --table sets: the key of the hash that picks a key's set, drawn
+	 * from getrandom() when the state is made (userspace-owned). */
+	__u64 set_seed;
 };
 _Static_assert(sizeof(struct sluice_config) == 448, "sluice_config layout");
 _Static_assert(__builtin_offsetof(struct sluice_config, newkey_tat) == 384,

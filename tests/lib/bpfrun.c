@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <sluice/algo.h>
+#include <sluice/sets.h>
 #include "frame.h"
 #include "libsluice.h"
 #include "sluice.skel.h"
@@ -69,6 +72,13 @@ void bpfrun_one_cpu(void)
 	sched_setaffinity(0, sizeof(one), &one);
 }
 
+const char *bpfrun_default_table(void)
+{
+	const char *e = getenv("SLUICE_TEST_TABLE");
+
+	return e && !strcmp(e, "sets") ? "sets" : "lru";
+}
+
 int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 {
 	struct bpfrun_opts none = { 0 };
@@ -92,6 +102,27 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	}
 	skel->rodata->test_clock = !opts->real_clock;
 	skel->rodata->bench_vary_keys = opts->vary_keys;
+	r->table_sets = opts->table ? opts->table == BPFRUN_SETS
+				    : !strcmp(bpfrun_default_table(), "sets");
+	if (r->table_sets) {
+		__u32 n = sluice_sets_for(opts->max_keys ? opts->max_keys : 4096);
+		const char *e = getenv("SLUICE_TEST_SEED");
+
+		skel->rodata->table_sets = 1;
+		skel->rodata->sets_n[0] = skel->rodata->sets_n[1] = n;
+		err = bpf_map__set_max_entries(skel->maps.sluice_sets4, n);
+		if (!err)
+			err = bpf_map__set_max_entries(skel->maps.sluice_sets6, n);
+		if (err) {
+			sluice_bpf__destroy(skel);
+			return err;
+		}
+		r->kind |= SLUICE_KIND_SETS;
+		if (e)
+			r->seed = strtoull(e, NULL, 0);
+		else if (getrandom(&r->seed, sizeof(r->seed), 0) != sizeof(r->seed))
+			r->seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL;
+	}
 	/* Small tables: preallocating a million LRU entries per test costs
 	 * seconds and hundreds of MB for nothing. */
 	err = bpf_map__set_max_entries(skel->maps.sluice_buckets,
@@ -124,6 +155,16 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->events_fd = bpf_map__fd(skel->maps.sluice_events);
 	r->tc_fd = bpf_program__fd(skel->progs.sluice_tc);
 	r->shape_stats_fd = bpf_map__fd(skel->maps.sluice_shape_stats);
+	r->sets_fd[0] = bpf_map__fd(skel->maps.sluice_sets4);
+	r->sets_fd[1] = bpf_map__fd(skel->maps.sluice_sets6);
+	err = sluice_keytab_open(&r->keys, r->table_sets, r->seed, r->buckets_fd, r->sets_fd[0],
+				 r->sets_fd[1]);
+	if (err) {
+		tap_diag("Couldn't map the key table: %s", strerror(-err));
+		sluice_bpf__destroy(skel);
+		r->skel = NULL;
+		return err;
+	}
 	r->rb = ring_buffer__new(r->events_fd, on_event, r, NULL);
 	if (!r->rb) {
 		err = -errno;
@@ -136,6 +177,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 
 void bpfrun_close(struct bpfrun *r)
 {
+	sluice_keytab_close(&r->keys);
 	ring_buffer__free(r->rb);
 	sluice_bpf__destroy(r->skel);
 	free(r->events);
@@ -155,6 +197,7 @@ int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set)
 	cfg.settings[1] = *set;
 	memcpy(cfg.hash_lens, r->hash_lens, sizeof(cfg.hash_lens));
 	cfg.kind = r->kind;
+	cfg.set_seed = r->seed;
 	cfg.shape_horizon_us = r->horizon_us;
 	if (bpf_map_update_elem(r->config_fd, &zero, &cfg, BPF_ANY)) {
 		int err = -errno;
@@ -198,6 +241,12 @@ int bpfrun_reset(struct bpfrun *r)
 	int err;
 
 	err = empty_map(r->buckets_fd, sizeof(struct sluice_key));
+	if (!err && r->table_sets) {
+		int v6;
+
+		for (v6 = 0; v6 < 2; v6++)
+			memset(r->keys.mem[v6], 0, r->keys.len[v6]);
+	}
 	if (!err)
 		err = empty_map(r->logs_fd, sizeof(struct sluice_key));
 	if (!err)
@@ -353,7 +402,9 @@ int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 
 	key.prefixlen = prefixlen;
 	memcpy(key.addr, c.addr, 16);
 	sluice_mask(key.addr, prefixlen);
-	if (bpf_map_lookup_elem(logs ? r->logs_fd : r->buckets_fd, &key, value))
+	if (!logs)
+		return sluice_keytab_lookup(&r->keys, &key, value);
+	if (bpf_map_lookup_elem(r->logs_fd, &key, value))
 		return -errno;
 	return 0;
 }
@@ -370,7 +421,7 @@ int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out)
 
 int bpfrun_count_keys(struct bpfrun *r, bool logs)
 {
-	return (int)sluice_count_keys(logs ? r->logs_fd : r->buckets_fd);
+	return (int)(logs ? sluice_count_keys(r->logs_fd) : sluice_keytab_count(&r->keys));
 }
 
 int bpfrun_events(struct bpfrun *r)

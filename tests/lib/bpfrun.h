@@ -13,6 +13,7 @@
 #include <sluice/sluice.h>
 
 #include "scenario.h"
+#include "libsluice.h"
 
 struct sluice_bpf;
 
@@ -25,6 +26,11 @@ struct bpfrun {
 	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
 	/* config.kind and shape_horizon_us that bpfrun_configure() writes */
 	__u32 kind, horizon_us;
+	/* the key table: sluice_buckets, or (table_sets) sluice_sets4/6 */
+	bool table_sets;
+	__u64 seed; /* config.set_seed */
+	int sets_fd[2];
+	struct sluice_keytab keys;
 	int ncpus; /* possible CPUs: the size of a per-CPU value */
 	struct ring_buffer *rb;
 	struct sluice_event *events; /* drained by bpfrun_events() */
@@ -38,7 +44,18 @@ struct bpfrun_opts {
 	__u32 buckets_type; /* enum bpf_map_type for sluice_buckets; 0: as built */
 	__u32 buckets_flags; /* extra map_flags for sluice_buckets */
 	__u32 vary_keys; /* rodata bench_vary_keys: a random source among these */
+	/*
+	 * The key table: 0 as the environment says (SLUICE_TEST_TABLE=sets:
+	 * the set-associative table, else the LRU hash), BPFRUN_LRU or
+	 * BPFRUN_SETS. The sets table holds max_keys keys per family (0:
+	 * 4096); its seed is random unless SLUICE_TEST_SEED gives one.
+	 */
+	int table;
 };
+#define BPFRUN_LRU 1
+#define BPFRUN_SETS 2
+/* The table bpfrun_open() picks for opts->table 0: "lru" or "sets". */
+const char *bpfrun_default_table(void);
 
 /* Run this process on CPU 0 only: sampled events and per-CPU free lists
  * then depend on the test's packets alone. */

@@ -366,10 +366,13 @@ static void test_no_underflow(void)
 	       "byte TAT 2^62 ticks ahead, clock at 0: dropped");
 	TAP_EQ(s[0], 0, "  and the packet charge is refunded to exactly 0");
 	TAP_EQ(s[1], 1ULL << 62, "  and the byte TAT is unchanged");
-	/* Refund of a charge larger than the state cannot wrap below 0. */
+	/* A refund is taken only from the TAT the charge wrote: a state
+	 * written since (another packet, another key) keeps its charge. */
 	s[0] = 5;
-	sluice_gcra_refund(&s[0], 10);
-	TAP_EQ(s[0], 5, "a refund larger than the TAT leaves it charged");
+	sluice_gcra_refund(&s[0], 15, 10);
+	TAP_EQ(s[0], 5, "a refund from a TAT written since leaves it charged");
+	sluice_gcra_refund(&s[0], 5, 3);
+	TAP_EQ(s[0], 2, "a refund from the TAT it wrote gives the charge back");
 }
 
 /* A key seen for the first time (zero state) starts full, at any time. */

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The set-associative key table in the datapath (--table sets; the layout
+ * and the hash are in include/sluice/sets.h): finding a key's way, and
+ * claiming one for a new key.
+ *
+ * Claiming way v of set S for key N, whose scan found no way of N:
+ *
+ *  1. The victim: an empty way, else the way whose state becomes free
+ *     soonest (sluice_way_free_at(): at or before now for a full bucket or
+ *     an ended window). Ways being claimed (BUSY) or frozen are never taken.
+ *  2. Freeze: CAS v.s0 from the value the decision read (o) to
+ *     SLUICE_FROZEN. If it fails the victim's key was updated since the
+ *     decision: decide again. Once frozen, no update of the victim's key can
+ *     land: every algorithm's CAS loop that reads SLUICE_FROZEN returns
+ *     SLUICE_RETRY without writing, and one that read o before fails its
+ *     CAS. So the victim is evicted in exactly the state it was chosen by.
+ *  3. CAS v.ident from the victim's to N | BUSY (it fails only if userspace
+ *     emptied the way meanwhile: s0 is put back, and the claim starts over).
+ *  4. Reset the way: aux words to 0 (with N's prefix length, window, IPv6
+ *     address), then s0 = f, where f is 0, or 1 when o was 0. f is a state
+ *     as free as no state for every algorithm (a TAT of 1 tick is in the
+ *     past; a window count of 1 in window 0 has ended once the clock is past
+ *     window 1), and f != o, so an update of the victim's key that read o
+ *     before the freeze fails its CAS after the reset too.
+ *  5. Duplicates: another CPU may have claimed another way for N at the same
+ *     time. Rescan the set: a way of N (live or BUSY) other than v means
+ *     this claim gives way: v is emptied (ident 0) and the lookup starts
+ *     over (it uses the live way, or waits for the BUSY one). Both claims
+ *     make their ident CAS (a full barrier) before their rescan, so at
+ *     least one of two concurrent claims sees the other; both may give way,
+ *     never neither, so N never holds two ways (two buckets would admit
+ *     twice its burst).
+ *  6. Publish: CAS v.ident from N | BUSY to N. Until then N's packets that
+ *     find N | BUSY wait (rescan) and never decide on the way.
+ *
+ * Why a state read across keys only costs packets: N's first decision is
+ * on f, a free state. Updates of the victim in flight either landed before
+ * the freeze (the victim was evicted with them, decided by the state it had
+ * then: the victim's key admitted what its own state allowed) or fail (o
+ * changed to SLUICE_FROZEN, then to f != o). What remains is the ABA of a
+ * CPU that read an older value of the victim equal to f (its first state),
+ * stalled in an interrupt across another CPU's later update of the victim
+ * and a whole claim, then wrote: that charge lands on N, whose state it can
+ * only make stricter for a key of the same policy. A refund (a byte limit
+ * refusing what the packet limit took) is made only from the exact value its
+ * charge wrote (algo.h), so it can never give N back what N did not pay.
+ * An IPv6 fingerprint shared by two keys of one set and policy (2^-32 a
+ * pair) makes them share one bucket: each pays for the other, nothing extra.
+ */
+#ifndef SLUICE_BPF_SETS_H
+#define SLUICE_BPF_SETS_H
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <sluice/sluice.h>
+#include <sluice/algo.h>
+#include <sluice/sets.h>
+
+/* Lookups that met a claim of the same key under way, or lost a CAS, retry
+ * this many times before the packet is dropped as contended. */
+#define SETS_TRIES 8
+
+enum sets_result {
+	SETS_FOUND = 0,
+	SETS_CLAIMED = 1, /* a new key: its way is fresh */
+	SETS_MISSING = 2, /* not there (lookup only) */
+	SETS_CONTENDED = 3, /* retries exhausted: drop, never admit */
+};
+
+/* A key's way: its state words and the rest of the way. */
+struct way_ref {
+	__u64 *s0;
+	struct sluice_way_aux *x;
+};
+
+static __always_inline void *sets_at(const int v6, __u32 idx)
+{
+	return v6 ? bpf_map_lookup_elem(&sluice_sets6, &idx)
+		  : bpf_map_lookup_elem(&sluice_sets4, &idx);
+}
+
+static __always_inline struct sluice_way *set_way(void *set, int i)
+{
+	return &((struct sluice_way *)set)[i];
+}
+
+static __always_inline struct sluice_way_aux *set_aux(void *set, const int v6, int i)
+{
+	return v6 ? &((struct sluice_set6 *)set)->x[i].a : &((struct sluice_set4 *)set)->x[i];
+}
+
+/*
+ * Find key's way (create 0), or find or claim it (create 1: `flags`
+ * SLUICE_WAY_AUX or 0, `meta` its sluice_way_aux.meta). `v6` is a
+ * compile-time constant: the family of key.
+ */
+static __always_inline int sets_get(__u64 seed, const struct sluice_key *key, const int v6,
+				    int create, __u32 flags, __u32 meta, __u64 now, __u32 *idx,
+				    int *way)
+{
+	__u64 hash = sluice_key_hash(seed, key), want, mine;
+	void *set;
+	int t, i;
+
+	*idx = sluice_set_index(hash, sets_n[v6]);
+	set = sets_at(v6, *idx);
+	if (!set)
+		return SETS_CONTENDED; /* cannot happen: the index is < sets_n */
+	want = sluice_way_ident(key, hash);
+	mine = want | (__u64)flags << 32;
+
+	SLUICE_NOUNROLL
+	for (t = 0; t < SETS_TRIES; t++) {
+		__u64 best = ~0ULL, vid = 0, vs0 = 0, f;
+		int busy = 0, victim = -1;
+		struct sluice_way *w;
+		struct sluice_way_aux *x;
+
+#pragma unroll
+		for (i = 0; i < SLUICE_SET_WAYS; i++) {
+			__u64 id = SLUICE_READ(set_way(set, i)->ident);
+
+			if (SLUICE_WAY_MATCH(id) == want) {
+				if (id & (__u64)SLUICE_WAY_BUSY << 32) {
+					busy = 1;
+					continue;
+				}
+				*way = i;
+				return SETS_FOUND;
+			}
+		}
+		if (busy)
+			continue; /* N is being claimed on another CPU: wait for it */
+		if (!create)
+			return SETS_MISSING;
+
+		/* 1. the victim */
+#pragma unroll
+		for (i = 0; i < SLUICE_SET_WAYS; i++) {
+			__u64 id = SLUICE_READ(set_way(set, i)->ident);
+			__u64 s0 = SLUICE_READ(set_way(set, i)->s0), fa;
+
+			if (!id) {
+				fa = 0;
+			} else if ((id & (__u64)SLUICE_WAY_BUSY << 32) || s0 == SLUICE_FROZEN) {
+				continue;
+			} else {
+				__u64 s1 = 0;
+				__u32 meta = 0;
+
+				x = set_aux(set, v6, i);
+				if (id & (__u64)SLUICE_WAY_AUX << 32)
+					s1 = SLUICE_READ(x->s1);
+				if (SLUICE_WAY_ALGO(id) > SLUICE_ALGO_LEAKY_BUCKET)
+					meta = SLUICE_READ(x->meta);
+				fa = sluice_way_free_at(id, s0, s1, meta);
+				if (fa < now)
+					fa = 0; /* free now: every free way is as good */
+			}
+			if (victim < 0 || fa < best) {
+				best = fa;
+				victim = i;
+				vid = id;
+				vs0 = s0;
+			}
+		}
+		if (victim < 0)
+			continue; /* every way is being claimed */
+		w = set_way(set, victim & (SLUICE_SET_WAYS - 1));
+		x = set_aux(set, v6, victim & (SLUICE_SET_WAYS - 1));
+		/* 2. freeze */
+		if (!sluice_cas(&w->s0, vs0, SLUICE_FROZEN))
+			continue;
+		/* 3. take the identity */
+		if (!sluice_cas(&w->ident, vid, mine | (__u64)SLUICE_WAY_BUSY << 32)) {
+			SLUICE_WRITE(w->s0, vs0);
+			continue;
+		}
+		/* 4. reset */
+		SLUICE_WRITE(x->s1, 0);
+		SLUICE_WRITE(x->dropped, 0);
+		SLUICE_WRITE(x->meta, meta);
+		if (v6)
+			__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
+		f = vs0 ? 0 : 1;
+		SLUICE_WRITE(w->s0, f);
+		/* 5. duplicates */
+#pragma unroll
+		for (i = 0; i < SLUICE_SET_WAYS; i++) {
+			if (i != victim && SLUICE_WAY_MATCH(SLUICE_READ(set_way(set, i)->ident)) == want)
+				busy = 1;
+		}
+		if (busy) {
+			sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, 0);
+			continue;
+		}
+		/* 6. publish */
+		sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, mine);
+		*way = victim;
+		return SETS_CLAIMED;
+	}
+	return SETS_CONTENDED;
+}
+
+/* What sets_find() is asked (the rest: the key). */
+struct sets_req {
+	__u64 seed; /* config.set_seed */
+	__u64 now;
+	__u32 flags, meta; /* a claim's: sets_flags(), sets_meta() */
+	__u32 create; /* 0: find only */
+	__u32 loc; /* out: the key's set << 2 | way (SETS_FOUND, SETS_CLAIMED) */
+};
+
+/*
+ * sets_get() for a key of either family, as a function of its own: the
+ * verifier checks it once, not at every place the pipeline asks. Returns
+ * the SETS_* result.
+ */
+__noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
+{
+	__u32 idx = 0;
+	int way = 0, g;
+
+	if (!key || !q)
+		return SETS_CONTENDED;
+	if (key->family == 6)
+		g = sets_get(q->seed, key, 1, q->create, q->flags, q->meta, q->now, &idx, &way);
+	else
+		g = sets_get(q->seed, key, 0, q->create, q->flags, q->meta, q->now, &idx, &way);
+	q->loc = idx << 2 | (way & 3);
+	return g;
+}
+
+/* The way at loc (sets_find()) of a key of family `family`: 0, or -1. */
+static __always_inline int sets_ref(__u8 family, __u32 loc, struct way_ref *r)
+{
+	__u32 idx = loc >> 2, i = loc & 3;
+
+	if (family == 6) {
+		struct sluice_set6 *s6 = bpf_map_lookup_elem(&sluice_sets6, &idx);
+
+		if (!s6)
+			return -1;
+		r->s0 = &s6->w[i].s0;
+		r->x = &s6->x[i].a;
+	} else {
+		struct sluice_set4 *s4 = bpf_map_lookup_elem(&sluice_sets4, &idx);
+
+		if (!s4)
+			return -1;
+		r->s0 = &s4->w[i].s0;
+		r->x = &s4->x[i];
+	}
+	return 0;
+}
+
+/* A way's flags and meta for a key of policy p. */
+static __always_inline __u32 sets_flags(const struct sluice_policy *p)
+{
+	return p->algo <= SLUICE_ALGO_LEAKY_BUCKET && (p->bytes.interval | p->bytes.interval_frac)
+		       ? SLUICE_WAY_AUX : 0;
+}
+
+static __always_inline __u32 sets_meta(const struct sluice_policy *p, __u8 prefixlen)
+{
+	return SLUICE_WAY_META(prefixlen, p->algo > SLUICE_ALGO_LEAKY_BUCKET
+						  ? sluice_window_ms(p->window) : 0);
+}
+
+#endif /* SLUICE_BPF_SETS_H */
