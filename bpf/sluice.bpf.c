@@ -385,12 +385,13 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 	if (bench_vary_keys) {
 		__u32 r = bpf_get_prandom_u32() % bench_vary_keys;
 
-		/* IPv6: inside the /64, which is what the default key keeps.
-		 * Two constant offsets: the verifier refuses a variable one. */
+		/* IPv6: the low 32 bits (a /128 key tells them apart), so a
+		 * source in 2001:2::/48 stays in it. Two constant offsets: the
+		 * verifier refuses a variable one. */
 		if (key.family == 4)
 			__builtin_memcpy(&key.addr[0], &r, 4);
 		else
-			__builtin_memcpy(&key.addr[4], &r, 4);
+			__builtin_memcpy(&key.addr[12], &r, 4);
 	}
 	__builtin_memcpy(src, key.addr, 16);
 

@@ -181,6 +181,20 @@ enum sluice_standing {
 	SLUICE_STANDING_UNFINISHED, /* an attach that did not finish, or is running */
 };
 
+/*
+ * A state's key table: the LRU hash sluice_buckets, or the set-associative
+ * sluice_sets4 and sluice_sets6 (include/sluice/sets.h), mapped and read in
+ * place. The walk's callback gets a struct sluice_key and a struct
+ * sluice_bucket (a way's state in the LRU's form) either way.
+ */
+struct sluice_keytab {
+	bool sets;
+	__u64 seed; /* config.set_seed */
+	int buckets_fd, fd[2]; /* fd: sluice_sets4, sluice_sets6 */
+	void *mem[2];
+	size_t len[2];
+	__u32 nsets[2];
+};
 struct sluice_handle {
 	char name[SLUICE_STATE_NAME_MAX]; /* the state's name: IFACE, or shape:IFACE */
 	char ifname[IF_NAMESIZE]; /* its interface */
@@ -201,6 +215,12 @@ struct sluice_handle {
 	int fleet_fd, fleet_use_fd; /* sluice_fleet, sluice_fleet_use */
 	struct sluice_fleet *fleet; /* mmapped; NULL without sluice_fleet */
 	int shape_stats_fd; /* sluice_shape_stats; -1 without it */
+	/* sluice_sets4, sluice_sets6: -1 in a state pinned before they existed
+	 * (an LRU table's, then) */
+	int sets_fd[2];
+	/* The key table, as config.kind says (SLUICE_KIND_SETS): mapped when
+	 * it is the set table. Read and change keys through it. */
+	struct sluice_keytab keys;
 };
 
 /*
@@ -327,20 +347,6 @@ typedef int (*sluice_walk_fn)(const void *key, const void *val, void *ctx);
 long sluice_map_walk(int fd, sluice_walk_fn fn, void *ctx);
 /* ---- the key table (keytab.c): sluice_buckets, or --table sets ---- */
 
-/*
- * A state's key table: the LRU hash sluice_buckets, or the set-associative
- * sluice_sets4 and sluice_sets6 (include/sluice/sets.h), mapped and read in
- * place. The walk's callback gets a struct sluice_key and a struct
- * sluice_bucket (a way's state in the LRU's form) either way.
- */
-struct sluice_keytab {
-	bool sets;
-	__u64 seed; /* config.set_seed */
-	int buckets_fd, fd[2]; /* fd: sluice_sets4, sluice_sets6 */
-	void *mem[2];
-	size_t len[2];
-	__u32 nsets[2];
-};
 /* Not owning the fds. 0 or -errno (a sets table whose maps are missing). */
 int sluice_keytab_open(struct sluice_keytab *t, bool sets, __u64 seed, int buckets_fd,
 		       int sets4_fd, int sets6_fd);

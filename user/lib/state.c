@@ -156,6 +156,8 @@ void sluice_handle_init(struct sluice_handle *h)
 	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
 	h->ruletab_fd = h->hash_fd = h->rwould_fd = -1;
 	h->fleet_fd = h->fleet_use_fd = h->shape_stats_fd = -1;
+	h->sets_fd[0] = h->sets_fd[1] = -1;
+	h->keys.buckets_fd = h->keys.fd[0] = h->keys.fd[1] = -1;
 }
 
 int sluice_state_name(const char *name, char *ifname, bool *shape, char *err, size_t errlen)
@@ -223,9 +225,10 @@ void sluice_close(struct sluice_handle *h)
 	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
 		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd,
 		       &h->ruletab_fd, &h->hash_fd, &h->rwould_fd, &h->fleet_fd,
-		       &h->fleet_use_fd, &h->shape_stats_fd };
+		       &h->fleet_use_fd, &h->shape_stats_fd, &h->sets_fd[0], &h->sets_fd[1] };
 	size_t i;
 
+	sluice_keytab_close(&h->keys);
 	if (h->cfg && h->cfg != MAP_FAILED)
 		munmap(h->cfg, sizeof(*h->cfg));
 	h->cfg = NULL;
@@ -371,6 +374,8 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		{ SLUICE_MAP_FLEET, &h->fleet_fd, true },
 		{ SLUICE_MAP_FLEET_USE, &h->fleet_use_fd, true },
 		{ SLUICE_MAP_SHAPE_STATS, &h->shape_stats_fd, true },
+		{ SLUICE_MAP_SETS4, &h->sets_fd[0], true },
+		{ SLUICE_MAP_SETS6, &h->sets_fd[1], true },
 	};
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
@@ -443,6 +448,18 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 			   h->shape ? "shaper" : "limiter", h->dir);
 	if (!ret)
 		ret = open_ruletab(h, err, errlen);
+	if (!ret) {
+		bool sets = h->cfg->kind & SLUICE_KIND_SETS;
+
+		ret = sluice_keytab_open(&h->keys, sets, h->cfg->set_seed, h->buckets_fd,
+					 h->sets_fd[0], h->sets_fd[1]);
+		if (ret)
+			fail(err, errlen, ret,
+			     "Couldn't map the key table of %s (%s/%s, %s): %s (a damaged "
+			     "attachment: run 'sluice %sdetach %s' and attach again)", ifname,
+			     h->dir, SLUICE_MAP_SETS4, SLUICE_MAP_SETS6, strerror(-ret),
+			     sluice_state_verb(h), h->ifname);
+	}
 	if (ret)
 		goto out_err;
 	h->standing = standing_of(h->cfg, h->ifindex);
@@ -608,7 +625,7 @@ int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *
 	ret = sluice_read_stats(h, &c->stats);
 	if (ret)
 		return ret;
-	keys = sluice_count_keys(h->buckets_fd);
+	keys = sluice_keytab_count(&h->keys);
 	log_keys = keys < 0 ? keys : sluice_count_keys(h->logs_fd);
 	if (keys < 0 || log_keys < 0)
 		return keys < 0 ? (int)keys : (int)log_keys;
