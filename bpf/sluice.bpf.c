@@ -474,38 +474,32 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 	} else if (table_sets) {
 		/* The set-associative table (lib/sets.h): find the key's way, or
 		 * (a new key, past the new-key limit maybe its aggregate's)
-		 * claim one. A state frozen by a claim under way (SLUICE_RETRY)
-		 * means the key lost its way: find it again. */
+		 * claim one. A state frozen under the decision (SLUICE_RETRY:
+		 * this very way is being handed to another key) is dropped as
+		 * contended: never admitted. */
 		struct sets_req q = { .seed = SLUICE_READ(cfg->set_seed), .now = now };
 		struct way_ref wr;
-		int g, attempt;
+		int g;
 
 		fleet_share(policy, &sh, now);
-		v = SLUICE_CONTENDED;
 		dropped = NULL;
-		for (attempt = 0; attempt < 2; attempt++) {
-			q.create = 0;
+		g = sets_find(&key, &q);
+		if (g == SETS_MISSING) {
+			new_key_over(&key, cfg, set, st, now);
+			q.create = 1;
+			q.flags = sets_flags(policy);
+			q.meta = sets_meta(policy, key.prefixlen);
 			g = sets_find(&key, &q);
-			if (g == SETS_MISSING) {
-				new_key_over(&key, cfg, set, st, now);
-				q.create = 1;
-				q.flags = sets_flags(policy);
-				q.meta = sets_meta(policy, key.prefixlen);
-				g = sets_find(&key, &q);
-				if (g == SETS_CLAIMED)
-					st->new_keys++;
-			}
-			if (g != SETS_FOUND && g != SETS_CLAIMED)
-				break;
-			if (sets_ref(key.family, q.loc, &wr))
-				break;
+			if (g == SETS_CLAIMED)
+				st->new_keys++;
+		}
+		v = SLUICE_CONTENDED;
+		if ((g == SETS_FOUND || g == SETS_CLAIMED) && !sets_ref(key.family, q.loc, &wr)) {
 			v = decide(policy, wr.s0, &wr.x->s1, now, len, pkts, &sh, used, shape,
 				   max_wait, &depart);
-			if (v != SLUICE_RETRY) {
-				dropped32 = &wr.x->dropped;
-				break;
-			}
-			v = SLUICE_CONTENDED;
+			if (v == SLUICE_RETRY)
+				v = SLUICE_CONTENDED;
+			dropped32 = &wr.x->dropped;
 		}
 	} else {
 		struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, &key);

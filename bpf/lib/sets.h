@@ -60,7 +60,7 @@
 
 /* Lookups that met a claim of the same key under way, or lost a CAS, retry
  * this many times before the packet is dropped as contended. */
-#define SETS_TRIES 8
+#define SETS_TRIES 2
 
 enum sets_result {
 	SETS_FOUND = 0,
