@@ -865,7 +865,51 @@ static void test_sets(struct fleet *f)
 	TAP_EQ(bpfrun_count_keys(&f->r, false), 1, "%s: one key", t);
 }
 
-/* 8. The window algorithms have no share: the flag leaves them local. */
+/*
+ * 8. The set table, one set of four ways: a key apply claimed with a byte
+ * debt only (a free packet TAT, a byte TAT a second ahead) is the last a new
+ * key evicts: SLUICE_WAY_AUX shows eviction its byte TAT.
+ */
+static void test_sets_evict(void)
+{
+	const char *t = "set table of one set: eviction";
+	struct bpfrun_opts o = { .max_keys = SLUICE_SET_WAYS, .table = BPFRUN_SETS };
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_way w;
+	struct sluice_way_aux x;
+	struct fleet f;
+	const char *Y = "198.18.0.98";
+	int n;
+
+	memset(&f, 0, sizeof(f));
+	if (!bpfrun_load(&f.r, &o))
+		return;
+	if (!tap_ok(!fleet_open(&f, 0), "%s: load the fleet programs", t))
+		goto out;
+	if (!start(&f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
+		goto out;
+	if (!tap_ok(f.r.keys.nsets[0] == 1, "%s: one set of IPv4 keys", t) ||
+	    !put_debt(&f, 0, Y, 32, 0, 1000000 * C_BYTE) || !set_io_n(&f, 1) || !apply(&f, t))
+		goto out;
+	expect_at(&f, SCN_T0, A, "P", t, "t0");
+	expect_at(&f, SCN_T0, B, "P", t, "t0");
+	expect_at(&f, SCN_T0, C, "P", t, "t0");
+	TAP_EQ(bpfrun_count_keys(&f.r, false), 4, "%s: Y, A, B, C fill the set", t);
+	/* A, B and C are free 10 ms ahead, Y a second ahead. */
+	expect_at(&f, SCN_T0, D, "P", t, "t0 (a fifth key)");
+	TAP_TRUE(way_of(&f, Y, 32, &w, &x) && x.s1 == TICKS(SCN_T0) + 1000000 * C_BYTE,
+		 "%s: Y, held by its byte debt, keeps its way", t);
+	TAP_TRUE(way_of(&f, D, 32, &w, &x), "%s: D took a way", t);
+	n = way_of(&f, A, 32, &w, &x) + way_of(&f, B, 32, &w, &x) + way_of(&f, C, 32, &w, &x);
+	TAP_EQ(n, 2, "%s: one of A, B, C (free soonest) was evicted", t);
+out:
+	if (f.skel)
+		fleet_bpf__destroy(f.skel);
+	bpfrun_close(&f.r);
+}
+
+/* 9. The window algorithms have no share: the flag leaves them local. */
 static void test_windows(struct fleet *f)
 {
 	size_t i;
@@ -918,6 +962,7 @@ int main(void)
 	test_apply(&f);
 	test_sets(&f);
 	test_windows(&f);
+	test_sets_evict();
 	fleet_bpf__destroy(f.skel);
 	bpfrun_close(&f.r);
 	return tap_done();
