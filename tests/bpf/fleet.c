@@ -779,7 +779,8 @@ static void test_sets(struct fleet *f)
 	int i;
 
 	if (!f->r.table_sets) {
-		tap_skip("the LRU table (SLUICE_TEST_TABLE=sets runs them)", "the set table's ways");
+		tap_skip("the LRU table (SLUICE_TEST_TABLE=sets runs them)",
+			 "the set table's ways");
 		return;
 	}
 	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
@@ -810,7 +811,8 @@ static void test_sets(struct fleet *f)
 	}
 	if (tap_ok(way_of(f, "2001:2::5", 64, &w, &x), "%s: 2001:2::5/64 has a way", t)) {
 		TAP_TRUE(has_aux(&w) && w.s0 == TICKS(SCN_T0) + 7 * C_PKT &&
-				 x.s1 == TICKS(SCN_T0) + 9 * C_BYTE && x.meta == SLUICE_WAY_META(64, 0),
+				 x.s1 == TICKS(SCN_T0) + 9 * C_BYTE &&
+				 x.meta == SLUICE_WAY_META(64, 0),
 			 "%s: the IPv6 key's way holds both debts, prefix 64, the flag", t);
 		TAP_TRUE(!bpfrun_lookup(&f->r, false, TAG_TB, "2001:2::5", 64, &b) &&
 				 b.s[0] == w.s0 && b.s[1] == x.s1,
