@@ -12,6 +12,20 @@
  *          added since stays for the next sync), and raise the key's local
  *          bucket to the fleet's: TAT = max(TAT, now + debt). Only ever
  *          forward: a fold can refuse packets, never admit one.
+ *
+ * On the set-associative table (rodata table_sets, lib/sets.h) apply finds
+ * the key's way, or claims one for a key evicted here, through sets_find()
+ * as the datapath does. A way apply claims gets the key's prefix length and
+ * no window in its meta (fleet policies are token and leaky buckets only)
+ * and always SLUICE_WAY_AUX: the record does not say whether the policy has
+ * a byte limit, and a way without the flag hides its byte TAT from
+ * eviction, which would then take a held key's way as if it were free. With
+ * the flag and no byte limit the second clock stays 0 and the way's free
+ * time is its packet TAT, so the flag never understates it. A found way
+ * that gets a byte debt without the flag (not one the datapath claims) gets
+ * it too, before the byte TAT is raised. A way whose first state word is
+ * SLUICE_FROZEN is being handed to another key: its record is skipped,
+ * nothing written (the fleet answers the debt again at the next sync).
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -20,6 +34,11 @@
 #include <sluice/sluice.h>
 #include <sluice/algo.h>
 #include "lib/shared.h"
+#include "lib/sets.h"
+
+/* config.set_seed of the state (the set table's hash key): the agent sets it
+ * before load, as table_sets and sets_n. */
+const volatile __u64 set_seed = 0;
 
 /* The agent's own (not pinned): as many records as sluice_fleet_use has keys. */
 struct {
@@ -88,22 +107,63 @@ static __always_inline void take(__u64 *v, __u64 x)
 	}
 }
 
-/* *tat = max(*tat, floor). */
-static __always_inline void raise_tat(__u64 *tat, __u64 floor)
+/*
+ * *tat = max(*tat, floor). -1, nothing written, when it reads SLUICE_FROZEN:
+ * the set table's way is being claimed by another key (the LRU table never
+ * holds that value, and a TAT of 2^64 - 1 is above every floor anyway).
+ */
+static __always_inline int raise_tat(__u64 *tat, __u64 floor)
 {
 	int i;
 
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*tat);
 
+		if (old == SLUICE_FROZEN)
+			return -1;
 		if (old >= floor || sluice_cas(tat, old, floor))
-			return;
+			return 0;
 	}
+	return 0;
 }
 
 struct apply_ctx {
 	__u64 now;
 };
+
+/* A record's debt on the set table (see the top). */
+static __always_inline void apply_sets(struct sluice_fleet_rec *r, __u64 now)
+{
+	struct sets_req q = {
+		.seed = set_seed,
+		.now = now,
+		.create = 1,
+		.flags = SLUICE_WAY_AUX,
+		.meta = SLUICE_WAY_META(r->key.prefixlen, 0),
+	};
+	struct sluice_way *w;
+	struct way_ref wr;
+	__u64 id;
+	int g;
+
+	g = sets_find(&r->key, &q);
+	if (g != SETS_FOUND && g != SETS_CLAIMED)
+		return; /* contended: the next sync brings the debt again */
+	if (sets_ref(r->key.family, q.loc, &wr))
+		return;
+	if (r->debt[0] && raise_tat(wr.s0, now + r->debt[0]))
+		return;
+	/* Frozen since (or before, with no packet debt): the byte TAT may
+	 * already be the next key's. */
+	if (!r->debt[1] || SLUICE_READ(*wr.s0) == SLUICE_FROZEN)
+		return;
+	w = (struct sluice_way *)((char *)wr.s0 - __builtin_offsetof(struct sluice_way, s0));
+	id = SLUICE_READ(w->ident);
+	if ((id & (__u64)SLUICE_WAY_LIVE << 32) &&
+	    !(id & (__u64)(SLUICE_WAY_BUSY | SLUICE_WAY_AUX) << 32))
+		sluice_cas(&w->ident, id, id | (__u64)SLUICE_WAY_AUX << 32);
+	raise_tat(&wr.x->s1, now + r->debt[1]);
+}
 
 static long apply_one(__u32 i, struct apply_ctx *a)
 {
@@ -121,6 +181,10 @@ static long apply_one(__u32 i, struct apply_ctx *a)
 	}
 	if (!(r->debt[0] | r->debt[1]))
 		return 0;
+	if (table_sets) {
+		apply_sets(r, a->now);
+		return 0;
+	}
 	b = bpf_map_lookup_elem(&sluice_buckets, &r->key);
 	if (!b) {
 		/* Evicted here, spent elsewhere: a bucket as full as the fleet's. */

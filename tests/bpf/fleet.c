@@ -23,6 +23,7 @@
 #include <linux/bpf.h>
 
 #include <sluice/algo.h>
+#include <sluice/sets.h>
 #include "libsluice.h"
 #include "sluice.skel.h"
 #include "fleet.skel.h"
@@ -65,9 +66,20 @@ static int fleet_open(struct fleet *f, __u32 io_entries)
 		return err;
 	}
 	skel->rodata->test_clock = 1;
+	/* The datapath's key table, as the agent sets it from the state. */
+	if (f->r.table_sets) {
+		skel->rodata->table_sets = 1;
+		skel->rodata->set_seed = f->r.seed;
+		skel->rodata->sets_n[0] = bpf_map__max_entries(dp->maps.sluice_sets4);
+		skel->rodata->sets_n[1] = bpf_map__max_entries(dp->maps.sluice_sets6);
+	}
 	if (!io_entries)
 		io_entries = bpf_map__max_entries(dp->maps.sluice_fleet_use);
 	err = bpf_map__reuse_fd(skel->maps.sluice_buckets, bpf_map__fd(dp->maps.sluice_buckets));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.sluice_sets4, f->r.sets_fd[0]);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.sluice_sets6, f->r.sets_fd[1]);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.sluice_fleet,
 					bpf_map__fd(dp->maps.sluice_fleet));
@@ -674,7 +686,8 @@ static void test_apply(struct fleet *f)
 	TAP_TRUE(b.s[0] == TICKS(SCN_T0) + 30 * C_PKT && b.s[1] == 0 && b.dropped == 0,
 		 "%s: Z's bucket is created with TAT now + the debt", t);
 	b = bucket_of(f, TAG_TB, "198.18.0.98");
-	TAP_TRUE(b.s[0] == 0 && b.s[1] == TICKS(SCN_T0) + 1000 * C_BYTE,
+	/* A claimed way's packet TAT is a free state, 0 or 1 (lib/sets.h). */
+	TAP_TRUE(b.s[0] <= (f->r.table_sets ? 1 : 0) && b.s[1] == TICKS(SCN_T0) + 1000 * C_BYTE,
 		 "%s: a byte debt makes the byte TAT", t);
 	TAP_TRUE(bpfrun_lookup(&f->r, false, TAG_TB, "198.18.0.97", 32, &b) == -ENOENT,
 		 "%s: a record without debt creates no bucket", t);
@@ -689,7 +702,216 @@ static void test_apply(struct fleet *f)
 		 (unsigned long long)u.used[0], (unsigned long long)u.used[1]);
 }
 
-/* 7. The window algorithms have no share: the flag leaves them local. */
+/* ---- the set table's ways (r.table_sets) ---- */
+
+/* The set of key k in the mapped table, and which of its ways holds k (-1:
+ * none). */
+static void *set_of(struct fleet *f, const struct sluice_key *k, int *way)
+{
+	int v6 = k->family == 6, i;
+	__u64 h = sluice_key_hash(f->r.seed, k), want = sluice_way_ident(k, h);
+	__u32 idx = sluice_set_index(h, f->r.keys.nsets[v6]);
+	void *set = (char *)f->r.keys.mem[v6] +
+		    (size_t)idx * (v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4));
+
+	*way = -1;
+	for (i = 0; i < SLUICE_SET_WAYS; i++)
+		if (SLUICE_WAY_MATCH(((struct sluice_way *)set)[i].ident) == want)
+			*way = i;
+	return set;
+}
+
+static struct sluice_way_aux *aux_of(void *set, int v6, int w)
+{
+	return v6 ? &((struct sluice_set6 *)set)->x[w].a : &((struct sluice_set4 *)set)->x[w];
+}
+
+/* Key src/prefixlen's way: its identity and aux (as copies); false if none. */
+static bool way_of(struct fleet *f, const char *src, __u8 prefixlen, struct sluice_way *w,
+		   struct sluice_way_aux *x)
+{
+	struct sluice_key k = key_of(TAG_TB, src, prefixlen);
+	void *set;
+	int i;
+
+	set = set_of(f, &k, &i);
+	if (i < 0)
+		return false;
+	*w = ((struct sluice_way *)set)[i];
+	*x = *aux_of(set, k.family == 6, i);
+	return true;
+}
+
+static bool has_aux(const struct sluice_way *w)
+{
+	return w->ident >> 32 & SLUICE_WAY_AUX;
+}
+
+static bool put_debt(struct fleet *f, __u32 i, const char *src, __u8 prefixlen, __u64 pkt,
+		     __u64 bytes)
+{
+	struct sluice_fleet_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.key = key_of(TAG_TB, src, prefixlen);
+	rec.debt[0] = pkt;
+	rec.debt[1] = bytes;
+	return put_rec(f, i, &rec);
+}
+
+/*
+ * 7. The set table: what a way apply claims holds (the debt, the key's
+ * prefix, SLUICE_WAY_AUX: the way's free time is never understated), a byte
+ * debt on a way the datapath claimed without the flag, and a frozen way
+ * (a claim by another key under way) left alone.
+ */
+static void test_sets(struct fleet *f)
+{
+	const char *t = "set table: apply claims a way";
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_way w;
+	struct sluice_way_aux x;
+	struct sluice_bucket b;
+	struct sluice_key k;
+	__u8 before[192];
+	void *st;
+	int i;
+
+	if (!f->r.table_sets) {
+		tap_skip("the LRU table (SLUICE_TEST_TABLE=sets runs them)",
+			 "the set table's ways");
+		return;
+	}
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
+		return;
+	if (!tap_ok(put_debt(f, 0, Z, 32, 30 * C_PKT, 0) &&
+			    put_debt(f, 1, "198.18.0.98", 32, 0, 1000 * C_BYTE) &&
+			    put_debt(f, 2, "2001:2::5", 64, 7 * C_PKT, 9 * C_BYTE) &&
+			    set_io_n(f, 3),
+		    "%s: records of Z, 198.18.0.98 (bytes) and 2001:2::5/64", t) ||
+	    !apply(f, t))
+		return;
+	if (tap_ok(way_of(f, Z, 32, &w, &x), "%s: Z has a way", t)) {
+		TAP_TRUE(w.s0 == TICKS(SCN_T0) + 30 * C_PKT && x.s1 == 0 && x.dropped == 0,
+			 "%s: Z's way holds TAT now + the debt, no byte TAT, no drops", t);
+		TAP_TRUE(x.meta == SLUICE_WAY_META(32, 0),
+			 "%s: Z's way's meta is its prefix 32 and no window (got %#x)", t, x.meta);
+		TAP_TRUE(has_aux(&w) && !(w.ident >> 32 & SLUICE_WAY_BUSY) &&
+				 SLUICE_WAY_TAG(w.ident) == TAG_TB,
+			 "%s: Z's way is published with its tag and SLUICE_WAY_AUX, though its "
+			 "debt has no bytes (the record does not say the policy has none)", t);
+	}
+	if (tap_ok(way_of(f, "198.18.0.98", 32, &w, &x), "%s: 198.18.0.98 has a way", t)) {
+		TAP_TRUE(has_aux(&w), "%s: a byte debt's way carries SLUICE_WAY_AUX", t);
+		TAP_TRUE(w.s0 <= 1 && x.s1 == TICKS(SCN_T0) + 1000 * C_BYTE,
+			 "%s: its byte TAT is now + the debt, its packet TAT free", t);
+		TAP_TRUE(sluice_way_free_at(w.ident, w.s0, x.s1, x.meta) == x.s1,
+			 "%s: eviction sees the way free at its byte TAT", t);
+	}
+	if (tap_ok(way_of(f, "2001:2::5", 64, &w, &x), "%s: 2001:2::5/64 has a way", t)) {
+		TAP_TRUE(has_aux(&w) && w.s0 == TICKS(SCN_T0) + 7 * C_PKT &&
+				 x.s1 == TICKS(SCN_T0) + 9 * C_BYTE &&
+				 x.meta == SLUICE_WAY_META(64, 0),
+			 "%s: the IPv6 key's way holds both debts, prefix 64, the flag", t);
+		TAP_TRUE(!bpfrun_lookup(&f->r, false, TAG_TB, "2001:2::5", 64, &b) &&
+				 b.s[0] == w.s0 && b.s[1] == x.s1,
+			 "%s: the key table finds the IPv6 key (its address in the way)", t);
+	}
+	TAP_EQ(bpfrun_count_keys(&f->r, false), 3, "%s: three keys in the table", t);
+
+	/* The datapath claims A's way for a policy without bytes: no flag. A
+	 * byte debt (a policy the record cannot show) sets it. */
+	t = "set table: a byte debt on a way without the flag";
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
+		return;
+	expect_at(f, SCN_T0, A, "P", t, "t0");
+	if (!tap_ok(way_of(f, A, 32, &w, &x) && !has_aux(&w),
+		    "%s: A's way, claimed by a packet, has no SLUICE_WAY_AUX", t))
+		return;
+	if (!put_debt(f, 0, A, 32, 0, 0) || !set_io_n(f, 1) || !apply(f, t))
+		return;
+	TAP_TRUE(way_of(f, A, 32, &w, &x) && !has_aux(&w) && w.s0 == TICKS(SCN_T0) + C_PKT,
+		 "%s: a record without debt changes nothing", t);
+	if (!put_debt(f, 0, A, 32, 0, 500 * C_BYTE) || !apply(f, t))
+		return;
+	TAP_TRUE(way_of(f, A, 32, &w, &x) && has_aux(&w) && w.s0 == TICKS(SCN_T0) + C_PKT &&
+			 x.s1 == TICKS(SCN_T0) + 500 * C_BYTE,
+		 "%s: a byte debt sets the flag and the byte TAT, the packet TAT stays", t);
+	TAP_EQ(bpfrun_count_keys(&f->r, false), 1, "%s: one key, no second way", t);
+
+	/* A's way frozen (another key's claim between its freeze and its
+	 * reset): apply writes nothing, neither TAT, nor a way of its own. */
+	t = "set table: a frozen way";
+	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
+		return;
+	expect_at(f, SCN_T0, A, "P", t, "t0");
+	k = key_of(TAG_TB, A, 32);
+	st = set_of(f, &k, &i);
+	if (!tap_ok(i >= 0, "%s: A has a way", t))
+		return;
+	((struct sluice_way *)st)[i].s0 = SLUICE_FROZEN;
+	memcpy(before, st, sizeof(struct sluice_set4));
+	if (!put_debt(f, 0, A, 32, 30 * C_PKT, 0) ||
+	    !put_debt(f, 1, A, 32, 0, 500 * C_BYTE) || !set_io_n(f, 2) || !apply(f, t))
+		return;
+	TAP_TRUE(!memcmp(before, st, sizeof(struct sluice_set4)),
+		 "%s: records of a packet and a byte debt leave A's whole set as it was", t);
+	/* The claim gives way: the next apply reaches A. */
+	((struct sluice_way *)st)[i].s0 = TICKS(SCN_T0) + C_PKT;
+	if (!apply(f, t))
+		return;
+	b = bucket_of(f, TAG_TB, A);
+	TAP_TRUE(b.s[0] == TICKS(SCN_T0) + 30 * C_PKT && b.s[1] == TICKS(SCN_T0) + 500 * C_BYTE,
+		 "%s: thawed, the same records raise both TATs", t);
+	TAP_EQ(bpfrun_count_keys(&f->r, false), 1, "%s: one key", t);
+}
+
+/*
+ * 8. The set table, one set of four ways: a key apply claimed with a byte
+ * debt only (a free packet TAT, a byte TAT a second ahead) is the last a new
+ * key evicts: SLUICE_WAY_AUX shows eviction its byte TAT.
+ */
+static void test_sets_evict(void)
+{
+	const char *t = "set table of one set: eviction";
+	struct bpfrun_opts o = { .max_keys = SLUICE_SET_WAYS, .table = BPFRUN_SETS };
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_way w;
+	struct sluice_way_aux x;
+	struct fleet f;
+	const char *Y = "198.18.0.98";
+	int n;
+
+	memset(&f, 0, sizeof(f));
+	if (!bpfrun_load(&f.r, &o))
+		return;
+	if (!tap_ok(!fleet_open(&f, 0), "%s: load the fleet programs", t))
+		goto out;
+	if (!start(&f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
+		goto out;
+	if (!tap_ok(f.r.keys.nsets[0] == 1, "%s: one set of IPv4 keys", t) ||
+	    !put_debt(&f, 0, Y, 32, 0, 1000000 * C_BYTE) || !set_io_n(&f, 1) || !apply(&f, t))
+		goto out;
+	expect_at(&f, SCN_T0, A, "P", t, "t0");
+	expect_at(&f, SCN_T0, B, "P", t, "t0");
+	expect_at(&f, SCN_T0, C, "P", t, "t0");
+	TAP_EQ(bpfrun_count_keys(&f.r, false), 4, "%s: Y, A, B, C fill the set", t);
+	/* A, B and C are free 10 ms ahead, Y a second ahead. */
+	expect_at(&f, SCN_T0, D, "P", t, "t0 (a fifth key)");
+	TAP_TRUE(way_of(&f, Y, 32, &w, &x) && x.s1 == TICKS(SCN_T0) + 1000000 * C_BYTE,
+		 "%s: Y, held by its byte debt, keeps its way", t);
+	TAP_TRUE(way_of(&f, D, 32, &w, &x), "%s: D took a way", t);
+	n = way_of(&f, A, 32, &w, &x) + way_of(&f, B, 32, &w, &x) + way_of(&f, C, 32, &w, &x);
+	TAP_EQ(n, 2, "%s: one of A, B, C (free soonest) was evicted", t);
+out:
+	if (f.skel)
+		fleet_bpf__destroy(f.skel);
+	bpfrun_close(&f.r);
+}
+
+/* 9. The window algorithms have no share: the flag leaves them local. */
 static void test_windows(struct fleet *f)
 {
 	size_t i;
@@ -740,7 +962,9 @@ int main(void)
 	test_usage(&f);
 	test_collect(&f);
 	test_apply(&f);
+	test_sets(&f);
 	test_windows(&f);
+	test_sets_evict();
 	fleet_bpf__destroy(f.skel);
 	bpfrun_close(&f.r);
 	return tap_done();

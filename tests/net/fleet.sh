@@ -35,7 +35,9 @@
 #      deadline; SIGCONT: synced again;
 #   7. requirepass: the right password file works; a wrong one, or none, make
 #      run exit 1 saying so, and leave nothing attached;
-#   8. usage errors exit 2.
+#   8. usage errors exit 2;
+#   9. the set table: every box attached again with --table sets, 1 and 2
+#      again ("# fleet ratio sets"), each box holding the source's key.
 #
 # t of a flood is the generators' own "seconds" (the span of their frames),
 # the largest of the three: they are started together, one right after the
@@ -615,5 +617,42 @@ expect_usage "--fleet with a bad name" "is not a fleet name" runu --redis "unix:
 expect_usage "--sync-interval 1ms" "out of range: 10ms to 1m" \
 	runu --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval 1ms
 nothing_left "usage errors"
+
+# ---- 9. the set table (--table sets): 1 and 2 again ----
+# Every box attached afresh with --table sets: the agent's apply program then
+# finds (or claims) a key's way in sluice_sets4/6, and a sprayed source is
+# held to the fleet bound only if it does (without the fold each box would
+# admit the whole rate: three times it).
+for i in 1 2; do
+	kill -INT "${RUNP[$i]}"
+	wait "${RUNP[$i]}"
+	RUNP[$i]=
+	bx "$i" "$SLUICE" detach "${IFR[$i]}" >/dev/null || not_ok "the set table: detach box $i"
+done
+for i in 1 2 3; do
+	bx "$i" "$SLUICE" attach "${IFR[$i]}" --table sets --rate "$RATE/s" --burst "$BURST" \
+		>/dev/null && ctl "$i" set --fleet on ||
+		{ not_ok "the set table: attach box $i with a fleet policy"; exit 1; }
+	run_box "$i" --redis "unix:$SOCK" --fleet "$FLEET-sets" --sync-interval "${SYNC_MS}ms" \
+		--redis-timeout "$TIMEOUT"
+done
+for i in 1 2 3; do
+	t=$(bx "$i" "$SLUICE" status -j "${IFR[$i]}" | jq -r ".interfaces[0].keys.table")
+	pass_if "the set table: box $i's state is of the set table" [ "$t" = sets ] ||
+		diag "box $i: keys.table $t"
+done
+if all_boxes '.state == "synced" and .boxes == 3 and .shared == false'; then
+	ok "the set table: every box: fleet synced, 3 boxes"
+else
+	not_ok "the set table: every box: fleet synced, 3 boxes"
+	for i in 1 2 3; do diag "run $i: $(tail -5 "${RUNLOG[$i]}")"; done
+fi
+spray 198.18.0.70 || not_ok "the set table: the generators ran"
+check_up "the set table: sprayed over 3 boxes" sets
+for i in 1 2 3; do
+	b=$(ctl "$i" -j show 198.18.0.70 | jq -c .bucket)
+	pass_if "the set table: box $i holds the sprayed source's key" \
+		test -n "$b" -a "$b" != null || diag "box $i: $(ctl "$i" -j show 198.18.0.70)"
+done
 
 tap_done

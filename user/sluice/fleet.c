@@ -122,7 +122,20 @@ static int load_progs(struct fleet_agent *a, char *err, size_t errlen)
 		return sluice_err(err, errlen, -errno, "Couldn't open the fleet programs: %s",
 				  strerror(errno));
 	a->io_max = sluice_map_max_entries(a->h.fleet_use_fd);
+	/* The key table the state was attached with: apply finds a key's
+	 * bucket in it (sluice_sets4/6 are absent from a state pinned before
+	 * them, an LRU table's: the object's own one-set maps then). */
+	if (a->h.cfg->kind & SLUICE_KIND_SETS) {
+		s->rodata->table_sets = 1;
+		s->rodata->set_seed = a->h.cfg->set_seed;
+		s->rodata->sets_n[0] = a->h.keys.nsets[0];
+		s->rodata->sets_n[1] = a->h.keys.nsets[1];
+	}
 	ret = bpf_map__reuse_fd(s->maps.sluice_buckets, a->h.buckets_fd);
+	if (!ret && a->h.sets_fd[0] >= 0)
+		ret = bpf_map__reuse_fd(s->maps.sluice_sets4, a->h.sets_fd[0]);
+	if (!ret && a->h.sets_fd[1] >= 0)
+		ret = bpf_map__reuse_fd(s->maps.sluice_sets6, a->h.sets_fd[1]);
 	if (!ret)
 		ret = bpf_map__reuse_fd(s->maps.sluice_fleet, a->h.fleet_fd);
 	if (!ret)
