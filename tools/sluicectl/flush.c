@@ -68,21 +68,25 @@ static int pick(const void *key, const void *val, void *ctx)
 }
 
 /* Collect first, delete after: deleting while walking a hash map restarts
- * or skips buckets. Returns how many were deleted, or -errno. */
-static long flush_map(int fd, struct flush *f)
+ * or skips buckets. The key table (either kind) when keys is non-NULL, else
+ * the map fd. Returns how many were deleted, or -errno. */
+static long flush_map(struct sluice_keytab *keys, int fd, struct flush *f)
 {
 	long deleted = 0, ret;
 	size_t i;
 
 	f->n = 0;
-	ret = sluice_map_walk(fd, pick, f);
+	ret = keys ? sluice_keytab_walk(keys, pick, f) : sluice_map_walk(fd, pick, f);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < f->n; i++) {
-		if (!bpf_map_delete_elem(fd, &f->keys[i]))
+		int err = keys ? sluice_keytab_delete(keys, &f->keys[i])
+			       : (bpf_map_delete_elem(fd, &f->keys[i]) ? -errno : 0);
+
+		if (!err)
 			deleted++;
-		else if (errno != ENOENT) /* ENOENT: evicted meanwhile */
-			return -errno;
+		else if (err != -ENOENT) /* ENOENT: evicted meanwhile */
+			return err;
 	}
 	return deleted;
 }
@@ -114,8 +118,8 @@ int do_flush(int argc, char **argv)
 	st = ctl_open_write(&h);
 	if (st)
 		return st;
-	buckets = flush_map(h.buckets_fd, &f);
-	logs = buckets < 0 ? 0 : flush_map(h.logs_fd, &f);
+	buckets = flush_map(&h.keys, -1, &f);
+	logs = buckets < 0 ? 0 : flush_map(NULL, h.logs_fd, &f);
 	if (buckets < 0 || logs < 0) {
 		int ret = buckets < 0 ? (int)buckets : (int)logs;
 

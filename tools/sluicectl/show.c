@@ -70,7 +70,6 @@ static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 	struct sluice_log log;
 	struct sluice_bucket b;
 	void *val;
-	int fd;
 
 	memset(f, 0, sizeof(*f));
 	f->key.tag = tag;
@@ -79,14 +78,16 @@ static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 	memcpy(f->key.addr, c->addr, 16);
 	sluice_mask(f->key.addr, prefixlen);
 	if (p->algo == SLUICE_ALGO_SLIDING_LOG) {
-		fd = h->logs_fd;
 		val = &log;
+		if (bpf_map_lookup_elem(h->logs_fd, &f->key, val))
+			return errno == ENOENT ? 0 : -errno;
 	} else {
-		fd = h->buckets_fd;
+		int ret = sluice_keytab_lookup(&h->keys, &f->key, &b);
+
 		val = &b;
+		if (ret)
+			return ret == -ENOENT ? 0 : ret;
 	}
-	if (bpf_map_lookup_elem(fd, &f->key, val))
-		return errno == ENOENT ? 0 : -errno;
 	f->ok = true;
 	ctl_state_of(p, val, now, &f->st);
 	return 0;

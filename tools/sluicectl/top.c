@@ -247,7 +247,7 @@ int do_top(int argc, char **argv)
 		goto out_free;
 	}
 	t.is_log = false;
-	ret = sluice_map_walk(h.buckets_fd, collect, &t);
+	ret = sluice_keytab_walk(&h.keys, collect, &t);
 	if (ret >= 0) {
 		t.is_log = true;
 		ret = sluice_map_walk(h.logs_fd, collect, &t);

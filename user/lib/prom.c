@@ -68,6 +68,17 @@ static void counter(FILE *f, const char *name, const char *help, const char *ifn
 	sample(f, name, ifname, NULL, v);
 }
 
+/* sluice_key_table{interface="IFACE",table="lru"} 1: which key table the
+ * state has (--table), an info-style gauge. */
+static void table_info(FILE *f, const char *ifname, bool sets)
+{
+	family(f, "sluice_key_table", "gauge",
+	       "The key table of the state, in the table label: lru or sets (always 1).");
+	fprintf(f, "sluice_key_table{" IFACE_LABEL "=\"");
+	put_label(f, ifname);
+	fprintf(f, "\",table=\"%s\"} 1\n", sets ? "sets" : "lru");
+}
+
 /* The fleet agent's state (fleet.c), when the state has sluice_fleet. */
 static void fleet_samples(FILE *f, const struct sluice_handle *h)
 {
@@ -285,8 +296,12 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	}
 	gauge(f, "sluice_log_keys", "Keys in the sliding-log table now (part of sluice_keys).",
 	      label, c.log_keys);
-	gauge(f, "sluice_max_keys", "Size of the key table (sluice_buckets).", label,
-	      sluice_map_max_entries(h->buckets_fd));
+	gauge(f, "sluice_max_keys",
+	      "Keys the key table holds (the sets table: IPv4 and IPv6 keys together).",
+	      label, sluice_keytab_capacity(&h->keys));
+	gauge(f, "sluice_key_table_bytes", "Memory of the key table.", label,
+	      sluice_keytab_bytes(&h->keys));
+	table_info(f, label, h->keys.sets);
 	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", label,
 	      sluice_map_max_entries(h->logs_fd));
 	gauge(f, "sluice_rules", "Rules in force.", label, pol.nr_rules);

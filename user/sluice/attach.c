@@ -49,8 +49,8 @@ void attach_usage(FILE *f)
 	fprintf(f,
 		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N]\n"
 		"                [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
-		"                [--max-keys N] [--max-log-keys N] [--max-rules N]\n"
-		"                [--fleet-keys N] [--new-keys RATE|off]\n"
+		"                [--table lru|sets] [--max-keys N] [--max-log-keys N]\n"
+		"                [--max-rules N] [--fleet-keys N] [--new-keys RATE|off]\n"
 		"                [--fail-closed|--fail-open] [--config FILE] [--resume|--fresh]\n"
 		"      attach sluice to IFACE, or upgrade it in place when it is attached\n");
 }
@@ -69,8 +69,16 @@ static void attach_help(void)
 	       "  --window DUR        window of the window algorithms: 100ms to 1h\n"
 	       "  --prefix4 LEN       IPv4 sources share a bucket per /LEN (default 32)\n"
 	       "  --prefix6 LEN       IPv6 sources share a bucket per /LEN (default 64)\n"
-	       "  --max-keys N        size of the key table (default %u); fixed once pinned\n"
-	       "  --max-log-keys N    size of the sliding-log table (default %u)\n"
+	       "  --table lru|sets    the key table of a new state: lru (default), an LRU\n"
+	       "                      hash that evicts the least recently used key; sets, a\n"
+	       "                      set-associative table (4 keys a set, a keyed hash picks\n"
+	       "                      the set) that evicts the key whose state means least;\n"
+	       "                      fixed once pinned (a change needs --fresh)\n"
+	       "  --max-keys N        size of the key table (default %u); fixed once pinned;\n"
+	       "                      with --table sets N keys per family (IPv4 and IPv6\n"
+	       "                      each: 32 and 48 bytes a key)\n"
+	       "  --max-log-keys N    size of the sliding-log table (default %u), an LRU hash\n"
+	       "                      with either --table\n"
 	       "  --max-rules N       most rules (default %u, 136 bytes each); fixed once pinned\n"
 	       "  --fleet-keys N      active keys of fleet policies a sync can push (default\n"
 	       "                      %u); fixed once pinned, see sluice run --redis\n"
@@ -292,7 +300,7 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	struct sluice_settings s;
 	struct attachment now;
 	char rate[128], kept[96];
-	long keys = sluice_count_keys(h->buckets_fd);
+	long keys = sluice_keytab_count(&h->keys);
 	size_t i;
 
 	sluice_read_settings(h, &s, NULL);
@@ -336,9 +344,9 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	       sluice_algo_name(s.def.algo), rate, s.def.prefix4, s.def.prefix6,
 	       (s.flags & SLUICE_DRY_RUN) ? ", dry run" : "",
 	       (s.flags & SLUICE_FAIL_CLOSED) ? ", fail-closed" : "");
-	printf("  state: %ld of %u keys, %u rule%s, pinned in %s\n", keys < 0 ? 0 : keys,
-	       sluice_map_max_entries(h->buckets_fd), s.nr_rules, s.nr_rules == 1 ? "" : "s",
-	       c->dir);
+	printf("  state: %ld of %llu keys (%s table), %u rule%s, pinned in %s\n",
+	       keys < 0 ? 0 : keys, (unsigned long long)sluice_keytab_capacity(&h->keys),
+	       h->keys.sets ? "sets" : "lru", s.nr_rules, s.nr_rules == 1 ? "" : "s", c->dir);
 	for (i = 0; i < sluice_nr_maps; i++)
 		if (c->pins_existed && c->adds_map[i])
 			printf("  added: %s/%s, which the sluice that pinned this state did not "
@@ -386,7 +394,7 @@ int sluice_attach(struct attach_opts *o)
 	int lock_fd = -1, ret, status = SLUICE_EXIT_RUNTIME;
 
 	sluice_handle_init(&h);
-	c.max_keys = o->max_keys ? (__u32)o->max_keys : SLUICE_DEFAULT_MAX_KEYS;
+	attach_size_keys(&c, o->table == ATTACH_TABLE_SETS);
 	c.max_log_keys = o->max_log_keys ? (__u32)o->max_log_keys : SLUICE_DEFAULT_MAX_LOG_KEYS;
 	c.max_rules = o->max_rules ? (__u32)o->max_rules : SLUICE_DEFAULT_MAX_RULES;
 	c.fleet_keys = o->fleet_keys ? (__u32)o->fleet_keys : SLUICE_DEFAULT_FLEET_KEYS;
@@ -425,6 +433,8 @@ int sluice_attach(struct attach_opts *o)
 		ret = plan_resume(o->ifname, o->ifindex, c.have_old_cfg ? &c.old_cfg : NULL,
 				  c.a.prog_id != 0, o->resume, o->fresh, &c.plan, c.err,
 				  sizeof(c.err));
+	if (!ret)
+		ret = attach_check_table(&c);
 	if (ret)
 		goto out;
 	ret = validate_edits(&c);
@@ -454,7 +464,7 @@ int sluice_attach(struct attach_opts *o)
 		 * horizon that no delay may reach. */
 		__u32 key = o->key_given ? o->key_kind : (h.cfg->kind & SLUICE_KIND_KEY_DST);
 
-		h.cfg->kind = SLUICE_KIND_SHAPE | key;
+		h.cfg->kind = SLUICE_KIND_SHAPE | key | (h.cfg->kind & SLUICE_KIND_SETS);
 		__atomic_store_n(&h.cfg->shape_horizon_us, c.fq.horizon_us, __ATOMIC_RELEASE);
 	}
 	if (test_hook("SLUICE_TEST_KILL_AT", "maps"))

@@ -27,7 +27,15 @@ struct attach_ctx {
 	bool adds_map[SLUICE_MAX_MAPS];
 	size_t nr_adds;
 	bool fresh_config; /* the config has layout 0: give it the defaults */
+	/* max_keys: sluice_buckets' entries (1 in a state of the sets table) */
 	__u32 max_keys, max_log_keys, max_rules, fleet_keys;
+	/* The key table this call attaches with (--table sets: SLUICE_KIND_SETS)
+	 * and the sets in sluice_sets4, sluice_sets6: the pinned state's when
+	 * there is one, else from the options. */
+	bool sets;
+	__u32 sets_n[2];
+	bool pinned_sets; /* pins_existed: the pinned state's table */
+	bool table_change; /* pins_existed, and --table names the other table */
 	struct attachment a;
 	enum attach_kind kind;
 	/* the pinned config as it was before this call */
@@ -48,6 +56,10 @@ struct attach_ctx {
 	char err[2 * SLUICE_ERR_LEN]; /* room for a libsluice message and context */
 };
 
+/* sluice_buckets' size in a state of the sets table, which does not use it
+ * (the kernel takes an LRU hash of one entry). */
+#define SETS_BUCKETS 1
+
 /* Put a message in c->err and return ret. */
 int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -58,6 +70,11 @@ struct sluice_bpf *attach_open_skel(struct attach_ctx *c);
  * maps created or reused (step 2), and undoing what this call pinned. */
 int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel);
 int attach_create_maps(struct attach_ctx *c);
+/* The key table's sizes of a new state, from --table and --max-keys. */
+void attach_size_keys(struct attach_ctx *c, bool sets);
+/* After the plan: a --table that is not the pinned state's is refused
+ * unless the state is dropped (--fresh). */
+int attach_check_table(struct attach_ctx *c);
 void attach_undo_pins(struct attach_ctx *c);
 /* Attach (or upgrade, as c->kind says) the program; its id in *new_id. */
 int attach_program(struct attach_ctx *c, __u32 *new_id);

@@ -10,9 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+
+#include <sluice/sets.h>
 
 #include "attach.h"
 
@@ -43,6 +46,29 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 			      "('sluice detach %s'), then attach again",
 			      c->dir, name, info.key_size, info.value_size, bpf_map__key_size(m),
 			      bpf_map__value_size(m), ifn);
+	if (!strcmp(name, SLUICE_MAP_SETS4) || !strcmp(name, SLUICE_MAP_SETS6)) {
+		int v6 = !strcmp(name, SLUICE_MAP_SETS6);
+		__u64 want = c->o->max_keys;
+
+		/* A state of the LRU table has one set each: kept as pinned. */
+		c->sets_n[v6] = info.max_entries;
+		if (c->pinned_sets && !c->table_change && want &&
+		    sluice_sets_for((__u32)want) != info.max_entries)
+			return refuse(c, -EEXIST,
+				      "the pinned key table of %s (--table sets) holds %llu keys "
+				      "per family, not %llu: detach first to resize ('sluice %sdetach "
+				      "%s' drops its state), then attach with --max-keys %llu",
+				      ifn, (unsigned long long)info.max_entries * SLUICE_SET_WAYS,
+				      (unsigned long long)want, c->o->shape ? "shape " : "", ifn,
+				      (unsigned long long)want);
+		return 0;
+	}
+	if (!strcmp(name, SLUICE_MAP_BUCKETS) && (c->pinned_sets || c->table_change)) {
+		/* --max-keys sizes the sets (above), or the table that replaces
+		 * this one (attach_check_table()). */
+		c->max_keys = info.max_entries;
+		return 0;
+	}
 	if (!strcmp(name, SLUICE_MAP_BUCKETS) || !strcmp(name, SLUICE_MAP_LOGS) ||
 	    !strcmp(name, SLUICE_MAP_FLEET_USE)) {
 		int k = !strcmp(name, SLUICE_MAP_BUCKETS) ? 0 : !strcmp(name, SLUICE_MAP_LOGS) ? 1 : 2;
@@ -95,7 +121,7 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 /* What is pinned for this interface, and is it something we can reuse? */
 int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 {
-	int fds[SLUICE_MAX_MAPS], nr_found = 0, ret = 0, cfd = -1;
+	int fds[SLUICE_MAX_MAPS], nr_found = 0, ret = 0, cfd = -1, bfd = -1, s4fd = -1;
 	bool absent[SLUICE_MAX_MAPS] = { false };
 	const char *missing = NULL;
 	char path[512];
@@ -139,10 +165,14 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 	for (i = 0; i < sluice_nr_maps; i++) {
 		c->adds_map[i] = absent[i];
 		c->nr_adds += absent[i];
+		if (!strcmp(sluice_maps[i].name, SLUICE_MAP_BUCKETS))
+			bfd = fds[i];
+		else if (!strcmp(sluice_maps[i].name, SLUICE_MAP_SETS4))
+			s4fd = fds[i];
 	}
-	for (i = 0; i < sluice_nr_maps && !ret; i++)
-		if (fds[i] >= 0)
-			ret = check_pinned_map(c, skel, sluice_maps[i].name, fds[i]);
+	/* The config first: its layout says how to read it, its kind which
+	 * key table the other maps are checked as. */
+	ret = check_pinned_map(c, skel, SLUICE_MAP_CONFIG, cfd);
 	if (!ret) {
 		struct sluice_config cfg;
 		__u32 zero = 0;
@@ -168,6 +198,28 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 			ret = sluice_check_layout(&cfg, c->o->ifname, c->err, sizeof(c->err));
 		}
 	}
+	if (!ret) {
+		if (!c->fresh_config)
+			c->pinned_sets = c->old_cfg.kind & SLUICE_KIND_SETS;
+		else
+			/* An attach that died before it wrote the config: the
+			 * table its maps were sized for (an LRU table's sets
+			 * have one entry, its buckets more). */
+			c->pinned_sets = s4fd >= 0 && !(sluice_map_max_entries(s4fd) == 1 &&
+							sluice_map_max_entries(bfd) > 1);
+		c->table_change = c->o->table &&
+				  (c->o->table == ATTACH_TABLE_SETS) != c->pinned_sets;
+		c->sets = c->pinned_sets;
+		if (c->pinned_sets && s4fd < 0)
+			ret = refuse(c, -EPROTO,
+				     "the pinned state of %s is of the sets table but %s/%s is "
+				     "missing: run 'sluice %sdetach %s' to remove it, then attach "
+				     "again", c->o->ifname, c->dir, SLUICE_MAP_SETS4,
+				     c->o->shape ? "shape " : "", c->o->ifname);
+	}
+	for (i = 0; i < sluice_nr_maps && !ret; i++)
+		if (fds[i] >= 0 && fds[i] != cfd)
+			ret = check_pinned_map(c, skel, sluice_maps[i].name, fds[i]);
 out:
 	for (i = 0; i < sluice_nr_maps; i++)
 		if (fds[i] >= 0)
@@ -222,7 +274,17 @@ int attach_create_maps(struct attach_ctx *c)
 	ret = sluice_bpf__load(skel);
 	if (ret) {
 		ret = -errno;
-		if (ret == -ENOMEM || ret == -E2BIG)
+		if ((ret == -ENOMEM || ret == -E2BIG) && c->sets)
+			refuse(c, ret,
+			       "Couldn't create the maps of %s: %s (the sets table of %llu IPv4 "
+			       "and %llu IPv6 keys, the sliding-log table of %u keys and the rule "
+			       "table of %u rules must fit in kernel memory: lower --max-keys, "
+			       "--max-log-keys or --max-rules)",
+			       c->o->ifname, strerror(-ret),
+			       (unsigned long long)c->sets_n[0] * SLUICE_SET_WAYS,
+			       (unsigned long long)c->sets_n[1] * SLUICE_SET_WAYS, c->max_log_keys,
+			       c->max_rules);
+		else if (ret == -ENOMEM || ret == -E2BIG)
 			refuse(c, ret,
 			       "Couldn't create the maps of %s: %s (the key table of %u keys, "
 			       "the sliding-log table of %u keys and the rule table of %u rules "
@@ -242,10 +304,19 @@ int attach_create_maps(struct attach_ctx *c)
 	}
 	if (cfg.layout == 0) {
 		memset(&cfg, 0, sizeof(cfg));
+		/* The sets table's hash key: random, so that no sender can aim
+		 * its sources at one set; kept for the state's life. */
+		if (c->sets && getrandom(&cfg.set_seed, sizeof(cfg.set_seed), 0) !=
+				       (ssize_t)sizeof(cfg.set_seed)) {
+			ret = refuse(c, -errno, "Couldn't draw the hash key of the sets table of "
+				     "%s (getrandom): %s", c->o->ifname, strerror(errno));
+			goto out;
+		}
 		sluice_settings_init(&cfg.settings[0]);
 		cfg.settings[1] = cfg.settings[0];
 		cfg.layout = SLUICE_LAYOUT_VERSION;
-		cfg.kind = c->o->shape ? SLUICE_KIND_SHAPE | c->o->key_kind : 0;
+		cfg.kind = (c->o->shape ? SLUICE_KIND_SHAPE | c->o->key_kind : 0) |
+			   (c->sets ? SLUICE_KIND_SETS : 0);
 		/* Whose it is from the start; "attaching" until the program
 		 * runs, so that a state this call leaves behind when it is
 		 * killed is never taken for a finished one. */
@@ -281,4 +352,49 @@ int attach_create_maps(struct attach_ctx *c)
 out:
 	sluice_bpf__destroy(skel);
 	return ret;
+}
+
+void attach_size_keys(struct attach_ctx *c, bool sets)
+{
+	__u32 n = c->o->max_keys ? (__u32)c->o->max_keys : SLUICE_DEFAULT_MAX_KEYS;
+
+	c->sets = sets;
+	if (sets) {
+		/* N keys per family; the LRU table is not read, but the
+		 * program's object has it: its smallest size. */
+		c->sets_n[0] = c->sets_n[1] = sluice_sets_for(n);
+		c->max_keys = SETS_BUCKETS;
+	} else {
+		c->sets_n[0] = c->sets_n[1] = 1;
+		c->max_keys = n;
+	}
+}
+
+int attach_check_table(struct attach_ctx *c)
+{
+	const struct attach_opts *o = c->o;
+	const char *verb = o->shape ? "shape " : "";
+	const char *have = c->pinned_sets ? "sets" : "lru";
+	const char *want = o->table == ATTACH_TABLE_SETS ? "sets" : "lru";
+
+	if (!c->pins_existed || !c->table_change)
+		return 0;
+	if (c->plan.kind == RESUME_DROP) {
+		/* --fresh: a new state of the table asked for. */
+		attach_size_keys(c, o->table == ATTACH_TABLE_SETS);
+		return 0;
+	}
+	if (c->a.prog_id || (o->shape && c->sh.prog_id))
+		return refuse(c, -EEXIST,
+			      "sluice runs on %s with the %s key table: --table %s is a fresh "
+			      "attach, not an upgrade; detach first ('sluice %sdetach %s' drops "
+			      "its state; after 'sluice %sdetach %s --keep-state' attach with "
+			      "--fresh), then 'sluice %sattach %s --table %s'",
+			      o->ifname, have, want, verb, o->ifname, verb, o->ifname, verb,
+			      o->ifname, want);
+	return refuse(c, -EEXIST,
+		      "the pinned state of %s has the %s key table: --table %s needs a fresh "
+		      "state; attach with --table %s --fresh to drop it (keys, rules and "
+		      "counters), or without --table to resume it as it is",
+		      o->ifname, have, want, want);
 }

@@ -40,7 +40,17 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 		if (ret)
 			return ret;
 	}
-	ret = bpf_map__set_max_entries(skel->maps.sluice_buckets, c->max_keys);
+	/* The key table: the program reads the one the state has (its
+	 * rodata), the maps are as big as pinned (libbpf reuses a pin only
+	 * when they match). */
+	skel->rodata->table_sets = c->sets;
+	skel->rodata->sets_n[0] = c->sets_n[0];
+	skel->rodata->sets_n[1] = c->sets_n[1];
+	ret = bpf_map__set_max_entries(skel->maps.sluice_sets4, c->sets_n[0]);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_sets6, c->sets_n[1]);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_buckets, c->max_keys);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_logs, c->max_log_keys);
 	/* Two generations of rules in the trie; the table holds the live one. */

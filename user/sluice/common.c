@@ -34,6 +34,10 @@ const struct sluice_map_spec sluice_maps[] = {
 	{ SLUICE_MAP_FLEET, true }, /* the fleet agent's state */
 	{ SLUICE_MAP_FLEET_USE, true }, /* usage of fleet policies, per key */
 	{ SLUICE_MAP_SHAPE_STATS, true }, /* a shaper's delay counters */
+	/* the set-associative key table (--table sets); 1 entry each in a state
+	 * of the LRU table, which is what an older state gets */
+	{ SLUICE_MAP_SETS4, true },
+	{ SLUICE_MAP_SETS6, true },
 };
 const size_t sluice_nr_maps = sizeof(sluice_maps) / sizeof(sluice_maps[0]);
 _Static_assert(sizeof(sluice_maps) / sizeof(sluice_maps[0]) <= SLUICE_MAX_MAPS,
@@ -72,6 +76,7 @@ enum {
 	OPT_KEY,
 	OPT_HORIZON,
 	OPT_QUEUE_LIMIT,
+	OPT_TABLE,
 	OPT_FLEET_FIRST, /* run's fleet agent: fleet_opts[] of fleet_opts.c, in order */
 	OPT_FLEET_LAST = OPT_FLEET_FIRST + FLEET_NR_OPTS - 1,
 };
@@ -102,6 +107,7 @@ static const struct option attach_long[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "horizon", required_argument, NULL, OPT_HORIZON },
 	{ "queue-limit", required_argument, NULL, OPT_QUEUE_LIMIT },
+	{ "table", required_argument, NULL, OPT_TABLE },
 	{ "redis", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_REDIS },
 	{ "fleet", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_FLEET },
 	{ "redis-password-file", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_PASSWORD },
@@ -360,6 +366,16 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			if (!o->queue_limit)
 				return usage_err(cmd, "--queue-limit 0: give at least the largest "
 						 "burst + 1 packets, or leave it out (sluice(8))");
+			break;
+		case OPT_TABLE:
+			if (!strcmp(arg, "lru"))
+				o->table = ATTACH_TABLE_LRU;
+			else if (!strcmp(arg, "sets"))
+				o->table = ATTACH_TABLE_SETS;
+			else
+				return usage_err(cmd, "--table takes 'lru' (an LRU hash, the "
+						 "default) or 'sets' (the set-associative table), "
+						 "not '%s'", arg);
 			break;
 		case OPT_FLEET_FIRST ... OPT_FLEET_LAST:
 			if (!is_run)

@@ -96,6 +96,13 @@ void fleet_stop(struct fleet_agent *a);
 
 #define SET_ARGV_MAX 32
 
+/* --table: the key table of a new state */
+enum attach_table {
+	ATTACH_TABLE_UNSET, /* not given: a new state's is LRU, a pinned one's stays */
+	ATTACH_TABLE_LRU,
+	ATTACH_TABLE_SETS,
+};
+
 struct attach_opts {
 	char ifname[IF_NAMESIZE];
 	/* the state's name: ifname, or shape:IFACE for a shaper (pins, handle) */
@@ -115,6 +122,7 @@ struct attach_opts {
 	char *set_argv[SET_ARGV_MAX];
 	int set_argc;
 	__u64 max_keys, max_log_keys, max_rules, fleet_keys; /* 0: not given */
+	enum attach_table table; /* --table */
 	const char *config; /* --config FILE */
 	bool resume, fresh; /* --resume, --fresh */
 	bool run_owned; /* set by run: the attach is run's, which detaches on exit */
@@ -129,7 +137,8 @@ struct attach_opts {
 /*
  * Parse the options of `cmd` ("attach", "run" or "shape attach"; run also
  * takes --interval, --metrics, --keep-state and the fleet's; shape attach
- * --delay, --nodelay, --key, --horizon and --queue-limit) and the one IFACE. Prints the problem and
+ * --delay, --nodelay, --key, --horizon and --queue-limit; all take --table) and
+ * the one IFACE. Prints the problem and
  * returns SLUICE_EXIT_USAGE on a bad option or value, -1 when help was
  * printed (exit 0), 0 otherwise.
  */

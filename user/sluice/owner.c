@@ -132,7 +132,7 @@ void describe_state(struct sluice_handle *h, const struct sluice_config *before,
 {
 	struct sluice_settings s;
 	char since[32];
-	long keys = sluice_count_keys(h->buckets_fd);
+	long keys = sluice_keytab_count(&h->keys);
 	long logs = sluice_count_keys(h->logs_fd);
 
 	sluice_read_settings(h, &s, NULL);

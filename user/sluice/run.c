@@ -329,7 +329,7 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 
 static bool has_attach_options(const struct attach_opts *o)
 {
-	return o->set_argc > 1 || o->config || o->mode_given || o->max_keys ||
+	return o->set_argc > 1 || o->config || o->mode_given || o->max_keys || o->table ||
 	       o->max_log_keys || o->max_rules || o->fleet_keys || o->resume || o->fresh || o->keep_state;
 }
 

@@ -26,7 +26,9 @@ struct iface_status {
 	int attach_err;
 	struct sluice_settings set;
 	struct sluice_counters c; /* c.keys: both tables; c.log_keys: sluice_logs */
-	__u32 max_keys, max_log_keys;
+	bool sets; /* the key table: --table sets, not the LRU hash */
+	__u64 max_keys; /* the key table's capacity (sets: both families) */
+	__u32 max_log_keys;
 	__u64 keys_mem, log_keys_mem;
 	__u32 fleet_keys; /* sluice_fleet_use's size; 0: the state has none */
 	__u64 fleet_keys_mem;
@@ -88,9 +90,10 @@ static int read_status(const char *ifname, struct iface_status *s)
 	s->standing = h.standing;
 	sluice_check_standing(&h, false, s->note, sizeof(s->note));
 	sluice_read_settings(&h, &s->set, NULL);
-	s->max_keys = sluice_map_max_entries(h.buckets_fd);
+	s->sets = h.keys.sets;
+	s->max_keys = sluice_keytab_capacity(&h.keys);
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
-	s->keys_mem = sluice_map_bytes(h.buckets_fd);
+	s->keys_mem = sluice_keytab_bytes(&h.keys);
 	s->log_keys_mem = sluice_map_bytes(h.logs_fd);
 	if (h.fleet_use_fd >= 0) {
 		s->fleet_keys = sluice_map_max_entries(h.fleet_use_fd);
@@ -178,6 +181,7 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 	if (s->has_fleet)
 		sluice_fleet_json(j, &s->fleet);
 	json_obj_begin(j, "keys");
+	json_str(j, "table", s->sets ? "sets" : "lru");
 	json_u64(j, "used", s->c.keys - s->c.log_keys);
 	json_u64(j, "max", s->max_keys);
 	json_u64(j, "memlock", s->keys_mem);
@@ -281,8 +285,10 @@ static void print_text(const struct iface_status *s, int ret)
 	}
 	human_bytes(s->keys_mem, mem, sizeof(mem));
 	human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
-	printf("  tables:   buckets %llu of %u (%s); sliding logs %llu of %u (%s)",
-	       (unsigned long long)(s->c.keys - s->c.log_keys), s->max_keys, mem,
+	printf("  tables:   %s %llu of %llu (%s); sliding logs %llu of %u (%s)",
+	       s->sets ? "keys (sets table)" : "keys (lru table)",
+	       (unsigned long long)(s->c.keys - s->c.log_keys), (unsigned long long)s->max_keys,
+	       mem,
 	       (unsigned long long)s->c.log_keys, s->max_log_keys, lmem);
 	if (s->fleet_keys) {
 		human_bytes(s->fleet_keys_mem, mem, sizeof(mem));
