@@ -17,7 +17,7 @@
 #                   share their /48's bucket instead of taking a slot each
 #   sluice-sets, sluice-sets-random: sluice and sluice-random on the
 #                   set-associative table (--table sets --max-keys 1048576:
-#                   1M keys a family, the LRU table's 1M keys in all)
+#                   2^20 keys a family, as many as the LRU table holds in all)
 #   nft-meter       nftables netdev ingress, a dynamic set per source, limit
 #                   rate over 1000/s burst 1000 drop
 #   hashlimit       iptables-legacy raw PREROUTING hashlimit per source (the
@@ -143,10 +143,10 @@ setup() {
 		inr "$SLUICE" attach "$IFR" --rate 1/m --burst 1 --prefix6 128 \
 			--new-keys 10000/s >/dev/null ;;
 	sluice-sets)
-		inr "$SLUICE" attach "$IFR" --table sets --max-keys "$KEYS" --rate 1000/s \
+		inr "$SLUICE" attach "$IFR" --table sets --max-keys 1048576 --rate 1000/s \
 			--burst 1000 --new-keys off >/dev/null ;;
 	sluice-sets-random)
-		inr "$SLUICE" attach "$IFR" --table sets --max-keys "$KEYS" --rate 1/m --burst 1 \
+		inr "$SLUICE" attach "$IFR" --table sets --max-keys 1048576 --rate 1/m --burst 1 \
 			--prefix6 128 --new-keys off >/dev/null ;;
 	nft-meter)
 		inr nft -f - <<-EOF

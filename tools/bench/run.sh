@@ -156,13 +156,15 @@ if has e2e; then
 			r = ratio(m("sluice", c), m("hashlimit", c))
 			v = ok("sluice", c) && ok("hashlimit", c)
 			goal("sluice / hashlimit, " c " CPU", r, ">= 4", v && r >= 4)
-			# issue 13: the sets table, 1M-source flood, against the LRU table
-			if (("sluice-sets-random," c) in mpps) {
-				r = ratio(m("sluice-sets-random", c), m("sluice-random", c))
-				v = ok("sluice-sets-random", c) && ok("sluice-random", c)
-				goal("sets random / lru random (1M sources), " c " CPU", r, ">= 2.5",
-				     v && r >= 2.5)
-			}
+		}
+		# issue 13: the sets table, 1M-source flood, against the LRU table
+		for (c = 1; c <= 2; c++) {
+			if (!(("sluice-sets-random," c) in mpps))
+				continue
+			r = ratio(m("sluice-sets-random", c), m("sluice-random", c))
+			v = ok("sluice-sets-random", c) && ok("sluice-random", c)
+			goal("sets random / lru random (1M sources), " c " CPU", r, ">= 2.5",
+			     v && r >= 2.5)
 		}
 		for (i = 1; i <= 2; i++) {
 			s = i == 1 ? "sluice" : "sluice-random"
