@@ -32,6 +32,12 @@ struct bench_obj {
 	struct sluice_config *cfg; /* the mmapped config entry */
 	int prog_fd, stats_fd, rstats_fd, rules_fd, buckets_fd, logs_fd;
 	int ncpus; /* possible CPUs: the per-CPU value count */
+	/* --table sets: rodata table_sets, sets_n[] sets in sluice_sets4/6, the
+	 * config's set_seed; sets_fd[] are those maps either way. */
+	bool table_sets;
+	__u32 nsets[2];
+	__u64 seed;
+	int sets_fd[2];
 };
 
 struct bench_obj_opts {
@@ -39,6 +45,8 @@ struct bench_obj_opts {
 	__u32 vary_keys; /* rodata bench_vary_keys */
 	__u32 max_keys; /* sluice_buckets max_entries; 0: the object's default */
 	__u32 max_log_keys; /* sluice_logs max_entries; 0: the object's default */
+	bool sets; /* the set-associative table (--table sets) */
+	__u32 sets_keys[2]; /* its keys per family (IPv4, IPv6): sluice_sets_for() */
 };
 
 /* Open, size and load the datapath, and initialize its config the way the
@@ -68,6 +76,20 @@ int bench_rule_add(struct bench_obj *o, const char *cidr, __u8 gen,
  * r = first .. first + n - 1, under policy tag `tag`. */
 int bench_prefill(int map_fd, size_t value_size, __u32 tag, __u8 family, __u8 prefixlen,
 		  const __u8 *src, __u32 first, __u32 n);
+
+/* Write n keys of family `family` straight into a sets object's mmapped
+ * table, the keys a packet from `src` gets under bench_vary_keys for
+ * r = first .. first + n - 1 under tag `tag`: each in the first empty way of
+ * its set (a key whose set is full is left out), with s0 = s0_base + r *
+ * s0_step (ticks) and aux meta `meta`. *placed: the keys written. */
+int bench_sets_prefill(struct bench_obj *o, __u32 tag, __u8 family, __u8 prefixlen,
+		       const __u8 *src, __u32 first, __u32 n, __u64 s0_base, __u64 s0_step,
+		       __u32 meta, __u32 *placed);
+
+/* Ways of family's sets table holding a key (*live), and of those the ways
+ * not free at now_ticks (*held: a debt, a window not ended). */
+int bench_sets_count(struct bench_obj *o, __u8 family, __u64 now_ticks, __u32 *live,
+		     __u32 *held);
 
 /* ---- timing ---- */
 

@@ -19,6 +19,16 @@
  *        the whole limit, usage recorded); T2fleet3 the same synced with 3 boxes
  *   scale the token bucket at 1 .. 4M keys against a full 1M-key table
  *
+ * Every case from T2a on runs on both key tables, each its own objects, in
+ * the same rounds: `lru` (sluice_buckets, one LRU hash for both families)
+ * and `sets` (--table sets: sluice_sets4/6, 1M keys per family, so the same
+ * 1M keys a family as the LRU table). The sets table adds T3held: T3 into a
+ * table whose every way holds a key with debt (a TAT an hour or more ahead,
+ * and the new keys' own a 1/hour policy's), so every claim evicts by
+ * smallest debt. The floor (tools/bench/floor.bpf.c: parse, one array
+ * lookup, compare, clock, CAS) runs in the same rounds too, with its own T1
+ * (parse only), T2 (one hot key) and T3 (a random key into 1M slots of 64 B).
+ *
  * Every run's verdicts are checked against the datapath's own counters; a
  * case whose counters disagree with what it should have done is marked
  * invalid rather than reported as a cost.
@@ -34,7 +44,11 @@
 #include <bpf/libbpf.h>
 
 #include "bench.h"
+#include <sys/mman.h>
+#include <sluice/sets.h>
+
 #include "drop.skel.h"
+#include "floor.skel.h"
 #include "sluice.skel.h"
 
 #define MAX_RUNS 32
@@ -42,6 +56,10 @@
 #define T3_KEYS (16U << 20)
 #define TABLE_KEYS (1U << 20)
 #define HUGE_RATE 1000000000ULL /* 1e9/s: a packet costs 1 ns of a bucket */
+#define HOUR_NS 3600000000000ULL
+
+enum table { TAB_LRU, TAB_SETS, TAB_FLOOR };
+static const char *const tab_names[] = { "lru", "sets", "floor" };
 
 static const __u32 scale_keys[] = { 1, 1000, 65536, 1U << 20, 4U << 20 };
 #define NR_SCALE (sizeof(scale_keys) / sizeof(scale_keys[0]))
@@ -53,6 +71,8 @@ enum expect {
 	EXP_DROP, /* every packet but the burst dropped */
 	EXP_LOG_CAPPED, /* sliding-log: 64 per 100 ms admitted, the rest dropped */
 	EXP_NEW_KEYS, /* most packets created a key; none failed */
+	EXP_NEW_KEYS_HELD, /* most packets created a key, each held at once */
+	EXP_FLOOR, /* the floor program's verdict: XDP_PASS (its CAS landed) */
 	EXP_AGGREGATED, /* most packets were charged to an aggregate bucket */
 	EXP_RULE, /* every packet passed under the rule in `slot` */
 	EXP_RULE_LOG, /* every packet counted by the sliding-log rule in `slot` */
@@ -60,6 +80,7 @@ enum expect {
 
 struct cost_case {
 	const char *test;
+	int table; /* enum table */
 	int family; /* 4 or 6 */
 	int algo; /* -1: none */
 	__u32 keys; /* scale: distinct keys */
@@ -70,6 +91,8 @@ struct cost_case {
 	enum expect expect;
 	__u32 slot;
 	__u32 fleet_live; /* sluice_fleet.live for this case (synced when > 0) */
+	__u32 prefilled; /* sets: keys the prefill placed (scale) */
+	__u32 held_ways, live_ways; /* sets T3: after the runs */
 
 	int nruns;
 	double ns[MAX_RUNS];
@@ -90,7 +113,9 @@ struct cost_ctx {
 	bool wall; /* every program held in the dispatcher: time by the wall clock */
 	bool quick; /* T0, T1, T2, T4 only: for profiling the datapath */
 	struct drop_bpf *drop;
-	struct bench_obj parse, main, vary, scale[2][NR_SCALE];
+	struct floor_bpf *floor;
+	/* [table]: lru, sets; held: the sets table full of held keys */
+	struct bench_obj parse, main[2], vary[2], held, scale[2][2][NR_SCALE];
 	struct cost_case *cases;
 	int ncases, cap;
 	__u16 next_gen;
@@ -100,7 +125,8 @@ struct cost_ctx {
 static const char *const src4 = "198.18.7.1", *const dst4 = "198.18.0.2";
 static const char *const src6 = "2001:2:0:7::1", *const dst6 = "2001:2::2";
 
-static struct cost_case *add_case(struct cost_ctx *c, const char *test, int family, int algo)
+static struct cost_case *add_case_t(struct cost_ctx *c, const char *test, int table, int family,
+				      int algo)
 {
 	struct cost_case *k;
 
@@ -116,6 +142,7 @@ static struct cost_case *add_case(struct cost_ctx *c, const char *test, int fami
 	k = &c->cases[c->ncases++];
 	memset(k, 0, sizeof(*k));
 	k->test = test;
+	k->table = table;
 	k->family = family;
 	k->algo = algo;
 	k->valid = true;
@@ -123,6 +150,11 @@ static struct cost_case *add_case(struct cost_ctx *c, const char *test, int fami
 	if (bench_frame_build(&k->frame, family == 4 ? src4 : src6, family == 4 ? dst4 : dst6))
 		return NULL;
 	return k;
+}
+
+static struct cost_case *add_case(struct cost_ctx *c, const char *test, int family, int algo)
+{
+	return add_case_t(c, test, TAB_LRU, family, algo);
 }
 
 /* A policy that never refuses a packet of the bench (or, for sliding-log,
@@ -141,6 +173,13 @@ static int tiny_policy(struct cost_ctx *c, struct sluice_policy *p, int algo)
 	return bench_policy(p, algo, 1, SLUICE_NS_PER_SEC, 1, 0, c->err, sizeof(c->err));
 }
 
+/* One packet per hour, burst 1: a new key passes and is held for an hour
+ * (T3held: every way of the table keeps a debt). */
+static int held_policy(struct cost_ctx *c, struct sluice_policy *p, int algo)
+{
+	return bench_policy(p, algo, 1, HOUR_NS, 1, 0, c->err, sizeof(c->err));
+}
+
 /* A fresh tag per case, so that no two cases ever share a bucket. */
 static __u32 fresh_tag(struct cost_ctx *c, int algo)
 {
@@ -152,7 +191,7 @@ static __u32 fresh_tag(struct cost_ctx *c, int algo)
  * 256 subnets, 238 hosts elsewhere, and one host per algorithm that the T4
  * packets come from, beneath a subnet rule so the trie walk is a deep one.
  */
-static int add_rules(struct cost_ctx *c)
+static int add_rules(struct cost_ctx *c, struct bench_obj *o)
 {
 	struct sluice_policy def;
 	char cidr[64];
@@ -168,7 +207,7 @@ static int add_rules(struct cost_ctx *c)
 		snprintf(cidr, sizeof(cidr), fmt, __VA_ARGS__);                              \
 		def.tag = SLUICE_TAG(slot, def.algo, 1);                                   \
 		slot++;                                                                    \
-		ret = bench_rule_add(&c->main, cidr, 0, &def);                             \
+		ret = bench_rule_add(o, cidr, 0, &def);                             \
 		if (ret)                                                                   \
 			return ret;                                                        \
 	} while (0)
@@ -191,12 +230,12 @@ static int add_rules(struct cost_ctx *c)
 			return ret;
 		p.tag = SLUICE_TAG(slot, a, 1);
 		snprintf(cidr, sizeof(cidr), "198.18.7.%d/32", 10 + a);
-		ret = bench_rule_add(&c->main, cidr, 0, &p);
+		ret = bench_rule_add(o, cidr, 0, &p);
 		if (ret)
 			return ret;
 		p.tag = SLUICE_TAG(slot + 1, a, 1);
 		snprintf(cidr, sizeof(cidr), "2001:2:0:7::%x/128", 10 + a);
-		ret = bench_rule_add(&c->main, cidr, 0, &p);
+		ret = bench_rule_add(o, cidr, 0, &p);
 		if (ret)
 			return ret;
 		slot += 2;
@@ -208,11 +247,11 @@ static int add_rules(struct cost_ctx *c)
 
 /* A case of one policy: made by make_policy(c, policy, algo) on obj, with a
  * generation of its own (fresh buckets). NULL with errno set. */
-static struct cost_case *policy_case(struct cost_ctx *c, const char *test, int fam, int algo,
-				     struct bench_obj *obj,
+static struct cost_case *policy_case(struct cost_ctx *c, const char *test, int table, int fam,
+				     int algo, struct bench_obj *obj,
 				     int (*make_policy)(struct cost_ctx *, struct sluice_policy *, int))
 {
-	struct cost_case *k = add_case(c, test, fam, algo);
+	struct cost_case *k = add_case_t(c, test, table, fam, algo);
 	int ret;
 
 	if (!k) {
@@ -229,13 +268,21 @@ static struct cost_case *policy_case(struct cost_ctx *c, const char *test, int f
 	return k;
 }
 
+/* The source a case's packets carry (16 bytes, as parsed). */
+static void case_src(const struct cost_case *k, __u8 *src)
+{
+	memset(src, 0, 16);
+	memcpy(src, k->frame.data + 14 + (k->family == 4 ? 12 : 8), k->family == 4 ? 4 : 16);
+}
+
 static int build_cases(struct cost_ctx *c)
 {
 	static const int fams[] = { 4, 6 };
+	static const char *const floor_tests[] = { "T1", "T2", "T3", "T2sip" };
 	struct cost_case *k;
 	__u8 src[16];
 	unsigned int f, s;
-	int a, ret;
+	int a, t, ret;
 
 	for (f = 0; f < 2; f++) {
 		int fam = fams[f];
@@ -252,125 +299,198 @@ static int build_cases(struct cost_ctx *c)
 		k->obj = &c->parse;
 		k->expect = EXP_PARSED;
 
-		for (a = 0; a < SLUICE_ALGO_MAX; a++) {
-			k = policy_case(c, "T2a", fam, a, &c->main, huge_policy);
-			if (!k)
-				return -errno;
-			k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_LOG_CAPPED : EXP_PASS;
+		for (t = 0; t < 4; t++) {
+			static const char *const rand = "T3";
 
-			k = policy_case(c, "T2b", fam, a, &c->main, tiny_policy);
-			if (!k)
-				return -errno;
-			k->expect = EXP_DROP;
-
-			if (a == SLUICE_ALGO_TOKEN_BUCKET) {
-				static const char *const names[] = { "T2fleet", "T2fleet3" };
-				int n;
-
-				for (n = 0; n < 2; n++) {
-					k = policy_case(c, names[n], fam, a, &c->main, huge_policy);
-					if (!k)
-						return -errno;
-					k->set.def.flags |= SLUICE_POLICY_FLEET;
-					k->fleet_live = n ? 3 : 0;
-					k->expect = EXP_PASS;
-				}
-			}
-			if (c->quick)
-				goto t4;
-			k = policy_case(c, "T3", fam, a, &c->vary, huge_policy);
-			if (!k)
-				return -errno;
-			/* bench_vary_keys writes the low 32 bits of the address: an
-			 * IPv6 key must keep them to be a new key. */
-			k->set.def.prefix6 = 128;
-			k->expect = EXP_NEW_KEYS;
-
-			if (a == SLUICE_ALGO_TOKEN_BUCKET) {
-				k = policy_case(c, "T3agg", fam, a, &c->vary, huge_policy);
-				if (!k)
-					return -errno;
-				ret = sluice_limit_set(&k->set.new_keys, 1000, SLUICE_NS_PER_SEC,
-						       1000, c->err, sizeof(c->err));
-				if (ret)
-					return ret;
-				k->set.def.prefix6 = 128;
-				/* The varied bits are the first 24 of an IPv4 key
-				 * (little-endian u32 over the address) and the last 32
-				 * of an IPv6 one: aggregate by /8 and by the default /48. */
-				k->set.agg4 = 8;
-				k->expect = EXP_AGGREGATED;
-			}
-t4:
-			k = add_case(c, "T4", fam, a);
+			if (c->quick && floor_tests[t] == rand)
+				continue;
+			k = add_case_t(c, floor_tests[t], TAB_FLOOR, fam, -1);
 			if (!k)
 				return -ENOMEM;
-			k->obj = &c->main;
-			k->set.nr_rules = NR_RULES;
-			k->set.rules_gen = 0;
-			/* The algorithm's host rule: slots 991.. in add_rules(). */
-			k->slot = NR_RULES - 2 * SLUICE_ALGO_MAX + 1 + 2 * a + f;
-			k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_RULE_LOG : EXP_RULE;
-			{
-				char host[64];
+			k->prog_fd = bpf_program__fd(t == 0   ? c->floor->progs.floor_parse
+						     : t == 1 ? c->floor->progs.floor_hot
+						     : t == 2 ? c->floor->progs.floor_rand
+							      : c->floor->progs.floor_sip);
+			k->expect = EXP_FLOOR;
+		}
 
-				if (fam == 4)
-					snprintf(host, sizeof(host), "198.18.7.%d", 10 + a);
-				else
-					snprintf(host, sizeof(host), "2001:2:0:7::%x", 10 + a);
-				if (bench_frame_build(&k->frame, host, fam == 4 ? dst4 : dst6))
-					return -EINVAL;
+		for (t = TAB_LRU; t <= TAB_SETS; t++) {
+			for (a = 0; a < SLUICE_ALGO_MAX; a++) {
+				k = policy_case(c, "T2a", t, fam, a, &c->main[t], huge_policy);
+				if (!k)
+					return -errno;
+				k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_LOG_CAPPED : EXP_PASS;
+
+				k = policy_case(c, "T2b", t, fam, a, &c->main[t], tiny_policy);
+				if (!k)
+					return -errno;
+				k->expect = EXP_DROP;
+
+				if (a == SLUICE_ALGO_TOKEN_BUCKET) {
+					static const char *const names[] = { "T2fleet", "T2fleet3" };
+					int n;
+
+					for (n = 0; n < 2; n++) {
+						k = policy_case(c, names[n], t, fam, a, &c->main[t],
+								huge_policy);
+						if (!k)
+							return -errno;
+						k->set.def.flags |= SLUICE_POLICY_FLEET;
+						k->fleet_live = n ? 3 : 0;
+						k->expect = EXP_PASS;
+					}
+				}
+				if (c->quick)
+					goto t4;
+				k = policy_case(c, "T3", t, fam, a, &c->vary[t], huge_policy);
+				if (!k)
+					return -errno;
+				/* bench_vary_keys writes the low 32 bits of the address: an
+				 * IPv6 key must keep them to be a new key. */
+				k->set.def.prefix6 = 128;
+				k->expect = EXP_NEW_KEYS;
+
+				if (t == TAB_SETS && a != SLUICE_ALGO_SLIDING_LOG) {
+					/* sliding-log keeps its LRU sluice_logs on both tables */
+					k = policy_case(c, "T3held", t, fam, a, &c->held, held_policy);
+					if (!k)
+						return -errno;
+					k->set.def.prefix6 = 128;
+					k->expect = EXP_NEW_KEYS_HELD;
+				}
+
+				if (a == SLUICE_ALGO_TOKEN_BUCKET) {
+					k = policy_case(c, "T3agg", t, fam, a, &c->vary[t], huge_policy);
+					if (!k)
+						return -errno;
+					ret = sluice_limit_set(&k->set.new_keys, 1000, SLUICE_NS_PER_SEC,
+							       1000, c->err, sizeof(c->err));
+					if (ret)
+						return ret;
+					k->set.def.prefix6 = 128;
+					/* The varied bits are the first 24 of an IPv4 key
+					 * (little-endian u32 over the address) and the last 32
+					 * of an IPv6 one: aggregate by /8 and by the default /48. */
+					k->set.agg4 = 8;
+					k->expect = EXP_AGGREGATED;
+				}
+t4:
+				k = add_case_t(c, "T4", t, fam, a);
+				if (!k)
+					return -ENOMEM;
+				k->obj = &c->main[t];
+				k->set.nr_rules = NR_RULES;
+				k->set.rules_gen = 0;
+				/* The algorithm's host rule: slots 991.. in add_rules(). */
+				k->slot = NR_RULES - 2 * SLUICE_ALGO_MAX + 1 + 2 * a + f;
+				k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_RULE_LOG : EXP_RULE;
+				{
+					char host[64];
+
+					if (fam == 4)
+						snprintf(host, sizeof(host), "198.18.7.%d", 10 + a);
+					else
+						snprintf(host, sizeof(host), "2001:2:0:7::%x", 10 + a);
+					if (bench_frame_build(&k->frame, host, fam == 4 ? dst4 : dst6))
+						return -EINVAL;
+				}
 			}
 		}
 	}
 
-	/* Scale: the default algorithm, each key count its own object. */
-	for (f = 0; f < 2 && !c->quick; f++) {
-		int fam = fams[f];
+	/* Scale: the default algorithm, each key count and table its own object. */
+	for (t = TAB_LRU; t <= TAB_SETS && !c->quick; t++) {
+		for (f = 0; f < 2; f++) {
+			int fam = fams[f];
 
-		for (s = 0; s < NR_SCALE; s++) {
-			struct bench_obj *o = &c->scale[f][s];
+			for (s = 0; s < NR_SCALE; s++) {
+				struct bench_obj *o = &c->scale[t][f][s];
 
-			k = add_case(c, "scale", fam, SLUICE_ALGO_TOKEN_BUCKET);
-			if (!k)
-				return -ENOMEM;
-			k->obj = o;
-			k->keys = scale_keys[s];
-			ret = huge_policy(c, &k->set.def, SLUICE_ALGO_TOKEN_BUCKET);
-			if (ret)
-				return ret;
-			k->set.def.prefix6 = 128;
-			k->set.def.tag = fresh_tag(c, SLUICE_ALGO_TOKEN_BUCKET);
-			k->expect = scale_keys[s] > TABLE_KEYS ? EXP_NEW_KEYS : EXP_PASS;
-			/* The table full of the keys the packets will ask for
-			 * (all of them up to 1M, a quarter of them at 4M). */
-			memset(src, 0, sizeof(src));
-			memcpy(src, k->frame.data + 14 + (fam == 4 ? 12 : 8), fam == 4 ? 4 : 16);
-			ret = bench_prefill(o->buckets_fd, sizeof(struct sluice_bucket),
-					    k->set.def.tag, (__u8)fam, fam == 4 ? 32 : 128, src, 0,
-					    TABLE_KEYS);
-			if (ret)
-				return ret;
+				k = add_case_t(c, "scale", t, fam, SLUICE_ALGO_TOKEN_BUCKET);
+				if (!k)
+					return -ENOMEM;
+				k->obj = o;
+				k->keys = scale_keys[s];
+				ret = huge_policy(c, &k->set.def, SLUICE_ALGO_TOKEN_BUCKET);
+				if (ret)
+					return ret;
+				k->set.def.prefix6 = 128;
+				k->set.def.tag = fresh_tag(c, SLUICE_ALGO_TOKEN_BUCKET);
+				k->expect = scale_keys[s] > TABLE_KEYS ? EXP_NEW_KEYS : EXP_PASS;
+				/* The table full of the keys the packets will ask for
+				 * (all of them up to 1M, a quarter of them at 4M; in
+				 * the sets table those whose set has room). */
+				case_src(k, src);
+				if (t == TAB_LRU)
+					ret = bench_prefill(o->buckets_fd, sizeof(struct sluice_bucket),
+							    k->set.def.tag, (__u8)fam,
+							    fam == 4 ? 32 : 128, src, 0, TABLE_KEYS);
+				else
+					ret = bench_sets_prefill(o, k->set.def.tag, (__u8)fam,
+								 fam == 4 ? 32 : 128, src, 0,
+								 TABLE_KEYS, 0, 0,
+								 SLUICE_WAY_META(fam == 4 ? 32 : 128, 0),
+								 &k->prefilled);
+				if (ret)
+					return ret;
+			}
 		}
 	}
 	return 0;
 }
 
 /* Fill the T3 tables with keys no packet will ask for: every T3 packet then
- * meets a full table, whichever of the ten T3 cases runs first. */
+ * meets a full table, whichever of the T3 cases runs first. The sets tables:
+ * 1M keys a family, free ways (s0 0) in vary[TAB_SETS], held ones (a TAT
+ * two hours ahead and more, each a different debt) in held. */
 static int prefill_vary(struct cost_ctx *c)
 {
 	__u8 src[16] = { 198, 18, 9, 0 };
+	__u8 src6[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 9 };
 	/* A generation no case uses (fresh_tag() counts up from 1). */
-	__u32 tag = SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, 0x1fff);
-	int ret;
+	__u32 tag = SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, 0x1fff), placed;
+	__u64 ahead = (bench_now_ns() + 2 * HOUR_NS) << SLUICE_TICK_SHIFT;
+	int ret, f;
 
-	ret = bench_prefill(c->vary.buckets_fd, sizeof(struct sluice_bucket), tag, 4, 32, src,
+	ret = bench_prefill(c->vary[TAB_LRU].buckets_fd, sizeof(struct sluice_bucket), tag, 4, 32,
+			    src, T3_KEYS, TABLE_KEYS);
+	if (ret)
+		return ret;
+	ret = bench_prefill(c->vary[TAB_LRU].logs_fd, sizeof(struct sluice_log), tag, 4, 32, src,
 			    T3_KEYS, TABLE_KEYS);
 	if (ret)
 		return ret;
-	return bench_prefill(c->vary.logs_fd, sizeof(struct sluice_log), tag, 4, 32, src,
-			     T3_KEYS, TABLE_KEYS);
+	ret = bench_prefill(c->vary[TAB_SETS].logs_fd, sizeof(struct sluice_log), tag, 4, 32, src,
+			    T3_KEYS, TABLE_KEYS);
+	if (ret)
+		return ret;
+	for (f = 0; f < 2; f++) {
+		__u8 fam = f ? 6 : 4, plen = f ? 128 : 32;
+		const __u8 *s = f ? src6 : src;
+		__u32 meta = SLUICE_WAY_META(plen, 0), want = 4 * c->held.nsets[f];
+
+		ret = bench_sets_prefill(&c->vary[TAB_SETS], tag, fam, plen, s, T3_KEYS,
+					 TABLE_KEYS, 0, 0, meta, &placed);
+		if (ret)
+			return ret;
+		/* Every way held: keys until no set has room left (a set's last
+		 * free way takes many keys to reach). */
+		placed = 0;
+		for (__u32 r = T3_KEYS, got; placed < want && r < 0xf0000000U; r += 4 * TABLE_KEYS) {
+			ret = bench_sets_prefill(&c->held, tag, fam, plen, s, r, 4 * TABLE_KEYS, ahead,
+						 16, meta, &got);
+			if (ret)
+				return ret;
+			placed += got;
+		}
+		if (placed < want - want / 1000) {
+			snprintf(c->err, sizeof(c->err),
+				 "the held sets table of IPv%d took only %u keys of %u", fam,
+				 placed, want);
+			return -EIO;
+		}
+	}
+	return 0;
 }
 
 /* One BPF_PROG_TEST_RUN of the case, its counters added to the case's. */
@@ -400,6 +520,11 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
 	if (k->expect == EXP_DROP_VERDICT && retval != XDP_DROP) {
 		k->valid = false;
 		snprintf(k->why, sizeof(k->why), "verdict %u, not XDP_DROP", retval);
+	}
+	if (k->expect == EXP_FLOOR && retval != XDP_PASS) {
+		k->valid = false;
+		snprintf(k->why, sizeof(k->why), "verdict %u, not XDP_PASS: its CAS failed",
+			 retval);
 	}
 	if (k->obj) {
 		__u64 *a = (__u64 *)&after, *b = (__u64 *)&before, *d = (__u64 *)&k->d;
@@ -474,6 +599,7 @@ static void check_case(struct cost_case *k)
 	}
 	switch (k->expect) {
 	case EXP_DROP_VERDICT:
+	case EXP_FLOOR:
 		return;
 	case EXP_PARSED:
 	case EXP_PASS:
@@ -501,6 +627,20 @@ static void check_case(struct cost_case *k)
 			if (k->keys && k->keys <= TABLE_KEYS)
 				return;
 			if (d->new_keys * 10 >= n * 7)
+				return;
+		}
+		break;
+	case EXP_NEW_KEYS_HELD:
+		/* A new key's first packet passes; a key met again within the
+		 * hour (it was not evicted yet) drops. */
+		if (d->passed + d->dropped == n && !d->update_failed && !d->contended &&
+		    d->new_keys * 10 >= n * 7 && d->passed >= d->new_keys) {
+			snprintf(k->why, sizeof(k->why),
+				 "%.1f%% of packets created a key; %u of %u ways held after the "
+				 "runs",
+				 100.0 * (double)d->new_keys / (double)n, k->held_ways,
+				 k->live_ways);
+			if (k->held_ways * 100ULL >= k->live_ways * 99ULL && k->live_ways)
 				return;
 		}
 		break;
@@ -552,19 +692,25 @@ static int read_sysctl_u64(const char *path, __u64 *v)
 	return ret;
 }
 
-static struct cost_case *find(struct cost_ctx *c, const char *test, int family, int algo,
-			      __u32 keys)
+static struct cost_case *find_t(struct cost_ctx *c, const char *test, int table, int family,
+				int algo, __u32 keys)
 {
 	int i;
 
 	for (i = 0; i < c->ncases; i++) {
 		struct cost_case *k = &c->cases[i];
 
-		if (!strcmp(k->test, test) && k->family == family && k->algo == algo &&
-		    k->keys == keys)
+		if (!strcmp(k->test, test) && k->table == table && k->family == family &&
+		    k->algo == algo && k->keys == keys)
 			return k;
 	}
 	return NULL;
+}
+
+static struct cost_case *find(struct cost_ctx *c, const char *test, int family, int algo,
+			      __u32 keys)
+{
+	return find_t(c, test, TAB_LRU, family, algo, keys);
 }
 
 static double med(struct cost_case *k)
@@ -599,10 +745,136 @@ struct mem_row {
 	const char *map;
 	__u64 bytes;
 	__u32 entries;
+	__u32 keys; /* keys it holds: entries, or sets x ways */
 };
 
+/*
+ * Issue 13's comparison: both tables and the floor, every difference taken
+ * over its own program's T1 (sluice's parse-only object for both tables,
+ * floor_parse for the floor), medians of the same rounds. The goals of the
+ * sets table: (T2a-T1) <= 1.1 x the floor's (T2-T1), T3-T1 <= 250 ns with the
+ * table full of free ways and full of held ones (sliding-log left out: its
+ * keys are in its LRU sluice_logs on both tables).
+ */
+static void write_tables(struct cost_ctx *c, struct sluice_json *j, FILE *md)
+{
+	static const int fams[] = { 4, 6 };
+	double worst_ratio = 0, worst_t3 = 0, tb_ratio[2] = { NAN, NAN };
+	int f, a;
+
+	fprintf(md, "### Both key tables and the floor (issue 13)\n\n");
+	fprintf(md, "ns per packet over T1, medians of the same interleaved rounds. lru = "
+		    "sluice_buckets (the default table, 1M keys for both families), sets = "
+		    "--table sets (1M keys a family: 262,144 sets of 4 ways in each of "
+		    "sluice_sets4/6). T1 is sluice's parse-only program for both tables. The "
+		    "floor (tools/bench/floor.bpf.c) parses the same frame, then one array lookup "
+		    "at a multiplicative hash of the address, a compare, bpf_ktime_get_ns and "
+		    "one CAS: T1 parse only, T2 one hot key, T3 a random key into 1M slots of "
+		    "64 B, T2 with SipHash-1-3 the hot key with the sets table's hash in place of "
+		    "the cheap one; its differences are over its own T1. T3 sets free: the table full "
+		    "of keys under their limit; T3 sets held: every way a key with a debt "
+		    "(TATs an hour ahead and more; the new keys a 1/hour policy's), so every "
+		    "claim evicts by smallest debt.\n\n");
+	fprintf(md, "| fam | floor T1 | floor T2 | floor T3 | floor T2-T1 | floor T3-T1 | floor "
+		    "T2 with SipHash-1-3 | its T2-T1 | the hash adds |\n"
+		    "|---|---|---|---|---|---|---|---|---|\n");
+	for (f = 0; f < 2; f++) {
+		struct cost_case *p = find_t(c, "T1", TAB_FLOOR, fams[f], -1, 0);
+		struct cost_case *h = find_t(c, "T2", TAB_FLOOR, fams[f], -1, 0);
+		struct cost_case *r = find_t(c, "T3", TAB_FLOOR, fams[f], -1, 0);
+		struct cost_case *sip = find_t(c, "T2sip", TAB_FLOOR, fams[f], -1, 0);
+
+		fprintf(md, "| IPv%d |", fams[f]);
+		cell(md, p);
+		cell(md, h);
+		cell(md, r);
+		fprintf(md, " %.1f | %.1f |", med(h) - med(p), med(r) - med(p));
+		cell(md, sip);
+		fprintf(md, " %.1f | %.1f |\n", med(sip) - med(p), med(sip) - med(h));
+	}
+	fprintf(md, "\n| fam | algo | lru T2a-T1 | sets T2a-T1 | floor T2-T1 | sets/floor "
+		    "(T2a) | lru T2b-T1 | sets T2b-T1 | lru T3-T1 | sets T3-T1 free | sets "
+		    "T3-T1 held | floor T3-T1 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	json_arr_begin(j, "tables");
+	for (f = 0; f < 2; f++) {
+		struct cost_case *t1 = find(c, "T1", fams[f], -1, 0);
+		struct cost_case *p = find_t(c, "T1", TAB_FLOOR, fams[f], -1, 0);
+		double fl2 = med(find_t(c, "T2", TAB_FLOOR, fams[f], -1, 0)) - med(p);
+		double fl3 = med(find_t(c, "T3", TAB_FLOOR, fams[f], -1, 0)) - med(p);
+
+		for (a = 0; a < SLUICE_ALGO_MAX; a++) {
+			struct cost_case *l2a = find_t(c, "T2a", TAB_LRU, fams[f], a, 0);
+			struct cost_case *s2a = find_t(c, "T2a", TAB_SETS, fams[f], a, 0);
+			struct cost_case *l2b = find_t(c, "T2b", TAB_LRU, fams[f], a, 0);
+			struct cost_case *s2b = find_t(c, "T2b", TAB_SETS, fams[f], a, 0);
+			struct cost_case *l3 = find_t(c, "T3", TAB_LRU, fams[f], a, 0);
+			struct cost_case *s3 = find_t(c, "T3", TAB_SETS, fams[f], a, 0);
+			struct cost_case *s3h = find_t(c, "T3held", TAB_SETS, fams[f], a, 0);
+			double ratio = (med(s2a) - med(t1)) / fl2;
+			bool ok = s2a && s2a->valid && l2a && l2a->valid;
+
+			fprintf(md, "| IPv%d | %s | %.1f%s | %.1f%s | %.1f | %.2f | %.1f%s | %.1f%s | "
+				    "%.1f%s | %.1f%s | %.1f%s | %.1f |\n",
+				fams[f], sluice_algo_name((unsigned)a), med(l2a) - med(t1),
+				l2a && !l2a->valid ? " INVALID" : "", med(s2a) - med(t1),
+				s2a && !s2a->valid ? " INVALID" : "", fl2, ratio,
+				med(l2b) - med(t1), l2b && !l2b->valid ? " INVALID" : "",
+				med(s2b) - med(t1), s2b && !s2b->valid ? " INVALID" : "",
+				med(l3) - med(t1), l3 && !l3->valid ? " INVALID" : "",
+				med(s3) - med(t1), s3 && !s3->valid ? " INVALID" : "",
+				med(s3h) - med(t1), s3h && !s3h->valid ? " INVALID" : "", fl3);
+			json_obj_begin(j, NULL);
+			json_u64(j, "family", (__u64)fams[f]);
+			json_str(j, "algo", sluice_algo_name((unsigned)a));
+			json_f64(j, "lru_t2a_minus_t1", med(l2a) - med(t1));
+			json_f64(j, "sets_t2a_minus_t1", med(s2a) - med(t1));
+			json_f64(j, "lru_t2b_minus_t1", med(l2b) - med(t1));
+			json_f64(j, "sets_t2b_minus_t1", med(s2b) - med(t1));
+			json_f64(j, "floor_t2_minus_t1", fl2);
+			json_f64(j, "sets_over_floor_t2", ratio);
+			json_f64(j, "lru_t3_minus_t1", med(l3) - med(t1));
+			json_f64(j, "sets_t3_minus_t1", med(s3) - med(t1));
+			if (s3h)
+				json_f64(j, "sets_t3held_minus_t1", med(s3h) - med(t1));
+			json_f64(j, "floor_t3_minus_t1", fl3);
+			json_bool(j, "valid", ok);
+			json_obj_end(j);
+			if (a == SLUICE_ALGO_SLIDING_LOG)
+				continue;
+			if (a == SLUICE_ALGO_TOKEN_BUCKET)
+				tb_ratio[f] = ratio;
+			if (ratio > worst_ratio)
+				worst_ratio = ratio;
+			if (med(s3) - med(t1) > worst_t3)
+				worst_t3 = med(s3) - med(t1);
+			if (s3h && med(s3h) - med(t1) > worst_t3)
+				worst_t3 = med(s3h) - med(t1);
+		}
+	}
+	json_arr_end(j);
+	fprintf(md, "\nGoals of the sets table: (T2a-T1) / floor (T2-T1) <= 1.1: token bucket "
+		    "IPv4 %.2f, IPv6 %.2f: %s (worst of the bucket and window algorithms %.2f). ",
+		tb_ratio[0], tb_ratio[1], tb_ratio[0] <= 1.1 && tb_ratio[1] <= 1.1 ? "met" : "MISSED",
+		worst_ratio);
+	if (c->quick)
+		fprintf(md, "T3 not run (-q).\n\n");
+	else
+		fprintf(md, "T3-T1 <= 250 ns (free and held, sliding-log left out): %s (worst "
+			    "%.1f ns).\n\n", worst_t3 <= 250.0 ? "met" : "MISSED", worst_t3);
+	json_obj_begin(j, "sets_goals");
+	json_f64(j, "t2_over_floor_token_bucket_v4", tb_ratio[0]);
+	json_f64(j, "t2_over_floor_token_bucket_v6", tb_ratio[1]);
+	json_f64(j, "t2_over_floor_worst", worst_ratio);
+	json_bool(j, "t2_over_floor_le_1_1", tb_ratio[0] <= 1.1 && tb_ratio[1] <= 1.1);
+	if (!c->quick) {
+		json_f64(j, "worst_t3_minus_t1", worst_t3);
+		json_bool(j, "t3_minus_t1_le_250ns", worst_t3 <= 250.0);
+	}
+	json_obj_end(j);
+}
+
 static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u64 stats_before,
-			  const struct mem_row *mem, int nmem, __s64 meminfo_delta_kb)
+			  const struct mem_row *mem, int nmem, const __s64 *meminfo_delta_kb)
 {
 	static const int fams[] = { 4, 6 };
 	struct sluice_json j;
@@ -630,6 +902,7 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 
 		json_obj_begin(&j, NULL);
 		json_str(&j, "test", k->test);
+		json_str(&j, "table", tab_names[k->table]);
 		json_u64(&j, "family", (__u64)k->family);
 		json_str(&j, "algo", k->algo < 0 ? "none" : sluice_algo_name((unsigned)k->algo));
 		if (k->keys)
@@ -651,6 +924,13 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 			json_u64(&j, "dropped", k->d.dropped);
 			json_u64(&j, "new_keys", k->d.new_keys);
 			json_u64(&j, "update_failed", k->d.update_failed);
+			json_u64(&j, "contended", k->d.contended);
+		}
+		if (k->prefilled)
+			json_u64(&j, "prefilled", k->prefilled);
+		if (k->live_ways) {
+			json_u64(&j, "live_ways", k->live_ways);
+			json_u64(&j, "held_ways", k->held_ways);
 		}
 		json_bool(&j, "valid", k->valid);
 		json_str(&j, "note", k->why);
@@ -665,23 +945,30 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 		    "into a full 1M-key table, T4 = T2a with 1,000 CIDR rules.\n\n",
 		c->wall ? "wall clock / repeat" : "kernel-reported, whole ns", c->runs, c->repeat,
 		stats_before ? "ON (adds its own cost to every case)" : "off");
-	fprintf(md, "| fam | algo | T0 drop | T1 parse | T2a pass | T2b drop | T3 new key | "
+	fprintf(md, "| fam | table | algo | T0 drop | T1 parse | T2a pass | T2b drop | T3 new key | "
 		    "T4 1000 rules | T2a-T1 | T2b-T1 | T3-T1 | T4-T2a | T2a/T0 | T3/T0 |\n");
-	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	json_arr_begin(&j, "derived");
 	for (f = 0; f < 2; f++) {
 		struct cost_case *t0 = find(c, "T0", fams[f], -1, 0);
 		struct cost_case *t1 = find(c, "T1", fams[f], -1, 0);
 
-		for (a = 0; a < SLUICE_ALGO_MAX; a++) {
-			struct cost_case *t2a = find(c, "T2a", fams[f], a, 0);
-			struct cost_case *t2b = find(c, "T2b", fams[f], a, 0);
-			struct cost_case *t3 = find(c, "T3", fams[f], a, 0);
-			struct cost_case *t4 = find(c, "T4", fams[f], a, 0);
-			double d2a = med(t2a) - med(t1), d2b = med(t2b) - med(t1);
-			double d3 = med(t3) - med(t1), d4 = med(t4) - med(t2a);
+		for (i = 0; i < 2 * SLUICE_ALGO_MAX; i++) {
+			int t = i / SLUICE_ALGO_MAX;
+			struct cost_case *t2a, *t2b, *t3, *t4;
+			double d2a, d2b, d3, d4;
 
-			fprintf(md, "| IPv%d | %s |", fams[f], sluice_algo_name((unsigned)a));
+			a = i % SLUICE_ALGO_MAX;
+			t2a = find_t(c, "T2a", t, fams[f], a, 0);
+			t2b = find_t(c, "T2b", t, fams[f], a, 0);
+			t3 = find_t(c, "T3", t, fams[f], a, 0);
+			t4 = find_t(c, "T4", t, fams[f], a, 0);
+			d2a = med(t2a) - med(t1);
+			d2b = med(t2b) - med(t1);
+			d3 = med(t3) - med(t1);
+			d4 = med(t4) - med(t2a);
+			fprintf(md, "| IPv%d | %s | %s |", fams[f], tab_names[t],
+				sluice_algo_name((unsigned)a));
 			cell(md, t0);
 			cell(md, t1);
 			cell(md, t2a);
@@ -692,6 +979,7 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 				d4, med(t2a) / med(t0), med(t3) / med(t0));
 			json_obj_begin(&j, NULL);
 			json_u64(&j, "family", (__u64)fams[f]);
+			json_str(&j, "table", tab_names[t]);
 			json_str(&j, "algo", sluice_algo_name((unsigned)a));
 			json_f64(&j, "t2a_minus_t1", d2a);
 			json_f64(&j, "t2b_minus_t1", d2b);
@@ -703,6 +991,8 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 			json_f64(&j, "t3_over_t0", med(t3) / med(t0));
 			json_f64(&j, "t4_over_t0", med(t4) / med(t0));
 			json_obj_end(&j);
+			if (t != TAB_LRU)
+				continue; /* the sets table has its own goals (below) */
 			/* sliding-log's T2a is its drop path: judged by T2b alone */
 			if (a != SLUICE_ALGO_SLIDING_LOG && d2a > worst_t2)
 				worst_t2 = d2a;
@@ -731,12 +1021,14 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 		struct cost_case *k = &c->cases[i];
 
 		if (k->why[0] && strcmp(k->test, "scale"))
-			fprintf(md, "\n- %s IPv%d %s: %s%s", k->test, k->family,
+			fprintf(md, "\n- %s %s IPv%d %s: %s%s", tab_names[k->table], k->test, k->family,
 				k->algo < 0 ? "" : sluice_algo_name((unsigned)k->algo), k->why,
 				k->valid ? "" : " (INVALID)");
 	}
 	fprintf(md, "\n- T3 and scale key IPv6 by /128: bench_vary_keys writes the low 32 "
-		    "bits of the address.\n\n");
+		    "bits of the address.\n- The sets table's T3, T3held and T3agg run into 1M "
+		    "keys of the packet's family, the LRU table's into 1M keys of both (the same "
+		    "1M-key capacity).\n\n");
 	for (f = 0; f < 2; f++) {
 		static const char *const tests[] = { "T0", "T1", "T2a", "T2b", "T3", "T4" };
 		unsigned int t;
@@ -774,7 +1066,7 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 				    "agent %.1f ns (%+.1f over T2a), 3 boxes synced %.1f ns (%+.1f).\n\n",
 				fams[f], med(f0), med(f0) - med(t2), med(f3), med(f3) - med(t2));
 	}
-	fprintf(md, "Goal T2-T1 <= 40 ns: %s (worst %.1f ns). ", goal_t2 ? "met" : "MISSED",
+	fprintf(md, "LRU table: goal T2-T1 <= 40 ns: %s (worst %.1f ns). ", goal_t2 ? "met" : "MISSED",
 		worst_t2);
 	if (c->quick)
 		fprintf(md, "T3 not run (-q).\n\n");
@@ -788,54 +1080,116 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 	json_bool(&j, "t3_minus_t1_le_250ns", goal_t3);
 	json_obj_end(&j);
 
+	write_tables(c, &j, md);
+
 	if (c->quick)
 		goto memory;
 	/* Scale */
-	fprintf(md, "### Cost per packet against key count (token bucket, 1M-key table)\n\n");
-	fprintf(md, "| keys | IPv4 ns | IPv6 ns | IPv4 new keys | IPv6 new keys | IPv4 /T0 |\n");
-	fprintf(md, "|---|---|---|---|---|---|\n");
-	fprintf(dat, "# keys v4_median v4_min v4_max v6_median v6_min v6_max t0_v4\n");
+	fprintf(md, "### Cost per packet against key count (token bucket, both tables)\n\n");
+	fprintf(md, "Each row is its own object per table and family: lru a 1M-key "
+		    "sluice_buckets, sets 1M keys of the family (262,144 sets), both first "
+		    "filled with the first 1M keys the packets ask for (sets: those whose set "
+		    "had room; the rest are claimed by the packets). Medians [min-max].\n\n");
+	fprintf(md, "| keys | lru IPv4 ns | sets IPv4 ns | lru IPv6 ns | sets IPv6 ns | lru IPv4 "
+		    "new keys | sets IPv4 new keys | lru IPv6 new keys | sets IPv6 new keys | "
+		    "IPv4 sets/lru |\n|---|---|---|---|---|---|---|---|---|---|\n");
+	fprintf(dat, "# keys v4_median v4_min v4_max v6_median v6_min v6_max t0_v4 "
+		     "sets_v4_median sets_v4_min sets_v4_max sets_v6_median sets_v6_min "
+		     "sets_v6_max\n");
+	json_arr_begin(&j, "scale");
 	for (s = 0; s < NR_SCALE; s++) {
 		struct cost_case *k4 = find(c, "scale", 4, 0, scale_keys[s]);
 		struct cost_case *k6 = find(c, "scale", 6, 0, scale_keys[s]);
+		struct cost_case *s4 = find_t(c, "scale", TAB_SETS, 4, 0, scale_keys[s]);
+		struct cost_case *s6 = find_t(c, "scale", TAB_SETS, 6, 0, scale_keys[s]);
 		struct cost_case *t0 = find(c, "T0", 4, -1, 0);
+#define NEWPCT(k) (100.0 * (double)(k)->d.new_keys / (double)(k)->runs_pkts)
 
 		fprintf(md, "| %u |", scale_keys[s]);
 		cell(md, k4);
+		cell(md, s4);
 		cell(md, k6);
-		fprintf(md, " %.1f%% | %.1f%% | %.2f |\n",
-			100.0 * (double)k4->d.new_keys / (double)k4->runs_pkts,
-			100.0 * (double)k6->d.new_keys / (double)k6->runs_pkts, med(k4) / med(t0));
-		fprintf(dat, "%u %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n", scale_keys[s], med(k4),
-			bench_min(k4->ns, k4->nruns), bench_max(k4->ns, k4->nruns), med(k6),
-			bench_min(k6->ns, k6->nruns), bench_max(k6->ns, k6->nruns), med(t0));
+		cell(md, s6);
+		fprintf(md, " %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f |\n", NEWPCT(k4), NEWPCT(s4),
+			NEWPCT(k6), NEWPCT(s6), med(s4) / med(k4));
+		fprintf(dat, "%u %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n",
+			scale_keys[s], med(k4), bench_min(k4->ns, k4->nruns),
+			bench_max(k4->ns, k4->nruns), med(k6), bench_min(k6->ns, k6->nruns),
+			bench_max(k6->ns, k6->nruns), med(t0), med(s4), bench_min(s4->ns, s4->nruns),
+			bench_max(s4->ns, s4->nruns), med(s6), bench_min(s6->ns, s6->nruns),
+			bench_max(s6->ns, s6->nruns));
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "keys", scale_keys[s]);
+		json_f64(&j, "lru_v4", med(k4));
+		json_f64(&j, "sets_v4", med(s4));
+		json_f64(&j, "lru_v6", med(k6));
+		json_f64(&j, "sets_v6", med(s6));
+		json_u64(&j, "sets_v4_prefilled", s4->prefilled);
+		json_u64(&j, "sets_v6_prefilled", s6->prefilled);
+		json_obj_end(&j);
+#undef NEWPCT
+	}
+	json_arr_end(&j);
+	fprintf(md, "\nThe sets prefill placed %u IPv4 and %u IPv6 keys of the 1M (a set "
+		    "already full leaves a key out).\n\n",
+		find_t(c, "scale", TAB_SETS, 4, 0, 1)->prefilled,
+		find_t(c, "scale", TAB_SETS, 6, 0, 1)->prefilled);
+	for (i = 0; i < c->ncases; i++) {
+		struct cost_case *k = &c->cases[i];
+
+		if (!k->valid && !strcmp(k->test, "scale"))
+			fprintf(md, "- INVALID: %s scale IPv%d %u keys: %s\n", tab_names[k->table],
+				k->family, k->keys, k->why);
 	}
 	fprintf(md, "\n");
 
 memory:
 	/* Memory */
-	fprintf(md, "### sluice memory per key\n\n| map | entries | bytes | "
-		    "bytes per key |\n|---|---|---|---|\n");
+	fprintf(md, "### sluice memory per key\n\nThe maps' memory as libsluice counts it "
+		    "(sluice_map_bytes()), over the keys they hold.\n\n| map | entries | keys | "
+		    "bytes | bytes per key |\n|---|---|---|---|---|\n");
 	json_arr_begin(&j, "memory");
 	for (i = 0; i < nmem; i++) {
-		fprintf(md, "| %s | %u | %llu | %.1f |\n", mem[i].map, mem[i].entries,
-			(unsigned long long)mem[i].bytes, (double)mem[i].bytes / mem[i].entries);
+		fprintf(md, "| %s | %u | %u | %llu | %.1f |\n", mem[i].map, mem[i].entries,
+			mem[i].keys, (unsigned long long)mem[i].bytes,
+			(double)mem[i].bytes / mem[i].keys);
 		json_obj_begin(&j, NULL);
 		json_str(&j, "map", mem[i].map);
 		json_u64(&j, "entries", mem[i].entries);
+		json_u64(&j, "keys", mem[i].keys);
 		json_u64(&j, "bytes", mem[i].bytes);
-		json_f64(&j, "bytes_per_key", (double)mem[i].bytes / mem[i].entries);
+		json_f64(&j, "bytes_per_key", (double)mem[i].bytes / mem[i].keys);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	if (nmem >= 4) {
+		double b4 = (double)mem[2].bytes / mem[2].keys, b6 = (double)mem[3].bytes / mem[3].keys;
+
+		fprintf(md, "\nGoals of the sets table: bytes per key <= 32 (IPv4): %.1f, %s; "
+			    "<= 48 (IPv6): %.1f, %s. The LRU table: %.1f a key of either family.\n",
+			b4, b4 <= 32.0 ? "met" : "MISSED", b6, b6 <= 48.0 ? "met" : "MISSED",
+			(double)mem[0].bytes / mem[0].keys);
+		json_obj_begin(&j, "bytes_per_key_goals");
+		json_f64(&j, "sets_v4", b4);
+		json_f64(&j, "sets_v6", b6);
+		json_bool(&j, "sets_v4_le_32", b4 <= 32.0);
+		json_bool(&j, "sets_v6_le_48", b6 <= 48.0);
+		json_obj_end(&j);
+	}
 	if (nmem)
-		fprintf(md, "\nMemAvailable fell by %lld kB while the %d scale objects (1M-key "
-		    "table each) were loaded and filled: %.1f bytes per key (includes the programs "
-		    "and their other maps; other activity on the machine adds noise).\n\n",
-		(long long)meminfo_delta_kb, (int)(2 * NR_SCALE),
-		(double)meminfo_delta_kb * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
+		fprintf(md, "\nMemAvailable fell by %lld kB while the %d lru scale objects (a "
+		    "1M-key table each) were loaded, %.1f bytes per key, and by %lld kB for the %d "
+		    "sets ones (1M keys of one family each: half IPv4, half IPv6), %.1f bytes per "
+		    "key (both include the programs and their other maps; other activity on the "
+		    "machine adds noise).\n\n",
+		(long long)meminfo_delta_kb[0], (int)(2 * NR_SCALE),
+		(double)meminfo_delta_kb[0] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS),
+		(long long)meminfo_delta_kb[1], (int)(2 * NR_SCALE),
+		(double)meminfo_delta_kb[1] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
 	json_f64(&j, "meminfo_bytes_per_key",
-		 (double)meminfo_delta_kb * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
+		 (double)meminfo_delta_kb[0] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
+	json_f64(&j, "sets_meminfo_bytes_per_key",
+		 (double)meminfo_delta_kb[1] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
 	json_obj_end(&j);
 	json_end(&j);
 }
@@ -859,7 +1213,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: sluice-bench cost -o JSON -m MARKDOWN -d SCALE.dat [-r REPEAT] "
 		   "[-n RUNS] [-H DEV,DEV,...] [-q]\n"
-		   "  -H  spare veth devices (14) to hold the programs in the XDP dispatcher\n"
+		   "  -H  spare veth devices (30) to hold the programs in the XDP dispatcher\n"
 		   "  -q  quick: T0, T1, T2 and T4 only (to profile a change to the datapath)\n");
 }
 
@@ -868,9 +1222,9 @@ int cmd_cost(int argc, char **argv)
 	const char *json_path = NULL, *md_path = NULL, *dat_path = NULL;
 	struct cost_ctx c = { .repeat = 1000000, .runs = 5 };
 	struct bench_obj_opts oo = {};
-	struct mem_row mem[2];
+	struct mem_row mem[4];
 	__u64 stats_before = 0;
-	__s64 mem0 = 0, mem1 = 0;
+	__s64 mem0 = 0, mem1 = 0, mem2 = 0, memd[2];
 	FILE *js = NULL, *md = NULL, *dat = NULL;
 	int opt, i, r, ret, stats_fd = -1;
 	unsigned int f, s;
@@ -924,6 +1278,14 @@ int cmd_cost(int argc, char **argv)
 			strerror(-ret));
 		return SLUICE_EXIT_RUNTIME;
 	}
+	c.floor = floor_bpf__open_and_load();
+	if (!c.floor) {
+		ret = -errno;
+		fprintf(stderr, "sluice-bench: Couldn't load the floor programs: %s\n",
+			strerror(-ret));
+		drop_bpf__destroy(c.drop);
+		return SLUICE_EXIT_RUNTIME;
+	}
 	oo.parse_only = true;
 	oo.max_keys = 1024;
 	ret = bench_obj_load(&c.parse, &oo);
@@ -931,50 +1293,92 @@ int cmd_cost(int argc, char **argv)
 		goto load_err;
 	oo.parse_only = false;
 	oo.max_keys = 0;
-	ret = bench_obj_load(&c.main, &oo);
+	ret = bench_obj_load(&c.main[TAB_LRU], &oo);
 	if (ret)
 		goto load_err;
-	ret = add_rules(&c);
+	/* The sets objects: their own table sized per family, a small LRU one
+	 * (no key of theirs goes there). */
+	oo.sets = true;
+	oo.max_keys = 1024;
+	oo.sets_keys[0] = oo.sets_keys[1] = 4096;
+	ret = bench_obj_load(&c.main[TAB_SETS], &oo);
 	if (ret)
 		goto load_err;
+	oo.sets = false;
+	oo.max_keys = 0;
+	for (i = TAB_LRU; i <= TAB_SETS; i++) {
+		ret = add_rules(&c, &c.main[i]);
+		if (ret)
+			goto load_err;
+	}
 	if (c.quick)
 		goto objects_done;
 	oo.vary_keys = T3_KEYS;
 	oo.max_keys = TABLE_KEYS;
 	oo.max_log_keys = TABLE_KEYS;
-	ret = bench_obj_load(&c.vary, &oo);
+	ret = bench_obj_load(&c.vary[TAB_LRU], &oo);
+	if (ret)
+		goto load_err;
+	/* Same key capacity: the LRU table holds 1M keys, each sets table 1M
+	 * keys of its family (T3 of one family meets 1M keys in both). */
+	oo.sets = true;
+	oo.max_keys = 1024;
+	oo.sets_keys[0] = oo.sets_keys[1] = TABLE_KEYS;
+	ret = bench_obj_load(&c.vary[TAB_SETS], &oo);
+	if (ret)
+		goto load_err;
+	oo.max_log_keys = 1024;
+	ret = bench_obj_load(&c.held, &oo);
 	if (ret)
 		goto load_err;
 	ret = prefill_vary(&c);
 	if (ret)
 		goto load_err;
-	oo.max_log_keys = 1024;
 	mem0 = mem_available_kb();
-	for (f = 0; f < 2; f++) {
-		for (s = 0; s < NR_SCALE; s++) {
-			oo.vary_keys = scale_keys[s];
-			ret = bench_obj_load(&c.scale[f][s], &oo);
-			if (ret)
-				goto load_err;
+	for (i = TAB_LRU; i <= TAB_SETS; i++) {
+		if (i == TAB_SETS)
+			mem1 = mem_available_kb();
+		for (f = 0; f < 2; f++) {
+			for (s = 0; s < NR_SCALE; s++) {
+				oo.vary_keys = scale_keys[s];
+				oo.sets = i == TAB_SETS;
+				oo.max_keys = oo.sets ? 1024 : TABLE_KEYS;
+				/* sets: 1M keys of the scale case's family, 4 of the other */
+				oo.sets_keys[f] = TABLE_KEYS;
+				oo.sets_keys[!f] = 4;
+				ret = bench_obj_load(&c.scale[i][f][s], &oo);
+				if (ret)
+					goto load_err;
+			}
 		}
 	}
 objects_done:
+	mem2 = mem_available_kb();
 	ret = build_cases(&c);
-	mem1 = mem_available_kb();
 	if (ret)
 		goto load_err;
 	c.wall = bench_held();
 	{
-		int fds[4 + 2 * NR_SCALE], nfd = 0;
+		int fds[32], nfd = 0;
 
 		fds[nfd++] = bpf_program__fd(c.drop->progs.bench_drop);
-		fds[nfd++] = c.parse.prog_fd;
-		fds[nfd++] = c.main.prog_fd;
+		fds[nfd++] = bpf_program__fd(c.floor->progs.floor_parse);
+		fds[nfd++] = bpf_program__fd(c.floor->progs.floor_hot);
+		fds[nfd++] = bpf_program__fd(c.floor->progs.floor_sip);
 		if (!c.quick)
-			fds[nfd++] = c.vary.prog_fd;
-		for (f = 0; f < 2 && !c.quick; f++)
-			for (s = 0; s < NR_SCALE; s++)
-				fds[nfd++] = c.scale[f][s].prog_fd;
+			fds[nfd++] = bpf_program__fd(c.floor->progs.floor_rand);
+		fds[nfd++] = c.parse.prog_fd;
+		fds[nfd++] = c.main[TAB_LRU].prog_fd;
+		fds[nfd++] = c.main[TAB_SETS].prog_fd;
+		if (!c.quick) {
+			fds[nfd++] = c.vary[TAB_LRU].prog_fd;
+			fds[nfd++] = c.vary[TAB_SETS].prog_fd;
+			fds[nfd++] = c.held.prog_fd;
+		}
+		for (i = TAB_LRU; i <= TAB_SETS && !c.quick; i++)
+			for (f = 0; f < 2; f++)
+				for (s = 0; s < NR_SCALE; s++)
+					fds[nfd++] = c.scale[i][f][s].prog_fd;
 		for (i = 0; c.wall && i < nfd; i++) {
 			if (bench_hold(fds[i])) {
 				fprintf(stderr,
@@ -985,14 +1389,27 @@ objects_done:
 			}
 		}
 	}
-	/* Per map: the 1M-key bucket table and the 1M-key log table of T3. */
-	mem[0].map = "sluice_buckets";
-	mem[1].map = "sluice_logs";
-	if (!c.quick && (bench_map_memory(c.vary.buckets_fd, &mem[0].bytes, &mem[0].entries) ||
-			 bench_map_memory(c.vary.logs_fd, &mem[1].bytes, &mem[1].entries))) {
+	/* Per map: the 1M-key bucket and log tables of T3, and the sets tables
+	 * (1M keys a family) of T3. */
+	mem[0].map = "sluice_buckets (lru, both families)";
+	mem[1].map = "sluice_logs (sliding-log, both tables)";
+	mem[2].map = "sluice_sets4 (sets, IPv4)";
+	mem[3].map = "sluice_sets6 (sets, IPv6)";
+	if (!c.quick && (bench_map_memory(c.vary[TAB_LRU].buckets_fd, &mem[0].bytes,
+					  &mem[0].entries) ||
+			 bench_map_memory(c.vary[TAB_LRU].logs_fd, &mem[1].bytes,
+					  &mem[1].entries) ||
+			 bench_map_memory(c.vary[TAB_SETS].sets_fd[0], &mem[2].bytes,
+					  &mem[2].entries) ||
+			 bench_map_memory(c.vary[TAB_SETS].sets_fd[1], &mem[3].bytes,
+					  &mem[3].entries))) {
 		ret = -ENOENT;
 		goto load_err;
 	}
+	mem[0].keys = mem[0].entries;
+	mem[1].keys = mem[1].entries;
+	mem[2].keys = mem[2].entries * SLUICE_SET_WAYS;
+	mem[3].keys = mem[3].entries * SLUICE_SET_WAYS;
 
 	/* Warm up: JIT images, caches, and the T2b buckets into their drop state. */
 	for (i = 0; i < c.ncases; i++) {
@@ -1007,6 +1424,15 @@ objects_done:
 				goto run_err;
 		}
 		fprintf(stderr, "sluice-bench cost: round %d of %d done\n", r + 1, c.runs);
+	}
+	/* The sets T3 tables after the runs: how many ways hold a debt. */
+	for (i = 0; i < c.ncases; i++) {
+		struct cost_case *k = &c.cases[i];
+
+		if (k->table == TAB_SETS && !strncmp(k->test, "T3", 2))
+			bench_sets_count(k->obj, (__u8)k->family,
+					 bench_now_ns() << SLUICE_TICK_SHIFT, &k->live_ways,
+					 &k->held_ways);
 	}
 	for (i = 0; i < c.ncases; i++)
 		check_case(&c.cases[i]);
@@ -1044,7 +1470,9 @@ objects_done:
 		ret = -errno;
 		goto out;
 	}
-	write_outputs(&c, js, md, dat, stats_before, mem, c.quick ? 0 : 2, mem0 - mem1);
+	memd[0] = mem0 - mem1;
+	memd[1] = mem1 - mem2;
+	write_outputs(&c, js, md, dat, stats_before, mem, c.quick ? 0 : 4, memd);
 	ret = 0;
 	goto out;
 
@@ -1062,12 +1490,16 @@ out:
 	if (dat)
 		fclose(dat);
 	bench_hold_release();
-	for (f = 0; f < 2; f++)
-		for (s = 0; s < NR_SCALE; s++)
-			bench_obj_close(&c.scale[f][s]);
-	bench_obj_close(&c.vary);
-	bench_obj_close(&c.main);
+	for (i = TAB_LRU; i <= TAB_SETS; i++) {
+		for (f = 0; f < 2; f++)
+			for (s = 0; s < NR_SCALE; s++)
+				bench_obj_close(&c.scale[i][f][s]);
+		bench_obj_close(&c.vary[i]);
+		bench_obj_close(&c.main[i]);
+	}
+	bench_obj_close(&c.held);
 	bench_obj_close(&c.parse);
+	floor_bpf__destroy(c.floor);
 	drop_bpf__destroy(c.drop);
 	free(c.cases);
 	return ret ? SLUICE_EXIT_RUNTIME : SLUICE_EXIT_OK;

@@ -17,6 +17,9 @@
 #include <bpf/libbpf.h>
 
 #include "bench.h"
+#include <sys/random.h>
+#include <sluice/sets.h>
+
 #include "sluice.skel.h"
 
 int bench_obj_load(struct bench_obj *o, const struct bench_obj_opts *opts)
@@ -38,6 +41,24 @@ int bench_obj_load(struct bench_obj *o, const struct bench_obj_opts *opts)
 		bpf_map__set_max_entries(o->skel->maps.sluice_buckets, opts->max_keys);
 	if (opts->max_log_keys)
 		bpf_map__set_max_entries(o->skel->maps.sluice_logs, opts->max_log_keys);
+	if (opts->sets) {
+		/* What the loader does for --table sets (tests/lib/bpfrun.c too). */
+		int f;
+
+		o->table_sets = true;
+		o->skel->rodata->table_sets = 1;
+		for (f = 0; f < 2; f++) {
+			o->nsets[f] = sluice_sets_for(opts->sets_keys[f]);
+			o->skel->rodata->sets_n[f] = o->nsets[f];
+		}
+		ret = bpf_map__set_max_entries(o->skel->maps.sluice_sets4, o->nsets[0]);
+		if (!ret)
+			ret = bpf_map__set_max_entries(o->skel->maps.sluice_sets6, o->nsets[1]);
+		if (ret)
+			goto err;
+		if (getrandom(&o->seed, sizeof(o->seed), 0) != sizeof(o->seed))
+			o->seed = bench_now_ns() * 0x9e3779b97f4a7c15ULL;
+	}
 	ret = sluice_bpf__load(o->skel);
 	if (ret)
 		goto err;
@@ -47,6 +68,8 @@ int bench_obj_load(struct bench_obj *o, const struct bench_obj_opts *opts)
 	o->rules_fd = bpf_map__fd(o->skel->maps.sluice_rules);
 	o->buckets_fd = bpf_map__fd(o->skel->maps.sluice_buckets);
 	o->logs_fd = bpf_map__fd(o->skel->maps.sluice_logs);
+	o->sets_fd[0] = bpf_map__fd(o->skel->maps.sluice_sets4);
+	o->sets_fd[1] = bpf_map__fd(o->skel->maps.sluice_sets6);
 	o->cfg = mmap(NULL, sizeof(*o->cfg), PROT_READ | PROT_WRITE, MAP_SHARED,
 		      bpf_map__fd(o->skel->maps.sluice_config), 0);
 	if (o->cfg == MAP_FAILED) {
@@ -54,6 +77,10 @@ int bench_obj_load(struct bench_obj *o, const struct bench_obj_opts *opts)
 		goto err;
 	}
 	o->cfg->layout = SLUICE_LAYOUT_VERSION;
+	if (o->table_sets) {
+		o->cfg->kind |= SLUICE_KIND_SETS;
+		o->cfg->set_seed = o->seed;
+	}
 	sluice_settings_init(&set);
 	bench_obj_set(o, &set);
 	return 0;
@@ -203,6 +230,106 @@ out:
 	free(keys);
 	free(vals);
 	return ret;
+}
+
+int bench_sets_prefill(struct bench_obj *o, __u32 tag, __u8 family, __u8 prefixlen,
+		       const __u8 *src, __u32 first, __u32 n, __u64 s0_base, __u64 s0_step,
+		       __u32 meta, __u32 *placed)
+{
+	int v6 = family == 6;
+	size_t setsz = v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4);
+	size_t len = (size_t)o->nsets[v6] * setsz, pg = (size_t)sysconf(_SC_PAGESIZE);
+	__u8 *base;
+	__u32 i;
+
+	*placed = 0;
+	if (!o->table_sets)
+		return -EINVAL;
+	len = (len + pg - 1) / pg * pg;
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, o->sets_fd[v6], 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		struct sluice_key k;
+		__u32 r = first + i;
+		__u64 h;
+		__u8 *set;
+		int w;
+
+		/* What the datapath builds under bench_vary_keys. */
+		memset(&k, 0, sizeof(k));
+		k.tag = tag;
+		k.family = family;
+		k.prefixlen = prefixlen;
+		memcpy(k.addr, src, 16);
+		memcpy(&k.addr[v6 ? 12 : 0], &r, 4);
+		sluice_mask(k.addr, prefixlen);
+		h = sluice_key_hash(o->seed, &k);
+		set = base + (size_t)sluice_set_index(h, o->nsets[v6]) * setsz;
+		for (w = 0; w < SLUICE_SET_WAYS; w++) {
+			struct sluice_way *way = &((struct sluice_way *)set)[w];
+			struct sluice_way_aux *x;
+
+			if (way->ident)
+				continue;
+			if (v6) {
+				struct sluice_way_aux6 *x6 = &((struct sluice_set6 *)set)->x[w];
+
+				memcpy(x6->addr, k.addr, 16);
+				x = &x6->a;
+			} else {
+				x = &((struct sluice_set4 *)set)->x[w];
+			}
+			x->s1 = 0;
+			x->dropped = 0;
+			x->meta = meta;
+			way->s0 = s0_base + (__u64)r * s0_step;
+			way->ident = sluice_way_ident(&k, h);
+			(*placed)++;
+			break;
+		}
+	}
+	munmap(base, len);
+	return 0;
+}
+
+int bench_sets_count(struct bench_obj *o, __u8 family, __u64 now_ticks, __u32 *live,
+		     __u32 *held)
+{
+	int v6 = family == 6;
+	size_t setsz = v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4);
+	size_t len = (size_t)o->nsets[v6] * setsz, pg = (size_t)sysconf(_SC_PAGESIZE);
+	const __u8 *base;
+	__u32 i;
+	int w;
+
+	*live = *held = 0;
+	if (!o->table_sets)
+		return -EINVAL;
+	len = (len + pg - 1) / pg * pg;
+	base = mmap(NULL, len, PROT_READ, MAP_SHARED, o->sets_fd[v6], 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	for (i = 0; i < o->nsets[v6]; i++) {
+		const __u8 *set = base + (size_t)i * setsz;
+
+		for (w = 0; w < SLUICE_SET_WAYS; w++) {
+			const struct sluice_way *way = &((const struct sluice_way *)set)[w];
+			const struct sluice_way_aux *x =
+				v6 ? &((const struct sluice_set6 *)set)->x[w].a
+				   : &((const struct sluice_set4 *)set)->x[w];
+
+			if (!(way->ident >> 32 & SLUICE_WAY_LIVE))
+				continue;
+			(*live)++;
+			if (sluice_way_free_at(way->ident, way->s0,
+					       way->ident >> 32 & SLUICE_WAY_AUX ? x->s1 : 0,
+					       x->meta) > now_ticks)
+				(*held)++;
+		}
+	}
+	munmap((void *)base, len);
+	return 0;
 }
 
 __u64 bench_now_ns(void)

@@ -152,6 +152,11 @@ static int find_stats_map(int prog_fd)
 			if (!strcmp(mi.name, SLUICE_MAP_BUCKETS))
 				printf("buckets_memlock=%llu\nbuckets_max=%u\n",
 				       (unsigned long long)bytes, entries);
+			/* --table sets: keys = sets x ways */
+			if (!strcmp(mi.name, SLUICE_MAP_SETS4) || !strcmp(mi.name, SLUICE_MAP_SETS6))
+				printf("%s_memlock=%llu\n%s_keys=%llu\n", mi.name + 7,
+				       (unsigned long long)bytes, mi.name + 7,
+				       (unsigned long long)entries * 4);
 		}
 		if (stats_fd < 0 && !strcmp(mi.name, SLUICE_MAP_STATS) &&
 		    mi.value_size == sizeof(struct sluice_stats)) {
