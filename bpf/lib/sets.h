@@ -16,7 +16,8 @@
  *     SLUICE_RETRY without writing, and one that read o before fails its
  *     CAS. So the victim is evicted in exactly the state it was chosen by.
  *  3. CAS v.ident from the victim's to N | BUSY (it fails only if userspace
- *     emptied the way meanwhile: s0 is put back, and the claim starts over).
+ *     emptied the way meanwhile, or the fleet agent's apply added
+ *     SLUICE_WAY_AUX to it: s0 is put back, and the claim starts over).
  *  4. Reset the way: aux words to 0 (with N's prefix length, window, IPv6
  *     address), then s0 = f, where f is 0, or 1 when o was 0. f is a state
  *     as free as no state for every algorithm (a TAT of 1 tick is in the
