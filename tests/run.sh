@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Run every sluice test suite and print one TAP 13 stream:
 #   unit  algorithm math on the host          build/tests/unit/*
-#   bpf   the program via BPF_PROG_TEST_RUN     build/tests/bpf/*   (root)
+#   bpf   the program via BPF_PROG_TEST_RUN     build/tests/bpf/*   (root;
+#         twice: on the LRU key table, then SLUICE_TEST_TABLE=sets, whose
+#         lines end "[sets table]")
 #   net   veth + namespaces, real traffic       tests/net/*.sh      (root)
 #   cli   bad input, exit status and message    tests/cli/*.sh
 #   shape the tc egress shaper with fq           tests/shape/*.sh    (root; in a
@@ -17,7 +19,16 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 # shellcheck source=tests/lib/tally.sh
 source "$(dirname "$0")/lib/tally.sh"
 
-run_prog() { # run_prog SUITE PROG...
+# mark NAME: NAME with RUN_MARK (" [sets table]") put before any "# SKIP".
+mark() {
+	case $1 in
+	*" # SKIP"*) printf '%s%s # SKIP%s' "${1%% # SKIP*}" "$RUN_MARK" "${1#* # SKIP}" ;;
+	*) printf '%s%s' "$1" "$RUN_MARK" ;;
+	esac
+}
+RUN_MARK=
+
+run_prog() { # run_prog SUITE PROG...  (RUN_MARK: a suffix for every line)
 	local suite=$1 name line st seen=0 bad=0 tmp
 	shift
 	name="$suite/$(basename "${@: -1}")"
@@ -26,19 +37,19 @@ run_prog() { # run_prog SUITE PROG...
 	st=$?
 	while IFS= read -r line; do
 		case "$line" in
-		"ok - "*) seen=1; emit "ok" "$name: ${line#ok - }" ;;
-		"not ok - "*) seen=1; bad=1; emit "not ok" "$name: ${line#not ok - }" ;;
+		"ok - "*) seen=1; emit "ok" "$(mark "$name: ${line#ok - }")" ;;
+		"not ok - "*) seen=1; bad=1; emit "not ok" "$(mark "$name: ${line#not ok - }")" ;;
 		"#"*) echo "$line" ;;
 		*) echo "# $line" ;;
 		esac
 	done <"$tmp"
 	rm -f "$tmp"
 	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
-		emit "not ok" "$name: timed out after ${TEST_TIMEOUT}s"
+		emit "not ok" "$(mark "$name: timed out after ${TEST_TIMEOUT}s")"
 	elif [ "$seen" = 0 ]; then
-		emit "not ok" "$name: reported no test (exit status $st)"
+		emit "not ok" "$(mark "$name: reported no test (exit status $st)")"
 	elif [ "$st" != 0 ] && [ "$bad" = 0 ]; then
-		emit "not ok" "$name: exit status $st"
+		emit "not ok" "$(mark "$name: exit status $st")"
 	fi
 }
 
@@ -132,6 +143,17 @@ for suite in $SUITES; do
 			run_prog "$suite" "$p"
 		done
 		[ $found = 1 ] || emit "not ok" "$suite: no test programs in $BUILD/tests/$suite (run 'make tests')"
+		# The bpf suite again on the set-associative key table (--table
+		# sets): every program, its lines marked "[sets table]".
+		if [ "$suite" = bpf ] && [ $found = 1 ]; then
+			echo "# suite bpf on the sets table (SLUICE_TEST_TABLE=sets)"
+			RUN_MARK=" [sets table]"
+			for p in "$BUILD"/tests/bpf/*; do
+				[ -x "$p" ] && [ -f "$p" ] || continue
+				run_prog "$suite" env SLUICE_TEST_TABLE=sets "$p"
+			done
+			RUN_MARK=
+		fi
 		;;
 	shape)
 		if fq_available; then

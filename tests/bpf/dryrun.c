@@ -209,17 +209,23 @@ static void test_deny(struct bpfrun *r)
 		 (unsigned long long)w.would_drop, (unsigned long long)w.would_drop_bytes);
 }
 
-/* A key the table refuses under fail-closed is a would-drop of its policy. */
-static void test_fail_closed(void)
+/* A key the table refuses under fail-closed is a would-drop of its policy.
+ * Only the LRU table (--table lru) refuses keys: a plain hash of 1 in place
+ * of sluice_buckets refuses the second. On the set table (sets) a full set
+ * gives the new key a way: no would-drop at all. */
+static void test_fail_closed(bool sets)
 {
-	const char *t = "refused key, fail-closed, under dry-run";
-	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = 1 };
+	const char *t = sets ? "--table sets: a full set, fail-closed, under dry-run"
+			     : "--table lru: refused key, fail-closed, under dry-run";
+	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = 1,
+				 .table = BPFRUN_LRU };
+	struct bpfrun_opts os = { .max_keys = 4, .table = BPFRUN_SETS };
 	struct sluice_settings set;
 	struct sluice_rwould w;
 	struct bpfrun r;
 	int fd;
 
-	if (bpfrun_open(&r, &o)) {
+	if (bpfrun_open(&r, sets ? &os : &o)) {
 		tap_ok(false, "%s: load", t);
 		return;
 	}
@@ -231,6 +237,20 @@ static void test_fail_closed(void)
 	}
 	set.flags |= SLUICE_FAIL_CLOSED | SLUICE_DRY_RUN;
 	bpfrun_configure(&r, &set);
+	if (sets) {
+		/* Five keys in one set of four ways: the fifth evicts one. */
+		bpfrun_expect(&r, "198.18.0.1", 60, "P", "%s: the first key fits", t);
+		bpfrun_expect(&r, "198.18.0.2", 60, "P", "%s: the second", t);
+		bpfrun_expect(&r, "198.18.0.3", 60, "P", "%s: the third", t);
+		bpfrun_expect(&r, "198.18.0.4", 60, "P", "%s: the fourth", t);
+		bpfrun_expect(&r, "198.18.0.5", 60, "P", "%s: the fifth takes a way", t);
+		w = rwould(0);
+		TAP_TRUE(w.would_drop == 0 && w.would_drop_bytes == 0,
+			 "%s: no would-drop: the table refused nothing (got %llu)", t,
+			 (unsigned long long)w.would_drop);
+		TAP_EQ(bpfrun_count_keys(&r, false), 4, "%s: the set holds 4 keys", t);
+		goto out;
+	}
 	bpfrun_expect(&r, "198.18.0.1", 60, "P", "%s: the first key fits", t);
 	bpfrun_expect(&r, "198.18.0.2", 60, "P", "%s: the refused one passes", t);
 	w = rwould(0);
@@ -259,7 +279,8 @@ int main(void)
 	test_global(&r);
 	test_rule(&r);
 	test_deny(&r);
-	test_fail_closed();
+	test_fail_closed(false);
+	test_fail_closed(true);
 	close(rw_fd);
 	bpfrun_close(&r);
 	return tap_done();

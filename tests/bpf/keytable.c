@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * A full key table, as it really behaves: sluice_buckets is an LRU hash, so
- * a new key never finds it full. The kernel evicts the least recently used
- * key to make room, the insert succeeds, and neither update_failed nor
- * fail-closed ever see it. What that costs: a source held at its limit and
- * then evicted by the churn of new sources comes back with a full bucket.
- * --new-keys bounds how many keys the churn may create, and so how much it
- * can evict. A 64-key table here (--max-keys 64), one CPU, the test clock.
+ * A full key table, as it really behaves: a new key never finds it full.
+ * Both tables evict to make room, the insert succeeds, and neither
+ * update_failed nor fail-closed ever see it; --new-keys bounds how many keys
+ * a churn of new sources may create, and so how much it can evict. These
+ * run on the table the environment picks (SLUICE_TEST_TABLE).
+ *
+ * Which key goes is the tables' own behaviour, checked on each pinned:
+ *  - the LRU hash (--table lru, sluice_buckets): the kernel evicts the key
+ *    least recently used, so a source held at its limit and idle through
+ *    the churn is evicted and comes back with a full bucket;
+ *  - the set table (--table sets): a new key takes the way free soonest, so
+ *    the held source (its bucket the furthest ahead of now) stays held
+ *    through the same churns.
+ * A 64-key table here (--max-keys 64), one CPU, the test clock.
  *
  * Every assertion documents a sentence of README.md ("A full key table")
- * and of sluice(8) (--max-keys, --fail-closed, --new-keys).
+ * and of sluice(8) (--max-keys, --table, --fail-closed, --new-keys).
  */
 #include <errno.h>
 #include <sched.h>
@@ -88,14 +95,14 @@ static void test_flood(struct bpfrun *r)
 		return;
 	}
 	TAP_TRUE(keys > 0 && keys <= MAX_KEYS,
-		 "%s: the table holds at most --max-keys (%d) keys: the LRU evicts to make "
-		 "room (%d held)", t, MAX_KEYS, keys);
+		 "%s: the table holds at most --max-keys (%d) keys: the %s evicts to make "
+		 "room (%d held)", t, MAX_KEYS, r->table_sets ? "set table" : "LRU", keys);
 	TAP_EQ(st.new_keys, CHURN, "%s: new_keys counts every key created, evicted ones too", t);
 	TAP_TRUE(st.new_keys - keys >= CHURN - MAX_KEYS,
 		 "%s: evicted_estimate (new_keys - keys = %llu) counts the evictions, at least "
 		 "%d", t, (unsigned long long)(st.new_keys - keys), CHURN - MAX_KEYS);
 	TAP_EQ(st.update_failed, 0,
-	       "%s: update_failed stays 0: the LRU evicts instead of refusing a key", t);
+	       "%s: update_failed stays 0: the table evicts instead of refusing a key", t);
 	TAP_TRUE(passed == CHURN && st.dropped == 0,
 		 "%s: fail-closed dropped none of them: no key was refused", t);
 }
@@ -108,12 +115,12 @@ static bool hold(struct bpfrun *r, const char *t)
 }
 
 /*
- * (2) The documented weakness: a held source that sends nothing while the
- * churn fills the table is evicted, and comes back with a full bucket.
+ * (2) The LRU's documented weakness: a held source that sends nothing while
+ * the churn fills the table is evicted, and comes back with a full bucket.
  */
 static void test_evicted_comes_back(struct bpfrun *r)
 {
-	const char *t = "a held source, idle through a churn of sources sending twice";
+	const char *t = "--table lru: a held source, idle through a churn of sources sending twice";
 	struct sluice_settings set;
 	struct sluice_stats st;
 	struct sluice_bucket b;
@@ -135,7 +142,7 @@ static void test_evicted_comes_back(struct bpfrun *r)
 /* (2b) The LRU is approximate: sources seen once evict each other first. */
 static void test_one_shot_churn(struct bpfrun *r)
 {
-	const char *t = "a held source, idle through a churn of sources sending once";
+	const char *t = "--table lru: a held source, idle through a churn of sources sending once";
 	struct sluice_settings set;
 	struct sluice_bucket b;
 
@@ -149,6 +156,45 @@ static void test_one_shot_churn(struct bpfrun *r)
 		 "%s: %s's bucket, used since its creation, outlives keys only inserted", t,
 		 HELD);
 	bpfrun_expect(r, HELD, 60, "D", "%s: %s stays held", t, HELD);
+}
+
+/*
+ * (2c) The set table's answer: a new key takes the way free soonest. Every
+ * churn source's bucket (1 or 2 packets of debt) is free before the held
+ * source's (4 of debt), so the held source is never the victim, whatever
+ * the churn, and stays held; nothing is refused.
+ */
+static void test_sets_keep_held(struct bpfrun *r, unsigned int per)
+{
+	char t[96];
+	struct sluice_settings set;
+	struct sluice_stats st;
+	struct sluice_bucket b;
+	unsigned int passed;
+
+	snprintf(t, sizeof(t),
+		 "--table sets: a held source, idle through a churn of sources sending %s",
+		 per == 1 ? "once" : "twice");
+	if (!setup(r, &set, true, false)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	hold(r, t);
+	passed = churn(r, per);
+	/* Its bucket still holds its debt: 4 packets of 1/h, 3 hours and more
+	 * ahead of now (a full bucket would be at or before now). */
+	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, HELD, 32, &b) &&
+			 b.s[0] > (SCN_T0 + 3 * BPFRUN_HOUR) << SLUICE_TICK_SHIFT,
+		 "%s: %s's bucket, free last of its set, was never the victim", t, HELD);
+	bpfrun_expect(r, HELD, 60, "D", "%s: %s stays held", t, HELD);
+	if (bpfrun_stats(r, &st)) {
+		tap_ok(false, "%s: read stats", t);
+		return;
+	}
+	TAP_EQ(st.update_failed, 0, "%s: update_failed stays 0: nothing was refused", t);
+	TAP_TRUE(passed == CHURN * per && st.new_keys >= CHURN + 1,
+		 "%s: every churn packet passed (%u of %u), each source a key of its own", t,
+		 passed, CHURN * per);
 }
 
 /*
@@ -185,23 +231,51 @@ static void test_new_keys_defend(struct bpfrun *r)
 	bpfrun_expect(r, HELD, 60, "D", "%s: %s stays held", t, HELD);
 }
 
+/* Open a 64-key table of `table` (0: the environment's) into r. */
+static bool open_table(struct bpfrun *r, int table)
+{
+	struct bpfrun_opts o = { .max_keys = MAX_KEYS, .table = table };
+
+	if (!bpfrun_open(r, &o))
+		return true;
+	tap_ok(false, "load the sluice program with the test clock, --max-keys %d, --table %s",
+	       MAX_KEYS, table == BPFRUN_SETS ? "sets" : table == BPFRUN_LRU ? "lru"
+						   : bpfrun_default_table());
+	return false;
+}
+
 int main(void)
 {
-	struct bpfrun_opts o = { .max_keys = MAX_KEYS };
-	struct bpfrun r;
+	struct bpfrun r, other;
+	bool sets;
 
 	/* The LRU keeps free keys per CPU: one CPU makes what it evicts, and
 	 * when, the same on every run. */
 	bpfrun_one_cpu();
-	if (bpfrun_open(&r, &o)) {
-		tap_ok(false, "load the sluice program with the test clock and --max-keys %d",
-		       MAX_KEYS);
+	if (!open_table(&r, 0))
 		return tap_done();
-	}
 	test_flood(&r);
-	test_evicted_comes_back(&r);
-	test_one_shot_churn(&r);
 	test_new_keys_defend(&r);
+	/* Each table's own eviction, pinned: the environment's table first,
+	 * then the other one, loaded for this. */
+	sets = r.table_sets;
+	if (!sets) {
+		test_evicted_comes_back(&r);
+		test_one_shot_churn(&r);
+	} else {
+		test_sets_keep_held(&r, 2);
+		test_sets_keep_held(&r, 1);
+	}
 	bpfrun_close(&r);
+	if (open_table(&other, sets ? BPFRUN_LRU : BPFRUN_SETS)) {
+		if (sets) {
+			test_evicted_comes_back(&other);
+			test_one_shot_churn(&other);
+		} else {
+			test_sets_keep_held(&other, 2);
+			test_sets_keep_held(&other, 1);
+		}
+		bpfrun_close(&other);
+	}
 	return tap_done();
 }

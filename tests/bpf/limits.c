@@ -4,7 +4,10 @@
  * policy), byte limits that hand back the packet charge, the new-key
  * admission limit and its aggregate buckets, a key table that refuses a key
  * (fail-open by default, fail-closed on request), and drop-event sampling.
- * Each checks the verdicts and every counter of sluice_stats.
+ * Each checks the verdicts and every counter of sluice_stats. A refused key
+ * is the LRU table's (--table lru: a plain hash or an LRU of 1-2 entries in
+ * place of sluice_buckets, pinned to it); the set table never refuses one,
+ * checked on it pinned.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -52,13 +55,15 @@ static bool setup_deny(struct bpfrun *r, struct sluice_settings *set, __u64 burs
 	return !bpfrun_configure(r, set);
 }
 
-/* A program whose key table is a plain hash of max_keys entries in place of
- * the LRU, so that it refuses the next key (E2BIG) deterministically; set up
- * with burst 200. On failure one failing TAP line and false. */
+/* A program on the LRU table (--table lru) whose sluice_buckets is a plain
+ * hash of max_keys entries in place of the LRU, so that it refuses the next
+ * key (E2BIG) deterministically; set up with burst 200. On failure one
+ * failing TAP line and false. */
 static bool open_hash(struct bpfrun *r, __u32 max_keys, struct sluice_settings *set,
 		      const char *t)
 {
-	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = max_keys };
+	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = max_keys,
+				 .table = BPFRUN_LRU };
 
 	if (bpfrun_open(r, &o)) {
 		tap_ok(false, "%s: load", t);
@@ -264,7 +269,7 @@ static void test_new_keys(struct bpfrun *r)
  */
 static void test_fail_hash(void)
 {
-	const char *t = "full key table (hash of 2)";
+	const char *t = "--table lru: full key table (hash of 2)";
 	struct sluice_settings set;
 	struct sluice_stats want;
 	struct bpfrun r;
@@ -273,11 +278,11 @@ static void test_fail_hash(void)
 		return;
 	expect(&r, "198.18.0.1", 60, "P", t);
 	expect(&r, "198.18.0.2", 60, "P", t);
-	expect(&r, "198.18.0.3", 60, "P", "fail-open");
+	expect(&r, "198.18.0.3", 60, "P", "--table lru: fail-open");
 	set.flags |= SLUICE_FAIL_CLOSED;
 	bpfrun_configure(&r, &set);
-	expect(&r, "198.18.0.4", 60, "D", "fail-closed");
-	expect(&r, "198.18.0.1", 60, "P", "fail-closed, a known key");
+	expect(&r, "198.18.0.4", 60, "D", "--table lru: fail-closed");
+	expect(&r, "198.18.0.1", 60, "P", "--table lru: fail-closed, a known key");
 	memset(&want, 0, sizeof(want));
 	want.rx = 5;
 	want.rx_bytes = 300;
@@ -298,7 +303,7 @@ static void test_fail_hash(void)
  * is a would-drop then, like any other. */
 static void test_fail_closed_dry_run(void)
 {
-	const char *t = "full key table, fail-closed under dry-run";
+	const char *t = "--table lru: full key table, fail-closed under dry-run";
 	struct sluice_settings set;
 	struct sluice_stats st;
 	struct bpfrun r;
@@ -354,9 +359,10 @@ static void *flood_thread(void *p)
  */
 static void test_fail_lru(bool closed)
 {
-	const char *t = closed ? "LRU of 1 on 2 CPUs, fail-closed" :
-				 "LRU of 1 on 2 CPUs, fail-open";
-	struct bpfrun_opts o = { .real_clock = true, .max_keys = 1, .vary_keys = 3 };
+	const char *t = closed ? "--table lru: LRU of 1 on 2 CPUs, fail-closed" :
+				 "--table lru: LRU of 1 on 2 CPUs, fail-open";
+	struct bpfrun_opts o = { .real_clock = true, .max_keys = 1, .vary_keys = 3,
+				 .table = BPFRUN_LRU };
 	struct flood_arg a[2];
 	struct sluice_settings set;
 	struct sluice_stats st;
@@ -408,6 +414,54 @@ static void test_fail_lru(bool closed)
 	else
 		TAP_EQ(st.dropped, st.limited + st.contended,
 		       "%s: no refused key was dropped", t);
+out:
+	bpfrun_close(&r);
+}
+
+/*
+ * The set table never refuses a key: a full set gives a new key the way free
+ * soonest. One set (--max-keys 4), fail-closed, eight sources of burst 200:
+ * every packet passes, nothing is counted in update_failed, and an evicted
+ * source comes back (with a full bucket: its next packet passes too). The
+ * same under dry-run: no would-drop.
+ */
+static void test_fail_sets(bool dry)
+{
+	const char *t = dry ? "--table sets: a full set, fail-closed under dry-run"
+			    : "--table sets: a full set, fail-closed";
+	struct bpfrun_opts o = { .max_keys = 4, .table = BPFRUN_SETS };
+	struct sluice_settings set;
+	struct sluice_stats want;
+	char src[32], got[32] = "";
+	struct bpfrun r;
+	int i;
+
+	if (bpfrun_open(&r, &o)) {
+		tap_ok(false, "%s: load", t);
+		return;
+	}
+	if (!bpfrun_setup(&r, &set, 200)) {
+		tap_ok(false, "%s: setup", t);
+		goto out;
+	}
+	set.flags |= SLUICE_FAIL_CLOSED | (dry ? SLUICE_DRY_RUN : 0);
+	bpfrun_configure(&r, &set);
+	for (i = 0; i < 8; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
+		bpfrun_sendn(&r, src, 60, 1, got + i);
+	}
+	/* 198.18.0.1 was evicted by the fifth to ninth: it comes back. */
+	bpfrun_sendn(&r, "198.18.0.1", 60, 1, got + 8);
+	if (!tap_ok(!strcmp(got, "PPPPPPPPP"),
+		    "%s: 8 sources in a table of 4 pass, and the first again", t))
+		tap_diag("  got %s", got);
+	memset(&want, 0, sizeof(want));
+	want.rx = 9;
+	want.rx_bytes = 540;
+	want.passed = 9;
+	want.new_keys = 9;
+	expect_stats(&r, &want, t);
+	TAP_EQ(bpfrun_count_keys(&r, false), 4, "%s: the set holds 4 keys", t);
 out:
 	bpfrun_close(&r);
 }
@@ -475,6 +529,8 @@ int main(void)
 	bpfrun_close(&r);
 	test_fail_hash();
 	test_fail_closed_dry_run();
+	test_fail_sets(false);
+	test_fail_sets(true);
 	/* The threads pin themselves; this thread may go anywhere. */
 	pin_self(0);
 	test_fail_lru(false);

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The set-associative key table (--table sets) itself, through
+ * BPF_PROG_TEST_RUN: --max-keys 4 is one set of four ways per family, so
+ * every key of a family meets every other in one set.
+ *
+ *  - eviction by meaning: with four ways held, a fifth key takes the way
+ *    free soonest (a full bucket, an ended window; else the smallest debt),
+ *    for the token and leaky buckets, a bucket with a byte limit (its second
+ *    clock in aux, SLUICE_WAY_AUX) and both windows; a held source survives;
+ *    the evicted key comes back with a full bucket; the sliding log keeps its
+ *    own LRU table (sluice_logs);
+ *  - the families are separate tables; prefixes, aggregation, rules,
+ *    dry-run, byte limits give the same verdicts as on the LRU table; the
+ *    keytab (user/lib/keytab.c) walks, finds and deletes the keys;
+ *  - the claim protocol (bpf/lib/sets.h) raced on two CPUs.
+ * The test clock throughout: nothing refills unless the test moves it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+
+#include <sluice/sets.h>
+#include "libsluice.h"
+#include "../lib/bpfrun.h"
+#include "../lib/scenario.h"
+#include "../lib/tap.h"
+
+#define H BPFRUN_HOUR
+#define TICKS(ns) ((__u64)(ns) << SLUICE_TICK_SHIFT)
+
+/* A string check: one TAP line, and what came when it differs. */
+#define TAP_STR4(got, want, ...)                                                            \
+	({                                                                                  \
+		const char *__g = (got), *__w = (want);                                    \
+		bool __r = tap_ok(!strcmp(__g, __w), __VA_ARGS__);                          \
+		if (!__r)                                                                   \
+			tap_diag("  got %s, want %s", __g, __w);                             \
+		__r;                                                                        \
+	})
+
+static __u32 tag_of(__u8 algo)
+{
+	return SLUICE_TAG(0, algo, 1);
+}
+
+static int open_table(struct bpfrun *r, int table)
+{
+	struct bpfrun_opts o = { .max_keys = 4, .table = table };
+
+	return bpfrun_open(r, &o);
+}
+
+/* Is the key (the default policy's, /32 or /64) in the table? */
+static bool has(struct bpfrun *r, __u8 algo, const char *src)
+{
+	struct sluice_bucket b;
+
+	return !bpfrun_lookup(r, false, tag_of(algo), src, strchr(src, ':') ? 64 : 32, &b);
+}
+
+static void sendk(struct bpfrun *r, const char *src, __u32 len, unsigned int n)
+{
+	char got[64];
+
+	bpfrun_sendn(r, src, len, n, got);
+}
+
+/* Which of srcs[0..3] are in the table, as "1101". */
+static const char *present(struct bpfrun *r, __u8 algo, const char *const *srcs, char *out)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		out[i] = has(r, algo, srcs[i]) ? '1' : '0';
+	out[4] = '\0';
+	return out;
+}
+
+static const char *const K[4] = { "198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4" };
+#define NEWKEY "198.18.0.5"
+
+/*
+ * The buckets: K[0] held at its limit (burst 8: debt 8 h), K[1] 4 packets,
+ * K[2] 1, K[3] 3. The fifth key evicts K[2] (the smallest debt, not the
+ * oldest nor the first way); K[2] comes back with a full bucket, evicting
+ * then the smallest debt again (the fifth key's 1), and K[0] survives all.
+ * With bytes (a byte limit of 1 byte a minute), K[2]'s one packet is of
+ * 600 bytes: 10 h of byte debt, so K[3] (3 h by both clocks) goes instead.
+ * Last, the clock moves to just past the next debt's end (K[3]'s 3 h; with
+ * bytes K[1]'s 4 h): that full bucket is the next victim.
+ */
+static void test_evict_bucket(struct bpfrun *r, __u8 algo, bool bytes)
+{
+	char t[96], got[8], want[8];
+	struct sluice_settings set;
+	struct sluice_stats st;
+	int victim = bytes ? 3 : 2, late = bytes ? 1 : 3;
+
+	snprintf(t, sizeof(t), "eviction, %s%s",
+		 algo == SLUICE_ALGO_TOKEN_BUCKET ? "token bucket" : "leaky bucket",
+		 bytes ? " with a byte limit" : "");
+	if (!bpfrun_setup(r, &set, 8)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	set.def.algo = algo;
+	set.def.tag = tag_of(algo);
+	if (bytes && sluice_limit_set_bytes(&set.def.bytes, 60, H, 100000, NULL, 0)) {
+		tap_ok(false, "%s: byte limit", t);
+		return;
+	}
+	bpfrun_configure(r, &set);
+	sendk(r, K[0], 60, 9);
+	sendk(r, K[1], 60, 4);
+	sendk(r, K[2], bytes ? 600 : 60, 1);
+	sendk(r, K[3], 60, 3);
+	TAP_STR4(present(r, algo, K, got), "1111", "%s: four ways held", t);
+	sendk(r, NEWKEY, 60, 1);
+	strcpy(want, "1111");
+	want[victim] = '0';
+	TAP_STR4(present(r, algo, K, got), want,
+		 "%s: a fifth key evicts %s, the way free soonest", t, K[victim]);
+	TAP_TRUE(has(r, algo, NEWKEY), "%s: the fifth key has the way", t);
+	bpfrun_expect(r, K[victim], 60, "PPPPPPPPD",
+		      "%s: %s comes back with a full bucket", t, K[victim]);
+	TAP_TRUE(!has(r, algo, NEWKEY) && has(r, algo, K[0]),
+		 "%s: coming back it evicted the fifth key (1 packet of debt), not %s", t, K[0]);
+	bpfrun_expect(r, K[0], 60, "D", "%s: %s, held, stays held", t, K[0]);
+	if (!bpfrun_stats(r, &st))
+		TAP_EQ(st.update_failed, 0, "%s: update_failed stays 0", t);
+
+	bpfrun_clock(r, SCN_T0 + (late == 3 ? 3 : 4) * H + 1);
+	sendk(r, "198.18.0.6", 60, 1);
+	TAP_TRUE(!has(r, algo, K[late]) && has(r, algo, K[0]) && has(r, algo, "198.18.0.6"),
+		 "%s: with %s's bucket full again, a new key takes its way", t, K[late]);
+}
+
+/*
+ * The windows (10 s, limit 100): all four keys start in window 5, then K[0],
+ * K[1], K[3] send again in window 8; at 85 s K[2]'s window has ended (fixed:
+ * at 60 s; sliding: its count weighs on window 6 too, free at 70 s): the
+ * fifth key takes its way.
+ */
+static void test_evict_window(struct bpfrun *r, __u8 algo)
+{
+	const char *t = algo == SLUICE_ALGO_FIXED_WINDOW ? "eviction, fixed window"
+							 : "eviction, sliding window";
+	struct sluice_settings set;
+	char got[8];
+	int i;
+
+	if (!bpfrun_setup(r, &set, 8)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	set.def.algo = algo;
+	set.def.tag = tag_of(algo);
+	if (sluice_window_set(&set.def, 100, SCN_S(10), NULL, 0)) {
+		tap_ok(false, "%s: window", t);
+		return;
+	}
+	bpfrun_configure(r, &set);
+	bpfrun_clock(r, SCN_S(55));
+	for (i = 0; i < 4; i++)
+		sendk(r, K[i], 60, 3);
+	bpfrun_clock(r, SCN_S(80));
+	sendk(r, K[0], 60, 1);
+	sendk(r, K[1], 60, 1);
+	sendk(r, K[3], 60, 1);
+	TAP_STR4(present(r, algo, K, got), "1111", "%s: four ways held", t);
+	bpfrun_clock(r, SCN_S(85));
+	sendk(r, NEWKEY, 60, 1);
+	TAP_STR4(present(r, algo, K, got), "1101",
+		 "%s: a fifth key takes the way of %s, whose window ended", t, K[2]);
+	/* Every window current: the soonest to end goes; all end at once
+	 * here, so some way goes and three stay. */
+	sendk(r, "198.18.0.6", 60, 1);
+	TAP_EQ(bpfrun_count_keys(r, false), 4, "%s: the set holds 4 keys", t);
+}
+
+/* The sliding log keeps its own LRU map: eight keys, all kept, none in the
+ * set table, each its own log. */
+static void test_sliding_log(struct bpfrun *r)
+{
+	const char *t = "sliding log on the set table";
+	struct sluice_settings set;
+	char src[32];
+	int i;
+
+	if (!bpfrun_setup(r, &set, 8)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	set.def.algo = SLUICE_ALGO_SLIDING_LOG;
+	set.def.tag = tag_of(SLUICE_ALGO_SLIDING_LOG);
+	if (sluice_window_set(&set.def, 2, SCN_S(10), NULL, 0)) {
+		tap_ok(false, "%s: window", t);
+		return;
+	}
+	bpfrun_configure(r, &set);
+	bpfrun_expect(r, "198.18.0.1", 60, "PPD", "%s: the first source's log fills", t);
+	for (i = 2; i <= 8; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i);
+		sendk(r, src, 60, 1);
+	}
+	TAP_EQ(bpfrun_count_keys(r, true), 8, "%s: sluice_logs holds all 8 keys", t);
+	TAP_EQ(bpfrun_count_keys(r, false), 0, "%s: the set table holds none", t);
+	bpfrun_expect(r, "198.18.0.1", 60, "D", "%s: the first source's log is kept", t);
+}
+
+/* The families are separate tables: an IPv6 flood never evicts IPv4 keys. */
+static void test_families(struct bpfrun *r)
+{
+	const char *t = "IPv4 and IPv6";
+	struct sluice_settings set;
+	char src[64], got[8];
+	int i;
+
+	if (!bpfrun_setup(r, &set, 2)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	for (i = 0; i < 4; i++)
+		sendk(r, K[i], 60, 3);
+	for (i = 0; i < 40; i++) {
+		snprintf(src, sizeof(src), "2001:2:0:%x::1", i + 1);
+		sendk(r, src, 80, 1);
+	}
+	TAP_STR4(present(r, SLUICE_ALGO_TOKEN_BUCKET, K, got), "1111",
+		 "%s: 40 IPv6 keys evict none of the four IPv4 keys", t);
+	TAP_EQ(bpfrun_count_keys(r, false), 8, "%s: 4 keys of each family", t);
+	bpfrun_expect(r, K[0], 60, "D", "%s: the IPv4 keys stay held", t);
+	bpfrun_expect(r, "2001:2:0:28::1", 80, "PD", "%s: the newest IPv6 key is kept", t);
+}
+
+/* ---- the same verdicts as on the LRU table ---- */
+
+struct walk_want {
+	__u32 tag;
+	__u8 family, prefixlen;
+	__u8 addr[16];
+	int seen;
+};
+
+static int walk_fn(const void *key, const void *val, void *ctx)
+{
+	const struct sluice_key *k = key;
+	struct walk_want *w = ctx;
+
+	(void)val;
+	if (k->tag == w->tag && k->family == w->family && k->prefixlen == w->prefixlen &&
+	    !memcmp(k->addr, w->addr, 16))
+		w->seen++;
+	return 0;
+}
+
+/* Is (tag, cidr) a key the walk returns, exactly once? */
+static bool walk_has(struct bpfrun *r, __u32 tag, const char *cidr)
+{
+	struct walk_want w = { .tag = tag };
+	struct sluice_cidr c;
+
+	if (sluice_parse_cidr(cidr, &c, NULL, 0))
+		return false;
+	w.family = c.family;
+	w.prefixlen = c.prefixlen;
+	memcpy(w.addr, c.addr, 16);
+	return sluice_keytab_walk(&r->keys, walk_fn, &w) >= 0 && w.seen == 1;
+}
+
+/* One spot check: its sequence of sends, verdicts appended to out. */
+static void spot(struct bpfrun *r, int which, char *out)
+{
+	static const char *const srcs[][6] = {
+		/* prefixes /24 and /64: each pair shares one key */
+		{ "198.18.5.1", "198.18.5.77", "198.18.6.1", "2001:2::1", "2001:2::ffff:1",
+		  "2001:2:0:1::1" },
+		/* --new-keys 1/h burst 2: past it sources share their /24 */
+		{ "198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4", "198.18.1.9",
+		  "198.18.0.1" },
+		/* a rule of burst 1 for 198.18.1.0/24, the default's burst 3 */
+		{ "198.18.1.1", "198.19.0.1", "198.18.1.2", "198.19.0.2", "198.18.1.1",
+		  "198.19.0.1" },
+		/* dry-run */
+		{ "198.18.0.1", "198.18.0.1", "198.18.0.2", "198.18.0.1", "198.18.0.2",
+		  "198.18.0.3" },
+		/* a byte limit of 1000 bytes/h, burst 300: 100-byte packets */
+		{ "198.18.0.1", "198.18.0.1", "198.18.0.2", "198.18.0.1", "2001:2::1",
+		  "2001:2::1" },
+	};
+	struct sluice_settings set;
+	struct sluice_policy p;
+	char got[8];
+	int i;
+
+	bpfrun_setup(r, &set, 2);
+	switch (which) {
+	case 0:
+		set.def.prefix4 = 24;
+		set.def.prefix6 = 64;
+		break;
+	case 1:
+		sluice_limit_set(&set.new_keys, 1, H, 2, NULL, 0);
+		break;
+	case 2:
+		sluice_limit_set(&set.def.pkt, 1, H, 3, NULL, 0);
+		bpfrun_policy(&p, SLUICE_ACT_LIMIT, 1);
+		bpfrun_rule(r, 0, "198.18.1.0/24", &p, BPFRUN_RULE_SLOT);
+		set.nr_rules = 1;
+		break;
+	case 3:
+		set.flags |= SLUICE_DRY_RUN;
+		break;
+	case 4:
+		sluice_limit_set(&set.def.pkt, 1, H, 100, NULL, 0);
+		sluice_limit_set_bytes(&set.def.bytes, 1000, H, 300, NULL, 0);
+		break;
+	}
+	bpfrun_configure(r, &set);
+	for (i = 0; i < 6; i++) {
+		bpfrun_sendn(r, srcs[which][i], which == 4 ? 100 : 60, 2, got);
+		strcat(out, got);
+	}
+}
+
+static void test_spots(struct bpfrun *r)
+{
+	static const char *const name[] = { "prefixes /24 and /64", "--new-keys aggregation",
+					    "rules: two policies in one set", "dry-run",
+					    "byte limits" };
+	static const char *const want[] = {
+		"PPDDPPPPDDPP", "PPPPPPDDPPDD", "PDPPPDPPDDPD", "PPPPPPPPPPPP",
+		"PPPDPPDDPPPD",
+	};
+	struct bpfrun lru;
+	char s[64], l[64];
+	int i;
+
+	if (open_table(&lru, BPFRUN_LRU)) {
+		tap_ok(false, "spot checks: load the program on the LRU table");
+		return;
+	}
+	for (i = 0; i < 5; i++) {
+		s[0] = l[0] = '\0';
+		spot(r, i, s);
+		spot(&lru, i, l);
+		if (!tap_ok(!strcmp(s, l) && !strcmp(s, want[i]),
+			    "%s: the same verdicts on the set table as on lru (%s)", name[i],
+			    want[i]))
+			tap_diag("  sets %s, lru %s", s, l);
+		if (i == 0) {
+			TAP_TRUE(walk_has(r, tag_of(0), "198.18.5.0/24") &&
+					 walk_has(r, tag_of(0), "198.18.6.0/24") &&
+					 walk_has(r, tag_of(0), "2001:2::/64") &&
+					 walk_has(r, tag_of(0), "2001:2:0:1::/64") &&
+					 sluice_keytab_count(&r->keys) == 4,
+				 "%s: the keytab walk returns the 4 keys with their prefix", name[i]);
+		} else if (i == 1) {
+			TAP_TRUE(walk_has(r, tag_of(0) | SLUICE_TAG_AGGREGATE, "198.18.0.0/24") &&
+					 walk_has(r, tag_of(0), "198.18.0.1/32"),
+				 "%s: the aggregate 198.18.0.0/24 is a key of the set table, "
+				 "tagged aggregate", name[i]);
+		} else if (i == 2) {
+			TAP_TRUE(walk_has(r, SLUICE_TAG(BPFRUN_RULE_SLOT,
+							 SLUICE_ALGO_TOKEN_BUCKET, 1),
+					  "198.18.1.1/32") &&
+					 walk_has(r, tag_of(0), "198.19.0.1/32"),
+				 "%s: each key tagged with its policy", name[i]);
+		}
+	}
+	bpfrun_close(&lru);
+}
+
+/* Delete through the keytab: the key's next packet starts a full bucket. */
+static void test_delete(struct bpfrun *r)
+{
+	const char *t = "keytab delete";
+	struct sluice_settings set;
+	struct sluice_bucket b;
+	struct sluice_key k;
+
+	if (!bpfrun_setup(r, &set, 3)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	bpfrun_expect(r, "2001:2::5", 60, "PPPD", "%s: an IPv6 key is held", t);
+	bpfrun_expect(r, K[0], 60, "PPPD", "%s: an IPv4 key is held", t);
+	memset(&k, 0, sizeof(k));
+	k.tag = tag_of(0);
+	k.family = 4;
+	k.prefixlen = 32;
+	memcpy(k.addr, (const __u8[]){ 198, 18, 0, 1 }, 4);
+	TAP_EQ(sluice_keytab_delete(&r->keys, &k), 0, "%s: of %s", t, K[0]);
+	TAP_EQ(sluice_keytab_lookup(&r->keys, &k, &b), -ENOENT, "%s: %s is gone", t, K[0]);
+	TAP_EQ(sluice_keytab_delete(&r->keys, &k), -ENOENT, "%s: again: -ENOENT", t);
+	bpfrun_expect(r, K[0], 60, "PPPD", "%s: %s's next packets start a full bucket", t,
+		      K[0]);
+	bpfrun_expect(r, "2001:2::5", 60, "D", "%s: the IPv6 key is untouched", t);
+	TAP_EQ(sluice_keytab_flush(&r->keys, NULL, NULL), 2, "%s: flush forgets both keys", t);
+	bpfrun_expect(r, "2001:2::5", 60, "PPPD", "%s: after the flush, a full bucket", t);
+}
+
+/* ---- the claim protocol on two CPUs ---- */
+
+/* Live ways of one identity in the IPv4 set 0 (max_keys 4): at most one
+ * each. Returns how many identities have two or more. */
+static int duplicates(struct bpfrun *r)
+{
+	struct sluice_set4 *s = r->keys.mem[0];
+	int i, j, dup = 0;
+
+	for (i = 0; i < SLUICE_SET_WAYS; i++)
+		for (j = i + 1; j < SLUICE_SET_WAYS; j++) {
+			__u64 a = __atomic_load_n(&s->w[i].ident, __ATOMIC_ACQUIRE);
+			__u64 b = __atomic_load_n(&s->w[j].ident, __ATOMIC_ACQUIRE);
+
+			if (a && SLUICE_WAY_MATCH(a) == SLUICE_WAY_MATCH(b))
+				dup++;
+		}
+	return dup;
+}
+
+/* Ways left frozen or BUSY once every packet is done: a claim that never
+ * finished (its key's packets would be contended for ever). */
+static int stuck(struct bpfrun *r)
+{
+	struct sluice_set4 *s = r->keys.mem[0];
+	int i, n = 0;
+
+	for (i = 0; i < SLUICE_SET_WAYS; i++) {
+		__u64 id = __atomic_load_n(&s->w[i].ident, __ATOMIC_ACQUIRE);
+
+		n += __atomic_load_n(&s->w[i].s0, __ATOMIC_ACQUIRE) == SLUICE_FROZEN ||
+		     (id >> 32 & SLUICE_WAY_BUSY);
+	}
+	return n;
+}
+
+#define NFRAMES 8
+struct race {
+	struct bpfrun *r;
+	__u8 frame[NFRAMES][128];
+	__u32 len;
+	int nframes;
+	int count, gen; /* the two racers' barrier */
+	int rounds;
+	int (*check)(struct race *x, int round);
+	int bad;
+	int mode; /* 0: first packets of one key; 1: churn around HELD */
+	unsigned long passed[2][NFRAMES]; /* this round's */
+	unsigned long total[2][NFRAMES];
+	int err;
+};
+
+struct racer {
+	struct race *x;
+	int cpu;
+};
+
+/* Both racers here before either goes on (spinning: each has a CPU). */
+static void barrier(struct race *x)
+{
+	int gen = __atomic_load_n(&x->gen, __ATOMIC_ACQUIRE);
+
+	if (__atomic_fetch_add(&x->count, 1, __ATOMIC_ACQ_REL) == 1) {
+		__atomic_store_n(&x->count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&x->gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&x->gen, __ATOMIC_ACQUIRE) == gen)
+		__builtin_ia32_pause();
+}
+
+static void *racer(void *p)
+{
+	struct racer *me = p;
+	struct race *x = me->x;
+	cpu_set_t one;
+	int round, i, k;
+	__u32 action;
+
+	CPU_ZERO(&one);
+	CPU_SET(me->cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one))
+		x->err = 1;
+	for (round = 1; round <= x->rounds; round++) {
+		barrier(x);
+		memset(x->passed[me->cpu], 0, sizeof(x->passed[0]));
+		if (x->mode == 0) {
+			for (i = 0; i < 6; i++) {
+				if (bpfrun_run(x->r, x->frame[0], x->len, &action))
+					x->err = 1;
+				else if (action == XDP_PASS)
+					x->passed[me->cpu][0]++;
+			}
+		} else {
+			for (i = 0; i < 64; i++) {
+				/* the two CPUs walk the keys in opposite orders,
+				 * HELD (frame 0) every other packet */
+				k = i % 2 ? 0 : 1 + (me->cpu ? i / 2 : x->nframes * 64 - i / 2) %
+							     (x->nframes - 1);
+				if (bpfrun_run(x->r, x->frame[k], x->len, &action))
+					x->err = 1;
+				else if (action == XDP_PASS)
+					x->passed[me->cpu][k]++;
+			}
+		}
+		for (k = 0; k < NFRAMES; k++)
+			x->total[me->cpu][k] += x->passed[me->cpu][k];
+		barrier(x);
+		/* CPU 0's racer checks the round (and flushes), CPU 1's waits */
+		if (me->cpu == 0)
+			x->bad += x->check(x, round);
+		barrier(x);
+	}
+	return NULL;
+}
+
+static bool run_race(struct race *x, int (*check)(struct race *x, int round))
+{
+	struct racer me[2] = { { x, 0 }, { x, 1 } };
+	pthread_t th[2];
+	int i;
+
+	x->count = x->gen = x->bad = 0;
+	x->check = check;
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, racer, &me[i]);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return !x->bad && !x->err;
+}
+
+#define RACE_BURST 4
+static int fresh_bad, fresh_dups;
+
+/* After a round of one key's first packets: one way, at most its burst. */
+static int check_fresh(struct race *x, int round)
+{
+	unsigned long n = x->passed[0][0] + x->passed[1][0];
+	int d = duplicates(x->r), bad = 0, z = stuck(x->r);
+
+	if (n > RACE_BURST || d || z) {
+		if (fresh_bad++ < 3)
+			tap_diag("round %d: the new key passed %lu (burst %d), %d duplicate ways, "
+				 "%d ways left frozen or busy", round, n, RACE_BURST, d, z);
+		bad = 1;
+	}
+	fresh_dups += d;
+	sluice_keytab_flush(&x->r->keys, NULL, NULL);
+	return bad;
+}
+
+static int churn_bad;
+
+/* After a round of the churn: HELD never evicted, never passed, no
+ * identity twice. */
+static int check_churn(struct race *x, int round)
+{
+	struct sluice_bucket b;
+	struct sluice_key k;
+	int d = duplicates(x->r), z = stuck(x->r);
+	bool held;
+
+	memset(&k, 0, sizeof(k));
+	k.tag = SLUICE_TAG(BPFRUN_RULE_SLOT, SLUICE_ALGO_TOKEN_BUCKET, 1);
+	k.family = 4;
+	k.prefixlen = 32;
+	memcpy(k.addr, (const __u8[]){ 198, 18, 9, 1 }, 4);
+	held = !sluice_keytab_lookup(&x->r->keys, &k, &b);
+	if (!held || d || z || x->passed[0][0] || x->passed[1][0]) {
+		if (churn_bad++ < 3)
+			tap_diag("round %d: HELD %s, passed %lu + %lu, %d duplicate ways, %d ways "
+				 "left frozen or busy", round, held ? "kept" : "evicted",
+				 x->passed[0][0], x->passed[1][0], d, z);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_race(struct bpfrun *r)
+{
+	const char *t = "two CPUs";
+	static struct race x;
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_stats st0, st;
+	unsigned long kp;
+	char src[32];
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		tap_skip("one CPU: two must race for the set", "%s: the claim protocol", t);
+		return;
+	}
+	/* (1) Both CPUs send the first packets of one new key at once. */
+	if (!bpfrun_setup(r, &set, RACE_BURST)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.len = 60;
+	x.nframes = 1;
+	x.rounds = 5000;
+	frame_ip(x.frame[0], "198.18.0.7", 60, NULL);
+	x.mode = 0;
+	fresh_bad = fresh_dups = 0;
+	TAP_TRUE(run_race(&x, check_fresh),
+		 "%s, a new key's first packets on both at once, %d rounds: one way for it, "
+		 "never more than its burst (%d) passed, no way left frozen", t, x.rounds, RACE_BURST);
+	if (!bpfrun_stats(r, &st))
+		tap_diag("%s: rx %llu passed %llu contended %llu new_keys %llu", t,
+			 (unsigned long long)st.rx, (unsigned long long)st.passed,
+			 (unsigned long long)st.contended, (unsigned long long)st.new_keys);
+
+	/* (2) HELD (a rule of burst 8, at its limit: 8 h of debt) and six
+	 * keys of burst 4 (at most 4 h of debt) churn in one set of four on
+	 * both CPUs, HELD's packets among them. */
+	if (!bpfrun_setup(r, &set, RACE_BURST)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	bpfrun_policy(&p, SLUICE_ACT_LIMIT, 8);
+	set.nr_rules = 1;
+	if (bpfrun_rule(r, 0, "198.18.9.1/32", &p, BPFRUN_RULE_SLOT) || bpfrun_configure(r, &set)) {
+		tap_ok(false, "%s: rule", t);
+		return;
+	}
+	bpfrun_expect(r, "198.18.9.1", 60, "PPPPPPPPD", "%s: HELD is held at its limit (8)", t);
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.len = 60;
+	x.nframes = 7;
+	x.rounds = 1000;
+	x.mode = 1;
+	frame_ip(x.frame[0], "198.18.9.1", 60, NULL);
+	for (i = 1; i < x.nframes; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i);
+		frame_ip(x.frame[i], src, 60, NULL);
+	}
+	churn_bad = 0;
+	bpfrun_stats(r, &st0);
+	TAP_TRUE(run_race(&x, check_churn),
+		 "%s, 6 keys churning in one set around a held one, %d rounds: HELD never "
+		 "evicted, never passed, no key in two ways, no way left frozen", t, x.rounds);
+	bpfrun_stats(r, &st);
+	for (i = 1, kp = 0; i < x.nframes; i++)
+		kp += x.total[0][i] + x.total[1][i];
+	tap_diag("%s: churn passed %lu, new_keys %llu, contended %llu", t, kp,
+		 (unsigned long long)(st.new_keys - st0.new_keys),
+		 (unsigned long long)(st.contended - st0.contended));
+	TAP_TRUE(kp <= RACE_BURST * (st.new_keys - st0.new_keys) && st.new_keys > st0.new_keys + 100,
+		 "%s: the churn's keys passed at most their burst per claim (%lu <= %d x %llu), "
+		 "and were evicted and claimed again and again", t, kp, RACE_BURST,
+		 (unsigned long long)(st.new_keys - st0.new_keys));
+}
+
+int main(void)
+{
+	struct bpfrun r;
+
+	if (open_table(&r, BPFRUN_SETS)) {
+		tap_ok(false, "load the sluice program on the set table, --max-keys 4");
+		return tap_done();
+	}
+	TAP_EQ(r.keys.nsets[0], 1, "--max-keys 4 is one IPv4 set");
+	test_evict_bucket(&r, SLUICE_ALGO_TOKEN_BUCKET, false);
+	test_evict_bucket(&r, SLUICE_ALGO_LEAKY_BUCKET, false);
+	test_evict_bucket(&r, SLUICE_ALGO_TOKEN_BUCKET, true);
+	test_evict_window(&r, SLUICE_ALGO_FIXED_WINDOW);
+	test_evict_window(&r, SLUICE_ALGO_SLIDING_WINDOW);
+	test_sliding_log(&r);
+	test_families(&r);
+	test_spots(&r);
+	test_delete(&r);
+	test_race(&r);
+	bpfrun_close(&r);
+	return tap_done();
+}
