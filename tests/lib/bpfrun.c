@@ -616,3 +616,71 @@ size_t frame_arp(__u8 *buf)
 	memcpy(buf, arp, sizeof(arp));
 	return 60;
 }
+
+/* ---- a twin: a second instance of the program on r's maps (tests/bpf/flood.c) ---- */
+
+int bpfrun_twin_open(struct bpfrun_twin *t, const struct bpfrun *r, __u32 vary_keys)
+{
+	struct bpf_map *m;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->skel = sluice_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		tap_diag("Couldn't open the twin's sluice skeleton: %s", strerror(-err));
+		return err;
+	}
+	*t->skel->rodata = *r->skel->rodata;
+	t->skel->rodata->bench_vary_keys = vary_keys;
+	bpf_object__for_each_map(m, t->skel->obj) {
+		const struct bpf_map *mine;
+
+		if (m == t->skel->maps.rodata || m == t->skel->maps.bss)
+			continue;
+		mine = bpf_object__find_map_by_name(r->skel->obj, bpf_map__name(m));
+		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : -ENOENT;
+		if (err) {
+			tap_diag("Couldn't share map %s with the twin: %s", bpf_map__name(m),
+				 strerror(-err));
+			break;
+		}
+	}
+	if (!err)
+		err = sluice_bpf__load(t->skel);
+	if (err) {
+		tap_diag("Couldn't load the twin sluice program: %s", strerror(-err));
+		sluice_bpf__destroy(t->skel);
+		t->skel = NULL;
+		return err;
+	}
+	t->prog_fd = bpf_program__fd(t->skel->progs.sluice_xdp);
+	return 0;
+}
+
+void bpfrun_twin_close(struct bpfrun_twin *t)
+{
+	sluice_bpf__destroy(t->skel);
+	memset(t, 0, sizeof(*t));
+}
+
+void bpfrun_twin_clock(struct bpfrun_twin *t, __u64 ns)
+{
+	t->skel->bss->test_now_ns = ns;
+}
+
+int bpfrun_twin_run(struct bpfrun_twin *t, const void *frame, __u32 len, __u32 repeat,
+		    __u32 *action)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len,
+		    .repeat = repeat);
+
+	if (bpf_prog_test_run_opts(t->prog_fd, &o)) {
+		int err = -errno;
+
+		tap_diag("Couldn't run the twin on a %u-byte frame: %s", len, strerror(-err));
+		return err;
+	}
+	*action = o.retval;
+	return 0;
+}

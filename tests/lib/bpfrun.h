@@ -167,4 +167,25 @@ size_t frame_ip(__u8 *buf, const char *src, __u32 len, const struct frame_opts *
 /* An ARP request from 198.18.0.1. */
 size_t frame_arp(__u8 *buf);
 
+/* ---- a twin: a second instance of the program on r's maps (tests/bpf/flood.c) ---- */
+
+/*
+ * Another sluice program loaded with r's read-only settings (the table, its
+ * sets, the clock) but bench_vary_keys = vary_keys, on every map of r but
+ * its own .rodata and .bss: the same key table, config, rules and counters.
+ * So a flood of varied keys runs `repeat` packets a syscall while r's own
+ * program sends the real sources. Its test clock is its own .bss: set it
+ * with bpfrun_twin_clock(). 0 or -errno (noted).
+ */
+struct bpfrun_twin {
+	struct sluice_bpf *skel;
+	int prog_fd;
+};
+int bpfrun_twin_open(struct bpfrun_twin *t, const struct bpfrun *r, __u32 vary_keys);
+void bpfrun_twin_close(struct bpfrun_twin *t);
+void bpfrun_twin_clock(struct bpfrun_twin *t, __u64 ns);
+/* As bpfrun_run_repeat(), through the twin. */
+int bpfrun_twin_run(struct bpfrun_twin *t, const void *frame, __u32 len, __u32 repeat,
+		    __u32 *action);
+
 #endif /* SLUICE_TEST_BPFRUN_H */
