@@ -8,7 +8,9 @@
  *
  *  1. The victim: an empty way, else the way whose state becomes free
  *     soonest (sluice_way_free_at(): at or before now for a full bucket or
- *     an ended window). Ways being claimed (BUSY) or frozen are never taken.
+ *     an ended window). Ways being claimed (BUSY) or frozen, empty ones
+ *     included, are never taken: so only the CPU that froze a way ever
+ *     writes its s0 before the way is published or given back.
  *  2. Freeze: CAS v.s0 from the value the decision read (o) to
  *     SLUICE_FROZEN. If it fails the victim's key was updated since the
  *     decision: decide again. Once frozen, no update of the victim's key can
@@ -143,10 +145,13 @@ static __always_inline int sets_get(__u64 seed, const struct sluice_key *key, co
 			__u64 id = SLUICE_READ(set_way(set, i)->ident);
 			__u64 s0 = SLUICE_READ(set_way(set, i)->s0), fa;
 
-			if (!id) {
-				fa = 0;
-			} else if ((id & (__u64)SLUICE_WAY_BUSY << 32) || s0 == SLUICE_FROZEN) {
+			/* Frozen (an empty way too: another CPU is claiming it,
+			 * its identity not yet written) or being claimed: never
+			 * a victim. */
+			if ((id & (__u64)SLUICE_WAY_BUSY << 32) || s0 == SLUICE_FROZEN) {
 				continue;
+			} else if (!id) {
+				fa = 0;
 			} else {
 				__u64 s1 = 0;
 				__u32 meta = 0;
