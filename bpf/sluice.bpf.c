@@ -483,16 +483,21 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 
 		fleet_share(policy, &sh, now);
 		dropped = NULL;
+		/* Without a new-key limit, find or claim in one pass. */
+		q.create = !(set->new_keys.interval | set->new_keys.interval_frac);
+		q.flags = sets_flags(policy);
+		q.meta = sets_meta(policy, key.prefixlen);
 		g = sets_find(&key, &q);
 		if (g == SETS_MISSING) {
-			new_key_over(&key, cfg, set, st, now);
+			if (new_key_over(&key, cfg, set, st, now)) {
+				q.hashed = 0; /* now the aggregate's key */
+				q.meta = sets_meta(policy, key.prefixlen);
+			}
 			q.create = 1;
-			q.flags = sets_flags(policy);
-			q.meta = sets_meta(policy, key.prefixlen);
 			g = sets_find(&key, &q);
-			if (g == SETS_CLAIMED)
-				st->new_keys++;
 		}
+		if (g == SETS_CLAIMED)
+			st->new_keys++;
 		v = SLUICE_CONTENDED;
 		if ((g == SETS_FOUND || g == SETS_CLAIMED) && !sets_ref(key.family, q.loc, &wr)) {
 			v = decide(policy, wr.s0, &wr.x->s1, now, len, pkts, &sh, used, shape,

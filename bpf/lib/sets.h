@@ -99,11 +99,11 @@ static __always_inline struct sluice_way_aux *set_aux(void *set, const int v6, i
  * SLUICE_WAY_AUX or 0, `meta` its sluice_way_aux.meta). `v6` is a
  * compile-time constant: the family of key.
  */
-static __always_inline int sets_get(__u64 seed, const struct sluice_key *key, const int v6,
+static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, const int v6,
 				    int create, __u32 flags, __u32 meta, __u64 now, __u32 *idx,
 				    int *way)
 {
-	__u64 hash = sluice_key_hash(seed, key), want, mine;
+	__u64 want, mine;
 	void *set;
 	int t, i;
 
@@ -217,6 +217,9 @@ struct sets_req {
 	__u32 flags, meta; /* a claim's: sets_flags(), sets_meta() */
 	__u32 create; /* 0: find only */
 	__u32 loc; /* out: the key's set << 2 | way (SETS_FOUND, SETS_CLAIMED) */
+	__u64 hash; /* the key's hash, kept for a second call on the same key */
+	__u32 hashed; /* hash holds it; 0 when the key changed */
+	__u32 pad;
 };
 
 /*
@@ -231,10 +234,14 @@ __noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
 
 	if (!key || !q)
 		return SETS_CONTENDED;
+	if (!q->hashed) {
+		q->hash = sluice_key_hash(q->seed, key);
+		q->hashed = 1;
+	}
 	if (key->family == 6)
-		g = sets_get(q->seed, key, 1, q->create, q->flags, q->meta, q->now, &idx, &way);
+		g = sets_get(q->hash, key, 1, q->create, q->flags, q->meta, q->now, &idx, &way);
 	else
-		g = sets_get(q->seed, key, 0, q->create, q->flags, q->meta, q->now, &idx, &way);
+		g = sets_get(q->hash, key, 0, q->create, q->flags, q->meta, q->now, &idx, &way);
 	q->loc = idx << 2 | (way & 3);
 	return g;
 }
