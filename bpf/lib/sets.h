@@ -29,13 +29,15 @@
  *  5. Duplicates: another CPU may have claimed another way for N at the same
  *     time. Rescan the set: a way of N (live or BUSY) other than v means
  *     this claim gives way: v is emptied (ident 0) and the lookup starts
- *     over (it uses the live way, or waits for the BUSY one). Both claims
+ *     over (it uses the live way; a BUSY one it may not wait out, and then
+ *     the packet is dropped as contended). Both claims
  *     make their ident CAS (a full barrier) before their rescan, so at
  *     least one of two concurrent claims sees the other; both may give way,
  *     never neither, so N never holds two ways (two buckets would admit
  *     twice its burst).
  *  6. Publish: CAS v.ident from N | BUSY to N. Until then N's packets that
- *     find N | BUSY wait (rescan) and never decide on the way.
+ *     find N | BUSY look again (SETS_TRIES in all), and never decide on
+ *     the way: past the tries they are dropped as contended.
  *
  * Why a state read across keys only costs packets: N's first decision is
  * on f, a free state. Updates of the victim in flight either landed before
@@ -61,8 +63,13 @@
 #include <sluice/algo.h>
 #include <sluice/sets.h>
 
-/* Lookups that met a claim of the same key under way, or lost a CAS, retry
- * this many times before the packet is dropped as contended. */
+/*
+ * A lookup that met a claim of the same key under way, or a claim that lost
+ * a CAS, looks again this many times in all before the packet is dropped as
+ * contended. Two: each try is a copy of the loop's body for the verifier (a
+ * third made the tc program too big for 6.1's), and a key's first packets
+ * on two CPUs at once are rare (one source's packets mostly reach one queue).
+ */
 #define SETS_TRIES 2
 
 enum sets_result {
