@@ -29,6 +29,7 @@ RNET=198.18.32.0/24   # a rule keyed by /24
 R1=198.18.32.5 R2=198.18.32.6
 V6A=2001:2:0:33::5 V6B=2001:2:0:33::6 V6KEY=2001:2:0:33::/64
 FW=198.18.34.5 SW=198.18.35.5 BY=198.18.36.5 # fixed, sliding window, bytes
+SL=198.18.38.5 # sliding-log: its own LRU map (sluice_logs) on both tables
 AGG1=198.18.37.1 AGG2=198.18.37.2 AGG3=198.18.37.3
 S4B=198.18.31.8 DRY=198.18.31.9
 
@@ -81,7 +82,8 @@ one_table() {
 		rx_ctl -i "$IF_RX" rule add "$RNET" "${POL[@]}" --prefix 24
 	rx_ctl -i "$IF_RX" rule add 198.18.34.0/24 --algo fixed-window --rate 20/h --window 1h &&
 		rx_ctl -i "$IF_RX" rule add 198.18.35.0/24 --algo sliding-window --rate 20/h --window 1h &&
-		rx_ctl -i "$IF_RX" rule add 198.18.36.0/24 --rate 100/h --burst 50 --rate 8kbit --burst 3000 ||
+		rx_ctl -i "$IF_RX" rule add 198.18.36.0/24 --rate 100/h --burst 50 --rate 8kbit --burst 3000 &&
+		rx_ctl -i "$IF_RX" rule add 198.18.38.0/24 --algo sliding-log --rate 20/h --window 1h ||
 		{ not_ok "$T: add the window and byte rules"; return 1; }
 	send "$S4" 60
 	send "$R1" 30
@@ -91,6 +93,7 @@ one_table() {
 	send "$FW" 30
 	send "$SW" 30
 	send "$BY" 30 -l 200
+	send "$SL" 30
 	sleep 0.2
 	S4_PASSED=$(nft_passed "s4$T")
 	obs s4_passed "$S4_PASSED"
@@ -160,6 +163,11 @@ one_table() {
 		grep -q "^dropped *15$" <<<"$t" &&
 		ok "$T: show $BY: packets and bytes" || { not_ok "$T: show $BY: packets and bytes"; diag "$t"; }
 
+	j=$(show_j "$SL")
+	p=$(jget "$j" '[.bucket.found, .bucket.state.algo, .bucket.state.used, .bucket.state.limit, .bucket.dropped] | @tsv')
+	obs show_log "$p"
+	is "$T: show -j $SL: sliding-log 20 of 20 slots, 10 dropped" "$p" "$(printf 'true\tsliding-log\t20\t20\t10')"
+
 	# --new-keys: one new source a second; the next ones share their /24.
 	expect_status 0 "$T: set --new-keys 1/s" rx_ctl -i "$IF_RX" set --new-keys 1/s
 	sleep 1.1 # the new-key bucket full: one token
@@ -186,15 +194,14 @@ one_table() {
 	# The text without the state (its waits run on): up to the verdict.
 	sed -En 's/ +(dropped|would drop) .*/ \1/p' <<<"$t" | sort >"$NETNS_TMP/toptext.$T"
 	obs top_keys "$(jget "$j" .keys_with_drops)"
-	want="$S4/32 $RNET $V6KEY 198.18.34.5/32 198.18.35.5/32 $BY/32 $AGG1/32 198.18.37.0/24 (aggregate)"
 	missing=
-	for k in $S4/32 $RNET $V6KEY 198.18.34.5/32 198.18.35.5/32 $BY/32 $AGG1/32 "198.18.37.0/24 (aggregate)"; do
+	for k in $S4/32 $RNET $V6KEY 198.18.34.5/32 198.18.35.5/32 $BY/32 $SL/32 $AGG1/32 "198.18.37.0/24 (aggregate)"; do
 		grep -qF "$k	" "$NETNS_TMP/top.$T" || missing="$missing [$k]"
 	done
-	if [ -z "$missing" ] && [ "$(wc -l <"$NETNS_TMP/top.$T")" = 8 ]; then
-		ok "$T: top -j lists the 8 keys with drops, IPv4 and IPv6, by their prefixes"
+	if [ -z "$missing" ] && [ "$(wc -l <"$NETNS_TMP/top.$T")" = 9 ]; then
+		ok "$T: top -j lists the 9 keys with drops (a sliding log too), IPv4 and IPv6, by their prefixes"
 	else
-		not_ok "$T: top -j lists the 8 keys with drops"
+		not_ok "$T: top -j lists the 9 keys with drops"
 		diag "missing:$missing"; diag "$j"
 	fi
 	d=$(awk -F'\t' -v k="$S4/32" '$1 == k { print $3 }' "$NETNS_TMP/top.$T")
@@ -247,14 +254,19 @@ one_table() {
 	sleep 0.1
 	p=$(jget "$(show_j "$V6A")" '[.bucket.found, .bucket.dropped] | @tsv')
 	is "$T: ... its next 30 packets: a full burst (10 dropped, of 30)" "$p" "$(printf 'true\t10')"
+	expect_status 0 "$T: flush $SL" rx_ctl -i "$IF_RX" -j flush "$SL"
+	is "$T: flush $SL: no bucket, one sliding log" "$(jget "$OUT" '[.buckets, .logs] | @tsv')" "$(printf '0\t1')"
+	is "$T: ... its log is gone" "$(jget "$(show_j "$SL")" .bucket.found)" false
+	send "$SL" 5
+	sleep 0.1
 	before=$(jget "$(rx_ctl -i "$IF_RX" -j stats)" .keys)
 	expect_status 0 "$T: flush (every key)" rx_ctl -i "$IF_RX" -j flush
 	after=$(jget "$(rx_ctl -i "$IF_RX" -j stats)" .keys)
 	left=
-	for k in "$S4" "$V6A" "$FW" "$SW" "$BY" "$AGG1"; do
+	for k in "$S4" "$V6A" "$FW" "$SW" "$BY" "$SL" "$AGG1"; do
 		[ "$(jget "$(show_j "$k")" '.bucket.found or .aggregate.found')" = false ] || left="$left $k"
 	done
-	if [ "$(jget "$OUT" .buckets)" = "$before" ] && [ "$(jget "$OUT" .keys)" = "$before" ] &&
+	if [ $(($(jget "$OUT" .buckets) + $(jget "$OUT" .logs))) = "$before" ] && [ "$(jget "$OUT" .keys)" = "$before" ] &&
 		[ "$after" = 0 ] && [ "$(table_keys)" = 0 ] && [ -z "$left" ]; then
 		ok "$T: flush forgot all $before keys, as it says; the table holds none"
 	else
