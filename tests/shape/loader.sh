@@ -8,7 +8,8 @@
 # root qdisc is refused and left in place; a second attach upgrades in place;
 # detach --keep-state then attach --resume keeps the policy; detach restores
 # the kernel's default qdisc and removes only the clsact sluice made; --key dst
-# is recorded. Delays themselves are the datapath's tests (tests/shape/*.sh).
+# is recorded; --table sets keeps the keys in the set table. Delays
+# themselves are the datapath's tests (tests/shape/*.sh).
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -180,4 +181,31 @@ if has_clsact; then ok "detach: the clsact that was there stays"; else
 	not_ok "detach: the clsact that was there stays"; fi
 same "detach: no filter left" "$(egress_filters)" ""
 same "detach: the default root again (after --key dst)" "$(root_qdisc)" "$default_root"
+
+# ---- the set-associative key table (--table sets) ----
+expect_status 0 "attach --table sets" rx_sluice shape attach "$IF_RX" --table sets \
+	--rate 100/s --burst 200 --max-keys 1000
+has "attach --table sets: says so" "keys (sets table)" "$OUT"
+j=$(st_json)
+same "--table sets: status -j keys.table" "$(jget .keys.table "$j")" "sets"
+same "--table sets: capacity, 1000 keys of each family" "$(jget .keys.max "$j")" "2000"
+used=0
+for try in 1 2 3 4 5 6 7 8 9 10; do
+	rx_exec bash -c "for i in 1 2 3; do echo sluice >/dev/udp/$ADDR4_TX/9; done" 2>/dev/null
+	j=$(st_json)
+	used=$(jget .keys.used "$j")
+	[ "${used:-0}" -gt 0 ] 2>/dev/null && break
+	sleep 0.3
+done
+if [ "${used:-0}" -gt 0 ] 2>/dev/null && [ "$(jget .shape_stats.shaped "$j")" -gt 0 ]; then
+	ok "--table sets: packets sent are shaped, their key in the set table ($used)"
+else
+	not_ok "--table sets: packets sent are shaped, their key in the set table"; diag "$j"
+fi
+has "--table sets: sluicectl show finds the key" "$ADDR4_RX" \
+	"$(rx_ctl -i "shape:$IF_RX" show "$ADDR4_RX" 2>&1)"
+expect_status 1 "--table lru over the running sets shaper: refused" \
+	rx_sluice shape attach "$IF_RX" --table lru
+same "--table lru refused: the table is still sets" "$(jget .keys.table "$(st_json)")" "sets"
+expect_status 0 "detach (--table sets)" rx_sluice shape detach "$IF_RX"
 tap_done

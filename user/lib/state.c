@@ -565,9 +565,9 @@ const struct sluice_field sluice_stats_fields[] = {
 	F(events_lost, "Drop events the ring buffer had no room for."),
 #undef F
 #define F(x, help) { #x, offsetof(struct sluice_counters, x), help }
-	F(keys, "Keys in the tables now (sluice_buckets and sluice_logs)."),
+	F(keys, "Keys in the tables now (the key table, lru or sets, and sluice_logs)."),
 	F(evicted_estimate, "Keys created but no longer in the tables: new_keys - keys, an "
-			    "estimate of LRU evictions (a flush lowers keys too)."),
+			    "estimate of the evictions of either table (a flush lowers keys too)."),
 #undef F
 };
 const size_t sluice_stats_nfields = sizeof(struct sluice_stats) / sizeof(__u64);
