@@ -18,6 +18,10 @@
 #   sluice-sets, sluice-sets-random: sluice and sluice-random on the
 #                   set-associative table (--table sets --max-keys 1048576:
 #                   2^20 keys a family, as many as the LRU table holds in all)
+#   sluice-sets-random-2x: sluice-sets-random with --max-keys 2097152: room
+#                   for twice the flood's sources (a 4-way set table full to
+#                   its capacity keeps about 80% of them: the rest are
+#                   evicted, and pass again), in 160 MiB against the LRU's 112
 #   nft-meter       nftables netdev ingress, a dynamic set per source, limit
 #                   rate over 1000/s burst 1000 drop
 #   hashlimit       iptables-legacy raw PREROUTING hashlimit per source (the
@@ -148,6 +152,9 @@ setup() {
 	sluice-sets-random)
 		inr "$SLUICE" attach "$IFR" --table sets --max-keys 1048576 --rate 1/m --burst 1 \
 			--prefix6 128 --new-keys off >/dev/null ;;
+	sluice-sets-random-2x)
+		inr "$SLUICE" attach "$IFR" --table sets --max-keys 2097152 --rate 1/m --burst 1 \
+			--prefix6 128 --new-keys off >/dev/null ;;
 	nft-meter)
 		inr nft -f - <<-EOF
 		table netdev $PREFIX {
@@ -210,7 +217,7 @@ run() {
 	local sys=$1 cpus=$2 fam src dst genargs=() s0 s1 s2 s3 t_all
 	local rx dt mpps prog_ns soft_ns dropped passed expect valid note sent
 	case $sys in
-	sluice-random | sluice-newkeys | sluice-sets-random | nft-random | hashlimit-random)
+	sluice-random | sluice-newkeys | sluice-sets-random* | nft-random | hashlimit-random)
 		fam=6 src=2001:2::/48 dst=2001:2::2 genargs=(--keys "$KEYS") ;;
 	*) fam=4 src=198.18.0.1 dst=198.18.0.2 ;;
 	esac
@@ -288,7 +295,7 @@ run() {
 			[ "$rx_all" -gt 0 ] || valid=no
 		note="passed $passed <= 1000/s x ${t_all%.*}s + 1000 = $expect; dropped $dropped"
 		note="$note ($(delta "$s0" "$s3" x_contended) of them on CAS contention)" ;;
-	sluice-random | sluice-newkeys | sluice-sets-random)
+	sluice-random | sluice-newkeys | sluice-sets-random*)
 		rx_all=$(delta "$s0" "$s3" x_rx)
 		dropped=$(delta "$s0" "$s3" x_dropped)
 		passed=$(delta "$s0" "$s3" x_passed)
@@ -388,6 +395,7 @@ HAVE_SETS=yes
 pick_sets() { case $1 in sluice-sets*) [ -n "$HAVE_SETS" ] ;; esac; }
 for cpus in 1 $([ "$NCPU" -ge 2 ] && echo 2); do
 	for sys in xdp-drop sluice sluice-random sluice-newkeys sluice-sets sluice-sets-random \
+		sluice-sets-random-2x \
 		nft-meter hashlimit no-filter; do
 		if pick "$sys" && pick_sets "$sys"; then run "$sys" "$cpus"; fi
 	done
