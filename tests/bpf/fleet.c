@@ -779,8 +779,8 @@ static void test_sets(struct fleet *f)
 	int i;
 
 	if (!f->r.table_sets) {
-		tap_skip("the LRU table (SLUICE_TEST_TABLE=sets runs them)",
-			 "the set table's ways");
+		tap_skip("this pass runs the LRU table; the set table's pass "
+			 "(SLUICE_TEST_TABLE=sets) runs them", "the set table's ways");
 		return;
 	}
 	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))

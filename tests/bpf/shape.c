@@ -458,7 +458,7 @@ int main(void)
 	int fd, zero = 0;
 
 	bpfrun_one_cpu();
-	if (!bpfrun_load(&r, NULL))
+	if (!bpfrun_load(&r, &(struct bpfrun_opts){ .tc = true }))
 		return tap_done();
 	bare = tcbare_bpf__open_and_load();
 	fd = r.tc_fd;

@@ -100,6 +100,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 		tap_diag("Couldn't open the sluice skeleton: %s", strerror(-err));
 		return err;
 	}
+	bpf_program__set_autoload(skel->progs.sluice_tc, opts->tc);
 	skel->rodata->test_clock = !opts->real_clock;
 	skel->rodata->bench_vary_keys = opts->vary_keys;
 	r->table_sets = opts->table ? opts->table == BPFRUN_SETS
@@ -153,7 +154,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->stats_fd = bpf_map__fd(skel->maps.sluice_stats);
 	r->rstats_fd = bpf_map__fd(skel->maps.sluice_rstats);
 	r->events_fd = bpf_map__fd(skel->maps.sluice_events);
-	r->tc_fd = bpf_program__fd(skel->progs.sluice_tc);
+	r->tc_fd = opts->tc ? bpf_program__fd(skel->progs.sluice_tc) : -1;
 	r->shape_stats_fd = bpf_map__fd(skel->maps.sluice_shape_stats);
 	r->sets_fd[0] = bpf_map__fd(skel->maps.sluice_sets4);
 	r->sets_fd[1] = bpf_map__fd(skel->maps.sluice_sets6);
@@ -633,6 +634,7 @@ int bpfrun_twin_open(struct bpfrun_twin *t, const struct bpfrun *r, __u32 vary_k
 	}
 	*t->skel->rodata = *r->skel->rodata;
 	t->skel->rodata->bench_vary_keys = vary_keys;
+	bpf_program__set_autoload(t->skel->progs.sluice_tc, false);
 	bpf_object__for_each_map(m, t->skel->obj) {
 		const struct bpf_map *mine;
 

@@ -51,6 +51,9 @@ struct bpfrun_opts {
 	 * 4096); its seed is random unless SLUICE_TEST_SEED gives one.
 	 */
 	int table;
+	/* Load sluice_tc too (bpfrun_run_tc()): only the shaper's tests need
+	 * it, and its verification costs as much as sluice_xdp's. */
+	bool tc;
 };
 #define BPFRUN_LRU 1
 #define BPFRUN_SETS 2
