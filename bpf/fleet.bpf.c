@@ -138,8 +138,7 @@ static __always_inline void apply_sets(struct sluice_fleet_rec *r, __u64 now)
 		.seed = set_seed,
 		.now = now,
 		.create = 1,
-		.flags = SLUICE_WAY_AUX,
-		.meta = SLUICE_WAY_META(r->key.prefixlen, 0),
+		.flags = SLUICE_WAY_AUX, /* window 0: a bucket */
 	};
 	struct sluice_way *w;
 	struct way_ref wr;

@@ -486,13 +486,11 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 		/* Without a new-key limit, find or claim in one pass. */
 		q.create = !(set->new_keys.interval | set->new_keys.interval_frac);
 		q.flags = sets_flags(policy);
-		q.meta = sets_meta(policy, key.prefixlen);
+		q.window = sets_window(policy);
 		g = sets_find(&key, &q);
 		if (g == SETS_MISSING) {
-			if (new_key_over(&key, cfg, set, st, now)) {
+			if (new_key_over(&key, cfg, set, st, now))
 				q.hashed = 0; /* now the aggregate's key */
-				q.meta = sets_meta(policy, key.prefixlen);
-			}
 			q.create = 1;
 			g = sets_find(&key, &q);
 		}

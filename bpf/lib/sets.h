@@ -103,11 +103,12 @@ static __always_inline struct sluice_way_aux *set_aux(void *set, const int v6, i
 
 /*
  * Find key's way (create 0), or find or claim it (create 1: `flags`
- * SLUICE_WAY_AUX or 0, `meta` its sluice_way_aux.meta). `v6` is a
+ * SLUICE_WAY_AUX or 0, `window` the policy's window in ticks, 0 for a
+ * bucket: with the key's prefix length, the claimed way's meta). `v6` is a
  * compile-time constant: the family of key.
  */
 static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, const int v6,
-				    int create, __u32 flags, __u32 meta, __u64 now, __u32 *idx,
+				    int create, __u32 flags, __u64 window, __u64 now, __u32 *idx,
 				    int *way)
 {
 	__u64 want, mine;
@@ -194,7 +195,9 @@ static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, co
 		/* 4. reset */
 		SLUICE_WRITE(x->s1, 0);
 		SLUICE_WRITE(x->dropped, 0);
-		SLUICE_WRITE(x->meta, meta);
+		/* a claim's only division: not on a packet that finds its way */
+		SLUICE_WRITE(x->meta, SLUICE_WAY_META(key->prefixlen,
+						      window ? sluice_window_ms(window) : 0));
 		if (v6)
 			__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
 		f = vs0 ? 0 : 1;
@@ -221,7 +224,8 @@ static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, co
 struct sets_req {
 	__u64 seed; /* config.set_seed */
 	__u64 now;
-	__u32 flags, meta; /* a claim's: sets_flags(), sets_meta() */
+	__u64 window; /* a claim's: the policy's window (ticks; 0: a bucket) */
+	__u32 flags; /* ... and sets_flags() */
 	__u32 create; /* 0: find only */
 	__u32 loc; /* out: the key's set << 2 | way (SETS_FOUND, SETS_CLAIMED) */
 	__u64 hash; /* the key's hash, kept for a second call on the same key */
@@ -246,9 +250,9 @@ __noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
 		q->hashed = 1;
 	}
 	if (key->family == 6)
-		g = sets_get(q->hash, key, 1, q->create, q->flags, q->meta, q->now, &idx, &way);
+		g = sets_get(q->hash, key, 1, q->create, q->flags, q->window, q->now, &idx, &way);
 	else
-		g = sets_get(q->hash, key, 0, q->create, q->flags, q->meta, q->now, &idx, &way);
+		g = sets_get(q->hash, key, 0, q->create, q->flags, q->window, q->now, &idx, &way);
 	q->loc = idx << 2 | (way & 3);
 	return g;
 }
@@ -276,17 +280,16 @@ static __always_inline int sets_ref(__u8 family, __u32 loc, struct way_ref *r)
 	return 0;
 }
 
-/* A way's flags and meta for a key of policy p. */
+/* A way's flags and window for a key of policy p. */
 static __always_inline __u32 sets_flags(const struct sluice_policy *p)
 {
 	return p->algo <= SLUICE_ALGO_LEAKY_BUCKET && (p->bytes.interval | p->bytes.interval_frac)
 		       ? SLUICE_WAY_AUX : 0;
 }
 
-static __always_inline __u32 sets_meta(const struct sluice_policy *p, __u8 prefixlen)
+static __always_inline __u64 sets_window(const struct sluice_policy *p)
 {
-	return SLUICE_WAY_META(prefixlen, p->algo > SLUICE_ALGO_LEAKY_BUCKET
-						  ? sluice_window_ms(p->window) : 0);
+	return p->algo > SLUICE_ALGO_LEAKY_BUCKET ? p->window : 0;
 }
 
 #endif /* SLUICE_BPF_SETS_H */

@@ -181,7 +181,15 @@ int sluice_keytab_delete(struct sluice_keytab *t, const struct sluice_key *k)
 	return -ENOENT;
 }
 
-long sluice_keytab_walk(const struct sluice_keytab *t, sluice_walk_fn fn, void *ctx)
+/*
+ * fn for every way of a set table that holds a key (read_way()), with the
+ * set, the way and the identity it was read under; a non-zero return stops
+ * the walk and is returned. Else how many ways held a key.
+ */
+typedef int (*way_fn)(void *set, int w, __u64 id, const struct sluice_key *k,
+		      const struct sluice_bucket *b, void *ctx);
+
+static long each_way(const struct sluice_keytab *t, way_fn fn, void *ctx)
 {
 	struct sluice_bucket b;
 	struct sluice_key k;
@@ -189,52 +197,74 @@ long sluice_keytab_walk(const struct sluice_keytab *t, sluice_walk_fn fn, void *
 	int v6, w;
 	__u32 i;
 
-	if (!t->sets)
-		return sluice_map_walk(t->buckets_fd, fn, ctx);
 	for (v6 = 0; v6 < 2; v6++)
-		for (i = 0; i < t->nsets[v6]; i++) {
-			void *set = set_at(t, v6, i);
-
-			for (w = 0; w < SLUICE_SET_WAYS; w++) {
-				if (!read_way(set, v6, w, 0, &k, &b))
-					continue;
-				if (fn) {
-					int stop = fn(&k, &b, ctx);
-
-					if (stop)
-						return stop;
-				}
-				n++;
-			}
-		}
-	return n;
-}
-
-long sluice_keytab_flush(struct sluice_keytab *t, sluice_key_match_fn match, void *ctx)
-{
-	struct sluice_bucket b;
-	struct sluice_key k;
-	long n = 0;
-	int v6, w;
-	__u32 i;
-
-	for (v6 = 0; t->sets && v6 < 2; v6++)
 		for (i = 0; i < t->nsets[v6]; i++) {
 			void *set = set_at(t, v6, i);
 
 			for (w = 0; w < SLUICE_SET_WAYS; w++) {
 				__u64 id = __atomic_load_n(&way_at(set, w)->ident,
 							   __ATOMIC_ACQUIRE);
+				int stop;
 
 				if (!read_way(set, v6, w, 0, &k, &b))
 					continue;
-				if (match && !match(&k, ctx))
-					continue;
-				if (!empty_way(set, w, id))
-					n++;
+				stop = fn ? fn(set, w, id, &k, &b, ctx) : 0;
+				if (stop)
+					return stop;
+				n++;
 			}
 		}
-	return t->sets ? n : -EINVAL;
+	return n;
+}
+
+struct walk_ctx {
+	sluice_walk_fn fn;
+	void *ctx;
+};
+
+static int walk_one(void *set, int w, __u64 id, const struct sluice_key *k,
+		    const struct sluice_bucket *b, void *ctx)
+{
+	struct walk_ctx *c = ctx;
+
+	(void)set, (void)w, (void)id;
+	return c->fn ? c->fn(k, b, c->ctx) : 0;
+}
+
+long sluice_keytab_walk(const struct sluice_keytab *t, sluice_walk_fn fn, void *ctx)
+{
+	struct walk_ctx c = { fn, ctx };
+
+	if (!t->sets)
+		return sluice_map_walk(t->buckets_fd, fn, ctx);
+	return each_way(t, walk_one, &c);
+}
+
+struct flush_ctx {
+	sluice_key_match_fn match;
+	void *ctx;
+	long n;
+};
+
+static int flush_one(void *set, int w, __u64 id, const struct sluice_key *k,
+		     const struct sluice_bucket *b, void *ctx)
+{
+	struct flush_ctx *c = ctx;
+
+	(void)b;
+	if ((!c->match || c->match(k, c->ctx)) && !empty_way(set, w, id))
+		c->n++;
+	return 0;
+}
+
+long sluice_keytab_flush(struct sluice_keytab *t, sluice_key_match_fn match, void *ctx)
+{
+	struct flush_ctx c = { match, ctx, 0 };
+
+	if (!t->sets)
+		return -EINVAL;
+	each_way(t, flush_one, &c);
+	return c.n;
 }
 
 long sluice_keytab_count(const struct sluice_keytab *t)
