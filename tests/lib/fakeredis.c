@@ -325,7 +325,8 @@ static void *fake_main(void *arg)
 			} else if (fd >= 0) {
 				memset(&f->conns[i], 0, sizeof(f->conns[i]));
 				f->conns[i].fd = fd;
-				f->conns[i].id = __atomic_add_fetch(&f->nconns, 1, __ATOMIC_RELAXED);
+				f->conns[i].id =
+					__atomic_add_fetch(&f->nconns, 1, __ATOMIC_RELAXED);
 			}
 		}
 		for (i = 2; i < n; i++) {

@@ -148,13 +148,18 @@ fi
 
 # ---- 3. 2305843010 boxes, then a hang ----
 control "live 2305843010" "debt 0"
-if wait_fleet '.state == "outage" and (.last_error | test("counted 2305843010 boxes.*--fleet-max 1024"))'; then
+Q='.state == "outage" and (.last_error | test("counted 2305843010 boxes.*--fleet-max 1024"))'
+if wait_fleet "$Q"; then
 	ok "2305843010 boxes: a failed sync, an outage naming --fleet-max"
 else
 	not_ok "2305843010 boxes: a failed sync, an outage naming --fleet-max"
 fi
 B=$(fleet_of | jq .boxes)
-if [ "$B" = 1 ]; then ok "2305843010 boxes: N stays 1"; else not_ok "2305843010 boxes: N stays 1 (got $B)"; fi
+if [ "$B" = 1 ]; then
+	ok "2305843010 boxes: N stays 1"
+else
+	not_ok "2305843010 boxes: N stays 1 (got $B)"
+fi
 control "hang"
 flood wrap 198.18.1.30 8 || { not_ok "the flood after 2305843010 boxes"; exit 1; }
 UP=$(calc "$BURST + $RATE * $T + 1")
@@ -170,7 +175,8 @@ control "live 1" "debt 0"
 wait_fleet '.state == "synced"' || not_ok "synced again before -1"
 for n in -1 4294967298; do
 	control "live $n" "debt 0"
-	if wait_fleet ".state == \"outage\" and (.last_error | test(\"counted $n boxes\")) and .boxes == 1"; then
+	Q=".state == \"outage\" and (.last_error | test(\"counted $n boxes\")) and .boxes == 1"
+	if wait_fleet "$Q"; then
 		ok "$n boxes: a failed sync saying so, N stays 1"
 	else
 		not_ok "$n boxes: a failed sync saying so, N stays 1"

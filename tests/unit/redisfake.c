@@ -174,7 +174,8 @@ static void test_huge(struct fakeredis *fk)
 		{ "*2\r\n:1\r\n$100000\r\n", REPLY_RAW, "100000 bytes in an array",
 		  "a long string in the array" },
 		{ "*2\r\n*1000000\r\n", REPLY_RAW, "an array inside an array", "a nested array" },
-		{ "*2\r\n:1\r\n:-\r\n", REPLY_RAW, "with no number", "an element '-' with no digits" },
+		{ "*2\r\n:1\r\n:-\r\n", REPLY_RAW, "with no number",
+		  "an element '-' with no digits" },
 		{ "*2\r\n:1\r\n+oooooooooooooooooooooooooooooooooooooooooooooooooooooooooooooooo"
 		  "oooo\r\n", REPLY_RAW, "'+' line longer than 64", "a long status in the array" },
 		{ "*1000000000\r\n", CONNECT_RAW, "at most 0 were asked",

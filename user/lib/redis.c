@@ -271,9 +271,9 @@ static int scan(struct sluice_redis *r, struct scan *s, const char *p, size_t n,
 
 		if (s->done >= nrep)
 			return sluice_err(err, len, -EPROTO,
-					  "Redis at %s sent %zu bytes after the %zu repl%s asked for "
-					  "(an answer to no call): dropped the connection, so that it "
-					  "is not taken for the next call's answer",
+					  "Redis at %s sent %zu bytes after the %zu repl%s asked "
+					  "for (an answer to no call): dropped the connection, so "
+					  "that it is not taken for the next call's answer",
 					  r->addr, n - i, nrep, nrep == 1 ? "y" : "ies");
 		if (s->bulk) {
 			size_t k = s->bulk < n - i ? (size_t)s->bulk : n - i;

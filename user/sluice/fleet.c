@@ -241,9 +241,9 @@ static int bound_reply(struct fleet_agent *a, __u32 lanes, __u32 live, char *err
 
 	if (live > a->o.fleet_max)
 		return sluice_err(err, len, -ERANGE,
-				  "Redis at %s counted %u boxes in fleet %s, more than --fleet-max "
-				  "%u: give --fleet-max %u if the fleet is that large (at most %u); "
-				  "else another program or fleet uses the name %s",
+				  "Redis at %s counted %u boxes in fleet %s, more than "
+				  "--fleet-max %u: give --fleet-max %u if the fleet is that large "
+				  "(at most %u); else another program or fleet uses the name %s",
 				  a->o.redis, live, a->o.fleet, a->o.fleet_max, live,
 				  SLUICE_FLEET_MAX_BOXES, a->o.fleet);
 	n = live > a->o.fleet_size ? live : a->o.fleet_size;
