@@ -20,7 +20,9 @@
 #   4. a count of -1, and of 2^32 + 2: failed syncs as well; then a hang:
 #      the source is not locked out (N = 4294967295 made a packet cost 497
 #      days at 100/s) and not let through more than burst + rate x t;
-#   5. sane again: synced, 1 box.
+#   5. sane again: synced, 1 box;
+#   6. a state an older agent left with N = 2305843010: a new agent takes N
+#      as --fleet-max.
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -202,7 +204,28 @@ if wait_fleet '.state == "synced" and .boxes == 1 and .last_error == ""'; then
 else
 	not_ok "sane answers again: synced, 1 box"
 fi
-kill -0 "$RUN_PID" 2>/dev/null && ok "the agent ran through it all" ||
+if kill -0 "$RUN_PID" 2>/dev/null; then
+	ok "the agent ran through it all"
+else
 	not_ok "the agent ran through it all"
+fi
+
+# ---- 6. a state left with N = 2305843010 (by an agent that trusted it) ----
+kill -INT "$RUN_PID"
+run_exit 10 || not_ok "the agent stops on SIGINT"
+# struct sluice_fleet: ok_until (8 bytes), then live (4, little-endian)
+V=$(bpftool -j map lookup pinned "$RX_PINS/sluice_fleet" key 0 0 0 0 | jq -r '.value | .[]')
+mapfile -t BYTES <<<"$V"
+BYTES[8]=0x42 BYTES[9]=0x5f BYTES[10]=0x70 BYTES[11]=0x89
+bpftool map update pinned "$RX_PINS/sluice_fleet" key 0 0 0 0 value hex \
+	"${BYTES[@]#0x}" || not_ok "write N = 2305843010 into the state"
+control "hang"
+run_start run2 "$IF_RX" --redis "unix:$SOCK" --fleet "ffk$$" --sync-interval "${SYNC_MS}ms" \
+	--redis-timeout "${TIMEOUT_MS}ms"
+if wait_fleet '.state == "outage" and .boxes == 1024'; then
+	ok "an agent started on a state with N = 2305843010 takes N as --fleet-max (1024)"
+else
+	not_ok "an agent started on a state with N = 2305843010 takes N as --fleet-max (1024)"
+fi
 
 tap_done

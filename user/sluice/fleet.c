@@ -449,6 +449,10 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	f->interval_ns = o->sync_ns;
 	/* An agent started again (an upgrade, a crash) keeps the N its state
 	 * last had until the boxes have had a member TTL to say they live. */
+	/* An N above --fleet-max (left by an agent that trusted Redis's
+	 * count) is taken as --fleet-max. */
+	if (f->live > o->fleet_max)
+		__atomic_store_n(&f->live, o->fleet_max, __ATOMIC_RELEASE);
 	a->last_n = f->live;
 	if (o->fleet_size > f->live)
 		__atomic_store_n(&f->live, o->fleet_size, __ATOMIC_RELEASE);
