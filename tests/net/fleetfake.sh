@@ -22,7 +22,10 @@
 #      days at 100/s) and not let through more than burst + rate x t;
 #   5. sane again: synced, 1 box;
 #   6. a state an older agent left with N = 2305843010: a new agent takes N
-#      as --fleet-max.
+#      as --fleet-max;
+#   7. password rotation (B11): requirepass changed and the connection
+#      dropped, WRONGPASS while the file has the old password, synced as soon
+#      as the file has the new one, with no restart.
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -226,6 +229,35 @@ if wait_fleet '.state == "outage" and .boxes == 1024'; then
 	ok "an agent started on a state with N = 2305843010 takes N as --fleet-max (1024)"
 else
 	not_ok "an agent started on a state with N = 2305843010 takes N as --fleet-max (1024)"
+fi
+
+# ---- 7. password rotation ----
+kill -INT "$RUN_PID"
+run_exit 10 || not_ok "the agent stops on SIGINT"
+PW=$D/redis.pw
+printf 'first\n' >"$PW.new" && chmod 600 "$PW.new" && mv "$PW.new" "$PW"
+control "live 1" "debt 0" "password first"
+run_start run3 "$IF_RX" --redis "unix:$SOCK" --fleet "ffk$$" --sync-interval "${SYNC_MS}ms" \
+	--redis-timeout "${TIMEOUT_MS}ms" --redis-password-file "$PW"
+if wait_fleet '.state == "synced"'; then
+	ok "rotation: synced with the first password"
+else
+	not_ok "rotation: synced with the first password"
+	diag "$(cat "$RUN_OUT")"
+fi
+control "live 1" "debt 0" "password second" "close"
+sleep 0.3
+control "live 1" "debt 0" "password second"
+if wait_fleet '.state == "outage" and (.last_error | test("WRONGPASS"))'; then
+	ok "rotation: a new requirepass, the old password in the file: an outage, WRONGPASS"
+else
+	not_ok "rotation: a new requirepass, the old password in the file: an outage, WRONGPASS"
+fi
+printf 'second\n' >"$PW.new" && chmod 600 "$PW.new" && mv "$PW.new" "$PW"
+if wait_fleet '.state == "synced" and .last_error == ""'; then
+	ok "rotation: the new password in the file: synced again, no restart"
+else
+	not_ok "rotation: the new password in the file: synced again, no restart"
 fi
 
 tap_done

@@ -13,6 +13,7 @@
  *   debt US      the debt of every key, microseconds (default 0)
  *   password PW  requirepass (default none)
  *   hang         answer no sync call (the deadline's test)
+ *   close        close the connection at every command (a restart, CLIENT KILL)
  *
  * It prints "fakeredis: listening on SOCKET" once it listens.
  */
@@ -31,7 +32,7 @@ static enum fr_action answer(struct fakeredis *f, const struct fr_cmd *c, void *
 {
 	static char password[300];
 	struct fr_sane s = { .live = 1 };
-	bool hang = false;
+	bool hang = false, drop = false;
 	char line[300];
 	FILE *in = fopen(control, "r");
 
@@ -47,10 +48,14 @@ static enum fr_action answer(struct fakeredis *f, const struct fr_cmd *c, void *
 			s.password = password;
 		} else if (!strcmp(line, "hang")) {
 			hang = true;
+		} else if (!strcmp(line, "close")) {
+			drop = true;
 		}
 	}
 	if (in)
 		fclose(in);
+	if (drop)
+		return FR_CLOSE;
 	if (hang && fr_sync_keys(c) >= 0)
 		return FR_HANG;
 	return fr_sane(f, c, &s);
