@@ -154,13 +154,16 @@ $(BUILD)/sluice-probe: $(PROBE_OBJS)
 # ---- tests: every tests/{unit,bpf}/*.c is one TAP program ----
 
 TEST_PROGS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c tests/bpf/*.c))
+# Programs the shell tests run, not TAP programs: the fake Redis of the
+# fleet tests (tests/tools/fakeredis.c).
+TEST_TOOLS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(BUILD)/libsluice.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
-tests: all $(TEST_PROGS)
+tests: all $(TEST_PROGS) $(TEST_TOOLS)
 
 test: check-deps
 	$(Q)$(MAKE) --no-print-directory tests

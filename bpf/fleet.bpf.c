@@ -180,6 +180,12 @@ static long apply_one(__u32 i, struct apply_ctx *a)
 	}
 	if (!(r->debt[0] | r->debt[1]))
 		return 0;
+	/* The agent bounds each debt by what the fleet could have spent
+	 * (user/sluice/fleet_bound.c); whatever the record holds, now + debt
+	 * must not wrap into the past, which would fold nothing. */
+	for (j = 0; j < 2; j++)
+		if (r->debt[j] > SLUICE_MAX_TOLERANCE)
+			r->debt[j] = SLUICE_MAX_TOLERANCE;
 	if (table_sets) {
 		apply_sets(r, a->now);
 		return 0;

@@ -266,6 +266,9 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
 	n = SLUICE_READ(f->live);
 	if (n <= 1)
 		return;
+	/* Whatever the map holds: the share's arithmetic is sized for this. */
+	if (n > SLUICE_FLEET_MAX_BOXES)
+		n = SLUICE_FLEET_MAX_BOXES;
 	sh->div = n;
 	if (now >= SLUICE_READ(f->ok_until))
 		sh->mult = n;

@@ -308,7 +308,24 @@ static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now,
  * bucket. used[] gets what an admitted packet cost the fleet: the costs of
  * the whole limit, before mult. sluice_bucket_admit() is the share 1/1,
  * which the compiler folds away.
+ *
+ * mult x cost cannot overflow, whatever mult (a sluice_fleet.live of
+ * 2305843010 wrapped a 0.5 s packet to almost nothing): sluice_share_cost()
+ * is the product, or SLUICE_MAX_TOLERANCE (9 years) where it would be more.
+ * The datapath reads live as at most SLUICE_FLEET_MAX_BOXES (2^16), so the
+ * division that saturates runs only for units dearer than 2^46 ticks (73
+ * minutes: a rate of one packet an hour, or a few bytes a second); every
+ * other packet pays two compares.
  */
+static __always_inline __u64 sluice_share_cost(__u64 cost, __u32 mult)
+{
+	if (mult <= 1)
+		return cost;
+	if (cost <= SLUICE_MAX_TOLERANCE >> 16 && mult <= 1U << 16)
+		return cost * mult;
+	return cost >= SLUICE_MAX_TOLERANCE / mult ? SLUICE_MAX_TOLERANCE : cost * mult;
+}
+
 static __always_inline __u64 sluice_share_tolerance(__u64 tolerance, __u64 cost, __u32 mult,
 						    __u32 div)
 {
@@ -329,7 +346,7 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
 		pkt_cost = sluice_limit_cost(&p->pkt, 1);
-		local = pkt_cost * mult;
+		local = sluice_share_cost(pkt_cost, mult);
 		v = sluice_gcra_to(s0, now, local,
 				   sluice_share_tolerance(p->pkt.tolerance, local, mult, div), &wrote);
 		if (v != SLUICE_PASS)
@@ -339,7 +356,7 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 		__u64 blocal;
 
 		byte_cost = sluice_limit_cost(&p->bytes, len);
-		blocal = byte_cost * mult;
+		blocal = sluice_share_cost(byte_cost, mult);
 		v = sluice_gcra(s1, now, blocal,
 				sluice_share_tolerance(p->bytes.tolerance, blocal, mult, div));
 		if (v != SLUICE_PASS) {
@@ -433,7 +450,7 @@ static __always_inline __u64 sluice_shape_delay(const struct sluice_limit *l, __
  */
 static __always_inline __u64 sluice_share_delay(__u64 delay, __u32 mult)
 {
-	return delay == ~0ULL || mult <= 1 ? delay : delay * mult;
+	return delay == ~0ULL ? delay : sluice_share_cost(delay, mult);
 }
 
 static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p, __u64 *s0,
@@ -446,7 +463,7 @@ static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p,
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
 		pkt_cost = sluice_limit_cost(&p->pkt, pkts);
-		local = pkt_cost * mult;
+		local = sluice_share_cost(pkt_cost, mult);
 		v = sluice_gcra_shape_max(s0, now, local,
 					  sluice_share_tolerance(p->pkt.tolerance, local, mult, div),
 					  sluice_share_delay(sluice_shape_delay(&p->pkt, p->pkt_delay),
@@ -459,7 +476,7 @@ static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p,
 		__u64 blocal;
 
 		byte_cost = sluice_limit_cost(&p->bytes, len);
-		blocal = byte_cost * mult;
+		blocal = sluice_share_cost(byte_cost, mult);
 		v = sluice_gcra_shape_max(s1, now, blocal,
 					  sluice_share_tolerance(p->bytes.tolerance, blocal, mult,
 								 div),

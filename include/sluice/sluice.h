@@ -441,6 +441,11 @@ _Static_assert(sizeof(struct sluice_rwould) == 16, "sluice_rwould layout");
  * limit. A state no agent ever synced has live == 0: N is 1, the whole limit
  * on this box.
  */
+/* The most boxes a fleet's limit is shared among: the datapath reads
+ * sluice_fleet.live as at most this, whatever the map holds (algo.h, the
+ * share's arithmetic), and the agent refuses a count above its --fleet-max,
+ * which is at most this. */
+#define SLUICE_FLEET_MAX_BOXES 65536U
 /* Per-key usage of a fleet policy not yet pushed (datapath adds, the agent's
  * programs take off what they pushed): ticks of cost, as sluice_limit_cost(). */
 struct sluice_fleet_use {

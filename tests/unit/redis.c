@@ -6,8 +6,9 @@
  * membership and its TTL, 10,000 keys in one round trip, a flushed script
  * cache (NOSCRIPT), passwords right, wrong and missing, a stopped server
  * (SIGSTOP: the deadline holds), an error reply (OOM), a killed and
- * restarted one (no SIGPIPE), and the addresses, password files and fleet
- * names refused.
+ * restarted one (no SIGPIPE), a password rotated while the client runs, and
+ * the addresses, password files and fleet names refused. The fake Redis's
+ * answers (tests/unit/redisfake.c) are what no real server sends.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -631,8 +632,9 @@ static void test_auth(void)
 	r = client(sock, NULL);
 	ret = r ? sluice_redis_connect(r, err, sizeof(err)) : -1;
 	if (!TAP_TRUE(ret == -EACCES && strstr(err, sock) && strstr(err, "NOAUTH") &&
-			      strstr(err, "password file"),
-		      "no password where one is needed: -EACCES, quoting NOAUTH"))
+			      strstr(err, "--redis-password-file"),
+		      "no password where one is needed: -EACCES, quoting NOAUTH, naming "
+		      "--redis-password-file"))
 		tap_diag("  ret %d: %s", ret, err);
 	sluice_redis_close(r);
 
@@ -650,6 +652,61 @@ static void test_auth(void)
 		if (c)
 			redisFree(c);
 	}
+}
+
+/* Run one command as a client that AUTHs with pw first; true on a status. */
+static bool cmd_as(const char *pw, const char *fmt, const char *arg)
+{
+	redisContext *c = admin();
+	redisReply *x = c ? redisCommand(c, "AUTH %s", pw) : NULL;
+	bool ok;
+
+	if (x)
+		freeReplyObject(x);
+	x = c ? redisCommand(c, fmt, arg) : NULL;
+	ok = x && x->type != REDIS_REPLY_ERROR;
+	if (x)
+		freeReplyObject(x);
+	if (c)
+		redisFree(c);
+	return ok;
+}
+
+/* A rotated password (issue 20, B11): CONFIG SET requirepass, the clients
+ * dropped, the new password written to the file: the next sync works, with
+ * no restart of the client. */
+static void test_rotation(void)
+{
+	char good[192], err[SLUICE_ERR_LEN] = "";
+	struct sluice_redis *r;
+	__s64 debt;
+	__u32 live;
+	int ret;
+
+	write_file("pw-good", "first\n", 0600);
+	path_in(good, sizeof(good), "pw-good");
+	if (!TAP_TRUE(cmd_ok("CONFIG SET requirepass %s", "first"), "requirepass 'first'"))
+		return;
+	r = client(sock, good);
+	ret = r ? sync_one(r, "box-a", 60000, "rot", 5, &debt, &live, err) : -1;
+	TAP_TRUE(ret == 0, "rotation: the sync works with the first password");
+
+	TAP_TRUE(cmd_as("first", "CONFIG SET requirepass %s", "second") &&
+			 cmd_as("second", "CLIENT KILL TYPE %s", "normal"),
+		 "rotation: requirepass 'second', every client dropped");
+	ret = r ? sync_one(r, "box-a", 60000, "rot", 5, &debt, &live, err) : -1;
+	TAP_TRUE(ret == -ECONNRESET || ret == -EPIPE, "rotation: the dropped connection fails");
+	ret = r ? sync_one(r, "box-a", 60000, "rot", 5, &debt, &live, err) : -1;
+	if (!TAP_TRUE(ret == -EACCES && strstr(err, "WRONGPASS"),
+		      "rotation: the old password in the file: WRONGPASS"))
+		tap_diag("  ret %d: %s", ret, err);
+	write_file("pw-good", "second\n", 0600);
+	ret = r ? sync_one(r, "box-a", 60000, "rot", 5, &debt, &live, err) : -1;
+	if (!TAP_TRUE(ret == 0, "rotation: the new password in the file: the next sync works, "
+			  "with no restart"))
+		tap_diag("  ret %d: %s", ret, err);
+	sluice_redis_close(r);
+	TAP_TRUE(cmd_as("second", "CONFIG SET requirepass %s", ""), "requirepass cleared");
 }
 
 static void test_stopped(void)
@@ -767,6 +824,7 @@ int main(void)
 	test_noscript();
 	test_error_reply();
 	test_auth();
+	test_rotation();
 	test_stopped();
 	test_restart();
 	return tap_done();

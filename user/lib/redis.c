@@ -24,6 +24,7 @@
 #include <math.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,175 @@ fail:
 	return ret;
 }
 
+/* ---- the replies' shape, checked before hiredis sees a byte ---- */
+
+/*
+ * hiredis 0.14 believes a reply's header: "*2147483647" makes it allocate
+ * 2^31 element pointers and parse elements for as long as they come, 7 s at
+ * 100% CPU and 16 GB of address space between two reads, past any deadline;
+ * it has no limit to set (maxelements came in hiredis 1.0). The agent knows
+ * the shape of every reply it asks for: +OK or an error to AUTH, a 40-byte
+ * SHA1 to SCRIPT LOAD, an array of 1 + m integers (or an error) to a sync
+ * call. So every byte is scanned here first, and hiredis is fed only what
+ * fits that shape: arrays only at the top and of at most max_elems
+ * elements, numbers of at most SCAN_NUM_MAX digits, short strings, and no
+ * byte after the last reply asked for (it would be taken for the answer to
+ * the next call).
+ */
+#define SCAN_TOP_LINE 65536 /* a status or an error reply */
+#define SCAN_TOP_BULK 4096 /* a bulk string (SCRIPT LOAD's SHA1: 40 bytes) */
+#define SCAN_ELEM_LINE 64 /* inside an array: an integer, or a short error */
+#define SCAN_ELEM_BULK 64
+#define SCAN_NUM_MAX 20 /* "-9223372036854775808" */
+
+struct scan {
+	size_t max_elems; /* the largest array asked for */
+	size_t done; /* whole replies */
+	bool in_line, cr, neg, digits, bad;
+	char type; /* of the line being read: + - : $ * */
+	size_t line; /* its bytes so far, after the type */
+	unsigned long long num; /* its number ($ * :) */
+	unsigned long long bulk; /* bytes of a bulk string to come, its CRLF included */
+	unsigned long long elems; /* elements of the open array to come; 0: none open */
+};
+
+static int bad_shape(struct sluice_redis *r, char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int bad_shape(struct sluice_redis *r, char *err, size_t len, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return sluice_err(err, len, -EPROTO,
+			  "Redis at %s sent %s, not the reply the agent asked for: dropped the "
+			  "connection (is it Redis, and is no proxy in between changing replies?)",
+			  r->addr, what);
+}
+
+/* A value of the current reply is whole: maybe the array, and the reply, too. */
+static void scan_value(struct scan *s)
+{
+	if (s->elems && --s->elems)
+		return;
+	s->done++;
+}
+
+static int scan_line_end(struct sluice_redis *r, struct scan *s, char *err, size_t len)
+{
+	bool inner = s->elems > 0;
+
+	if (s->type == '+' || s->type == '-') {
+		scan_value(s);
+		return 0;
+	}
+	if (!s->digits || s->bad)
+		return bad_shape(r, err, len, "'%c' with no number after it", s->type);
+	if (s->type == ':') {
+		scan_value(s);
+		return 0;
+	}
+	if (s->neg) {
+		/* $-1 and *-1: a nil, which the reply checks refuse by name */
+		if (s->num != 1)
+			return bad_shape(r, err, len, "a length of -%llu", s->num);
+		scan_value(s);
+		return 0;
+	}
+	if (s->type == '$') {
+		if (s->num > (inner ? SCAN_ELEM_BULK : SCAN_TOP_BULK))
+			return bad_shape(r, err, len, "a string of %llu bytes%s", s->num,
+					 inner ? " in an array" : "");
+		s->bulk = s->num + 2;
+		return 0;
+	}
+	if (inner)
+		return bad_shape(r, err, len, "an array inside an array");
+	if (s->num > s->max_elems)
+		return bad_shape(r, err, len, "an array of %llu elements where at most %zu were "
+				 "asked for", s->num, s->max_elems);
+	if (!s->num)
+		scan_value(s);
+	else
+		s->elems = s->num;
+	return 0;
+}
+
+/* Scan the n bytes at p, which come after what s has seen, for nrep replies. */
+static int scan(struct sluice_redis *r, struct scan *s, const char *p, size_t n, size_t nrep,
+		char *err, size_t len)
+{
+	size_t i = 0, max;
+	int ret;
+
+	while (i < n) {
+		char c;
+
+		if (s->done >= nrep)
+			return sluice_err(err, len, -EPROTO,
+					  "Redis at %s sent %zu bytes after the %zu repl%s asked "
+					  "for (an answer to no call): dropped the connection, so "
+					  "that it is not taken for the next call's answer",
+					  r->addr, n - i, nrep, nrep == 1 ? "y" : "ies");
+		if (s->bulk) {
+			size_t k = s->bulk < n - i ? (size_t)s->bulk : n - i;
+
+			i += k;
+			s->bulk -= k;
+			if (!s->bulk)
+				scan_value(s);
+			continue;
+		}
+		c = p[i++];
+		if (!s->in_line) {
+			if (c != '+' && c != '-' && c != ':' && c != '$' && c != '*')
+				return bad_shape(r, err, len, "byte 0x%02x where a reply or an "
+						 "element begins", (unsigned char)c);
+			s->in_line = true;
+			s->type = c;
+			s->line = 0;
+			s->num = 0;
+			s->cr = s->neg = s->digits = s->bad = false;
+			continue;
+		}
+		if (s->cr) {
+			if (c != '\n')
+				return bad_shape(r, err, len, "a '\\r' not followed by '\\n'");
+			s->in_line = false;
+			ret = scan_line_end(r, s, err, len);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (c == '\r') {
+			s->cr = true;
+			continue;
+		}
+		max = s->type == '+' || s->type == '-' ?
+			      (s->elems ? SCAN_ELEM_LINE : SCAN_TOP_LINE) : SCAN_NUM_MAX;
+		if (++s->line > max)
+			return bad_shape(r, err, len, "a '%c' line longer than %zu bytes", s->type,
+					 max);
+		if (s->type == '+' || s->type == '-')
+			continue;
+		if (c == '-' && s->line == 1) {
+			s->neg = true;
+		} else if (c >= '0' && c <= '9') {
+			s->digits = true;
+			/* SCAN_NUM_MAX digits: 10^20 would overflow, 19 do not */
+			if (s->num >= 1000000000000000000ULL)
+				s->bad = true;
+			else
+				s->num = s->num * 10 + (unsigned int)(c - '0');
+		} else {
+			s->bad = true;
+		}
+	}
+	return 0;
+}
+
 /* ---- one exchange: send out, read nrep replies ---- */
 
 static int timed_out(struct sluice_redis *r, char *err, size_t len)
@@ -175,15 +345,29 @@ static int timed_out(struct sluice_redis *r, char *err, size_t len)
 			  r->addr, d);
 }
 
-static int exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, redisReply **rep,
-		    __u64 deadline, struct sluice_redis_sync_stats *st, char *err, size_t len)
+/* Send out, read nrep replies into rep[], none an array of more than
+ * max_elems elements (see scan()). */
+static int exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, size_t max_elems,
+		    redisReply **rep, __u64 deadline, struct sluice_redis_sync_stats *st,
+		    char *err, size_t len)
 {
+	struct scan sc = { .max_elems = max_elems };
 	size_t sent = 0, got = 0;
 	char in[65536];
 	ssize_t n;
+	int ret;
 
 	if (out->oom)
 		return sluice_err(err, len, -ENOMEM, "Couldn't allocate the commands for Redis");
+	/* Every reply to the last exchange was read and no byte after it: one
+	 * waiting now answers nothing this box asked (a late extra reply). */
+	n = recv(r->fd, in, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n > 0)
+		return sluice_err(err, len, -EPROTO,
+				  "Redis at %s sent a reply to no call, after the last sync's "
+				  "replies: dropped the connection, so that it is not taken for "
+				  "this sync's answer",
+				  r->addr);
 	while (got < nrep) {
 		int ev = redis_wait_fd(r->fd, POLLIN | (sent < out->len ? POLLOUT : 0), deadline);
 
@@ -222,6 +406,9 @@ static int exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, 
 					  r->addr);
 		if (st)
 			st->bytes_in += n;
+		ret = scan(r, &sc, in, (size_t)n, nrep, err, len);
+		if (ret)
+			return ret;
 		if (redisReaderFeed(r->rd, in, n) != REDIS_OK)
 			return sluice_err(err, len, -ENOMEM, "Couldn't buffer Redis's reply");
 		while (got < nrep) {
@@ -258,14 +445,15 @@ static int reply_error(struct sluice_redis *r, const redisReply *x, const char *
 
 	if (starts(e, "NOAUTH") && !r->password)
 		return sluice_err(err, len, -EACCES,
-				  "Redis at %s wants a password ('%s') and no password file is "
-				  "given: give one, private to its owner, with the password on its "
-				  "first line",
+				  "Redis at %s wants a password ('%s') and none is given: give "
+				  "--redis-password-file FILE, a file private to its owner (mode "
+				  "0600) with the password on its first line",
 				  r->addr, e);
 	if (starts(e, "NOAUTH") || starts(e, "WRONGPASS") || strstr(e, "invalid password"))
 		return sluice_err(err, len, -EACCES,
 				  "Redis at %s refused the password in %s ('%s'): put its "
-				  "requirepass (the default user's password) in that file",
+				  "requirepass (the default user's password) in that file, which "
+				  "is read again at every connect",
 				  r->addr, r->password_file, e);
 	if (strstr(e, "without any password configured"))
 		return sluice_err(err, len, -EPROTO,
@@ -307,6 +495,12 @@ static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t 
 	int ret;
 
 	redis_drop(r);
+	/* A rotated password: the file as it is now, checked as at the start. */
+	if (r->password_file) {
+		ret = redis_read_password(r, r->password_file, err, len);
+		if (ret)
+			return ret;
+	}
 	ret = redis_open_socket(r, deadline, err, len);
 	if (ret < 0)
 		return ret;
@@ -326,7 +520,7 @@ static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t 
 		buf_arg2(&r->out, "", 0, r->password, r->password_len);
 	}
 	buf_script_load(&r->out);
-	ret = exchange(r, &r->out, nrep, rep, deadline, NULL, err, len);
+	ret = exchange(r, &r->out, nrep, 0, rep, deadline, NULL, err, len);
 	explicit_bzero(r->out.p, r->out.len);
 	if (ret)
 		goto out;
@@ -436,11 +630,15 @@ static void buf_call(struct buf *b, const char *sha, const char *pre, const char
 	}
 }
 
-/* Call c's reply: {live, debt of each key} into debt[from..to) and *live. */
-static int take_call(struct sluice_redis *r, const redisReply *x, size_t from, size_t to,
-		     __s64 *debt, __u32 *live, char *err, size_t len)
+/* Call c's reply: {live, debt of each key} into debt[from..to) and *live.
+ * The script counts this box among the members and answers debts of at
+ * least the usage just pushed: anything else is not its answer. */
+static int take_call(struct sluice_redis *r, const redisReply *x, const char *fleet,
+		     const char *const *keys, size_t from, size_t to, __s64 *debt, __u32 *live,
+		     char *err, size_t len)
 {
 	size_t i, m = to - from;
+	long long n;
 
 	if (x->type == REDIS_REPLY_ERROR)
 		return reply_error(r, x, "the sync script", err, len);
@@ -455,8 +653,23 @@ static int take_call(struct sluice_redis *r, const redisReply *x, size_t from, s
 					  "Redis at %s answered the sync script with a "
 					  "non-integer",
 					  r->addr);
+	n = x->element[0]->integer;
+	if (n < 1 || n > (long long)UINT32_MAX)
+		return sluice_err(err, len, -EPROTO,
+				  "Redis at %s counted %lld boxes in fleet %s (the members of "
+				  "sluice:{%s}:boxes, this box among them), which is no count of "
+				  "boxes: is another program writing that key?",
+				  r->addr, n, fleet, fleet);
+	for (i = 0; i < m; i++)
+		if (x->element[1 + i]->integer < 0)
+			return sluice_err(err, len, -EPROTO,
+					  "Redis at %s answered a debt of %lld us for fleet key "
+					  "'%s', below 0, which the sync script never answers: is "
+					  "another program writing sluice:{%s}:%s?",
+					  r->addr, x->element[1 + i]->integer, keys[from + i],
+					  fleet, keys[from + i]);
 	if (live)
-		*live = x->element[0]->integer;
+		*live = (__u32)n;
 	for (i = 0; i < m; i++)
 		debt[from + i] = x->element[1 + i]->integer;
 	return 0;
@@ -513,7 +726,8 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 			 c * batch + batch < n ? c * batch + batch : n);
 	st->calls += ncalls;
 	st->round_trips++;
-	ret = exchange(r, &r->out, ncalls, rep, deadline, st, err, len);
+	ret = exchange(r, &r->out, ncalls, 1 + (n < batch ? n : batch), rep, deadline, st, err,
+		       len);
 	if (ret)
 		goto out;
 	for (c = 0; c < ncalls; c++) {
@@ -523,7 +737,7 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 			retry[nretry++] = c;
 			continue;
 		}
-		ret = take_call(r, rep[c], from, to, debt_us, live, err, len);
+		ret = take_call(r, rep[c], fleet, keys, from, to, debt_us, live, err, len);
 		if (ret)
 			goto out;
 	}
@@ -544,14 +758,15 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	}
 	st->calls += 1 + nretry;
 	st->round_trips++;
-	ret = exchange(r, &r->out, 1 + nretry, rep2, deadline, st, err, len);
+	ret = exchange(r, &r->out, 1 + nretry, 1 + (n < batch ? n : batch), rep2, deadline, st,
+		       err, len);
 	if (ret)
 		goto out;
 	ret = take_sha(r, rep2[0], err, len);
 	for (k = 0; k < nretry && !ret; k++) {
 		size_t from = retry[k] * batch, to = from + batch < n ? from + batch : n;
 
-		ret = take_call(r, rep2[1 + k], from, to, debt_us, live, err, len);
+		ret = take_call(r, rep2[1 + k], fleet, keys, from, to, debt_us, live, err, len);
 	}
 out:
 	if (rep)
@@ -574,10 +789,7 @@ void sluice_redis_close(struct sluice_redis *r)
 	redis_drop(r);
 	if (r->lk)
 		redis_lookup_free(r->lk);
-	if (r->password) {
-		explicit_bzero(r->password, r->password_len);
-		free(r->password);
-	}
+	redis_forget_password(r);
 	free(r->password_file);
 	free(r->addr);
 	free(r->out.p);

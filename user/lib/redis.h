@@ -57,9 +57,17 @@ struct sluice_redis_sync_stats {
  * sluice_redis_close(). */
 int sluice_redis_open(const struct sluice_redis_opts *o, struct sluice_redis **out, char *err,
 		      size_t len);
+/* What sluice_redis_open() checks, for a caller that must refuse bad input
+ * before it does anything else: the address (-EINVAL), and the password
+ * file (-errno, as sluice_redis_open()). */
+int sluice_redis_check_addr(const char *addr, char *err, size_t len);
+int sluice_redis_check_password_file(const char *path, char *err, size_t len);
 /* (Re)connect within the deadline, AUTH when there is a password, SCRIPT
- * LOAD. -EACCES when Redis refuses the password or wants one we do not have;
- * -ETIMEDOUT; -ECONNREFUSED, -ENOENT, -EHOSTUNREACH... for the address. */
+ * LOAD. The password file is read again first, with the same checks, so a
+ * rotated password (a new requirepass and the new password in the file)
+ * needs no restart; a file that fails them fails the connect. -EACCES when
+ * Redis refuses the password or wants one we do not have; -ETIMEDOUT;
+ * -ECONNREFUSED, -ENOENT, -EHOSTUNREACH... for the address. */
 int sluice_redis_connect(struct sluice_redis *r, char *err, size_t len);
 bool sluice_redis_connected(const struct sluice_redis *r);
 /*
@@ -74,7 +82,12 @@ bool sluice_redis_connected(const struct sluice_redis *r);
  * but a bad argument (-EINVAL, checked before anything is sent) the
  * connection is dropped, the next sync reconnects, and nothing in debt_us is
  * valid: -ETIMEDOUT (the deadline), -EPIPE or -ECONNRESET (Redis went away),
- * -EACCES (auth), -EPROTO (an error reply, quoted: OOM, a READONLY replica).
+ * -EACCES (auth), -EPROTO (an error reply, quoted: OOM, a READONLY replica;
+ * or a reply the script cannot give: not its shape, larger than what was
+ * asked (checked before hiredis parses it), a count of boxes below 1 or
+ * above 2^32 - 1, a debt below 0; or bytes after the replies asked for,
+ * which would be taken for the next call's answer). *live is in 1 to
+ * 2^32 - 1 and every debt_us[i] >= 0: the caller bounds them further.
  * st may be NULL.
  */
 int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *member,

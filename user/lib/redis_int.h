@@ -63,6 +63,7 @@ static inline struct timespec redis_ts_of(__u64 ns)
 /* redis_net.c */
 int redis_parse_addr(struct sluice_redis *r, const char *addr, char *err, size_t len);
 int redis_read_password(struct sluice_redis *r, const char *path, char *err, size_t len);
+void redis_forget_password(struct sluice_redis *r);
 void redis_drop(struct sluice_redis *r);
 int redis_wait_fd(int fd, short events, __u64 deadline);
 void redis_lookup_free(struct lookup *lk);

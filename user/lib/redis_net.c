@@ -130,14 +130,25 @@ int redis_parse_addr(struct sluice_redis *r, const char *addr, char *err, size_t
 	return 0;
 }
 
-/* The first line of path, which must be private to its owner. */
+void redis_forget_password(struct sluice_redis *r)
+{
+	if (r->password) {
+		explicit_bzero(r->password, r->password_len);
+		free(r->password);
+	}
+	r->password = NULL;
+	r->password_len = 0;
+}
+
+/* The first line of path, which must be private to its owner, into
+ * r->password (which keeps what it had on an error). */
 int redis_read_password(struct sluice_redis *r, const char *path, char *err, size_t len)
 {
 	char buf[PASSWORD_MAX + 2];
 	struct stat st;
 	size_t got = 0;
 	ssize_t n;
-	char *nl;
+	char *nl, *pw;
 	int fd, ret = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -197,17 +208,40 @@ int redis_read_password(struct sluice_redis *r, const char *path, char *err, siz
 				 path);
 		goto out;
 	}
-	r->password = malloc(got + 1);
-	if (!r->password) {
+	pw = malloc(got + 1);
+	if (!pw) {
 		ret = sluice_err(err, len, -ENOMEM, "Couldn't allocate the Redis password");
 		goto out;
 	}
-	memcpy(r->password, buf, got);
-	r->password[got] = '\0';
+	memcpy(pw, buf, got);
+	pw[got] = '\0';
+	/* Read again at every connect (a rotated password): the old one goes
+	 * only once the new one passed every check. */
+	redis_forget_password(r);
+	r->password = pw;
 	r->password_len = got;
 out:
 	explicit_bzero(buf, sizeof(buf));
 	close(fd);
+	return ret;
+}
+
+int sluice_redis_check_addr(const char *addr, char *err, size_t len)
+{
+	struct sluice_redis r;
+
+	memset(&r, 0, sizeof(r));
+	return redis_parse_addr(&r, addr, err, len);
+}
+
+int sluice_redis_check_password_file(const char *path, char *err, size_t len)
+{
+	struct sluice_redis r;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	ret = redis_read_password(&r, path, err, len);
+	redis_forget_password(&r);
 	return ret;
 }
 

@@ -117,6 +117,7 @@ static const struct option attach_long[] = {
 	{ "sync-keys", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_KEYS },
 	{ "redis-batch", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_BATCH },
 	{ "fleet-size", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_SIZE },
+	{ "fleet-max", required_argument, NULL, OPT_FLEET_FIRST + FLEET_OPT_MAX },
 	{ "help", no_argument, NULL, 'h' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },

@@ -42,6 +42,7 @@
 
 #include "loader.h"
 #include "redis.h"
+#include "fleetbound.h"
 #include "fleet.skel.h"
 
 /* Redis keys name a key by its masked address, one per limit (lane). */
@@ -73,6 +74,12 @@ struct fleet_agent {
 	 * until a member TTL has passed (monotonic ns). */
 	__u64 keep_n_until;
 	__u32 last_n;
+	/* Redis's answers bounded (bound_reply()): what each fleet policy
+	 * lets a box admit, the most boxes Redis has counted. */
+	struct sluice_fleet_bound *bound;
+	__u32 n_seen;
+	__u64 clamps; /* debts folded as their bound since the last line said so */
+	__u64 clamp_said_ns; /* monotonic; 0: never */
 };
 
 static void now_text(char *buf, size_t len)
@@ -218,6 +225,70 @@ static void failed(struct fleet_agent *a, const char *why)
 	a->outage_said = true;
 }
 
+/*
+ * Redis's answer within what the fleet can be (README, "Fleet-wide
+ * limits"): a count of boxes above --fleet-max fails the sync, as an
+ * outage (the N of before stays); a debt above what the fleet could have
+ * spent (fleetbound.h: n x (w + S + 2 T), n the most boxes counted) is
+ * folded as that bound, and said, so that a bad answer holds a source no
+ * longer than the fleet itself could.
+ */
+static int bound_reply(struct fleet_agent *a, __u32 lanes, __u32 live, char *err, size_t len)
+{
+	__u32 i, n, clamped = 0, first = 0;
+	__s64 got = 0;
+	__u64 max = 0;
+
+	if (live > a->o.fleet_max)
+		return sluice_err(err, len, -ERANGE,
+				  "Redis at %s counted %u boxes in fleet %s, more than "
+				  "--fleet-max %u: give --fleet-max %u if the fleet is that large "
+				  "(at most %u); else another program or fleet uses the name %s",
+				  a->o.redis, live, a->o.fleet, a->o.fleet_max, live,
+				  SLUICE_FLEET_MAX_BOXES, a->o.fleet);
+	n = live > a->o.fleet_size ? live : a->o.fleet_size;
+	if (a->n_seen > n)
+		n = a->n_seen;
+	a->n_seen = n;
+	sluice_fleet_bound_refresh(a->bound, &a->h);
+	for (i = 0; i < lanes; i++) {
+		__u64 b = sluice_fleet_debt_bound_us(
+			sluice_fleet_bound_w(a->bound, &a->io[a->rec_of[i]].key, a->lane_of[i]), n,
+			a->o.sync_ns, a->o.timeout_ns);
+
+		if (a->debt_us[i] <= (__s64)b)
+			continue;
+		if (!clamped++) {
+			first = i;
+			got = a->debt_us[i];
+			max = b;
+		}
+		a->debt_us[i] = (__s64)b;
+	}
+	a->clamps += clamped;
+	/* Said at once, then at most once a minute while it goes on: a held
+	 * key pushes nothing, so the bad answers come and go. */
+	if (clamped && (!a->clamp_said_ns ||
+			sluice_now_ns() - a->clamp_said_ns >= 60 * SLUICE_NS_PER_SEC)) {
+		char d1[32], d2[32], more[64] = "";
+
+		sluice_format_duration((__u64)got > ~0ULL / 1000 ? ~0ULL : (__u64)got * 1000, d1,
+				       sizeof(d1));
+		sluice_format_duration(max * 1000, d2, sizeof(d2));
+		if (a->clamps > 1)
+			snprintf(more, sizeof(more), " (%llu debts so folded since the last "
+				 "line)", (unsigned long long)a->clamps);
+		say("Redis at %s answered a debt of %s for %s, more than the %s fleet %s could "
+		    "have spent (%u box%s x (a box's burst + interval + 2 x timeout)): folded as "
+		    "%s, until Redis answers less%s; is Redis's clock stepped back, or another "
+		    "program writing sluice:{%s}:*?", a->o.redis, d1, a->keys[first], d2,
+		    a->o.fleet, n, n == 1 ? "" : "es", d2, more, a->o.fleet);
+		a->clamps = 0;
+		a->clamp_said_ns = sluice_now_ns();
+	}
+	return 0;
+}
+
 /* One sync; 0 or -errno (the state says why). */
 static int sync_once(struct fleet_agent *a)
 {
@@ -252,6 +323,8 @@ static int sync_once(struct fleet_agent *a)
 	ret = sluice_redis_sync(a->redis, a->o.fleet, a->member, a->o.member_ttl_ms, lanes,
 				a->keys, a->used_us, a->o.batch, a->debt_us, &live, &st, err,
 				sizeof(err));
+	if (!ret)
+		ret = bound_reply(a, lanes, live, err, sizeof(err));
 	if (ret) {
 		/* Drop what this sync could not push (see the top). */
 		f->io_n = push;
@@ -356,6 +429,11 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	ret = sluice_redis_open(&ro, &a->redis, err, errlen);
 	if (ret)
 		goto fail;
+	ret = sluice_fleet_bound_new(&a->bound);
+	if (ret) {
+		sluice_err(err, errlen, ret, "Couldn't allocate the fleet agent's bounds");
+		goto fail;
+	}
 	ret = load_progs(a, err, errlen);
 	if (ret)
 		goto fail;
@@ -371,6 +449,10 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	f->interval_ns = o->sync_ns;
 	/* An agent started again (an upgrade, a crash) keeps the N its state
 	 * last had until the boxes have had a member TTL to say they live. */
+	/* An N above --fleet-max (left by an agent that trusted Redis's
+	 * count) is taken as --fleet-max. */
+	if (f->live > o->fleet_max)
+		__atomic_store_n(&f->live, o->fleet_max, __ATOMIC_RELEASE);
 	a->last_n = f->live;
 	if (o->fleet_size > f->live)
 		__atomic_store_n(&f->live, o->fleet_size, __ATOMIC_RELEASE);
@@ -426,6 +508,7 @@ void fleet_stop(struct fleet_agent *a)
 				      page * page);
 	fleet_bpf__destroy(a->skel);
 	sluice_redis_close(a->redis);
+	sluice_fleet_bound_free(a->bound);
 	sluice_close(&a->h);
 	free(a->names);
 	free(a->keys);

@@ -28,7 +28,9 @@ const char *const fleet_opt_help =
 	"  --redis-batch N     keys per script call (default 256); all calls of a\n"
 	"                      sync go in one round trip\n"
 	"  --fleet-size N      assume at least N boxes (the N of rate/N before Redis\n"
-	"                      has answered once)\n";
+	"                      has answered once)\n"
+	"  --fleet-max N       at most N boxes (default 1024, at most 65536): a sync\n"
+	"                      whose Redis counts more fails, as an outage\n";
 
 int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen)
 {
@@ -71,11 +73,13 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 	}
 	case FLEET_OPT_KEYS:
 	case FLEET_OPT_BATCH:
-	case FLEET_OPT_SIZE: {
+	case FLEET_OPT_SIZE:
+	case FLEET_OPT_MAX: {
 		const char *name = which == FLEET_OPT_KEYS ? "--sync-keys" :
-				   which == FLEET_OPT_BATCH ? "--redis-batch" : "--fleet-size";
+				   which == FLEET_OPT_BATCH ? "--redis-batch" :
+				   which == FLEET_OPT_SIZE ? "--fleet-size" : "--fleet-max";
 		__u64 max = which == FLEET_OPT_KEYS ? (1ULL << 31) :
-			    which == FLEET_OPT_BATCH ? 100000 : 65536;
+			    which == FLEET_OPT_BATCH ? 100000 : SLUICE_FLEET_MAX_BOXES;
 
 		if (sluice_parse_uint(name, arg, max, &v, err, errlen))
 			return -EINVAL;
@@ -85,29 +89,54 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 			o->max_keys = v;
 		else if (which == FLEET_OPT_BATCH)
 			o->batch = (__u32)v;
-		else
+		else if (which == FLEET_OPT_SIZE)
 			o->fleet_size = (__u32)v;
+		else
+			o->fleet_max = (__u32)v;
 		return 0;
 	}
 	}
 	return sluice_err(err, errlen, -EINVAL, "unknown fleet option");
 }
 
+/* The first fleet option given, by name: NULL when none is. */
+static const char *fleet_opt_given(const struct fleet_opts *o)
+{
+	return o->fleet ? "--fleet" : o->password_file ? "--redis-password-file" :
+	       o->member ? "--fleet-member" : o->sync_ns ? "--sync-interval" :
+	       o->timeout_ns ? "--redis-timeout" : o->max_keys ? "--sync-keys" :
+	       o->batch ? "--redis-batch" : o->fleet_size ? "--fleet-size" :
+	       o->fleet_max ? "--fleet-max" : NULL;
+}
+
 int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 {
-	bool others = o->password_file || o->member || o->sync_ns || o->timeout_ns ||
-		      o->max_keys || o->batch || o->fleet_size;
+	const char *given = fleet_opt_given(o);
+	char inner[SLUICE_ERR_LEN];
 
-	if (!o->redis && (o->fleet || others))
+	if (!o->redis && given)
 		return sluice_err(err, errlen, -EINVAL,
-				  "%s belongs to the fleet agent, which needs --redis ADDR "
-				  "(and --fleet NAME)", o->fleet ? "--fleet" : "that option");
+				  "%s belongs to the fleet agent, which needs --redis ADDR%s: "
+				  "give %s, or leave %s out", given,
+				  o->fleet ? "" : " and --fleet NAME",
+				  o->fleet ? "--redis" : "both", given);
 	if (!o->redis)
 		return 0;
 	if (!o->fleet)
 		return sluice_err(err, errlen, -EINVAL,
 				  "--redis needs --fleet NAME: the boxes that give one name share "
 				  "one limit, so no two fleets share by accident");
+	/* Before anything is attached: a bad address is a usage error. */
+	if (sluice_redis_check_addr(o->redis, inner, sizeof(inner)))
+		return sluice_err(err, errlen, -EINVAL, "--redis: %s", inner);
+	if (o->fleet_max && o->fleet_size > o->fleet_max)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--fleet-size %u is more than --fleet-max %u: the fleet cannot "
+				  "have at least %u boxes and at most %u", o->fleet_size,
+				  o->fleet_max, o->fleet_size, o->fleet_max);
+	if (!o->fleet_max)
+		o->fleet_max = o->fleet_size > FLEET_DEFAULT_MAX ? o->fleet_size :
+								    FLEET_DEFAULT_MAX;
 	if (!o->sync_ns)
 		o->sync_ns = FLEET_DEFAULT_SYNC_NS;
 	/* The datapath's fallback does not wait for the deadline (it follows
@@ -125,4 +154,11 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 	if (o->member_ttl_ms < MIN_MEMBER_TTL_MS)
 		o->member_ttl_ms = MIN_MEMBER_TTL_MS;
 	return 0;
+}
+
+int fleet_check_files(const struct fleet_opts *o, char *err, size_t errlen)
+{
+	if (!o->redis || !o->password_file)
+		return 0;
+	return sluice_redis_check_password_file(o->password_file, err, errlen);
 }

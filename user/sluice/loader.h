@@ -59,10 +59,12 @@ struct fleet_opts {
 	__u64 member_ttl_ms; /* a box not heard from for this long is not counted */
 	__u32 batch; /* --redis-batch: keys per script call */
 	__u32 fleet_size; /* --fleet-size: N is at least this */
+	__u32 fleet_max; /* --fleet-max: a count of boxes above it fails the sync */
 };
 
 #define FLEET_DEFAULT_SYNC_NS (100ULL * 1000000ULL)
 #define FLEET_DEFAULT_BATCH 256
+#define FLEET_DEFAULT_MAX 1024 /* --fleet-max (or --fleet-size, if more) */
 
 /* run's fleet options, parsed by fleet_opts.c in this order */
 enum {
@@ -75,11 +77,15 @@ enum {
 	FLEET_OPT_KEYS,
 	FLEET_OPT_BATCH,
 	FLEET_OPT_SIZE,
+	FLEET_OPT_MAX,
 	FLEET_NR_OPTS,
 };
 int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen);
-/* After every option: --fleet with --redis, the defaults. */
+/* After every option: --fleet with --redis, the address, the defaults. */
 int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen);
+/* Before anything is attached: the password file as the agent will read it
+ * (-errno and why: a file problem, not a usage error). */
+int fleet_check_files(const struct fleet_opts *o, char *err, size_t errlen);
 extern const char *const fleet_opt_help;
 
 struct fleet_agent;

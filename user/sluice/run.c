@@ -430,6 +430,11 @@ int do_run(int argc, char **argv)
 	}
 	if (ret)
 		return ret;
+	/* The fleet agent's password file, before the interface is touched. */
+	if (fleet_check_files(&o.fleet, err, sizeof(err))) {
+		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
 	o.ifindex = if_nametoindex(o.ifname);
 	if (!o.ifindex) /* attach says it well, naming another namespace's */
 		return sluice_attach(&o);
