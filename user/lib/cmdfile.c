@@ -289,7 +289,7 @@ static bool same_policy(const struct sluice_policy *a, const struct sluice_polic
 	       !memcmp(&a->bytes, &b->bytes, sizeof(a->bytes));
 }
 
-/* The settings but the policy and the rules' bookkeeping (nr_rules, rules_gen). */
+/* The settings but the policy and where the rules are (the commit's). */
 static bool same_settings(const struct sluice_settings *a, const struct sluice_settings *b)
 {
 	return !memcmp(&a->new_keys, &b->new_keys, sizeof(a->new_keys)) && a->flags == b->flags &&
@@ -424,9 +424,9 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 		sluice_txn_end(&n);
 		return ret;
 	}
-	/* The commit flips the rule generation from the live one. */
-	n.set.rules_gen = t->set.rules_gen;
-	n.set.nr_rules = t->set.nr_rules;
+	/* Where the rules are (rules_gen, rule_maps, nr_rules) is the
+	 * commit's to say: n.set's are the defaults', and never reach the
+	 * datapath. */
 	free(t->rules);
 	t->rules = n.rules;
 	t->nr_rules = n.nr_rules;
