@@ -4,12 +4,19 @@
 #  - a reload whose rules did not change leaves them in force (a deny rule
 #    still denies, a rate rule still holds a fresh source to its burst): the
 #    same file again, a file whose `set` line alone changed, `sluice attach
-#    --config` on the attached limiter, and `sluicectl -b` of a `set`.
+#    --config` on the attached limiter, and `sluicectl -b` of a `set`;
+#  - a file rewritten in place (truncated, then written) while reloads run is
+#    never applied half written: a reload applies it whole or is refused,
+#    naming write-then-rename;
+#  - a --config that is a FIFO is refused at once (exit status 2) by reload,
+#    attach and run, and on SIGHUP `sluice run` says so and reports on, and
+#    SIGTERM stops it;
+#  - `sluicectl -b -` reads standard input.
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
 
-netns_need_root "reload"
+netns_need_root "reload" timeout
 netns_need_sluice "reload"
 
 N=58
@@ -60,4 +67,80 @@ in_force "after attach --config on the attached limiter"
 echo "set --rate 120/s" >"$T/set.conf"
 expect_status 0 "sluicectl -b with a set line" ctl -b "$T/set.conf"
 in_force "after sluicectl -b of a set"
+
+# ---- a file rewritten in place while reloads run ----
+# Two versions of 5,000 rules, written in place in slices (as a slow
+# generator would), with a pause between versions. A reload that reads the
+# file half written would remove the rules it did not see.
+big() {
+	awk -v r="$1" -v n=$N 'BEGIN {
+		printf "set --rate 100/s --burst 200\nrule add 198.18.%d.3/32 --deny\n", n
+		for (i = 0; i < 5000; i++) {
+			printf "rule add 198.19.%d.%d/32 --rate %s\n", int(i / 256), i % 256, r
+			if (i % 250 == 249) { fflush(); system("sleep 0.01") }
+		} }'
+}
+big 10/s >"$T/big.conf"
+expect_status 0 "reload 5,001 rules" rx_sluice reload "$IF_RX" --config "$T/big.conf"
+rewrite() { while :; do big 20/s >"$T/big.conf"; sleep 0.15; big 10/s >"$T/big.conf"; sleep 0.15; done; }
+rewrite &
+writer=$!
+NETNS_PIDS+=("$writer")
+applied=0 refused=0 partial=0
+for i in $(seq 10); do
+	out=$(rx_sluice reload "$IF_RX" --config "$T/big.conf" 2>&1)
+	st=$?
+	case $st/$out in
+	"0/"*"big.conf: 0 rules added, 0 removed,"*) applied=$((applied + 1)) ;;
+	"1/"*"being written"*"rename it into place"*) refused=$((refused + 1)) ;;
+	*) partial=$((partial + 1)); diag "reload $i: exit status $st: $out" ;;
+	esac
+done
+kill "$writer"
+wait "$writer" 2>/dev/null
+if [ $partial = 0 ] && [ $applied -ge 1 ]; then
+	ok "a file rewritten in place: no reload applied it half written" \
+		"($applied applied whole, $refused refused)"
+else
+	not_ok "a file rewritten in place: no reload applied it half written"
+	diag "$applied applied whole, $refused refused, $partial otherwise"
+fi
+n=$(($(ctl -j rule list | grep -o '"match":' | wc -l) - 1))
+if [ "$n" = 5001 ]; then ok "the 5,001 rules are all there"
+else not_ok "the 5,001 rules are all there"; diag "$n rules"; fi
+
+# ---- a FIFO as --config ----
+mkfifo "$T/fifo" || { not_ok "mkfifo"; exit 1; }
+expect_status 2 "reload --config FIFO: exit status 2, at once" \
+	timeout 5 nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" reload "$IF_RX" --config "$T/fifo"
+case $OUT in
+*"not a regular file (a FIFO)"*) ok "and says it is not a regular file" ;;
+*) not_ok "and says it is not a regular file"; diag "$OUT" ;;
+esac
+expect_status 2 "attach --config FIFO: exit status 2, at once" \
+	timeout 5 nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" attach "$IF_RX" --config "$T/fifo"
+
+# ---- sluicectl -b - ----
+expect_status 0 "sluicectl -b - reads standard input" \
+	rx_exec "$SLUICECTL" -i "$IF_RX" -b - <<<"rule add 198.18.$N.128/25 --exempt"
+if ctl -j rule list | grep -qF "\"198.18.$N.128/25\""; then ok "and applies it"
+else not_ok "and applies it"; fi
+
+# ---- sluice run --config: a FIFO at start, and one on SIGHUP ----
+expect_status 0 "detach" rx_sluice detach "$IF_RX"
+expect_status 2 "run --config FIFO: exit status 2, at once" \
+	timeout 5 nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$IF_RX" --config "$T/fifo"
+run_start run "$IF_RX" --config "$T/f.conf" --interval 200ms
+if run_reporting 1; then ok "run --config FILE attaches and reports"
+else not_ok "run --config FILE attaches and reports"; diag "$(cat "$RUN_OUT")"; fi
+rm -f "$T/f.conf" && mkfifo "$T/f.conf"
+kill -HUP "$RUN_PID"
+n0=$(reports)
+if run_reporting $((n0 + 3)); then ok "its --config replaced by a FIFO, SIGHUP: run reports on"
+else not_ok "its --config replaced by a FIFO, SIGHUP: run reports on"; diag "$(cat "$RUN_OUT")"; fi
+if grep -q "f.conf is not a regular file (a FIFO)" "$RUN_OUT"; then ok "and says why it did not reload"
+else not_ok "and says why it did not reload"; diag "$(cat "$RUN_OUT")"; fi
+kill -TERM "$RUN_PID"
+if run_exit 5; then ok "SIGTERM stops it (exit status $RUN_ST)"
+else not_ok "SIGTERM stops it"; diag "$(cat "$RUN_OUT")"; fi
 tap_done

@@ -35,7 +35,12 @@ static void reload_help(void)
 	       "...', '#' comments): the default policy and settings become the defaults\n"
 	       "plus what the 'set' lines say, the rules become exactly the 'rule add'\n"
 	       "lines. Buckets of policies whose algorithm, window and key prefix did not\n"
-	       "change are kept. A bad line changes nothing (exit status 2, FILE:LINE).\n");
+	       "change are kept. A bad line changes nothing (exit status 2, FILE:LINE).\n"
+	       "\n"
+	       "FILE must be a regular file. Replace it by writing the new one beside it and\n"
+	       "renaming it into place (mv FILE.new FILE): a file rewritten in place may be\n"
+	       "read half written, so one that changes while it is read, or keeps changing\n"
+	       "for a second, is refused (exit status 1) and nothing changes.\n");
 }
 
 void default_config_path(const char *ifname, char *buf, size_t len)
