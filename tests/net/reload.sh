@@ -69,20 +69,21 @@ expect_status 0 "sluicectl -b with a set line" ctl -b "$T/set.conf"
 in_force "after sluicectl -b of a set"
 
 # ---- a file rewritten in place while reloads run ----
-# Two versions of 5,000 rules, written in place in slices (as a slow
-# generator would), with a pause between versions. A reload that reads the
-# file half written would remove the rules it did not see.
+# Two versions of 5,000 rules, written in place by one process that pauses
+# half way (as a slow generator would, longer than the file takes to settle),
+# with a pause between versions. A reload that reads the file half written
+# would remove the rules it did not see.
 big() {
 	awk -v r="$1" -v n=$N 'BEGIN {
 		printf "set --rate 100/s --burst 200\nrule add 198.18.%d.3/32 --deny\n", n
 		for (i = 0; i < 5000; i++) {
 			printf "rule add 198.19.%d.%d/32 --rate %s\n", int(i / 256), i % 256, r
-			if (i % 250 == 249) { fflush(); system("sleep 0.01") }
+			if (i == 2499) { fflush(); system("sleep 0.15") }
 		} }'
 }
 big 10/s >"$T/big.conf"
 expect_status 0 "reload 5,001 rules" rx_sluice reload "$IF_RX" --config "$T/big.conf"
-rewrite() { while :; do big 20/s >"$T/big.conf"; sleep 0.15; big 10/s >"$T/big.conf"; sleep 0.15; done; }
+rewrite() { while :; do big 20/s >"$T/big.conf"; sleep 0.3; big 10/s >"$T/big.conf"; sleep 0.3; done; }
 rewrite &
 writer=$!
 NETNS_PIDS+=("$writer")

@@ -491,6 +491,19 @@ static void test_inputs(void)
 		tap_diag("  %d: %s", ret, err);
 	TAP_TRUE(!sluice_cmd_file_err_is_usage(ret), "that is a runtime condition (exit status 1)");
 	TAP_TRUE(now_s() - t0 < 5, "after a bounded wait (%.1f s)", now_s() - t0);
+	/* Open for writing by someone, though not changing (a writer between
+	 * two writes, however long it pauses): refused too. */
+	ret = -1;
+	if (settled(path)) {
+		int wfd = open(path, O_WRONLY | O_CLOEXEC);
+
+		ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+		if (wfd >= 0)
+			close(wfd);
+	}
+	if (!TAP_TRUE(ret == -EAGAIN && !f && strstr(err, "open for writing by another process"),
+		      "a file another process has open for writing is refused, though settled"))
+		tap_diag("  %d: %s", ret, err);
 	/* sluicectl -b takes a pipe, and a file as a config file does. */
 	ret = sluice_cmd_input_read(path, &f, err, sizeof(err));
 	if (!TAP_TRUE(!ret && f, "sluicectl -b reads the file once it has settled"))
@@ -527,10 +540,13 @@ static void test_nul(void)
 
 	snprintf(path, sizeof(path), "%s/nul2.conf", tmpdir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1)
-		ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
-	if (fd >= 0)
-		close(fd);
+	if (fd >= 0) {
+		bool written = write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1;
+
+		/* Closed first: a file open for writing is not read. */
+		if (!close(fd) && written && settled(path))
+			ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+	}
 	TAP_TRUE(ret == -EINVAL && !f && strstr(err, "nul2.conf:2: a NUL byte"),
 		 "a NUL byte is refused with FILE:LINE");
 }

@@ -62,10 +62,11 @@ struct sluice_cmd_file; /* every line of one input, read once, checked */
  * Read a config file (sluice attach --config, sluice reload, sluice run's
  * SIGHUP) whole and check every line with sluice_cmd_check(). It must be a
  * regular file (it is read again at every reload; a FIFO would block): any
- * other is -EINVAL, never waited for. A file is read once it has settled (not
- * modified for a moment: one rewritten in place may be caught between its
- * truncation and its last write); one still changing after a second, or
- * changed while it was read, is -EAGAIN, its message naming write-then-rename.
+ * other is -EINVAL, never waited for. A file is read while no process has it
+ * open for writing and once it has settled (not modified for a moment): one
+ * rewritten in place may be caught between its truncation and its last
+ * write. One still open for writing or changing after a second, or changed
+ * while it was read, is -EAGAIN, its message naming write-then-rename.
  * -EINVAL with "FILE:LINE: ..." for a bad line (or a file that does not
  * exist, is a directory or is not text), another -errno when it cannot be
  * read. On success *out is the file, for sluice_cmd_file_free(); on failure

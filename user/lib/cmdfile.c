@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,11 +74,15 @@ static int split_words(char *line, char **argv, int max)
  * A file rewritten in place (truncated, then written) can be read between
  * its truncation and its last write: what is read is a whole file to the
  * parser, only fewer rules (a reload would remove the rest). So a file is
- * read only once it has settled: modified SETTLE_MS ago or more, or not
- * modified for SETTLE_MS while we watch (which also covers a modification
- * time ahead of the clock). One still changing after SETTLE_MAX_MS is
- * refused, and so is one that changed while it was read. Write-then-rename
- * never meets either: the path names the old file or the new one, whole.
+ * read only while no process has it open for writing (a read lease is
+ * granted only then, and while we hold it no process can open it for
+ * writing: its open waits until we give it back), and once it has settled:
+ * modified SETTLE_MS ago or more, or not modified for SETTLE_MS while we
+ * watch (a writer of several opens; a modification time ahead of the clock).
+ * One still open for writing, or changing, after SETTLE_MAX_MS is refused,
+ * and so is one that changed while it was read (where no lease can be
+ * had). Write-then-rename never meets any of this: the path names the old
+ * file or the new one, whole.
  */
 #define SETTLE_MS 100
 #define SETTLE_MAX_MS 1000
@@ -103,6 +108,30 @@ static long long age_ms(const struct stat *st)
 	       (now.tv_nsec - st->st_mtim.tv_nsec) / 1000000;
 }
 
+enum lease { LEASE_HELD, LEASE_WRITER, LEASE_NONE };
+
+/*
+ * A read lease on fd (opened read-only): LEASE_HELD; LEASE_WRITER when a
+ * process has the file open for writing; LEASE_NONE when this file system or
+ * this caller cannot lease it (the other checks then stand alone). A writer
+ * that opens the file while we hold it breaks the lease, which signals us:
+ * SIGURG, ignored by default, and not SIGIO, whose default kills.
+ */
+static enum lease take_lease(int fd)
+{
+	if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY || fcntl(fd, F_SETSIG, SIGURG))
+		return LEASE_NONE;
+	if (!fcntl(fd, F_SETLEASE, F_RDLCK))
+		return LEASE_HELD;
+	return errno == EAGAIN ? LEASE_WRITER : LEASE_NONE;
+}
+
+static void give_lease(int fd, enum lease l)
+{
+	if (l == LEASE_HELD)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+}
+
 /* -EAGAIN (a runtime condition: try again): the file was being written. */
 static int being_written(const char *path, const char *what, char *err, size_t errlen)
 {
@@ -113,16 +142,25 @@ static int being_written(const char *path, const char *what, char *err, size_t e
 		    path, what);
 }
 
-/* Wait until the file of fd (st: its status now) has settled. */
-static int wait_settled(int fd, const char *path, struct stat *st, char *err, size_t errlen)
+/* Wait until the file of fd (st: its status now) is open for writing by no
+ * process and has settled; *l says whether we hold a lease on it. */
+static int wait_settled(int fd, const char *path, struct stat *st, enum lease *l, char *err,
+			size_t errlen)
 {
 	int waited = 0, still = 0;
 	struct stat now;
 
-	while (age_ms(st) < SETTLE_MS && still < SETTLE_MS) {
+	for (;;) {
+		*l = take_lease(fd);
+		if (*l != LEASE_WRITER && (age_ms(st) >= SETTLE_MS || still >= SETTLE_MS))
+			return 0;
+		give_lease(fd, *l);
+		*l = LEASE_NONE;
 		if (waited >= SETTLE_MAX_MS)
-			return being_written(path, "kept changing for " STR(SETTLE_MAX_MS) " ms", err,
-					     errlen);
+			return being_written(path, still < SETTLE_MS ?
+						   "kept changing for " STR(SETTLE_MAX_MS) " ms" :
+						   "was open for writing by another process for "
+						   STR(SETTLE_MAX_MS) " ms", err, errlen);
 		usleep(SETTLE_POLL_MS * 1000);
 		waited += SETTLE_POLL_MS;
 		if (fstat(fd, &now))
@@ -131,7 +169,6 @@ static int wait_settled(int fd, const char *path, struct stat *st, char *err, si
 		still = same_file(st, &now) ? still + SETTLE_POLL_MS : 0;
 		*st = now;
 	}
-	return 0;
 }
 
 /*
@@ -145,6 +182,7 @@ static int read_whole(const char *path, bool any_input, char **out, size_t *len,
 		      size_t errlen)
 {
 	bool stdin_input = any_input && !strcmp(path, STDIN_PATH);
+	enum lease lease = LEASE_NONE;
 	size_t cap = 0, n = 0;
 	struct stat st, after;
 	char *buf = NULL;
@@ -178,7 +216,7 @@ static int read_whole(const char *path, bool any_input, char **out, size_t *len,
 		goto out;
 	}
 	if (S_ISREG(st.st_mode)) {
-		ret = wait_settled(fd, path, &st, err, errlen);
+		ret = wait_settled(fd, path, &st, &lease, err, errlen);
 		if (ret)
 			goto out;
 	}
@@ -217,6 +255,7 @@ static int read_whole(const char *path, bool any_input, char **out, size_t *len,
 	if (!ret && S_ISREG(st.st_mode) &&
 	    (fstat(fd, &after) || !same_file(&st, &after) || n != (size_t)st.st_size))
 		ret = being_written(path, "changed while it was read", err, errlen);
+	give_lease(fd, lease);
 out:
 	if (!stdin_input)
 		close(fd);

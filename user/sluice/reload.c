@@ -39,8 +39,9 @@ static void reload_help(void)
 	       "\n"
 	       "FILE must be a regular file. Replace it by writing the new one beside it and\n"
 	       "renaming it into place (mv FILE.new FILE): a file rewritten in place may be\n"
-	       "read half written, so one that changes while it is read, or keeps changing\n"
-	       "for a second, is refused (exit status 1) and nothing changes.\n");
+	       "read half written, so one that another process has open for writing, or\n"
+	       "that changes, for a second, or that changed while it was read, is refused\n"
+	       "(exit status 1) and nothing changes.\n");
 }
 
 void default_config_path(const char *ifname, char *buf, size_t len)
