@@ -11,6 +11,7 @@
 #  - a --config that is a FIFO is refused at once (exit status 2) by reload,
 #    attach and run, and on SIGHUP `sluice run` says so and reports on, and
 #    SIGTERM stops it;
+#  - `sluice reload IF` with no file names --config FILE;
 #  - `sluicectl -b -` reads standard input.
 set -u
 source tests/lib/tap.sh
@@ -121,7 +122,12 @@ esac
 expect_status 2 "attach --config FIFO: exit status 2, at once" \
 	timeout 5 nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" attach "$IF_RX" --config "$T/fifo"
 
-# ---- sluicectl -b - ----
+# ---- reload without a file; sluicectl -b - ----
+expect_status 2 "reload with no file: exit status 2" rx_sluice reload "$IF_RX"
+case $OUT in
+*"/etc/sluice/$IF_RX.conf does not exist"*"--config FILE"*) ok "and names --config FILE" ;;
+*) not_ok "and names --config FILE"; diag "$OUT" ;;
+esac
 expect_status 0 "sluicectl -b - reads standard input" \
 	rx_exec "$SLUICECTL" -i "$IF_RX" -b - <<<"rule add 198.18.$N.128/25 --exempt"
 if ctl -j rule list | grep -qF "\"198.18.$N.128/25\""; then ok "and applies it"

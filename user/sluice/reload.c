@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "loader.h"
@@ -156,6 +157,13 @@ int do_reload(int argc, char **argv)
 	if (!config) {
 		default_config_path(argv[optind], path, sizeof(path));
 		config = path;
+		if (access(path, F_OK) && errno == ENOENT)
+			return usage_err("reload",
+					 "no config file for %s: %s does not exist. Give one with "
+					 "--config FILE (its 'set' and 'rule add' lines become the "
+					 "whole state of %s: what it does not set is the default, a "
+					 "rule it does not list is removed), or write %s",
+					 argv[optind], path, argv[optind], path);
 	}
 	return sluice_reload(argv[optind], config);
 }
