@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # A writer killed anywhere leaves the old state or the new one whole:
 #  - `sluice reload` of 10,000 rules killed with SIGKILL at random points (some
-#    stopped with SIGSTOP first, traffic checked while they hold the lock),
+#    stopped with SIGSTOP first, traffic and rule list checked while they
+#    hold the lock),
 #    between two files whose rules sit in different maps (all in the hash;
 #    the /32s in the hash and the rest in the trie), and reloads of the file
 #    already in force: after each kill real traffic meets exactly the old or
@@ -96,12 +97,14 @@ for ((k = 0; k < KILLS; k++)); do
 	pid=$!
 	sleep "$delay"
 	if [ $((k % 3)) = 2 ]; then
-		# Stopped mid-write, holding the lock: packets meet one whole set.
+		# Stopped mid-write, holding the lock: packets meet one whole set,
+		# and rule list (no lock, or a bounded wait for it) shows it.
 		kill -STOP "$pid" 2>/dev/null
-		v=$(in_force)
-		if [ "$v" != "$cur" ] && [ "$v" != "$new" ]; then
+		v=$(in_force) l=$(SLUICE_LOCK_TIMEOUT=2 listed)
+		if { [ "$v" != "$cur" ] && [ "$v" != "$new" ]; } || [ "$l" != "$v" ]; then
 			stopped_bad=$((stopped_bad + 1))
-			diag "kill $k ($cur -> $new after $delay s), stopped: $v"
+			diag "kill $k ($cur -> $new after $delay s), stopped: packets meet $v," \
+				"rule list: $l"
 		fi
 	fi
 	kill -KILL "$pid" 2>/dev/null
@@ -125,6 +128,7 @@ if [ $bad_force = 0 ] && [ $stopped_bad = 0 ]; then
 	ok "$KILLS reloads killed at random points: packets meet the old or the new rules, whole"
 else
 	not_ok "$KILLS reloads killed at random points: packets meet the old or the new rules, whole"
+	diag "$bad_force after the kill, $stopped_bad while stopped (or rule list then)"
 fi
 if [ $bad_list = 0 ]; then ok "after each kill rule list shows the rules packets meet"
 else not_ok "after each kill rule list shows the rules packets meet"; fi
@@ -146,13 +150,17 @@ cfg_poke() {
 	for i in "$@"; do b[off]=$i; off=$((off + 1)); done
 	bpftool map update pinned "$CFG" key 0 0 0 0 value "${b[@]}"
 }
-# entry ADDR: the hex key and value of the hash entry of ADDR/32.
+# entry ADDR: the hex key and value of the hash entry of ADDR/32 (of the
+# live generation, whichever it is).
 entry() {
-	local a
+	local a g
 	IFS=. read -ra a <<<"$1"
-	bpftool -j map dump pinned "$RX_PINS/sluice_rulehash" |
-		jq -r --argjson a "[${a[0]},${a[1]},${a[2]},${a[3]}]" \
-			'.[] | select(.formatted.key.addr[0:4] == $a) | "\(.key | join(" ")) value \(.value | join(" "))"'
+	for g in 0 1; do
+		bpftool -j map lookup pinned "$RX_PINS/sluice_rulehash" key 48 0 0 0 $g 4 \
+			"${a[@]}" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 2>/dev/null |
+			jq -re 'select(.key) | "\(.key | join(" ")) value \(.value | join(" "))"' \
+				2>/dev/null && return
+	done
 }
 e=$(entry "$DA")
 key=${e%% value *} val=${e#* value }
