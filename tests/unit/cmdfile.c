@@ -487,7 +487,7 @@ static void test_inputs(void)
 	pthread_join(thread, NULL);
 	if (!TAP_TRUE(ret == -EAGAIN && !f && strstr(err, "kept changing") &&
 			      strstr(err, "rename it into place"),
-		      "a file that keeps changing is refused: it is being written, rename a new one"))
+		      "a file that keeps changing is refused, naming write-then-rename"))
 		tap_diag("  %d: %s", ret, err);
 	TAP_TRUE(!sluice_cmd_file_err_is_usage(ret), "that is a runtime condition (exit status 1)");
 	TAP_TRUE(now_s() - t0 < 5, "after a bounded wait (%.1f s)", now_s() - t0);
