@@ -13,6 +13,8 @@
 #  - a writer killed between its one in-place rule update and its flip (made
 #    with bpftool: a rule deleted or added behind the settings' back, the rule
 #    table stale): readers work and show what packets meet;
+#  - a rule left in the idle generation (as sluice 0.4.0 left one) does not
+#    come alive with the next rewrite;
 #  - two full rewrites later nothing is hidden: no removed deny rule still
 #    denies, and the maps hold exactly the rules of the file.
 set -u
@@ -201,7 +203,25 @@ fi
 # in the trie), then whole rewrites, each of which flips the generation.
 expect_status 0 "reload A" rx_sluice reload "$IF_RX" --config "$T/A"
 expect_status 0 "reload A again, nothing changed" rx_sluice reload "$IF_RX" --config "$T/A"
-expect_status 0 "reload E (no deny rule)" rx_sluice reload "$IF_RX" --config "$T/E"
+# A deny rule of DC left in the idle generation, the rule table up to date:
+# what 0.4.0 left after such a reload and a rewrite (its old rules deleted
+# from the wrong map).
+e=$(entry "$DA")
+key=${e%% value *} val=${e#* value }
+# shellcheck disable=SC2086 # one argument per byte
+if [ -n "$e" ] && set -- $key && bpftool map update pinned "$RX_PINS/sluice_rulehash" \
+	key "${@:1:4}" $((1 - $5)) "${@:6:4}" 0x05 "${@:11}" value $val; then
+	expect_status 0 "reload E (no deny rule)" rx_sluice reload "$IF_RX" --config "$T/E"
+	v=$(in_force) l=$(listed)
+	if [ "$v" = E ] && [ "$l" = E ]; then
+		ok "a rule left in the idle generation does not come alive with the next rewrite"
+	else
+		not_ok "a rule left in the idle generation does not come alive with the next rewrite"
+		diag "packets: $v; rule list: $l"
+	fi
+else
+	not_ok "leave a rule of $DC in the idle generation"
+fi
 expect_status 0 "reload B" rx_sluice reload "$IF_RX" --config "$T/B"
 v=$(in_force) l=$(listed)
 if [ "$v" = B ] && [ "$l" = B ]; then ok "two rewrites later the removed deny rule of A no longer denies"

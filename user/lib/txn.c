@@ -14,10 +14,11 @@
  * sluice_read_policies(); one that keeps failing waits for the lock shared).
  *
  * A writer may die anywhere (SIGKILL). What it leaves is the old state or
- * the new one whole: the idle generation is written before the flip and
- * cleared by the next writer (the rule table, stale from the first write
- * on, tells it); the only change made in the live generation is one rule,
- * which packets see at once, and never to or from no rules. The settings
+ * the new one whole: the idle generation is written before the flip, and
+ * cleared by every writer before it writes it; the only change made in the
+ * live generation is one rule, which packets see at once, and never to or
+ * from no rules; the rule table, stale from a writer's first write on,
+ * tells the next one to trust only what the maps hold. The settings
  * say where the rules are only as the commit writes them (rules_gen,
  * rule_maps, nr_rules): whatever a caller's copy says is replaced.
  */
@@ -442,7 +443,7 @@ static bool one_edit(struct sluice_txn *t, long *now, long *was)
 	const struct sluice_settings *live;
 
 	/* Only on a clean state (the table is published only once a change
-	 * is whole, its old generation cleared), and never to or from no
+	 * is whole, its old generation deleted), and never to or from no
 	 * rules: the datapath skips the rules while settings.nr_rules is 0,
 	 * so a writer killed between the map update and the flip would
 	 * leave rules in the maps that no packet sees, or the reverse. With
@@ -635,10 +636,11 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 		return too_many_rules(t, err, errlen);
 	sluice_rule_place_for(h, t->rules, t->nr_rules, &place);
 	ruletab_retire(h->cfg);
-	/* Leftovers of a writer that died mid-change are not live. The table
-	 * was up to date only if the last change finished, clearing them. */
-	if (!b->from_tab)
-		ret = sluice_clear_rule_gen(h, new_gen);
+	/* The idle generation is cleared whole first (one walk of each map):
+	 * whatever a writer that died left there, or an older sluice (0.4.0's
+	 * reload deleted a generation's rules from the wrong map), would come
+	 * alive with this change, unseen by rule list. */
+	ret = sluice_clear_rule_gen(h, new_gen);
 	if (!ret)
 		ret = clear_new_slots(t);
 	for (; !ret && written < t->nr_rules; written++) {
@@ -700,10 +702,10 @@ static bool rules_same_as_live(struct sluice_txn *t)
 
 /*
  * Only the settings change: the rules stay where they are. Only from a clean
- * state (the table up to date: the idle generation is empty), with the rules
- * the live ones and already where this sluice puts them; else the change is
- * written whole, which clears what a dead writer left and moves rules an
- * upgrade left in the trie.
+ * state (the table up to date: the maps hold what it lists, as the last
+ * change left them), with the rules the live ones and already where this
+ * sluice puts them; else the change is written whole, which clears what a
+ * dead writer left and moves rules an upgrade left in the trie.
  */
 static bool settings_only(struct sluice_txn *t)
 {
