@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # sluicectl on an attached interface (a veth in namespaces of our own):
-# a rule del of a missing rule exits 2, batch files are all or nothing, edits keep or reset
+# a rule del of a missing rule exits 1, batch files are all or nothing, edits keep or reset
 # bucket state as documented, and show/top/flush/stats read what packets did.
 set -u
 source tests/lib/tap.sh
@@ -32,8 +32,8 @@ has_line() {
 same() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; diag "'$2' != '$3'"; fi; }
 differ() { if [ "$2" != "$3" ]; then ok "$1"; else not_ok "$1"; diag "both '$2'"; fi; }
 
-# ---- a rule del of a rule that is not there: the input is wrong (2) ----
-expect_status 2 "rule del of a missing rule: exit status 2" ctl rule del 198.18.$N.128/25
+# ---- a rule del of a rule that is not there: the live state's condition (1) ----
+expect_status 1 "rule del of a missing rule: exit status 1" ctl rule del 198.18.$N.128/25
 has "rule del of a missing rule: names it" "there is no rule for 198.18.$N.128/25" "$OUT"
 
 # ---- batch files: all or nothing ----
@@ -63,7 +63,7 @@ else
 fi
 cp "$tmp/good.conf" "$tmp/missing.conf"
 echo "rule del 198.18.$N.0/26" >>"$tmp/missing.conf"
-expect_status 2 "batch deleting a missing rule last: exit status 2" ctl -b "$tmp/missing.conf"
+expect_status 1 "batch deleting a missing rule last: exit status 1" ctl -b "$tmp/missing.conf"
 has "batch deleting a missing rule last: names FILE:LINE" \
 	"missing.conf:7: there is no rule for 198.18.$N.0/26" "$OUT"
 if [ "$(policies)" = "$before" ]; then

@@ -2,8 +2,10 @@
 /*
  * Files of editing commands (cmd.h), on an in-memory copy with no maps: the
  * settings of `set` (--fail-closed, --new-keys) change nothing else, `rule
- * flush` empties the rules, an input is read once (a pipe and a FIFO give
- * what a file gives), and sluice_cmd_file_replace() makes the copy exactly
+ * flush` empties the rules, an input is read once (a pipe, a FIFO and
+ * standard input give sluicectl -b what a file gives), a config file is a
+ * regular file that has settled (a FIFO refused at once, a file still being
+ * written refused), and sluice_cmd_file_replace() makes the copy exactly
  * the file while keeping every tag whose state format did not change.
  */
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -43,6 +46,21 @@ static bool edit_ok(struct sluice_txn *t, const char *line)
 
 static char tmpdir[64];
 
+/* Written a minute ago, as far as a reader can tell: it need not wait for
+ * the file to settle (test_settle() tests the wait). */
+static bool settled(const char *path)
+{
+	struct timespec t[2];
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 60;
+	t[1] = t[0];
+	if (!utimensat(AT_FDCWD, path, t, 0))
+		return true;
+	tap_diag("  Couldn't set the times of %s: %s", path, strerror(errno));
+	return false;
+}
+
 /* A file holding text; the path is static storage, valid until the next call. */
 static const char *write_file(const char *name, const char *text)
 {
@@ -55,7 +73,7 @@ static const char *write_file(const char *name, const char *text)
 		tap_diag("  Couldn't write %s", path);
 		return NULL;
 	}
-	return path;
+	return settled(path) ? path : NULL;
 }
 
 static struct sluice_cmd_file *read_text(const char *name, const char *text)
@@ -306,7 +324,7 @@ static void test_read_once(void)
 	}
 	close(fds[1]);
 	snprintf(path, sizeof(path), "/dev/fd/%d", fds[0]);
-	ret = sluice_cmd_file_read(path, &piped, err, sizeof(err));
+	ret = sluice_cmd_input_read(path, &piped, err, sizeof(err));
 	close(fds[0]);
 	waitpid(pid, &st, 0);
 	if (!TAP_TRUE(!ret && piped, "a pipe of 200 KiB is read whole"))
@@ -337,7 +355,7 @@ static void test_read_once(void)
 		tap_ok(false, "start the FIFO's writer");
 		goto out;
 	}
-	ret = sluice_cmd_file_read(path, &fifo, err, sizeof(err));
+	ret = sluice_cmd_input_read(path, &fifo, err, sizeof(err));
 	pthread_join(thread, NULL);
 	if (!TAP_TRUE(!ret && w.ok, "a FIFO is read whole, from one writer"))
 		tap_diag("  %d: %s", ret, err);
@@ -353,6 +371,144 @@ out:
 	sluice_cmd_file_free(piped);
 	sluice_cmd_file_free(fifo);
 	free(text);
+}
+
+/* Appends a line every few ms until stop: a file being written. */
+struct slow_writer {
+	const char *path;
+	volatile bool stop;
+};
+
+static void *slow_write(void *arg)
+{
+	struct slow_writer *w = arg;
+	int fd = open(w->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	while (fd >= 0 && !w->stop) {
+		if (!write_all(fd, "rule add 198.18.9.0/24 --rate 10/s\n"))
+			break;
+		usleep(3000);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Standard input, config files that are not files, files still written. */
+static void test_inputs(void)
+{
+	char err[SLUICE_ERR_LEN] = "", path[128];
+	struct sluice_cmd_file *f = NULL;
+	struct slow_writer w;
+	pthread_t thread;
+	int fds[2], saved, ret;
+	double t0 = 0;
+	pid_t pid;
+
+	/* sluicectl -b -: standard input, "<stdin>" in messages. */
+	saved = dup(STDIN_FILENO);
+	if (saved < 0 || pipe(fds)) {
+		tap_ok(false, "pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(write_all(fds[1], "set --rate 61/s\nrule add 198.18.0.0/24 --rate 0/s\n") ?
+			      0 :
+			      1);
+	}
+	close(fds[1]);
+	dup2(fds[0], STDIN_FILENO);
+	close(fds[0]);
+	ret = sluice_cmd_input_read("-", &f, err, sizeof(err));
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	waitpid(pid, NULL, 0);
+	if (!TAP_TRUE(ret == -EINVAL && !f && strstr(err, "<stdin>:2: "),
+		      "'-' reads standard input; a bad line is <stdin>:LINE"))
+		tap_diag("  %d: %s", ret, err);
+
+	/* A config file must be a file: a FIFO with no writer is refused at
+	 * once, not waited on (alarm: a read that blocks fails the test). */
+	snprintf(path, sizeof(path), "%s/fifo2", tmpdir);
+	if (mkfifo(path, 0600)) {
+		tap_ok(false, "mkfifo: %s", strerror(errno));
+		return;
+	}
+	alarm(10);
+	ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+	alarm(0);
+	if (!TAP_TRUE(ret == -EINVAL && !f && strstr(err, "not a regular file (a FIFO)"),
+		      "a config file that is a FIFO is refused at once (-EINVAL)"))
+		tap_diag("  %d: %s", ret, err);
+	TAP_TRUE(sluice_cmd_file_err_is_usage(ret), "that is the operator's to fix (exit status 2)");
+	ret = sluice_cmd_file_read("/dev/null", &f, err, sizeof(err));
+	TAP_TRUE(ret == -EINVAL && strstr(err, "a device"), "so is a device");
+
+	/* Just written: read once it has settled (not modified for a moment). */
+	snprintf(path, sizeof(path), "%s/fresh.conf", tmpdir);
+	ret = -1;
+	{
+		FILE *o = fopen(path, "we");
+
+		if (o && fputs("set --rate 62/s\n", o) >= 0 && !fclose(o)) {
+			t0 = now_s();
+			ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+		}
+	}
+	if (!TAP_TRUE(!ret && sluice_cmd_file_nr(f) == 1, "a file just written is read"))
+		tap_diag("  %d: %s", ret, err);
+	TAP_TRUE(!ret && now_s() - t0 >= 0.05,
+		 "once it has not changed for a moment (%.0f ms later)", (now_s() - t0) * 1000);
+	sluice_cmd_file_free(f);
+	f = NULL;
+
+	/* Still being written: refused, naming write-then-rename, a runtime
+	 * condition (exit status 1). */
+	w.path = path;
+	w.stop = false;
+	if (pthread_create(&thread, NULL, slow_write, &w)) {
+		tap_ok(false, "start the slow writer");
+		return;
+	}
+	usleep(20000); /* it has begun */
+	t0 = now_s();
+	ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+	w.stop = true;
+	pthread_join(thread, NULL);
+	if (!TAP_TRUE(ret == -EAGAIN && !f && strstr(err, "kept changing") &&
+			      strstr(err, "rename it into place"),
+		      "a file that keeps changing is refused, naming write-then-rename"))
+		tap_diag("  %d: %s", ret, err);
+	TAP_TRUE(!sluice_cmd_file_err_is_usage(ret), "that is a runtime condition (exit status 1)");
+	TAP_TRUE(now_s() - t0 < 5, "after a bounded wait (%.1f s)", now_s() - t0);
+	/* Open for writing by someone, though not changing (a writer between
+	 * two writes, however long it pauses): refused too. */
+	ret = -1;
+	if (settled(path)) {
+		int wfd = open(path, O_WRONLY | O_CLOEXEC);
+
+		ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+		if (wfd >= 0)
+			close(wfd);
+	}
+	if (!TAP_TRUE(ret == -EAGAIN && !f && strstr(err, "open for writing by another process"),
+		      "a file another process has open for writing is refused, though settled"))
+		tap_diag("  %d: %s", ret, err);
+	/* sluicectl -b takes a pipe, and a file as a config file does. */
+	ret = sluice_cmd_input_read(path, &f, err, sizeof(err));
+	if (!TAP_TRUE(!ret && f, "sluicectl -b reads the file once it has settled"))
+		tap_diag("  %d: %s", ret, err);
+	sluice_cmd_file_free(f);
 }
 
 static void test_read_errors(void)
@@ -384,10 +540,13 @@ static void test_nul(void)
 
 	snprintf(path, sizeof(path), "%s/nul2.conf", tmpdir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1)
-		ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
-	if (fd >= 0)
-		close(fd);
+	if (fd >= 0) {
+		bool written = write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1;
+
+		/* Closed first: a file open for writing is not read. */
+		if (!close(fd) && written && settled(path))
+			ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+	}
 	TAP_TRUE(ret == -EINVAL && !f && strstr(err, "nul2.conf:2: a NUL byte"),
 		 "a NUL byte is refused with FILE:LINE");
 }
@@ -456,7 +615,8 @@ static void test_replace(void)
 	TAP_EQ(s.t.set.def.pkt.rate, 300, "the default gets the file's rate");
 	TAP_TRUE(!(s.t.set.flags & SLUICE_FAIL_CLOSED),
 		 "a setting the file does not give is the default again (fail-open)");
-	TAP_EQ(s.t.set.rules_gen, 1, "the live rule generation is kept, for commit to flip");
+	/* Where the rules are (rules_gen, rule_maps, nr_rules) is the commit's
+	 * to set, whatever the copy says: tests/net/reload.sh. */
 	TAP_TRUE(s.t.rules_changed, "the rules are marked changed");
 	TAP_EQ(s.t.nr_rules, 6, "the rules are exactly the file's");
 	TAP_EQ(tag_of(&s.t, "198.18.1.0/24"), t1, "an unchanged rule keeps its tag");
@@ -580,12 +740,12 @@ static void test_nothing_changes(void)
 	f = read_text("late.conf", "set --rate 300/s\nrule add 198.18.7.0/24 --rate 1/s\n"
 				   "rule del 198.18.8.0/24\n");
 	ret = f ? sluice_cmd_file_replace(&s.t, f, &d, err, sizeof(err)) : -1;
-	TAP_TRUE(ret == -EINVAL && strstr(err, "late.conf:3: there is no rule for 198.18.8.0/24"),
+	TAP_TRUE(ret == -ENOENT && strstr(err, "late.conf:3: there is no rule for 198.18.8.0/24"),
 		 "replace with a line that fails: the error, with FILE:LINE");
 	TAP_TRUE(same_copy(&s.t, &set, rules, nr) && !s.t.rules_changed,
 		 "replace that fails changes nothing");
 	ret = f ? sluice_cmd_file_edit(&s.t, f, err, sizeof(err)) : -1;
-	TAP_TRUE(ret == -EINVAL && same_copy(&s.t, &set, rules, nr) && !s.t.rules_changed,
+	TAP_TRUE(ret == -ENOENT && same_copy(&s.t, &set, rules, nr) && !s.t.rules_changed,
 		 "sluice_cmd_file_edit that fails leaves the copy as it was");
 	sluice_cmd_file_free(f);
 	free(rules);
@@ -607,6 +767,7 @@ int main(void)
 	test_settings();
 	test_flush();
 	test_read_once();
+	test_inputs();
 	test_read_errors();
 	test_nul();
 	test_replace();

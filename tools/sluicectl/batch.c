@@ -14,10 +14,12 @@ void batch_help(FILE *f)
 		"Apply the editing commands of FILE, one per line, without the 'sluicectl':\n"
 		"  set ..., rule add ..., rule del ..., rule flush\n"
 		"Blank lines are ignored, and so is everything after a word that starts\n"
-		"with '#'. FILE is read once, so it may be a pipe: -b /dev/stdin. Every line\n"
-		"is checked first (nothing changes if one is wrong, and the error names\n"
-		"FILE:LINE); then all of them become live at once: a packet sees the\n"
-		"settings before the file or after it, never in between.\n"
+		"with '#'. FILE is read once, so it may be a pipe, or '-' for standard\n"
+		"input: ... | sluicectl -b -. Every line is checked first (nothing changes\n"
+		"if one is wrong, and the error names FILE:LINE); then all of them become\n"
+		"live at once: a packet sees the settings before the file or after it,\n"
+		"never in between. A file being written (changing while it is read) is\n"
+		"refused: replace a file by writing a new one and renaming it into place.\n"
 		"\n"
 		"Example file:\n"
 		"  # default: 200 packets/s and 20 Mbit/s per source\n"
@@ -37,7 +39,7 @@ int do_batch(const char *path)
 
 	/* Read once: bad lines are usage errors whether or not sluice is
 	 * attached, and a pipe has nothing left to give a second read. */
-	ret = sluice_cmd_file_read(path, &f, err, sizeof(err));
+	ret = sluice_cmd_input_read(path, &f, err, sizeof(err));
 	if (ret)
 		return ctl_err(sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret, "%s", err);
 	st = ctl_open_write(&h);

@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"                         {\"error\": \"...\"} on stdout\n"
 		"  -b, --batch FILE       apply the lines of FILE (set, rule ...) in one change:\n"
 		"                         all lines are checked first, then all apply; FILE may\n"
-		"                         be a pipe (/dev/stdin)\n"
+		"                         be a pipe, or - (standard input)\n"
 		"  -v, --verbose          show what libbpf says\n"
 		"  -V, --version          print the version and the map layout version\n"
 		"  -h, --help             this help\n"

@@ -54,20 +54,33 @@ int sluice_cmd_check_kind(int argc, char **argv, bool shape, char *err, size_t e
 /*
  * Files of editing commands, one per line, '#' comments and blank lines
  * allowed. An input is read once, whole, and every line checked as it is
- * read, so a pipe, /dev/stdin or a FIFO works as well as a file, and what is
- * applied is exactly what was checked.
+ * read, so what is applied is exactly what was checked.
  */
 struct sluice_cmd_file; /* every line of one input, read once, checked */
 
 /*
- * Read path whole (a pipe, /dev/stdin, a FIFO or a file) and check every line
- * with sluice_cmd_check(). -EINVAL with "FILE:LINE: ..." for a bad line (or
- * a file that does not exist, is a directory or is not text), another -errno
- * when it cannot be read. On success *out is the file, for
- * sluice_cmd_file_free(); on failure it is NULL.
+ * Read a config file (sluice attach --config, sluice reload, sluice run's
+ * SIGHUP) whole and check every line with sluice_cmd_check(). It must be a
+ * regular file (it is read again at every reload; a FIFO would block): any
+ * other is -EINVAL, never waited for. A file is read while no process has it
+ * open for writing and once it has settled (not modified for a moment): one
+ * rewritten in place may be caught between its truncation and its last
+ * write. One still open for writing or changing after a second, or changed
+ * while it was read, is -EAGAIN, its message naming write-then-rename.
+ * -EINVAL with "FILE:LINE: ..." for a bad line (or a file that does not
+ * exist, is a directory or is not text), another -errno when it cannot be
+ * read. On success *out is the file, for sluice_cmd_file_free(); on failure
+ * it is NULL.
  */
 int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
 			 size_t errlen);
+/*
+ * The same for an input of sluicectl -b: a regular file (checked the same
+ * way), or a pipe, /dev/stdin, a FIFO, or "-" for standard input (named
+ * "<stdin>" in messages), read to its end.
+ */
+int sluice_cmd_input_read(const char *path, struct sluice_cmd_file **out, char *err,
+			  size_t errlen);
 /*
  * Whether an error of sluice_cmd_file_read() is the operator's to fix (exit
  * status 2): a bad line, or a path that cannot be opened as a file (missing,

@@ -335,10 +335,10 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 		/* policy_check already passed: what is left is runtime */
 		return ret == -ERANGE ? -EINVAL : ret;
 	case EDIT_RULE_DEL:
-		/* A CIDR with no rule is a mistake in what was written, like a
-		 * bad value (exit status 2), from every caller alike. */
-		ret = sluice_txn_del_rule(t, &e->cidr, err, errlen);
-		return ret == -ENOENT ? -EINVAL : ret;
+		/* A CIDR with no rule is a condition of the live state, not a
+		 * mistake in what was written (exit status 1, -ENOENT), from
+		 * every caller alike. */
+		return sluice_txn_del_rule(t, &e->cidr, err, errlen);
 	case EDIT_RULE_FLUSH:
 		if (t->nr_rules)
 			t->rules_changed = true;

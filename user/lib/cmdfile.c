@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Files of editing commands (sluicectl -b, sluice attach --config, sluice
- * reload): read once, checked whole, then applied on top of the live state
+ * reload): read once, whole and settled, checked whole, then applied on top of the live state
  * (sluice_cmd_file_edit) or as the whole desired state
  * (sluice_cmd_file_replace). The commands themselves are cmd.c's.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -27,6 +29,10 @@
  * mistaken `-b /dev/zero` from eating the memory.
  */
 #define MAX_FILE_SIZE (16U << 20)
+
+/* sluicectl -b -: standard input, named so in messages ("<stdin>:3: ..."). */
+#define STDIN_PATH "-"
+#define STDIN_NAME "<stdin>"
 
 struct cmd_line {
 	unsigned int lineno;
@@ -64,23 +70,155 @@ static int split_words(char *line, char **argv, int max)
 	return argc;
 }
 
-/* All of path into a malloc()ed, NUL-terminated buffer. */
-static int read_whole(const char *path, char **out, size_t *len, char *err, size_t errlen)
+/*
+ * A file rewritten in place (truncated, then written) can be read between
+ * its truncation and its last write: what is read is a whole file to the
+ * parser, only fewer rules (a reload would remove the rest). So a file is
+ * read only while no process has it open for writing (a read lease is
+ * granted only then, and while we hold it no process can open it for
+ * writing: its open waits until we give it back), and once it has settled:
+ * modified SETTLE_MS ago or more, or not modified for SETTLE_MS while we
+ * watch (a writer of several opens; a modification time ahead of the clock).
+ * One still open for writing, or changing, after SETTLE_MAX_MS is refused,
+ * and so is one that changed while it was read (where no lease can be
+ * had). Write-then-rename never meets any of this: the path names the old
+ * file or the new one, whole.
+ */
+#define SETTLE_MS 100
+#define SETTLE_MAX_MS 1000
+#define SETTLE_POLL_MS 10
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* What tells a file changed: the same file, of the same size and
+ * modification time. (Not the status change time: renaming a new file
+ * over this one, the way to replace it, changes that of this one.) */
+static bool same_file(const struct stat *a, const struct stat *b)
 {
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static long long age_ms(const struct stat *st)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (long long)(now.tv_sec - st->st_mtim.tv_sec) * 1000 +
+	       (now.tv_nsec - st->st_mtim.tv_nsec) / 1000000;
+}
+
+enum lease { LEASE_HELD, LEASE_WRITER, LEASE_NONE };
+
+/*
+ * A read lease on fd (opened read-only): LEASE_HELD; LEASE_WRITER when a
+ * process has the file open for writing; LEASE_NONE when this file system or
+ * this caller cannot lease it (the other checks then stand alone). A writer
+ * that opens the file while we hold it breaks the lease, which signals us:
+ * SIGURG, ignored by default, and not SIGIO, whose default kills.
+ */
+static enum lease take_lease(int fd)
+{
+	if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY || fcntl(fd, F_SETSIG, SIGURG))
+		return LEASE_NONE;
+	if (!fcntl(fd, F_SETLEASE, F_RDLCK))
+		return LEASE_HELD;
+	return errno == EAGAIN ? LEASE_WRITER : LEASE_NONE;
+}
+
+static void give_lease(int fd, enum lease l)
+{
+	if (l == LEASE_HELD)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+}
+
+/* -EAGAIN (a runtime condition: try again): the file was being written. */
+static int being_written(const char *path, const char *what, char *err, size_t errlen)
+{
+	return fail(err, errlen, -EAGAIN,
+		    "%s %s: it is being written, and nothing was applied. Write the new file "
+		    "beside it and rename it into place ('mv FILE.new FILE': the path then names "
+		    "the old file or the new one, whole), then try again",
+		    path, what);
+}
+
+/* Wait until the file of fd (st: its status now) is open for writing by no
+ * process and has settled; *l says whether we hold a lease on it. */
+static int wait_settled(int fd, const char *path, struct stat *st, enum lease *l, char *err,
+			size_t errlen)
+{
+	int waited = 0, still = 0;
+	struct stat now;
+
+	for (;;) {
+		*l = take_lease(fd);
+		if (*l != LEASE_WRITER && (age_ms(st) >= SETTLE_MS || still >= SETTLE_MS))
+			return 0;
+		give_lease(fd, *l);
+		*l = LEASE_NONE;
+		if (waited >= SETTLE_MAX_MS)
+			return being_written(path, still < SETTLE_MS ?
+						   "kept changing for " STR(SETTLE_MAX_MS) " ms" :
+						   "was open for writing by another process for "
+						   STR(SETTLE_MAX_MS) " ms", err, errlen);
+		usleep(SETTLE_POLL_MS * 1000);
+		waited += SETTLE_POLL_MS;
+		if (fstat(fd, &now))
+			return fail(err, errlen, -errno, "Couldn't read %s: %s", path,
+				    strerror(errno));
+		still = same_file(st, &now) ? still + SETTLE_POLL_MS : 0;
+		*st = now;
+	}
+}
+
+/*
+ * All of path into a malloc()ed, NUL-terminated buffer. A config file
+ * (!any_input) must be a regular file: it is read again at every reload, and
+ * opening a FIFO would block until some writer came (sluice run's reload on
+ * SIGHUP with it). Any input (sluicectl -b) may be a pipe, a FIFO, or "-":
+ * standard input.
+ */
+static int read_whole(const char *path, bool any_input, char **out, size_t *len, char *err,
+		      size_t errlen)
+{
+	bool stdin_input = any_input && !strcmp(path, STDIN_PATH);
+	enum lease lease = LEASE_NONE;
 	size_t cap = 0, n = 0;
+	struct stat st, after;
 	char *buf = NULL;
-	struct stat st;
 	int fd, ret = 0;
 	ssize_t r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (stdin_input) {
+		fd = STDIN_FILENO;
+		path = STDIN_NAME;
+	} else
+		fd = open(path, O_RDONLY | O_CLOEXEC | (any_input ? 0 : O_NONBLOCK));
 	if (fd < 0)
 		return fail(err, errlen, errno == ENOENT ? -EINVAL : -errno, "Couldn't open %s: %s",
 			    path, strerror(errno));
+	if (fstat(fd, &st)) {
+		ret = fail(err, errlen, -errno, "Couldn't read %s: %s", path, strerror(errno));
+		goto out;
+	}
 	/* A directory opens, and only read() would refuse it. */
-	if (!fstat(fd, &st) && S_ISDIR(st.st_mode)) {
-		close(fd);
-		return fail(err, errlen, -EINVAL, "Couldn't open %s: %s", path, strerror(EISDIR));
+	if (S_ISDIR(st.st_mode)) {
+		ret = fail(err, errlen, -EINVAL, "Couldn't open %s: %s", path, strerror(EISDIR));
+		goto out;
+	}
+	if (!any_input && !S_ISREG(st.st_mode)) {
+		ret = usage(err, errlen,
+			    "%s is not a regular file (%s): a config file is read whole at every "
+			    "reload, so it must be a file; write one and give its path",
+			    path, S_ISFIFO(st.st_mode) ? "a FIFO" :
+				  S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+				  S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+		goto out;
+	}
+	if (S_ISREG(st.st_mode)) {
+		ret = wait_settled(fd, path, &st, &lease, err, errlen);
+		if (ret)
+			goto out;
 	}
 	for (;;) {
 		if (n + 1 >= cap) {
@@ -113,7 +251,14 @@ static int read_whole(const char *path, char **out, size_t *len, char *err, size
 			break;
 		}
 	}
-	close(fd);
+	/* Read whole, and unchanged while it was read. */
+	if (!ret && S_ISREG(st.st_mode) &&
+	    (fstat(fd, &after) || !same_file(&st, &after) || n != (size_t)st.st_size))
+		ret = being_written(path, "changed while it was read", err, errlen);
+	give_lease(fd, lease);
+out:
+	if (!stdin_input)
+		close(fd);
 	if (ret) {
 		free(buf);
 		return ret;
@@ -150,8 +295,8 @@ static int add_line(struct sluice_cmd_file *f, unsigned int lineno, int argc, ch
 	return 0;
 }
 
-int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
-			 size_t errlen)
+static int file_read(const char *path, bool any_input, struct sluice_cmd_file **out, char *err,
+		     size_t errlen)
 {
 	char *argv[MAX_WORDS + 1], inner[SLUICE_ERR_LEN], *p, *end, *nl;
 	struct sluice_cmd_file *f;
@@ -162,12 +307,13 @@ int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *e
 	*out = NULL;
 	f = calloc(1, sizeof(*f));
 	if (f)
-		f->path = strdup(path);
+		f->path = strdup(any_input && !strcmp(path, STDIN_PATH) ? STDIN_NAME : path);
 	if (!f || !f->path) {
 		free(f);
 		return fail(err, errlen, -ENOMEM, "Couldn't read %s: %s", path, strerror(ENOMEM));
 	}
-	ret = read_whole(path, &f->text, &len, err, errlen);
+	ret = read_whole(path, any_input, &f->text, &len, err, errlen);
+	path = f->path; /* for messages: "<stdin>" for "-" */
 	if (ret)
 		goto out_free;
 	for (p = f->text, end = p + len; p < end; p = nl + 1) {
@@ -208,6 +354,18 @@ int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *e
 out_free:
 	sluice_cmd_file_free(f);
 	return ret;
+}
+
+int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
+			 size_t errlen)
+{
+	return file_read(path, false, out, err, errlen);
+}
+
+int sluice_cmd_input_read(const char *path, struct sluice_cmd_file **out, char *err,
+			  size_t errlen)
+{
+	return file_read(path, true, out, err, errlen);
 }
 
 int sluice_cmd_file_nr(const struct sluice_cmd_file *f)
@@ -289,7 +447,7 @@ static bool same_policy(const struct sluice_policy *a, const struct sluice_polic
 	       !memcmp(&a->bytes, &b->bytes, sizeof(a->bytes));
 }
 
-/* The settings but the policy and the rules' bookkeeping (nr_rules, rules_gen). */
+/* The settings but the policy and where the rules are (the commit's). */
 static bool same_settings(const struct sluice_settings *a, const struct sluice_settings *b)
 {
 	return !memcmp(&a->new_keys, &b->new_keys, sizeof(a->new_keys)) && a->flags == b->flags &&
@@ -424,9 +582,9 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 		sluice_txn_end(&n);
 		return ret;
 	}
-	/* The commit flips the rule generation from the live one. */
-	n.set.rules_gen = t->set.rules_gen;
-	n.set.nr_rules = t->set.nr_rules;
+	/* Where the rules are (rules_gen, rule_maps, nr_rules) is the
+	 * commit's to say: n.set's are the defaults', and never reach the
+	 * datapath. */
 	free(t->rules);
 	t->rules = n.rules;
 	t->nr_rules = n.nr_rules;

@@ -170,6 +170,8 @@ const char *sluice_cmdline(void);
 int sluice_lock_dir(const char *dir, bool create, char *err, size_t errlen);
 /* The same on an open fd of dir; 0 or -errno. */
 int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen);
+/* The same, shared: for a reader that must see no writer at work. */
+int sluice_lock_fd_shared(int fd, const char *dir, char *err, size_t errlen);
 
 /* ---- pinned state of one interface (state.c) ---- */
 

@@ -3,7 +3,9 @@
  * The writers' lock: flock() on a pin directory, waited for a bounded time.
  *
  * Only writers lock (attach, detach, reload, every sluicectl edit); readers
- * read the live half of the config without it (sluice_read_settings()). A
+ * read the live half of the config without it (sluice_read_settings()), and
+ * take it shared only to wait out a change they keep meeting, or to read
+ * what a writer that died mid-change left (sluice_read_policies()). A
  * writer that was stopped (Ctrl-Z, a debugger) while holding the lock would
  * otherwise hang every other writer silently: after SLUICE_LOCK_TIMEOUT
  * seconds (default 5) the waiter gives up and names the holder, found in
@@ -87,14 +89,14 @@ static void lock_holder(const struct stat *st, char *buf, size_t len)
 		snprintf(buf, len, "pid %d", pid);
 }
 
-int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen)
+static int lock_fd_op(int fd, int op, const char *dir, char *err, size_t errlen)
 {
 	double timeout = lock_timeout(), waited = 0;
 	char holder[200];
 	struct stat st;
 
 	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(fd, op | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return sluice_err(err, errlen, -errno, "Couldn't lock %s: %s", dir,
@@ -114,6 +116,16 @@ int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen)
 			  "%s is locked by %s, which is changing it, and it did not let go in %.0f s: "
 			  "wait for it, or stop it if it is stuck (SLUICE_LOCK_TIMEOUT sets the wait)",
 			  dir, holder, timeout);
+}
+
+int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen)
+{
+	return lock_fd_op(fd, LOCK_EX, dir, err, errlen);
+}
+
+int sluice_lock_fd_shared(int fd, const char *dir, char *err, size_t errlen)
+{
+	return lock_fd_op(fd, LOCK_SH, dir, err, errlen);
 }
 
 int sluice_lock_dir(const char *dir, bool create, char *err, size_t errlen)

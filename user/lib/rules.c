@@ -8,10 +8,12 @@
  * once, and walks the maps only when it is stale.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "rules.h"
@@ -155,8 +157,10 @@ int sluice_read_rules(const struct sluice_handle *h, const struct sluice_setting
 		      struct sluice_txn_rule **out, size_t *nr, bool *from_tab)
 {
 	*from_tab = sluice_ruletab_valid(h, seq, s->nr_rules);
-	if (*from_tab) {
-		*nr = s->nr_rules;
+	/* No packet looks a rule up while nr_rules is 0: whatever the maps
+	 * hold then (what a writer that died left) is not in force. */
+	if (*from_tab || !s->nr_rules) {
+		*nr = *from_tab ? s->nr_rules : 0;
 		*out = malloc((*nr ? *nr : 1) * sizeof(**out));
 		if (!*out)
 			return -ENOMEM;
@@ -223,18 +227,26 @@ int sluice_clear_rule_gen(const struct sluice_handle *h, __u8 gen)
 }
 
 /* Delete rules[0..nr) of generation gen from where rule_maps m put them;
- * the first error. */
+ * the first error. A rule not there is looked for in the other map: a
+ * state whose settings said its rules were elsewhere (sluice 0.4.0 committed
+ * such settings on a reload) loses them all the same. */
 int sluice_delete_rules(const struct sluice_handle *h, const struct sluice_rule_place *m,
 			const struct sluice_txn_rule *rules, size_t nr, __u8 gen)
 {
-	int ret = 0;
+	int ret = 0, fd;
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
 		struct sluice_rule_key k = rules[i].key;
 
 		k.gen = gen;
-		if (bpf_map_delete_elem(sluice_rule_fd(h, m, &rules[i]), &k) && errno != ENOENT && !ret)
+		fd = sluice_rule_fd(h, m, &rules[i]);
+		if (!bpf_map_delete_elem(fd, &k))
+			continue;
+		if (errno == ENOENT && h->hash_fd >= 0 &&
+		    !bpf_map_delete_elem(fd == h->hash_fd ? h->rules_fd : h->hash_fd, &k))
+			continue;
+		if (errno != ENOENT && !ret)
 			ret = -errno;
 	}
 	return ret;
@@ -373,8 +385,28 @@ static int cmp_rules(const void *a, const void *b)
 	return x->rule.prefixlen - y->rule.prefixlen;
 }
 
-/* How often a reader tries again while writers keep changing the rules. */
+/* How often a reader tries again without the lock while writers keep
+ * changing the rules, or while what it reads does not add up though nothing
+ * moved (STUCK_TRIES); then it waits for the lock (shared) and reads once. */
 #define READ_TRIES 100
+#define STUCK_TRIES 3
+
+/* Wait (bounded) until no writer is at work on h, and keep them out: the fd
+ * to close afterwards, or -errno. A fd of its own, never h->lock_fd: a
+ * shared flock on the fd of a writer's own lock would turn it shared. */
+static int lock_readers_way(const struct sluice_handle *h, char *err, size_t errlen)
+{
+	int fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return fail(err, errlen, -errno, "Couldn't open %s: %s", h->dir, strerror(errno));
+	ret = sluice_lock_fd_shared(fd, h->dir, err, errlen);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
 
 int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
 			 char *err, size_t errlen)
@@ -382,9 +414,9 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 	struct sluice_rstats *by_slot = NULL;
 	struct sluice_rwould *would_slot = NULL;
 	unsigned char *have = NULL;
-	int ret = 0, try;
+	int ret = 0, try, stuck = 0, lock_fd = -1;
+	__u64 seq, last_seq = 0;
 	bool from_tab;
-	__u64 seq;
 	size_t i;
 
 	memset(pol, 0, sizeof(*pol));
@@ -396,16 +428,31 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 		would_slot = (struct sluice_rwould *)(by_slot + SLUICE_MAX_RULES);
 		have = (unsigned char *)(would_slot + SLUICE_MAX_RULES);
 	}
-	for (try = 0; try < READ_TRIES; try++) {
+	for (try = 0;; try++) {
+		if (lock_fd < 0 && (try == READ_TRIES || stuck == STUCK_TRIES)) {
+			/*
+			 * Still changing: a writer at work (a big rewrite, a
+			 * grace period), or one that died between its rule
+			 * update and its flip, whose count of rules the maps
+			 * no longer match. Wait for the first to finish; with
+			 * no writer at work what the maps hold is what every
+			 * packet sees.
+			 */
+			lock_fd = lock_readers_way(h, err, errlen);
+			if (lock_fd < 0) {
+				free(by_slot);
+				return lock_fd;
+			}
+		}
 		sluice_free_policies(pol);
 		if (have)
 			memset(have, 0, SLUICE_MAX_RULES);
 		sluice_read_settings(h, &pol->set, &seq);
 		ret = sluice_read_rules(h, &pol->set, seq, &pol->rules, &pol->nr_rules, &from_tab);
 		if (ret) {
-			free(by_slot);
-			return fail(err, errlen, ret, "Couldn't read the rules of %s: %s",
-				    h->ifname, strerror(-ret));
+			ret = fail(err, errlen, ret, "Couldn't read the rules of %s: %s",
+				   h->ifname, strerror(-ret));
+			goto out;
 		}
 		/* Sorted first: rstats[i] is the counters of rules[i]. */
 		if (pol->nr_rules)
@@ -418,8 +465,8 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			if (!pol->rstats || !pol->slot_users ||
 			    (h->rwould_fd >= 0 && !pol->rwould)) {
 				sluice_free_policies(pol);
-				free(by_slot);
-				return fail(err, errlen, -ENOMEM, "out of memory");
+				ret = fail(err, errlen, -ENOMEM, "out of memory");
+				goto out;
 			}
 		}
 		for (i = 0; with_stats && i <= pol->nr_rules; i++) {
@@ -440,25 +487,35 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			pol->slot_users[slot]++;
 			if (ret) {
 				sluice_free_policies(pol);
-				free(by_slot);
-				return fail(err, errlen, ret,
-					    "Couldn't read the counters of policy slot %u of %s: "
-					    "%s", slot, h->ifname, strerror(-ret));
+				ret = fail(err, errlen, ret,
+					   "Couldn't read the counters of policy slot %u of %s: "
+					   "%s", slot, h->ifname, strerror(-ret));
+				goto out;
 			}
 		}
+		/* Under the lock nothing changes: this is what packets see. */
+		if (lock_fd >= 0) {
+			pol->set.nr_rules = (__u32)pol->nr_rules;
+			break;
+		}
 		/* One whole version: nothing changed while we read it. */
-		if (!sluice_settings_changed(h, seq) && pol->nr_rules == pol->set.nr_rules &&
+		if (sluice_settings_changed(h, seq)) {
+			stuck = 0;
+			continue;
+		}
+		if (pol->nr_rules == pol->set.nr_rules &&
 		    (!from_tab || sluice_ruletab_valid(h, seq, pol->set.nr_rules)))
 			break;
+		/* The count is off though nothing moved: a writer between its
+		 * rule update and its flip, or one that died there. */
+		stuck = try && seq == last_seq ? stuck + 1 : 1;
+		last_seq = seq;
 	}
+out:
+	if (lock_fd >= 0)
+		close(lock_fd);
 	free(by_slot);
-	if (try == READ_TRIES) {
-		sluice_free_policies(pol);
-		return fail(err, errlen, -EAGAIN,
-			    "the rules of %s kept changing while they were read (%d tries): try "
-			    "again", h->ifname, READ_TRIES);
-	}
-	return 0;
+	return ret;
 }
 
 int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,

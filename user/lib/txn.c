@@ -11,7 +11,16 @@
  * serialized by flock() on the pin directory (lock.c), waited for a bounded
  * time. Readers take no lock: config.seq is bumped before the rules or the
  * halves change, and a reader retries when it moved (sluice_read_settings(),
- * sluice_read_policies()).
+ * sluice_read_policies(); one that keeps failing waits for the lock shared).
+ *
+ * A writer may die anywhere (SIGKILL). What it leaves is the old state or
+ * the new one whole: the idle generation is written before the flip, and
+ * cleared by every writer before it writes it; the only change made in the
+ * live generation is one rule, which packets see at once, and never to or
+ * from no rules; the rule table, stale from a writer's first write on,
+ * tells the next one to trust only what the maps hold. The settings
+ * say where the rules are only as the commit writes them (rules_gen,
+ * rule_maps, nr_rules): whatever a caller's copy says is replaced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +67,7 @@ struct sluice_txn_books {
 	bool built; /* the index was built once: a rebuild means rules[] was edited */
 	bool from_tab; /* read from an up-to-date sluice_ruletab */
 	struct sluice_rule_place live_place; /* where the live rules are */
+	__u8 live_gen; /* their generation */
 	/* The edits made through the helpers: one of them may be made in place. */
 	unsigned int nr_ops;
 	struct sluice_cidr op;
@@ -164,6 +174,7 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 			    strerror(-ret));
 	}
 	b->live_known = true;
+	b->live_gen = t->set.rules_gen & 1;
 	sluice_rule_place_of(h, &t->set, &b->live_place);
 	return 0;
 }
@@ -406,13 +417,14 @@ static long live_find_rule(struct sluice_txn_books *b, const struct sluice_txn_r
 	return live_find(b, &c);
 }
 
-/* The settings but the rules' bookkeeping, as the datapath reads them. */
+/* The settings but where the rules are, as the datapath reads them. */
 static bool same_but_rules(const struct sluice_settings *a, const struct sluice_settings *b)
 {
 	struct sluice_settings x = *a, y = *b;
 
 	x.nr_rules = y.nr_rules = 0;
 	x.rules_gen = y.rules_gen = 0;
+	x.rule_maps = y.rule_maps = 0;
 	return !memcmp(&x, &y, sizeof(x));
 }
 
@@ -430,7 +442,14 @@ static bool one_edit(struct sluice_txn *t, long *now, long *was)
 	struct sluice_txn_rule *r;
 	const struct sluice_settings *live;
 
-	if (!b || !b->from_tab || b->nr_ops != 1 || !books_ready(t))
+	/* Only on a clean state (the table is published only once a change
+	 * is whole, its old generation deleted), and never to or from no
+	 * rules: the datapath skips the rules while settings.nr_rules is 0,
+	 * so a writer killed between the map update and the flip would
+	 * leave rules in the maps that no packet sees, or the reverse. With
+	 * rules on both sides what the maps hold is what packets see. */
+	if (!b || !b->from_tab || b->nr_ops != 1 || !b->nr_live || !t->nr_rules ||
+	    !books_ready(t))
 		return false;
 	live = &t->h->cfg->settings[__atomic_load_n(&t->h->cfg->active, __ATOMIC_ACQUIRE) & 1];
 	if (!same_but_rules(&t->set, live))
@@ -565,7 +584,7 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 {
 	struct sluice_handle *h = t->h;
 	struct sluice_txn_books *b = t->books;
-	__u8 gen = t->set.rules_gen;
+	__u8 gen = b->live_gen;
 	int ret = 0;
 
 	ruletab_retire(h->cfg);
@@ -607,7 +626,7 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 {
 	struct sluice_handle *h = t->h;
 	struct sluice_txn_books *b = t->books;
-	__u8 old_gen = t->set.rules_gen, new_gen = !old_gen;
+	__u8 old_gen = b->live_gen, new_gen = !old_gen;
 	struct sluice_rule_place place;
 	__u32 max = sluice_max_rules(h);
 	size_t written = 0;
@@ -617,10 +636,11 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 		return too_many_rules(t, err, errlen);
 	sluice_rule_place_for(h, t->rules, t->nr_rules, &place);
 	ruletab_retire(h->cfg);
-	/* Leftovers of a writer that died mid-change are not live. The table
-	 * was up to date only if the last change finished, clearing them. */
-	if (!b->from_tab)
-		ret = sluice_clear_rule_gen(h, new_gen);
+	/* The idle generation is cleared whole first (one walk of each map):
+	 * whatever a writer that died left there, or an older sluice (0.4.0's
+	 * reload deleted a generation's rules from the wrong map), would come
+	 * alive with this change, unseen by rule list. */
+	ret = sluice_clear_rule_gen(h, new_gen);
 	if (!ret)
 		ret = clear_new_slots(t);
 	for (; !ret && written < t->nr_rules; written++) {
@@ -644,8 +664,16 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 	/* The idle generation's lengths: no packet reads them before the flip. */
 	memcpy(h->cfg->hash_lens[new_gen], place.lens, sizeof(place.lens));
 	flip_settings(t);
-	/* What the walk or the table said was live is now the old generation. */
-	ret = sluice_delete_rules(h, &b->live_place, b->live, b->nr_live, old_gen);
+	/* The old generation goes whole. From a clean state (the table) it
+	 * holds exactly the table's rules; after a writer that died, or on a
+	 * state whose settings said its rules were elsewhere, it may hold
+	 * entries no list knows of: every entry of that generation goes. A
+	 * leftover would come back to life when this generation is next
+	 * written, unseen by 'rule list'. */
+	if (b->from_tab)
+		ret = sluice_delete_rules(h, &b->live_place, b->live, b->nr_live, old_gen);
+	else
+		ret = sluice_clear_rule_gen(h, old_gen);
 	if (ret)
 		pr_warn("warning: Couldn't clear the old rules of %s: %s (harmless: the "
 			"next change clears them)\n", h->ifname, strerror(-ret));
@@ -654,34 +682,81 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* Are t's rules the live ones, entry for entry? */
+static bool rules_same_as_live(struct sluice_txn *t)
+{
+	struct sluice_txn_books *b = t->books;
+	size_t i;
+
+	if (t->nr_rules != b->nr_live)
+		return false;
+	for (i = 0; i < t->nr_rules; i++) {
+		long was = live_find_rule(b, &t->rules[i]);
+
+		if (was < 0 ||
+		    memcmp(&b->live[was].rule, &t->rules[i].rule, sizeof(struct sluice_rule)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Only the settings change: the rules stay where they are. Only from a clean
+ * state (the table up to date: the maps hold what it lists, as the last
+ * change left them), with the rules the live ones and already where this
+ * sluice puts them; else the change is written whole, which clears what a
+ * dead writer left and moves rules an upgrade left in the trie.
+ */
+static bool settings_only(struct sluice_txn *t)
+{
+	struct sluice_txn_books *b = t->books;
+	struct sluice_rule_place np;
+
+	if (!b->from_tab || !rules_same_as_live(t))
+		return false;
+	sluice_rule_place_for(t->h, t->rules, t->nr_rules, &np);
+	return sluice_rule_place_same(&np, &b->live_place);
+}
+
 int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 {
+	struct sluice_txn_books *b = t->books;
 	long now, was;
 	int ret;
 
 	ret = sluice_policy_check(&t->set.def, err, errlen);
 	if (ret)
 		return ret;
-	if (!t->books || !t->books->live_known)
+	if (!b || !b->live_known)
 		return fail(err, errlen, -EINVAL, "internal error: a change of %s committed "
 			    "without sluice_txn_begin()", t->h->ifname);
-	if (t->rules_changed)
-		ret = one_edit(t, &now, &was) ? commit_in_place(t, now, was, err, errlen) :
-						commit_whole(t, err, errlen);
-	else {
+	/*
+	 * Where the rules are is the commit's to say, never the caller's: a
+	 * copy of the settings built from the defaults (a config file), or
+	 * edited by hand, would otherwise describe rules that are not where
+	 * it says, and every packet would miss them. From here on t->set says
+	 * where the live rules are; each way of committing below moves them.
+	 */
+	t->set.rules_gen = b->live_gen;
+	t->set.rule_maps = b->live_place.maps;
+	t->set.nr_rules = (__u32)b->nr_live;
+	if (t->rules_changed && one_edit(t, &now, &was)) {
+		ret = commit_in_place(t, now, was, err, errlen);
+	} else if (!t->rules_changed && settings_only(t)) {
 		ruletab_retire(t->h->cfg);
-		t->set.nr_rules = (__u32)t->nr_rules;
 		flip_settings(t);
 		ruletab_publish(t);
+	} else {
+		ret = commit_whole(t, err, errlen);
 	}
 	if (ret)
 		return ret;
 	t->rules_changed = false;
 	/* One commit a transaction: what it started from is gone. */
-	free(t->books->live_copy);
-	t->books->live_copy = NULL;
-	t->books->live = NULL;
-	t->books->nr_live = 0;
-	t->books->live_known = false;
+	free(b->live_copy);
+	b->live_copy = NULL;
+	b->live = NULL;
+	b->nr_live = 0;
+	b->live_known = false;
 	return 0;
 }

@@ -439,7 +439,7 @@ int sluice_attach(struct attach_opts *o)
 		goto out;
 	ret = validate_edits(&c);
 	if (ret) {
-		if (ret == -EINVAL || ret == -ERANGE || ret == -ENOENT)
+		if (ret == -EINVAL || ret == -ERANGE)
 			status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
@@ -474,7 +474,7 @@ int sluice_attach(struct attach_opts *o)
 	if (!existing) {
 		ret = apply_settings(&c, &h);
 		if (ret) {
-			if (ret == -EINVAL || ret == -ERANGE || ret == -ENOENT)
+			if (ret == -EINVAL || ret == -ERANGE)
 				status = SLUICE_EXIT_USAGE;
 			goto undo;
 		}
@@ -504,7 +504,7 @@ int sluice_attach(struct attach_opts *o)
 			p_err("sluice runs on %s, but its settings were not changed: %s", o->ifname,
 			      c.err);
 			c.err[0] = '\0';
-			status = ret == -EINVAL || ret == -ERANGE || ret == -ENOENT ?
+			status = ret == -EINVAL || ret == -ERANGE ?
 					 SLUICE_EXIT_USAGE :
 					 SLUICE_EXIT_RUNTIME;
 			goto out_quiet;

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "loader.h"
@@ -35,7 +36,13 @@ static void reload_help(void)
 	       "...', '#' comments): the default policy and settings become the defaults\n"
 	       "plus what the 'set' lines say, the rules become exactly the 'rule add'\n"
 	       "lines. Buckets of policies whose algorithm, window and key prefix did not\n"
-	       "change are kept. A bad line changes nothing (exit status 2, FILE:LINE).\n");
+	       "change are kept. A bad line changes nothing (exit status 2, FILE:LINE).\n"
+	       "\n"
+	       "FILE must be a regular file. Replace it by writing the new one beside it and\n"
+	       "renaming it into place (mv FILE.new FILE): a file rewritten in place may be\n"
+	       "read half written, so one that another process has open for writing, or\n"
+	       "that changes, for a second, or that changed while it was read, is refused\n"
+	       "(exit status 1) and nothing changes.\n");
 }
 
 void default_config_path(const char *ifname, char *buf, size_t len)
@@ -150,6 +157,13 @@ int do_reload(int argc, char **argv)
 	if (!config) {
 		default_config_path(argv[optind], path, sizeof(path));
 		config = path;
+		if (access(path, F_OK) && errno == ENOENT)
+			return usage_err("reload",
+					 "no config file for %s: %s does not exist. Give one with "
+					 "--config FILE (its 'set' and 'rule add' lines become the "
+					 "whole state of %s: what it does not set is the default, a "
+					 "rule it does not list is removed), or write %s",
+					 argv[optind], path, argv[optind], path);
 	}
 	return sluice_reload(argv[optind], config);
 }
