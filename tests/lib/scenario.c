@@ -249,6 +249,7 @@ static const struct scn_burst sliding_19m[] = {
 #define FIXED(tbl) .bursts = (tbl), .nr_bursts = ARRAY_SIZE(tbl)
 #define RANDOM(n, s, gap, lo, hi)                                                           \
 	.nr_random = (n), .seed = (s), .gap_ns = (gap), .len_min = (lo), .len_max = (hi)
+#define RANDOM0(n, s, gap, lo, hi) RANDOM(n, s, gap, lo, hi), .from_zero = true
 
 const struct scn scn_tables[] = {
 	{ "token-bucket 10/s burst 5: burst, then the steady rate", SLUICE_ALGO_TOKEN_BUCKET,
@@ -323,6 +324,24 @@ const struct scn scn_tables[] = {
 	  "100ms", RANDOM(2000, 9, SCN_MS(10), 60, 60) },
 	{ "random sliding-log 64/s in 1s", SLUICE_ALGO_SLIDING_LOG, "64/s", 0, NULL, 0, "1s",
 	  RANDOM(2000, 10, SCN_MS(16), 60, 60) },
+	/* The same from a clock at 0: the first window of uptime, its boundaries. */
+	{ "random token-bucket 1000/s burst 20 from 0", SLUICE_ALGO_TOKEN_BUCKET, "1000/s", 20,
+	  RANDOM0(2000, 11, SCN_MS(1), 60, 60) },
+	{ "random leaky-bucket 7/s burst 3 from 0", SLUICE_ALGO_LEAKY_BUCKET, "7/s", 3,
+	  RANDOM0(1000, 12, SCN_MS(143), 60, 60) },
+	{ "random token-bucket 1000/s burst 10 + 10mbit burst 6000 from 0",
+	  SLUICE_ALGO_TOKEN_BUCKET, "1000/s", 10, "10mbit", 6000,
+	  RANDOM0(2000, 13, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN) },
+	{ "random sliding-window 100/s in 100ms from 0", SLUICE_ALGO_SLIDING_WINDOW, "100/s", 0,
+	  NULL, 0, "100ms", RANDOM0(2000, 14, SCN_MS(10), 60, 60) },
+	{ "random fixed-window 100/s in 100ms from 0", SLUICE_ALGO_FIXED_WINDOW, "100/s", 0, NULL,
+	  0, "100ms", RANDOM0(2000, 15, SCN_MS(10), 60, 60) },
+	{ "random sliding-log 100/s in 100ms from 0", SLUICE_ALGO_SLIDING_LOG, "100/s", 0, NULL, 0,
+	  "100ms", RANDOM0(2000, 16, SCN_MS(10), 60, 60) },
+	{ "random fixed-window 20/h in 1h from 0", SLUICE_ALGO_FIXED_WINDOW, "20/h", 0, NULL, 0,
+	  "1h", RANDOM0(1000, 17, SCN_S(120), 60, 60) },
+	{ "random sliding-window 20/h in 1h from 0", SLUICE_ALGO_SLIDING_WINDOW, "20/h", 0, NULL, 0,
+	  "1h", RANDOM0(1000, 18, SCN_S(120), 60, 60) },
 };
 const size_t scn_nr_tables = ARRAY_SIZE(scn_tables);
 
@@ -396,7 +415,7 @@ int scn_packets(const struct scn *s, struct scn_pkt **pkts, size_t *nr)
 	size_t n = 0, i, k;
 
 	if (s->nr_random) {
-		__u64 rnd = s->seed, t = SCN_T0;
+		__u64 rnd = s->seed, t = s->from_zero ? 0 : SCN_T0;
 
 		out = calloc(s->nr_random, sizeof(*out));
 		if (!out)
