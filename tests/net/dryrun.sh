@@ -200,7 +200,10 @@ one_table() {
 	# ---- a state pinned without sluice_rwould (by the sluice before it) ----
 
 	keys_before=$(jget "$(rx_ctl -i "$IF_RX" -j stats)" .keys)
-	src_before=$(jget "$(rx_ctl -i "$IF_RX" -j show "$SRC")" '[.bucket.found, .bucket.key, (.bucket.dropped // 0) + (.bucket.would_drop // 0)] | @tsv')
+	# SRC's bucket: found, its key, its drop count (would-drops under dry-run)
+	kept='[.bucket.found, .bucket.key, (.bucket.dropped // 0) + (.bucket.would_drop // 0)]'
+	kept="$kept | @tsv"
+	src_before=$(jget "$(rx_ctl -i "$IF_RX" -j show "$SRC")" "$kept")
 	rm -f "$RX_PINS/sluice_rwould"
 	expect_status 0 "without sluice_rwould: rule list works" rx_ctl -i "$IF_RX" rule list
 	last=$(awk '$1 == "default" { print $NF }' <<<"$OUT")
@@ -233,16 +236,18 @@ one_table() {
 		diag "$OUT"
 	fi
 	keys_after=$(jget "$(rx_ctl -i "$IF_RX" -j stats)" .keys)
-	src_after=$(jget "$(rx_ctl -i "$IF_RX" -j show "$SRC")" '[.bucket.found, .bucket.key, (.bucket.dropped // 0) + (.bucket.would_drop // 0)] | @tsv')
+	src_after=$(jget "$(rx_ctl -i "$IF_RX" -j show "$SRC")" "$kept")
 	# Its drop count (would-drops of the dry-run flood) is the key's own: a
 	# bucket made afresh has 0.
 	if positive "$keys_before" && [ "$keys_after" = "$keys_before" ] &&
 		[ "$(cut -f1 <<<"$src_after")" = true ] && positive "$(cut -f3 <<<"$src_after")" &&
 		[ "$src_after" = "$src_before" ]; then
-		ok "the upgraded state keeps its buckets ($keys_after keys; $SRC's with its $(cut -f3 <<<"$src_after") drops)"
+		ok "the upgraded state keeps its buckets ($keys_after keys;" \
+			"$SRC's with its $(cut -f3 <<<"$src_after") drops)"
 	else
 		not_ok "the upgraded state keeps its buckets"
-		diag "keys before $keys_before, after $keys_after; $SRC before '$src_before', after '$src_after'"
+		diag "keys before $keys_before, after $keys_after;" \
+			"$SRC before '$src_before', after '$src_after'"
 		diag "$(rx_ctl -i "$IF_RX" top -n 20)"
 	fi
 	if [ "$(would_of default)" = 0 ] && [ "$(would_of "$RULE")" = 0 ]; then

@@ -383,8 +383,10 @@ static void test_no_underflow(void)
  */
 static void test_new_key_full(void)
 {
-	static const __u64 at[] = { 0,	 1,	       SCN_MS(500),	SCN_S(1) - 1,
-				    SCN_S(1), SCN_S(1) + 1, SCN_S(86400), SCN_S(86400ULL * 365 * 30) };
+	static const __u64 at[] = {
+		0, 1, SCN_MS(500), SCN_S(1) - 1, SCN_S(1), SCN_S(1) + 1, SCN_S(86400),
+		SCN_S(86400ULL * 365 * 30),
+	};
 	static const __u64 fresh[] = { 0, SLUICE_FRESH };
 	static const struct scn algos[] = {
 		{ "token-bucket 10/s burst 7", SLUICE_ALGO_TOKEN_BUCKET, "10/s", 7 },
