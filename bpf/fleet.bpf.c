@@ -107,10 +107,18 @@ static __always_inline void take(__u64 *v, __u64 x)
 	}
 }
 
+/* The TAT a debt folds to: now + debt, kept below the sentinels of algo.h
+ * (SLUICE_FRESH and up), which the datapath reads as a full bucket. */
+static __always_inline __u64 fold_tat(__u64 now, __u64 debt)
+{
+	return debt < SLUICE_FRESH - 1 - now ? now + debt : SLUICE_FRESH - 1;
+}
+
 /*
  * *tat = max(*tat, floor). -1, nothing written, when it reads SLUICE_FROZEN:
  * the set table's way is being claimed by another key (the LRU table never
- * holds that value, and a TAT of 2^64 - 1 is above every floor anyway).
+ * holds that value). SLUICE_FRESH, a way claimed for a key not charged yet,
+ * is a full bucket (algo.h): below every floor.
  */
 static __always_inline int raise_tat(__u64 *tat, __u64 floor)
 {
@@ -121,7 +129,7 @@ static __always_inline int raise_tat(__u64 *tat, __u64 floor)
 
 		if (old == SLUICE_FROZEN)
 			return -1;
-		if (old >= floor || sluice_cas(tat, old, floor))
+		if ((old >= floor && old != SLUICE_FRESH) || sluice_cas(tat, old, floor))
 			return 0;
 	}
 	return 0;
@@ -150,7 +158,7 @@ static __always_inline void apply_sets(struct sluice_fleet_rec *r, __u64 now)
 		return; /* contended: the next sync brings the debt again */
 	if (sets_ref(r->key.family, q.loc, &wr))
 		return;
-	if (r->debt[0] && raise_tat(wr.s0, now + r->debt[0]))
+	if (r->debt[0] && raise_tat(wr.s0, fold_tat(now, r->debt[0])))
 		return;
 	/* Frozen since (or before, with no packet debt): the byte TAT may
 	 * already be the next key's. */
@@ -161,7 +169,7 @@ static __always_inline void apply_sets(struct sluice_fleet_rec *r, __u64 now)
 	if ((id & (__u64)SLUICE_WAY_LIVE << 32) &&
 	    !(id & (__u64)(SLUICE_WAY_BUSY | SLUICE_WAY_AUX) << 32))
 		sluice_cas(&w->ident, id, id | (__u64)SLUICE_WAY_AUX << 32);
-	raise_tat(&wr.x->s1, now + r->debt[1]);
+	raise_tat(&wr.x->s1, fold_tat(now, r->debt[1]));
 }
 
 static long apply_one(__u32 i, struct apply_ctx *a)
@@ -196,7 +204,7 @@ static long apply_one(__u32 i, struct apply_ctx *a)
 		struct sluice_bucket nb = {};
 
 		for (j = 0; j < 2; j++)
-			nb.s[j] = r->debt[j] ? a->now + r->debt[j] : 0;
+			nb.s[j] = r->debt[j] ? fold_tat(a->now, r->debt[j]) : 0;
 		if (!(int)bpf_map_update_elem(&sluice_buckets, &r->key, &nb, BPF_NOEXIST))
 			return 0;
 		b = bpf_map_lookup_elem(&sluice_buckets, &r->key);
@@ -205,7 +213,7 @@ static long apply_one(__u32 i, struct apply_ctx *a)
 	}
 	for (j = 0; j < 2; j++)
 		if (r->debt[j])
-			raise_tat(&b->s[j], a->now + r->debt[j]);
+			raise_tat(&b->s[j], fold_tat(a->now, r->debt[j]));
 	return 0;
 }
 

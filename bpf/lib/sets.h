@@ -21,11 +21,15 @@
  *     emptied the way meanwhile, or the fleet agent's apply added
  *     SLUICE_WAY_AUX to it: s0 is put back, and the claim starts over).
  *  4. Reset the way: aux words to 0 (with N's prefix length, window, IPv6
- *     address), then s0 = f, where f is 0, or 1 when o was 0. f is a state
- *     as free as no state for every algorithm (a TAT of 1 tick is in the
- *     past; a window count of 1 in window 0 has ended once the clock is past
- *     window 1), and f != o, so an update of the victim's key that read o
- *     before the freeze fails its CAS after the reset too.
+ *     address), then s0 = f, where f is 0, or SLUICE_FRESH when o was 0.
+ *     f is a new key's state for every algorithm at every now, 0 included
+ *     (algo.h: a full bucket, no window yet; the aux words' 0 is a full
+ *     byte bucket, no previous window), and f != o, so an update of the
+ *     victim's key that read o before the freeze fails its CAS after the
+ *     reset too. (No real state may stand for f: a TAT of 1 tick is not
+ *     full at now 0, and a count of 1 in window 0 is a packet counted in
+ *     the first window of uptime, which a box booted less than a window
+ *     ago is in.)
  *  5. Duplicates: another CPU may have claimed another way for N at the same
  *     time. Rescan the set: a way of N (live or BUSY) other than v means
  *     this claim gives way: v is emptied (ident 0) and the lookup starts
@@ -200,7 +204,7 @@ static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, co
 						      window ? sluice_window_ms(window) : 0));
 		if (v6)
 			__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
-		f = vs0 ? 0 : 1;
+		f = vs0 ? 0 : SLUICE_FRESH;
 		SLUICE_WRITE(w->s0, f);
 		/* 5. duplicates */
 #pragma unroll

@@ -45,14 +45,35 @@ enum sluice_verdict {
 };
 
 /*
- * A state word no state ever holds: the set-associative table (sets.h)
- * freezes a way's first state word to it while the way changes keys, so
+ * Two state words no state ever holds, both used only by the set-associative
+ * table (sets.h; the LRU table never holds either):
+ *
+ * SLUICE_FROZEN: a way's first state word while the way changes keys, so
  * that no update lands between its eviction decision and its claim. Every
- * CAS loop below that reads it returns SLUICE_RETRY without writing (the
- * LRU table never holds it). A TAT of 2^64 - 1 ticks is 36 years of
- * uptime; a window count of 2^32 - 1 in window 2^32 - 1 is 13 years.
+ * CAS loop below that reads it returns SLUICE_RETRY without writing.
+ *
+ * SLUICE_FRESH: a claimed way's first state word before its key's first
+ * update, when the word it replaces was 0 (a claim must leave a word other
+ * than the one it evicted, bpf/lib/sets.h). Every algorithm reads it as it
+ * reads 0, a new key: a full bucket (GCRA, the shaper) or no window yet
+ * (both window algorithms), at every now, 0 included. No real state is
+ * either of them, and none is read as a sentinel by mistake: a TAT of
+ * SLUICE_FRESH ticks or more is 36 years of uptime, so the buckets test
+ * `old >= SLUICE_FRESH`, one compare for both; a window state always counts
+ * at least the packet that opened its window, so the window algorithms read
+ * a count of 0 (0 and SLUICE_FRESH, whose low half is 0) as a new key, and
+ * SLUICE_FROZEN (a count of 2^32 - 1, which no window reaches: 4 billion
+ * packets of one key in one window) by equality.
+ *
+ * Zero is a real state too, and means what it says at every now: a TAT of
+ * 0 is a full bucket even at now = 0 (max(0, now) = now), window 0 with a
+ * count of 0 holds no packet, a sliding-log slot of 0 holds none (its
+ * stamps are now + 1, never 0). Nothing reads a window number, a TAT or a
+ * time of 0 as "empty" otherwise: a box booted less than one window ago
+ * counts its first window as any other.
  */
 #define SLUICE_FROZEN (~0ULL)
+#define SLUICE_FRESH (0xffffffffULL << 32)
 
 static __always_inline int sluice_cas(__u64 *p, __u64 old, __u64 new_val)
 {
@@ -72,9 +93,10 @@ static __always_inline __u64 sluice_limit_cost(const struct sluice_limit *l, __u
  * GCRA, virtual-scheduling form. *tat is the theoretical arrival time: the
  * moment the bucket would be full again. A unit costing `cost` ticks is
  * admitted if, after paying, the TAT is at most `tolerance` ahead of now.
- * A zero TAT is a full bucket, so a new key starts full. Since the new TAT is
- * max(tat, now) + cost and the test is against now, no arithmetic can
- * underflow, and a clock moving back only makes the test stricter.
+ * A new key starts full: its TAT is 0, at or before every now (0 too), or
+ * SLUICE_FRESH, read as 0. Since the new TAT is max(tat, now) + cost and
+ * the test is against now, no arithmetic can underflow, and a clock moving
+ * back only makes the test stricter.
  */
 static __always_inline int sluice_gcra_to(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance,
 					  __u64 *written)
@@ -84,11 +106,17 @@ static __always_inline int sluice_gcra_to(__u64 *tat, __u64 now, __u64 cost, __u
 	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*tat);
-		__u64 base = old > now ? old : now;
-		__u64 next = base + cost;
+		__u64 base, next;
 
-		if (old == SLUICE_FROZEN)
-			return SLUICE_RETRY;
+		/* One compare for both sentinels on the common path. */
+		if (old >= SLUICE_FRESH) {
+			if (old == SLUICE_FROZEN)
+				return SLUICE_RETRY;
+			base = now;
+		} else {
+			base = old > now ? old : now;
+		}
+		next = base + cost;
 		if (next - now > tolerance)
 			return SLUICE_DROP;
 		if (sluice_cas(tat, old, next)) {
@@ -125,11 +153,16 @@ static __always_inline void sluice_gcra_refund(__u64 *tat, __u64 written, __u64 
  * sluice_window_delta() says how many windows `now` is past the packed one,
  * as a signed number: 0 the same window, < 0 a clock behind the state.
  * (A key idle for 2^31 windows, 6.8 years at 100 ms, would read as behind.)
+ *
+ * Window number 0 is a window like any other: now / window is 0 for the
+ * first window of uptime, and a state of window 0 counts in it. What marks
+ * a new key is a count of 0, which no state stores (the packet that opens
+ * a window counts 1): the zero state, and SLUICE_FRESH.
  */
 static __always_inline __s32 sluice_window_delta(__u64 packed, __u32 win_now)
 {
-	/* A zero state is a new key: no count is ever stored as 0. */
-	if (!packed)
+	/* A count of 0 is a new key: 2 windows past, nothing to carry over. */
+	if (!(__u32)packed)
 		return 2;
 	return (__s32)(win_now - (__u32)(packed >> 32));
 }
@@ -256,20 +289,35 @@ static __always_inline int sluice_sliding_window(__u64 *s, __u64 now, __u64 wind
 
 /*
  * Sliding log: the arrival ticks of the last `limit` admitted packets, one
- * slot each. A slot is free when empty (0) or when its packet left the window
- * (ts + window <= now). Admitting claims a free slot by CAS. Exact: a packet
+ * slot each, each stored as its tick + 1 (SLUICE_LOG_STAMP), so that a
+ * packet admitted at tick 0 is stamped 1 and a slot of 0 is only ever
+ * empty. A slot is free when empty or when its packet left the window
+ * (t + window <= now). Admitting claims a free slot by CAS. Exact: a packet
  * admitted at t holds its slot until t + window, so any trailing window holds
  * at most `limit` admissions. Without concurrency the oldest slot is always
  * at hint, so one probe decides; the extra probes only matter when two CPUs
  * race for the same slot, and running out of them drops, never admits.
+ *
+ * Logs written before the stamps were offset (stamp = now, and 1 at now 0)
+ * read one tick early, which on the real clock (ns << 4: every now and
+ * every window a multiple of 16 ticks) frees each slot at the same now as
+ * before: no migration.
  */
 #define SLUICE_LOG_PROBES 4
+#define SLUICE_LOG_STAMP(now) ((now) + 1)
+
+/* Does a slot stamped `ts` hold a packet of the window ending at now? Both
+ * in stamps: n1 = SLUICE_LOG_STAMP(now). */
+static __always_inline int sluice_log_held(__u64 ts, __u64 n1, __u64 window)
+{
+	return ts != 0 && (ts > n1 || n1 - ts < window);
+}
 
 static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now, __u64 window,
 					      __u32 limit)
 {
 	__u64 hint = SLUICE_READ(log->hint);
-	__u64 stamp = now ? now : 1; /* 0 marks an empty slot */
+	__u64 stamp = SLUICE_LOG_STAMP(now);
 	int i;
 
 	if (limit == 0 || limit > SLUICE_LOG_MAX)
@@ -283,7 +331,7 @@ static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now,
 		idx &= SLUICE_LOG_MAX - 1; /* idx < limit <= 64: for the verifier */
 		ts = SLUICE_READ(log->ts[idx]);
 
-		if (ts != 0 && (ts > now || now - ts < window))
+		if (sluice_log_held(ts, stamp, window))
 			continue;
 		if (sluice_cas(&log->ts[idx], ts, stamp)) {
 			SLUICE_WRITE(log->hint, idx + 1);
@@ -400,11 +448,15 @@ static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 co
 	SLUICE_NOUNROLL
 	for (i = 0; i < SLUICE_CAS_TRIES; i++) {
 		__u64 old = SLUICE_READ(*tat);
-		__u64 base = old > now ? old : now;
-		__u64 d;
+		__u64 base, d;
 
-		if (old == SLUICE_FROZEN)
-			return SLUICE_RETRY;
+		if (old >= SLUICE_FRESH) {
+			if (old == SLUICE_FROZEN)
+				return SLUICE_RETRY;
+			base = now; /* a new key's: an empty queue */
+		} else {
+			base = old > now ? old : now;
+		}
 		if (base - now > tolerance)
 			return SLUICE_DROP;
 		d = base - now > delay ? base - delay : now;

@@ -34,7 +34,7 @@
 
 #include <linux/types.h>
 #include "sluice.h"
-#include "algo.h" /* SLUICE_FROZEN */
+#include "algo.h" /* SLUICE_FROZEN, SLUICE_FRESH, SLUICE_WIN_COUNT */
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -178,17 +178,29 @@ static __always_inline __u64 sluice_way_ident(const struct sluice_key *k, __u64 
  * free now). Buckets: the later of their clocks (s1: the byte TAT when the
  * way has SLUICE_WAY_AUX, else 0); a fixed window: the end of its window; a
  * sliding window: the end of the next one (its count still weighs on that
- * one); window_ms from the way's meta.
+ * one); window_ms from the way's meta. A new key's state (0, or
+ * SLUICE_FRESH: algo.h) is free at 0, whatever the algorithm; a window of
+ * number 0 is the first window of uptime, which ends at 1 x window.
+ *
+ * The window number is the state's, mod 2^32 (algo.h): past 2^32 windows
+ * of uptime (13.6 years at the shortest window, 100 ms; never, within the
+ * 36 years a tick count holds, for a window of 268 ms or more) a window way
+ * reads as ended long ago, so a key counting in it may be evicted, and its
+ * next packet starts a new window. Reconstructing the high bits would take
+ * a division by the way's window on every claim.
  */
 static __always_inline __u64 sluice_way_free_at(__u64 ident, __u64 s0, __u64 s1, __u32 meta)
 {
 	__u32 algo = SLUICE_WAY_ALGO(ident);
 	__u64 w, win;
 
-	if (algo <= SLUICE_ALGO_LEAKY_BUCKET)
+	if (algo <= SLUICE_ALGO_LEAKY_BUCKET) {
+		if (s0 == SLUICE_FRESH)
+			s0 = 0;
 		return s0 > s1 ? s0 : s1;
-	if (!s0)
-		return 0;
+	}
+	if (!SLUICE_WIN_COUNT(s0))
+		return 0; /* 0 or SLUICE_FRESH: no window yet */
 	/* window ms -> ticks: 1 ms = 16e6 ticks */
 	w = (__u64)SLUICE_WAY_META_WINDOW_MS(meta) * (1000000ULL << SLUICE_TICK_SHIFT);
 	win = s0 >> 32;

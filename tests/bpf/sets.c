@@ -183,6 +183,114 @@ static void test_evict_window(struct bpfrun *r, __u8 algo)
 	TAP_EQ(bpfrun_count_keys(r, false), 4, "%s: the set holds 4 keys", t);
 }
 
+/* Way `w` of IPv4 set 0 (max_keys 4: the only one), as the program left it. */
+static struct sluice_way raw_way(struct bpfrun *r, int w)
+{
+	struct sluice_set4 *s = r->keys.mem[0];
+	struct sluice_way out;
+
+	out.ident = __atomic_load_n(&s->w[w].ident, __ATOMIC_ACQUIRE);
+	out.s0 = __atomic_load_n(&s->w[w].s0, __ATOMIC_ACQUIRE);
+	return out;
+}
+
+/*
+ * The clock at 0 on the set table: a fresh table's ways are all 0, so each
+ * claim resets its way to SLUICE_FRESH (bpf/lib/sets.h), read as a new key
+ * by every algorithm at every now. Bytes only (1 B a minute, burst 6000:
+ * the packet clock never charged), K[0] sends 6000 B, K[1..3] 60 B at 0:
+ * their ways keep SLUICE_FRESH in s0 and only the byte TAT moves; the
+ * keytab reads that s0 as the LRU's 0; at 60 min + 1 ns K[1..3]'s bytes are
+ * paid off and a fifth key takes one of their ways, never K[0]'s (100 h of
+ * byte debt). Then the windows (10 s, limit 100, a rule for K[0]; the
+ * others 1000/s buckets, full 1 ms after their packet): K[0]'s count of
+ * window 0 holds its way until the window stops weighing (fixed: 10 s;
+ * sliding: 20 s), a fifth key at its last ns takes a bucket's.
+ */
+static void test_clock_zero(struct bpfrun *r)
+{
+	const char *t = "the clock at 0";
+	struct sluice_settings set;
+	struct sluice_bucket b;
+	struct sluice_key k;
+	char got[8];
+	int i, fresh = 0, a;
+
+	if (!bpfrun_setup(r, &set, 8)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	memset(&set.def.pkt, 0, sizeof(set.def.pkt));
+	if (sluice_limit_set_bytes(&set.def.bytes, 60, H, 6000, NULL, 0)) {
+		tap_ok(false, "%s: byte limit", t);
+		return;
+	}
+	bpfrun_configure(r, &set);
+	bpfrun_clock(r, 0);
+	bpfrun_expect(r, K[0], 1000, "PPPPPPD", "%s: bytes only: %s's 6000 B of burst at 0", t,
+		      K[0]);
+	for (i = 1; i < 4; i++)
+		sendk(r, K[i], 60, 1);
+	for (i = 0; i < 4; i++)
+		fresh += raw_way(r, i).s0 == SLUICE_FRESH;
+	TAP_EQ(fresh, 4, "%s: the four claimed ways hold SLUICE_FRESH, never charged by a packet "
+	       "limit", t);
+	memset(&k, 0, sizeof(k));
+	k.tag = tag_of(0);
+	k.family = 4;
+	k.prefixlen = 32;
+	memcpy(k.addr, (const __u8[]){ 198, 18, 0, 2 }, 4);
+	TAP_TRUE(!sluice_keytab_lookup(&r->keys, &k, &b) && b.s[0] == 0 &&
+			 b.s[1] == TICKS(60 * SLUICE_NS_PER_SEC * 60),
+		 "%s: the keytab reads it as the LRU's new key (s0 0) with its byte TAT (60 min)",
+		 t);
+	bpfrun_clock(r, 60 * 60 * SLUICE_NS_PER_SEC + 1);
+	sendk(r, NEWKEY, 60, 1);
+	TAP_TRUE(present(r, 0, K, got)[0] == '1' && has(r, 0, NEWKEY) &&
+			 bpfrun_count_keys(r, false) == 4,
+		 "%s: a fifth key, once 60 B are paid, takes a way free of debt, not %s's (%s)", t,
+		 K[0], got);
+
+	for (a = 0; a < 2; a++) {
+		__u8 algo = a ? SLUICE_ALGO_SLIDING_WINDOW : SLUICE_ALGO_FIXED_WINDOW;
+		const char *name = a ? "sliding window" : "fixed window";
+		__u64 end = a ? SCN_S(20) : SCN_S(10);
+		__u32 wtag = SLUICE_TAG(BPFRUN_RULE_SLOT, algo, 1);
+		struct sluice_policy w;
+		int gone = 0;
+
+		if (!bpfrun_setup(r, &set, 8)) {
+			tap_ok(false, "%s: setup", t);
+			return;
+		}
+		sluice_limit_set(&set.def.pkt, 1000, SLUICE_NS_PER_SEC, 8, NULL, 0);
+		bpfrun_policy(&w, SLUICE_ACT_LIMIT, 8);
+		w.algo = algo;
+		sluice_window_set(&w, 100, SCN_S(10), NULL, 0);
+		bpfrun_rule(r, 0, "198.18.0.1/32", &w, BPFRUN_RULE_SLOT);
+		set.nr_rules = 1;
+		bpfrun_configure(r, &set);
+		bpfrun_clock(r, 0);
+		sendk(r, K[0], 60, 3);
+		for (i = 1; i < 4; i++)
+			sendk(r, K[i], 60, 1);
+		TAP_EQ(raw_way(r, 0).s0, SLUICE_WIN_PACK(0, 3),
+		       "%s: %s: 3 packets at 0 count 3 in window 0", t, name);
+		/* K[1..3]: 1000/s buckets, full again 1 ms later; K[0]'s window
+		 * 0 counts until `end`. */
+		bpfrun_clock(r, end - 1);
+		sendk(r, NEWKEY, 60, 1);
+		for (i = 1; i < 4; i++)
+			gone += !has(r, 0, K[i]);
+		TAP_TRUE(!bpfrun_lookup(r, false, wtag, K[0], 32, &b) && gone == 1 &&
+				 has(r, 0, NEWKEY),
+			 "%s: %s: at %s - 1 ns window 0's count still holds %s's way; a fifth key "
+			 "takes a full bucket's", t, name, a ? "20 s" : "10 s", K[0]);
+		TAP_EQ(b.s[0], SLUICE_WIN_PACK(0, 3), "%s: %s: ... with its count of window 0", t,
+		       name);
+	}
+}
+
 /* The sliding log keeps its own LRU map: eight keys, all kept, none in the
  * set table, each its own log. */
 static void test_sliding_log(struct bpfrun *r)
@@ -676,6 +784,7 @@ int main(void)
 	test_evict_window(&r, SLUICE_ALGO_FIXED_WINDOW);
 	test_evict_window(&r, SLUICE_ALGO_SLIDING_WINDOW);
 	test_sliding_log(&r);
+	test_clock_zero(&r);
 	test_families(&r);
 	test_spots(&r);
 	test_delete(&r);

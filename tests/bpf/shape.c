@@ -6,7 +6,8 @@
  * packet over random arrivals (IPv4 and IPv6, GSO segments), drops beyond
  * the queue, the counters, keys by destination, exempt and non-IP packets
  * untouched, a foreign tstamp cleared and counted, a later monotonic one
- * kept, the horizon drop, window algorithms as meters and dry-run.
+ * kept, the horizon drop, window algorithms as meters and dry-run; and the
+ * clock at 0, on the key table under test (SLUICE_TEST_TABLE).
  *
  * BPF_PROG_TEST_RUN gives a tstamp no type: tools/bench/tcbare.bpf.c's
  * tc_stamp sets a monotonic delivery time and tail-calls sluice_tc.
@@ -165,12 +166,12 @@ static bool expect(const char *src, const char *dst, int n, __u64 t_ns, const ch
 /* Host against BPF, packet for packet: random gaps, lengths, GSO segments,
  * an IPv4 and an IPv6 source, each on its own key. */
 static void host_vs_bpf(__u64 rate, __u64 burst_, __u32 delay, __u64 brate, __u32 bdelay,
-			unsigned int seed)
+			unsigned int seed, __u64 t0)
 {
 	struct sluice_settings set;
 	struct sluice_shape_stats want = {}, got;
 	struct sluice_stats st;
-	__u64 s[2][2] = { { 0, 0 }, { 0, 0 } }, t = T0, limited = 0;
+	__u64 s[2][2] = { { 0, 0 }, { 0, 0 } }, t = t0, limited = 0;
 	const char *srcs[2] = { "198.18.0.1", "2001:2::1" };
 	int i, bad = -1, n = 2000;
 	char name[128];
@@ -182,9 +183,9 @@ static void host_vs_bpf(__u64 rate, __u64 burst_, __u32 delay, __u64 brate, __u3
 	}
 	bpfrun_configure(&r, &set);
 	srand(seed);
-	snprintf(name, sizeof(name), "%llu/s burst %llu delay %d%s", (unsigned long long)rate,
+	snprintf(name, sizeof(name), "%llu/s burst %llu delay %d%s%s", (unsigned long long)rate,
 		 (unsigned long long)burst_, delay == SLUICE_NODELAY ? -1 : (int)delay,
-		 brate ? " and a byte limit" : "");
+		 brate ? " and a byte limit" : "", t0 ? "" : ", the clock from 0");
 	for (i = 0; i < n && bad < 0; i++) {
 		int k = rand() % 2, v, wv;
 		__u32 len = 60 + (__u32)(rand() % 1400), segs = rand() % 5 == 0 ? 1 + rand() % 4 : 0;
@@ -419,6 +420,52 @@ static void horizon(void)
 	       "horizon 0: no bound (the 40 ms turn, 30 ms ahead)");
 }
 
+/*
+ * The clock at 0 (the test clock's start; a box booted a moment ago is
+ * inside its first window the same way), on the key table under test: a
+ * new key's queue is as empty at 0 as at any time, and its turns fall
+ * where they do from 1 s. On the set table a new key's way starts at
+ * SLUICE_FRESH, read as an empty queue.
+ */
+static void clock_zero(void)
+{
+	struct sluice_settings set;
+
+	shaper(&set, 100, 5, 0);
+	bpfrun_configure(&r, &set);
+	expect("198.18.0.1", "198.19.255.254", 8, 0, "- 10 20 30 40 50 D D",
+	       "clock at 0: burst 5 delay 0: 6 accepted, the first at once, the rest 10 ms apart");
+	expect("198.18.0.1", "198.19.255.254", 1, 10 * MS_NS - 1, "D",
+	       "clock at 0: a ns before the first turn is done the queue is still full");
+	expect("198.18.0.1", "198.19.255.254", 2, 10 * MS_NS, "50 D",
+	       "clock at 0: at 10 ms one more fits, at the 60 ms turn");
+	expect("198.18.0.1", "198.19.255.254", 1, 10 * MS_NS + 1, "D",
+	       "clock at 0: a ns past it, full again");
+	expect("2001:2::1", "2001:2::fe", 3, 0, "- 10 20", "clock at 0: IPv6, spaced the same");
+
+	shaper(&set, 100, 1, 0);
+	set.def.pkt.burst = 0;
+	set.def.pkt.tolerance = 0; /* --burst 0: no queue */
+	bpfrun_configure(&r, &set);
+	expect("198.18.0.1", "198.19.255.254", 2, 0, "- D",
+	       "clock at 0: burst 0: the first packet goes at once, the next is beyond the queue");
+	expect("198.18.0.1", "198.19.255.254", 1, 10 * MS_NS - 1, "D",
+	       "clock at 0: burst 0: a ns before the interval, still dropped");
+	expect("198.18.0.1", "198.19.255.254", 2, 10 * MS_NS, "- D",
+	       "clock at 0: burst 0: one packet per interval");
+
+	shaper(&set, 100, 5, 0);
+	set.def.algo = SLUICE_ALGO_FIXED_WINDOW;
+	sluice_window_set(&set.def, 3, SLUICE_NS_PER_SEC, NULL, 0);
+	bpfrun_configure(&r, &set);
+	expect("198.18.0.1", "198.19.255.254", 5, 0, "- - - D D",
+	       "clock at 0: a fixed window on a shaper meters window 0: 3 of 5");
+	expect("198.18.0.1", "198.19.255.254", 1, SLUICE_NS_PER_SEC - 1, "D",
+	       "clock at 0: ... to its last ns");
+	expect("198.18.0.1", "198.19.255.254", 4, SLUICE_NS_PER_SEC, "- - - D",
+	       "clock at 0: ... and window 1 from its first ns");
+}
+
 static void meters_and_dry_run(void)
 {
 	struct sluice_settings set;
@@ -474,10 +521,13 @@ int main(void)
 	mono();
 	horizon();
 	meters_and_dry_run();
-	host_vs_bpf(100, 20, 0, 0, 0, 1);
-	host_vs_bpf(100, 20, 5, 0, 0, 2);
-	host_vs_bpf(3, 4, 1, 0, 0, 3);
-	host_vs_bpf(200, 10, 2, 40000, 3000, 4);
+	clock_zero();
+	host_vs_bpf(100, 20, 0, 0, 0, 1, T0);
+	host_vs_bpf(100, 20, 5, 0, 0, 2, T0);
+	host_vs_bpf(3, 4, 1, 0, 0, 3, T0);
+	host_vs_bpf(200, 10, 2, 40000, 3000, 4, T0);
+	host_vs_bpf(100, 20, 5, 0, 0, 5, 0);
+	host_vs_bpf(200, 10, 2, 40000, 3000, 6, 0);
 
 	tcbare_bpf__destroy(bare);
 	bpfrun_close(&r);

@@ -158,9 +158,98 @@ static const struct scn_burst window_clock_back[] = {
 	{ T0, 60, "D" },
 };
 
+/*
+ * From a clock at 0: the first window of uptime is window 0, a time of 0 is
+ * a time, and neither means "empty" (issue 20 A4). Each algorithm at 0,
+ * inside the first window, at each boundary, one ns before and past it.
+ */
+static const struct scn_burst tb_zero[] = {
+	{ 0, 60, "PPPPPD" }, /* tat 1I..5I - 0 <= 5I pass; 6I drops: a whole burst at 0 */
+	{ SCN_MS(100) - 1, 60, "D" }, /* 6I - (I - 1 ns) > 5I */
+	{ SCN_MS(100), 60, "PD" }, /* 6I - I = 5I; 7I - I */
+	{ SCN_MS(100) + 1, 60, "D" }, /* 7I - (I + 1 ns) > 5I */
+	{ SCN_MS(200), 60, "PD" }, /* 7I - 2I = 5I; 8I - 2I */
+	{ SCN_S(10), 60, "PPPPPD" }, /* full again */
+};
+
+/* Bytes only (the packet clock never charged), 1gbit burst 3000: bytes_gbit at 0. */
+static const struct scn_burst bytes_zero[] = {
+	{ 0, 1500, "PPD" }, /* tat 12000, 24000 ns; 36000 - 0 > 24000 */
+	{ 11999, 1500, "D" },
+	{ 12000, 1500, "PD" },
+	{ 12480, 60, "P" }, /* 36480 - 12480 = 24000 */
+};
+
+/* Fixed window 10 per 1 s from 0: window 0 is [0, 1 s), a window like the rest. */
+static const struct scn_burst fixed_zero[] = {
+	{ 0, 60, "P" }, /* window 0, count 1 */
+	{ SCN_MS(500), 60, "PPPPPPPPPD" }, /* inside the first window: 10 in all */
+	{ SCN_S(1) - 1, 60, "D" }, /* its last ns */
+	{ SCN_S(1), 60, TEN_P "D" }, /* window 1 at its first ns: a new count */
+	{ SCN_S(1) + 1, 60, "D" },
+	{ SCN_S(2) - 1, 60, "D" },
+	{ SCN_S(2), 60, "PP" }, /* window 2 */
+	{ SCN_S(2) + 1, 60, "PPPPPPPPD" }, /* 10 in window 2 */
+	{ SCN_S(4), 60, TEN_P "D" }, /* window 4 after an idle window 3 */
+};
+
+/*
+ * Sliding window 10 per 1 s from 0. Window 0 has no window before it (its
+ * previous count is 0); the weight of the previous window at e ticks into
+ * one is ceil((W - e) x 65536 / W).
+ */
+static const struct scn_burst sliding_zero[] = {
+	{ 0, 60, TEN_P "D" }, /* window 0: 0 x 1 + cur < 10, cur 0..9 */
+	{ SCN_MS(999), 60, "D" },
+	{ SCN_S(1) - 1, 60, "D" },
+	{ SCN_S(1), 60, "DD" }, /* window 1 at 0: 10 x 1 + 0 */
+	{ SCN_S(1) + 1, 60, "D" }, /* weight ceil(65536 - 6.6e-5) = 65536: still 10 */
+	{ SCN_MS(1500), 60, "PPPPPD" }, /* 10 x 1/2 + cur < 10: cur 0..4 */
+	{ SCN_S(2), 60, "PPPPPD" }, /* window 2 at 0: 5 x 1 + cur, cur 0..4 */
+	{ SCN_S(2) + 1, 60, "D" }, /* 5 x 1 + 5 */
+	{ SCN_S(4), 60, TEN_P "D" }, /* window 4: window 3 was empty */
+};
+
+/* Sliding log 10 per 1 s from 0: a packet at 0 holds its slot for (0, 1 s). */
+static const struct scn_burst log_zero[] = {
+	{ 0, 60, TEN_P "D" },
+	{ SCN_MS(999), 60, "D" },
+	{ SCN_S(1) - 1, 60, "D" }, /* (-1 ns, 1 s - 1 ns] holds all 10 */
+	{ SCN_S(1), 60, TEN_P "D" }, /* (0, 1 s] holds none: every slot free at once */
+	{ SCN_S(1) + 1, 60, "D" },
+	{ SCN_S(2) - 1, 60, "D" },
+	{ SCN_S(2), 60, TEN_P "D" },
+};
+
+/*
+ * A box up 19 minutes, a 1 h window: the clock is inside window 0 (the case
+ * issue 20 found: 19 of 30 passed on the sets table). 20 per 1 h.
+ */
+static const struct scn_burst first_window_19m[] = {
+	{ SCN_S(19 * 60), 60, TEN_P TEN_P "DDDDDDDDDD" },
+	{ SCN_S(3600) - 1, 60, "D" }, /* still window 0 */
+	{ SCN_S(3600), 60, "P" }, /* window 1 */
+};
+
+/* The sliding log of it: each slot held until 19 min + 1 h. */
+static const struct scn_burst log_19m[] = {
+	{ SCN_S(19 * 60), 60, TEN_P TEN_P "DDDDDDDDDD" },
+	{ SCN_S(3600), 60, "D" },
+	{ SCN_S(79 * 60) - 1, 60, "D" },
+	{ SCN_S(79 * 60), 60, TEN_P TEN_P "D" },
+};
+
+/* The sliding window of it: 20 in window 0, none before. */
+static const struct scn_burst sliding_19m[] = {
+	{ SCN_S(19 * 60), 60, TEN_P TEN_P "DDDDDDDDDD" },
+	{ SCN_S(3600), 60, "D" }, /* window 1 at 0: 20 x 1 */
+	{ SCN_S(5400), 60, TEN_P "D" }, /* 20 x 1/2 + cur < 20: cur 0..9 */
+};
+
 #define FIXED(tbl) .bursts = (tbl), .nr_bursts = ARRAY_SIZE(tbl)
 #define RANDOM(n, s, gap, lo, hi)                                                           \
 	.nr_random = (n), .seed = (s), .gap_ns = (gap), .len_min = (lo), .len_max = (hi)
+#define RANDOM0(n, s, gap, lo, hi) RANDOM(n, s, gap, lo, hi), .from_zero = true
 
 const struct scn scn_tables[] = {
 	{ "token-bucket 10/s burst 5: burst, then the steady rate", SLUICE_ALGO_TOKEN_BUCKET,
@@ -196,6 +285,24 @@ const struct scn scn_tables[] = {
 	  "1s", FIXED(window_clock_back) },
 	{ "sliding-log 3/s: clock moving back", SLUICE_ALGO_SLIDING_LOG, "3/s", 0, NULL, 0, "1s",
 	  FIXED(window_clock_back) },
+	{ "token-bucket 10/s burst 5 from a clock at 0", SLUICE_ALGO_TOKEN_BUCKET, "10/s", 5,
+	  FIXED(tb_zero) },
+	{ "leaky-bucket 10/s capacity 5 from a clock at 0", SLUICE_ALGO_LEAKY_BUCKET, "10/s", 5,
+	  FIXED(tb_zero) },
+	{ "token-bucket bytes 1gbit burst 3000 from a clock at 0", SLUICE_ALGO_TOKEN_BUCKET, NULL,
+	  0, "1gbit", 3000, FIXED(bytes_zero) },
+	{ "fixed-window 10/s from a clock at 0: window 0 and its boundaries",
+	  SLUICE_ALGO_FIXED_WINDOW, "10/s", 0, NULL, 0, "1s", FIXED(fixed_zero) },
+	{ "sliding-window 10/s from a clock at 0: window 0 and its boundaries",
+	  SLUICE_ALGO_SLIDING_WINDOW, "10/s", 0, NULL, 0, "1s", FIXED(sliding_zero) },
+	{ "sliding-log 10/s from a clock at 0: a slot of tick 0 frees at 1 s",
+	  SLUICE_ALGO_SLIDING_LOG, "10/s", 0, NULL, 0, "1s", FIXED(log_zero) },
+	{ "fixed-window 20/h in 1h, up 19 minutes: inside window 0", SLUICE_ALGO_FIXED_WINDOW,
+	  "20/h", 0, NULL, 0, "1h", FIXED(first_window_19m) },
+	{ "sliding-window 20/h in 1h, up 19 minutes: inside window 0",
+	  SLUICE_ALGO_SLIDING_WINDOW, "20/h", 0, NULL, 0, "1h", FIXED(sliding_19m) },
+	{ "sliding-log 20/h in 1h, up 19 minutes", SLUICE_ALGO_SLIDING_LOG, "20/h", 0, NULL, 0,
+	  "1h", FIXED(log_19m) },
 
 	{ "random token-bucket 1000/s burst 20", SLUICE_ALGO_TOKEN_BUCKET, "1000/s", 20,
 	  RANDOM(2000, 1, SCN_MS(1), 60, 60) },
@@ -217,6 +324,24 @@ const struct scn scn_tables[] = {
 	  "100ms", RANDOM(2000, 9, SCN_MS(10), 60, 60) },
 	{ "random sliding-log 64/s in 1s", SLUICE_ALGO_SLIDING_LOG, "64/s", 0, NULL, 0, "1s",
 	  RANDOM(2000, 10, SCN_MS(16), 60, 60) },
+	/* The same from a clock at 0: the first window of uptime, its boundaries. */
+	{ "random token-bucket 1000/s burst 20 from 0", SLUICE_ALGO_TOKEN_BUCKET, "1000/s", 20,
+	  RANDOM0(2000, 11, SCN_MS(1), 60, 60) },
+	{ "random leaky-bucket 7/s burst 3 from 0", SLUICE_ALGO_LEAKY_BUCKET, "7/s", 3,
+	  RANDOM0(1000, 12, SCN_MS(143), 60, 60) },
+	{ "random token-bucket 1000/s burst 10 + 10mbit burst 6000 from 0",
+	  SLUICE_ALGO_TOKEN_BUCKET, "1000/s", 10, "10mbit", 6000,
+	  RANDOM0(2000, 13, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN) },
+	{ "random sliding-window 100/s in 100ms from 0", SLUICE_ALGO_SLIDING_WINDOW, "100/s", 0,
+	  NULL, 0, "100ms", RANDOM0(2000, 14, SCN_MS(10), 60, 60) },
+	{ "random fixed-window 100/s in 100ms from 0", SLUICE_ALGO_FIXED_WINDOW, "100/s", 0, NULL,
+	  0, "100ms", RANDOM0(2000, 15, SCN_MS(10), 60, 60) },
+	{ "random sliding-log 100/s in 100ms from 0", SLUICE_ALGO_SLIDING_LOG, "100/s", 0, NULL, 0,
+	  "100ms", RANDOM0(2000, 16, SCN_MS(10), 60, 60) },
+	{ "random fixed-window 20/h in 1h from 0", SLUICE_ALGO_FIXED_WINDOW, "20/h", 0, NULL, 0,
+	  "1h", RANDOM0(1000, 17, SCN_S(120), 60, 60) },
+	{ "random sliding-window 20/h in 1h from 0", SLUICE_ALGO_SLIDING_WINDOW, "20/h", 0, NULL, 0,
+	  "1h", RANDOM0(1000, 18, SCN_S(120), 60, 60) },
 };
 const size_t scn_nr_tables = ARRAY_SIZE(scn_tables);
 
@@ -290,7 +415,7 @@ int scn_packets(const struct scn *s, struct scn_pkt **pkts, size_t *nr)
 	size_t n = 0, i, k;
 
 	if (s->nr_random) {
-		__u64 rnd = s->seed, t = SCN_T0;
+		__u64 rnd = s->seed, t = s->from_zero ? 0 : SCN_T0;
 
 		out = calloc(s->nr_random, sizeof(*out));
 		if (!out)

@@ -25,7 +25,8 @@
 #define SCN_MS(x) ((__u64)(x) * 1000000ULL)
 #define SCN_S(x) ((__u64)(x) * SLUICE_NS_PER_SEC)
 
-/* Scenarios start at 1 s: the real clock never reads 0 either. */
+/* Scenarios start at 1 s, but for those that start at 0 (fixed tables at
+ * times from 0, random ones with from_zero): a clock at 0 is a clock. */
 #define SCN_T0 SCN_S(1)
 
 /* Smallest frame the bpf suite can build: Ethernet + IPv4 header. */
@@ -58,6 +59,7 @@ struct scn {
 	__u64 seed;
 	__u64 gap_ns; /* typical gap between packets */
 	__u32 len_min, len_max;
+	bool from_zero; /* random tables: the clock starts at 0, not SCN_T0 */
 };
 
 struct scn_pkt {

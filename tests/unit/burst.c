@@ -39,15 +39,18 @@ static __u64 offer(const struct sluice_policy *p, __u64 *s, __u64 t_ns, __u64 n)
 	return passed;
 }
 
-/* The first time from t0 (1 ms steps, up to t1) a packet passes; 0 if none. */
-static __u64 first_pass(const struct sluice_policy *p, __u64 *s, __u64 t0, __u64 t1)
+/* The first time from t0 (1 ms steps, up to t1) a packet passes, in *at;
+ * false if none (0 is a time: t0 may be 0). */
+static bool first_pass(const struct sluice_policy *p, __u64 *s, __u64 t0, __u64 t1, __u64 *at)
 {
 	__u64 t;
 
 	for (t = t0; t <= t1; t += MS)
-		if (sluice_admit(p, s, TICKS(t), 60) == SLUICE_PASS)
-			return t;
-	return 0;
+		if (sluice_admit(p, s, TICKS(t), 60) == SLUICE_PASS) {
+			*at = t;
+			return true;
+		}
+	return false;
 }
 
 static void test_state_kept(void)
@@ -73,11 +76,12 @@ static void test_state_kept(void)
 		 "a new key prefix changes the format: its sources start with full buckets");
 }
 
-/* Raising: 100/s burst 10, a source held at t0, then burst 50 at t0. */
-static void test_raise(__u8 algo, const char *name)
+/* Raising: 100/s burst 10, a source held at t0, then burst 50 at t0 (the
+ * clock at 1 s, or at 0: the same). */
+static void test_raise(__u8 algo, const char *name, __u64 t0)
 {
 	struct sluice_policy lo, hi;
-	__u64 s[2] = { 0 }, t0 = 1000 * MS;
+	__u64 s[2] = { 0 };
 
 	if (!policy(&lo, algo, "100/s", 10) || !policy(&hi, algo, "100/s", 50)) {
 		tap_ok(false, "%s raise: policy", name);
@@ -91,10 +95,11 @@ static void test_raise(__u8 algo, const char *name)
 }
 
 /* Lowering: 100/s burst 50, a source held at t0, then burst 10 at t0. */
-static void test_lower(__u8 algo, const char *name)
+static void test_lower(__u8 algo, const char *name, __u64 t0)
 {
 	struct sluice_policy lo, hi;
-	__u64 s[2] = { 0 }, t0 = 1000 * MS, t;
+	__u64 s[2] = { 0 }, t = 0;
+	bool found;
 
 	if (!policy(&lo, algo, "100/s", 10) || !policy(&hi, algo, "100/s", 50)) {
 		tap_ok(false, "%s lower: policy", name);
@@ -103,8 +108,8 @@ static void test_lower(__u8 algo, const char *name)
 	TAP_EQ(offer(&hi, s, t0, 100), 50, "%s, 100/s burst 50: a flood at t0 gets 50", name);
 	/* Its debt is 50 x 10 ms = 500 ms; under burst 10 a packet passes once
 	 * the debt, that packet paid, is at most 100 ms: after 410 ms. */
-	t = first_pass(&lo, s, t0, t0 + 2000 * MS);
-	TAP_EQ(t - t0, 410 * MS,
+	found = first_pass(&lo, s, t0, t0 + 2000 * MS, &t);
+	TAP_EQ(found ? t - t0 : ~0ULL, 410 * MS,
 	       "%s, burst lowered to 10 at t0: the held source waits 410 ms, until its debt "
 	       "is under the new burst", name);
 	TAP_EQ(offer(&lo, s, t + 10 * MS, 100), 1, "%s, burst 10: then one per 10 ms", name);
@@ -113,9 +118,13 @@ static void test_lower(__u8 algo, const char *name)
 int main(void)
 {
 	test_state_kept();
-	test_raise(SLUICE_ALGO_TOKEN_BUCKET, "token-bucket");
-	test_raise(SLUICE_ALGO_LEAKY_BUCKET, "leaky-bucket");
-	test_lower(SLUICE_ALGO_TOKEN_BUCKET, "token-bucket");
-	test_lower(SLUICE_ALGO_LEAKY_BUCKET, "leaky-bucket");
+	test_raise(SLUICE_ALGO_TOKEN_BUCKET, "token-bucket", 1000 * MS);
+	test_raise(SLUICE_ALGO_LEAKY_BUCKET, "leaky-bucket", 1000 * MS);
+	test_lower(SLUICE_ALGO_TOKEN_BUCKET, "token-bucket", 1000 * MS);
+	test_lower(SLUICE_ALGO_LEAKY_BUCKET, "leaky-bucket", 1000 * MS);
+	test_raise(SLUICE_ALGO_TOKEN_BUCKET, "token-bucket from a clock at 0", 0);
+	test_raise(SLUICE_ALGO_LEAKY_BUCKET, "leaky-bucket from a clock at 0", 0);
+	test_lower(SLUICE_ALGO_TOKEN_BUCKET, "token-bucket from a clock at 0", 0);
+	test_lower(SLUICE_ALGO_LEAKY_BUCKET, "leaky-bucket from a clock at 0", 0);
 	return tap_done();
 }

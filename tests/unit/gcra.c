@@ -375,10 +375,19 @@ static void test_no_underflow(void)
 	TAP_EQ(s[0], 2, "a refund from the TAT it wrote gives the charge back");
 }
 
-/* A key seen for the first time (zero state) starts full, at any time. */
+/*
+ * A key seen for the first time starts full, at any time: its state is 0
+ * (the LRU table's) or SLUICE_FRESH (a set table's way claimed over a zero
+ * word), the sliding log's empty. At a clock of 0, inside the first 1 s
+ * window, at its end, at the boundary and just past it, and far on.
+ */
 static void test_new_key_full(void)
 {
-	static const __u64 at[] = { 0, 1, SCN_S(1), SCN_S(86400), SCN_S(86400ULL * 365 * 30) };
+	static const __u64 at[] = {
+		0, 1, SCN_MS(500), SCN_S(1) - 1, SCN_S(1), SCN_S(1) + 1, SCN_S(86400),
+		SCN_S(86400ULL * 365 * 30),
+	};
+	static const __u64 fresh[] = { 0, SLUICE_FRESH };
 	static const struct scn algos[] = {
 		{ "token-bucket 10/s burst 7", SLUICE_ALGO_TOKEN_BUCKET, "10/s", 7 },
 		{ "leaky-bucket 10/s burst 7", SLUICE_ALGO_LEAKY_BUCKET, "10/s", 7 },
@@ -398,22 +407,79 @@ static void test_new_key_full(void)
 			tap_ok(false, "%s: policy: %s", algos[a].name, err);
 			continue;
 		}
-		for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		for (i = 0; i < sizeof(at) / sizeof(at[0]) * 2; i++) {
+			__u64 t = at[i / 2], f = fresh[i % 2];
 			struct any_state st;
 			unsigned int k, passed = 0;
 
 			memset(&st, 0, sizeof(st));
+			st.s[0] = f;
 			for (k = 0; k < 20; k++)
-				passed += admit_any(&p, &st, TICKS(at[i]), 60) == SLUICE_PASS;
+				passed += admit_any(&p, &st, TICKS(t), 60) == SLUICE_PASS;
 			if (passed == 7)
 				good++;
 			else
-				tap_diag("  at %llu ns: %u passed, want 7",
-					 (unsigned long long)at[i], passed);
+				tap_diag("  at %llu ns from state %#llx: %u passed, want 7",
+					 (unsigned long long)t, (unsigned long long)f, passed);
 		}
-		TAP_EQ(good, sizeof(at) / sizeof(at[0]),
-		       "%s: a new key admits exactly 7 at once, at 0 ns to 30 years",
-		       algos[a].name);
+		TAP_EQ(good, sizeof(at) / sizeof(at[0]) * 2,
+		       "%s: a new key (state 0 or SLUICE_FRESH) admits exactly 7 at once, at 0 ns "
+		       "to 30 years", algos[a].name);
+	}
+}
+
+/*
+ * The set table's two sentinels (algo.h) against the buckets: SLUICE_FROZEN
+ * is never written over (SLUICE_RETRY), SLUICE_FRESH is a full bucket at
+ * every now, 0 included, and the TATs just below it are real ones (a debt,
+ * not a fresh key). Neither is a TAT any bucket reaches.
+ */
+static void test_sentinels(void)
+{
+	static const __u64 nows[] = { 0, 1, TICKS(SCN_S(1)), TICKS(SCN_S(86400ULL * 365 * 30)) };
+	struct sluice_policy p;
+	unsigned int i, bad_fresh = 0, bad_frozen = 0, bad_below = 0;
+
+	if (!policy(&p, SLUICE_ALGO_TOKEN_BUCKET, "10/s", 5, NULL, 0)) {
+		tap_ok(false, "sentinels: policy");
+		return;
+	}
+	for (i = 0; i < sizeof(nows) / sizeof(nows[0]); i++) {
+		__u64 now = nows[i], c = sluice_limit_cost(&p.pkt, 1), tat = SLUICE_FRESH, w = 0;
+
+		bad_fresh += sluice_gcra_to(&tat, now, c, p.pkt.tolerance, &w) != SLUICE_PASS ||
+			     tat != now + c || w != now + c;
+		tat = SLUICE_FROZEN;
+		bad_frozen += sluice_gcra(&tat, now, c, p.pkt.tolerance) != SLUICE_RETRY ||
+			      tat != SLUICE_FROZEN;
+		tat = SLUICE_FRESH - 1;
+		bad_below += sluice_gcra(&tat, now, c, p.pkt.tolerance) != SLUICE_DROP ||
+			     tat != SLUICE_FRESH - 1;
+	}
+	TAP_EQ(bad_fresh, 0, "sentinels: SLUICE_FRESH is a full bucket at every now, 0 included: "
+	       "the first packet passes and writes now + its cost");
+	TAP_EQ(bad_frozen, 0, "sentinels: SLUICE_FROZEN is never written over: SLUICE_RETRY");
+	TAP_EQ(bad_below, 0, "sentinels: a TAT just below SLUICE_FRESH is a debt: dropped, kept");
+	/* 2^64 - 2^32 ticks: a TAT that far is 36 years of uptime, beyond
+	 * any now plus the largest tolerance for 27 of them. */
+	TAP_TRUE(SLUICE_FRESH / SLUICE_TICKS_PER_SEC / (86400ULL * 366) >= 36 &&
+			 SLUICE_FRESH - SLUICE_MAX_TOLERANCE > TICKS(SCN_S(86400ULL * 366 * 27)),
+		 "sentinels: no bucket's TAT reaches SLUICE_FRESH (36 years of ticks)");
+	TAP_EQ((__u32)SLUICE_FRESH, 0, "sentinels: SLUICE_FRESH's low half, a window count, is 0");
+	{
+		struct sluice_policy sh;
+		__u64 tat = SLUICE_FRESH, d = 1, wr = 0;
+
+		policy(&sh, SLUICE_ALGO_LEAKY_BUCKET, "10/s", 0, NULL, 0);
+		TAP_TRUE(sluice_gcra_shape_max(&tat, 0, sluice_limit_cost(&sh.pkt, 1), 0, 0, ~0ULL,
+					       &d, &wr) == SLUICE_PASS && d == 0 &&
+				 tat == sluice_limit_cost(&sh.pkt, 1),
+			 "sentinels: a shaper of burst 0 sends a SLUICE_FRESH key's first packet "
+			 "at once, at now 0");
+		tat = SLUICE_FROZEN;
+		TAP_TRUE(sluice_gcra_shape(&tat, 0, 1, 10, 0, &d) == SLUICE_RETRY &&
+				 tat == SLUICE_FROZEN,
+			 "sentinels: a shaper never writes over SLUICE_FROZEN");
 	}
 }
 
@@ -448,6 +514,7 @@ int main(void)
 	test_clock_back();
 	test_no_underflow();
 	test_new_key_full();
+	test_sentinels();
 	test_views();
 	return tap_done();
 }

@@ -185,6 +185,12 @@ int main(void)
 		{ "token-bucket 1000/s burst 10 + 10mbit burst 6000 B", SLUICE_ALGO_TOKEN_BUCKET,
 		  "1000/s", 10, "10mbit", 6000,
 		  RND(5000, 17, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN) },
+		/* From a clock at 0: a bucket at 0 is full and drains as at 1 s. */
+		{ "leaky-bucket 10/s capacity 5 from 0", SLUICE_ALGO_LEAKY_BUCKET, "10/s", 5,
+		  RND(3000, 18, SCN_MS(100), 60, 60), .from_zero = true },
+		{ "leaky-bucket 1000/s capacity 10 + 10mbit capacity 6000 B from 0",
+		  SLUICE_ALGO_LEAKY_BUCKET, "1000/s", 10, "10mbit", 6000,
+		  RND(5000, 19, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN), .from_zero = true },
 	};
 	/* Rates that do not: 16e9 ticks / 7 and / 3 leave a fraction. */
 	static const struct scn frac[] = {
@@ -192,6 +198,8 @@ int main(void)
 		  RND(3000, 21, SCN_MS(143), 60, 60) },
 		{ "leaky-bucket 3/s capacity 1", SLUICE_ALGO_LEAKY_BUCKET, "3/s", 1,
 		  RND(3000, 22, SCN_MS(333), 60, 60) },
+		{ "leaky-bucket 7/s capacity 3 from 0", SLUICE_ALGO_LEAKY_BUCKET, "7/s", 3,
+		  RND(3000, 25, SCN_MS(143), 60, 60), .from_zero = true },
 	};
 	/* And bytes: 100gbit is 1.28 ticks a byte, 3mbit 42666.67. */
 	static const struct scn frac_bytes[] = {

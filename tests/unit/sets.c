@@ -564,6 +564,71 @@ static void test_free_at_means_free(void)
 	TAP_TRUE(before < limit, "free at: ... and halfway through the window before it (the count still weighs), less (%u of %u)", before, limit);
 }
 
+/*
+ * What a claim resets a way's first word to (bpf/lib/sets.h, step 4): 0, or
+ * SLUICE_FRESH when the evicted word was 0. Both must be a new key's state
+ * for every algorithm at every now, the clock at 0 and inside the first
+ * window included: the same verdicts and the same state written as the LRU
+ * table's zero state, and free at once. (The 1 it was before is a packet
+ * counted in window 0, and a TAT not yet full at now 0.)
+ */
+static void test_reset_values(void)
+{
+	static const __u8 algos[] = { SLUICE_ALGO_TOKEN_BUCKET, SLUICE_ALGO_LEAKY_BUCKET,
+				      SLUICE_ALGO_SLIDING_WINDOW, SLUICE_ALGO_FIXED_WINDOW };
+	static const char *const names[] = { "token bucket", "leaky bucket", "sliding window",
+					     "fixed window" };
+	__u64 W = 1000 * TICKS_PER_MS;
+	const __u64 nows[] = { 0, 1, W / 2, W - 1, W, W + 1, 2 * W, 1000 * W + 17 };
+	const __u64 resets[] = { 0, SLUICE_FRESH };
+	struct sluice_policy p;
+	int a, i, r, k;
+
+	for (a = 0; a < 4; a++) {
+		int bad = 0, not_free = 0;
+
+		memset(&p, 0, sizeof(p));
+		p.algo = algos[a];
+		p.tag = SLUICE_TAG(1, algos[a], 1);
+		if (algos[a] <= SLUICE_ALGO_LEAKY_BUCKET) {
+			/* 10/s burst 5: 100 ms a packet */
+			p.pkt.interval = 100 * TICKS_PER_MS;
+			p.pkt.tolerance = 5 * p.pkt.interval;
+		} else {
+			p.window = W;
+			p.window_limit = 5;
+		}
+		for (i = 0; i < (int)(sizeof(nows) / sizeof(nows[0])); i++)
+			for (r = 0; r < 2; r++) {
+				__u64 z[2] = { 0, 0 }, f[2] = { resets[r], 0 };
+
+				for (k = 0; k < 8; k++)
+					bad += sluice_admit(&p, z, nows[i], 60) !=
+					       sluice_admit(&p, f, nows[i], 60);
+				bad += memcmp(z, f, sizeof(z)) != 0;
+				not_free += sluice_way_free_at(way_ident(algos[a]), resets[r], 0,
+							       SLUICE_WAY_META(32, 1000)) != 0;
+			}
+		TAP_EQ(bad, 0, "reset values: %s: 0 and SLUICE_FRESH give a zero state's verdicts "
+		       "and state, at 0, inside the first window, at its end, its boundary, "
+		       "past it", names[a]);
+		TAP_EQ(not_free, 0, "reset values: %s: 0 and SLUICE_FRESH are free at once",
+		       names[a]);
+	}
+	{
+		__u64 tat = 1;
+
+		TAP_EQ(sluice_gcra(&tat, 0, 100, 100) == SLUICE_DROP, 1,
+		       "reset values: a TAT of 1 tick is not full at now 0 (burst 1 drops)");
+	}
+	TAP_EQ(sluice_way_free_at(way_ident(SLUICE_ALGO_FIXED_WINDOW), SLUICE_WIN_PACK(0, 1), 0,
+				  SLUICE_WAY_META(32, 1000)), W,
+	       "reset values: a count of 1 in window 0 is a real window, held until 1 x window");
+	TAP_EQ(sluice_way_free_at(way_ident(SLUICE_ALGO_SLIDING_WINDOW), SLUICE_WIN_PACK(0, 1), 0,
+				  SLUICE_WAY_META(32, 1000)), 2 * W,
+	       "reset values: ... and a sliding window's until 2 x window");
+}
+
 /* ---- sizes and layout ---- */
 
 static void test_layout(void)
@@ -623,6 +688,7 @@ int main(void)
 	test_window_ms();
 	test_free_at_windows();
 	test_free_at_means_free();
+	test_reset_values();
 	test_layout();
 	return tap_done();
 }

@@ -66,14 +66,26 @@ static const char *burst_at(const struct sluice_policy *p, __u64 *s, __u64 now, 
 	return out;
 }
 
+/* The same at 1 s, at a clock of 0, and at 0 from a set table's fresh way
+ * (SLUICE_FRESH): a clock at 0 and a new way are an idle key too. */
 static void expect_burst(const struct sluice_policy *p, int n, const char *want, const char *name)
 {
-	__u64 s[2] = { 0, 0 };
-	char got[512];
+	static const struct {
+		__u64 now, s0;
+		const char *what;
+	} at[] = { { 1000 * MS, 0, "at 1 s" },
+		   { 0, 0, "at 0" },
+		   { 0, SLUICE_FRESH, "at 0 from SLUICE_FRESH" } };
+	size_t i;
 
-	burst_at(p, s, 1000 * MS, n, got, sizeof(got));
-	if (!tap_ok(!strcmp(got, want), "%s", name))
-		tap_diag("  got  %s\n#   want %s", got, want);
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		__u64 s[2] = { at[i].s0, 0 };
+		char got[512];
+
+		burst_at(p, s, at[i].now, n, got, sizeof(got));
+		if (!tap_ok(!strcmp(got, want), "%s (%s)", name, at[i].what))
+			tap_diag("  got  %s\n#   want %s", got, want);
+	}
 }
 
 static void nginx_semantics(void)
@@ -261,13 +273,14 @@ struct scen {
 	int back; /* 1 in `back` arrivals is 0-3 ms earlier than the last one */
 	int n;
 	bool at_once; /* a meter (nodelay) or no queue (burst 0): none waits */
+	bool from_zero; /* the clock starts at 0, the state at SLUICE_FRESH (a fresh way) */
 };
 
 static void reference(const struct scen *sc)
 {
 	struct sluice_policy p;
 	struct server qp, qb;
-	__u64 s[2] = { 0, 0 }, t = 1000 * MS;
+	__u64 s[2] = { sc->from_zero ? SLUICE_FRESH : 0, 0 }, t = sc->from_zero ? 0 : 1000 * MS;
 	int i, bad = -1, passed = 0, delayed = 0;
 	int v = 0, want = 0;
 	__u64 dep = 0, wdep = 0;
@@ -295,8 +308,11 @@ static void reference(const struct scen *sc)
 			gap = 0; /* bursts */
 		t += gap;
 		now = t;
-		if (sc->back && xrand() % sc->back == 0)
-			now -= (xrand() % 3000000) << SLUICE_TICK_SHIFT;
+		if (sc->back && xrand() % sc->back == 0) {
+			__u64 b = (xrand() % 3000000) << SLUICE_TICK_SHIFT;
+
+			now = now > b ? now - b : 0;
+		}
 		if (sc->rate) {
 			ap = server_ahead(&qp, now);
 			ok = ap <= qp.tol;
@@ -347,6 +363,14 @@ int main(void)
 		  3000000, 0, 3000 },
 		{ "100/s burst 20 delay 3, a clock going back", 100, 20, 3, 0, 0, 0, 6000000, 5,
 		  3000 },
+		{ "100/s burst 20 delay 5 from a clock at 0", 100, 20, 5, 0, 0, 0, 8000000, 0, 3000,
+		  false, true },
+		{ "1000/s burst 0 from a clock at 0", 1000, 0, 0, 0, 0, 0, 700000, 0, 3000, true,
+		  true },
+		{ "bytes 1 MB/s burst 30000 delay 3000 from a clock at 0", 0, 0, 0, 1000000, 30000,
+		  3000, 600000, 0, 3000, false, true },
+		{ "200/s burst 10 delay 2 and 300 kB/s burst 20000 from 0, a clock going back", 200,
+		  10, 2, 300000, 20000, 0, 3000000, 5, 3000, false, true },
 	};
 	size_t i;
 

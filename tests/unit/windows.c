@@ -295,6 +295,84 @@ static void report_sliding_trailing(const struct scn *sc)
 	scn_run_free(&r);
 }
 
+/*
+ * Window number 0 is a window (the first of uptime), a count of 0 is a new
+ * key (0, and the set table's SLUICE_FRESH), SLUICE_FROZEN is never written
+ * over; the sliding log's stamp of a packet at tick 0 frees its slot at
+ * exactly one window, and stamps written before the offset read as before.
+ */
+static void test_zero_and_sentinels(void)
+{
+	__u64 W = TICKS(SCN_S(1)), s[2], rnd = 61;
+	unsigned int i, k, passed, bad = 0;
+	struct sluice_log log;
+	int v;
+
+	TAP_TRUE(sluice_window_delta(0, 0) == 2 && sluice_window_delta(SLUICE_FRESH, 0) == 2 &&
+			 sluice_window_delta(SLUICE_FRESH, 7) == 2,
+		 "window delta: the zero state and SLUICE_FRESH are new keys, in window 0 too");
+	TAP_TRUE(sluice_window_delta(SLUICE_WIN_PACK(0, 1), 0) == 0 &&
+			 sluice_window_delta(SLUICE_WIN_PACK(0, 1), 1) == 1 &&
+			 sluice_window_delta(SLUICE_WIN_PACK(5, 3), 4) == -1,
+		 "window delta: a count in window 0 is window 0's (0 in it, 1 in window 1)");
+	for (k = 0; k < 2; k++) {
+		const char *name = k ? "sliding window" : "fixed window";
+		__u64 at[] = { 0, W / 2, W - 1 };
+
+		for (i = 0; i < 3; i++) {
+			s[0] = SLUICE_WIN_PACK(0, 3);
+			s[1] = 0;
+			passed = 0;
+			while (passed < 10 &&
+			       (k ? sluice_sliding_window(s, at[i], W, 4) :
+				    sluice_fixed_window(&s[0], at[i], W, 4)) == SLUICE_PASS)
+				passed++;
+			bad += passed != 1 || s[0] != SLUICE_WIN_PACK(0, 4);
+		}
+		TAP_EQ(bad, 0, "%s: 3 counted in window 0 stay counted through it (at 0, 1/2, its "
+		       "last tick): 1 more of 4", name);
+		bad = 0;
+		s[0] = SLUICE_FRESH;
+		s[1] = 0;
+		v = k ? sluice_sliding_window(s, 0, W, 4) : sluice_fixed_window(&s[0], 0, W, 4);
+		TAP_TRUE(v == SLUICE_PASS && s[0] == SLUICE_WIN_PACK(0, 1),
+			 "%s: SLUICE_FRESH at now 0 is a new key: window 0, count 1", name);
+		s[0] = SLUICE_FROZEN;
+		v = k ? sluice_sliding_window(s, W, W, 4) : sluice_fixed_window(&s[0], W, W, 4);
+		TAP_TRUE(v == SLUICE_RETRY && s[0] == SLUICE_FROZEN,
+			 "%s: SLUICE_FROZEN is never written over: SLUICE_RETRY", name);
+	}
+
+	memset(&log, 0, sizeof(log));
+	passed = 0;
+	for (k = 0; k < 5; k++)
+		passed += sluice_sliding_log(&log, 0, W, 3) == SLUICE_PASS;
+	TAP_TRUE(passed == 3 && log.ts[0] == SLUICE_LOG_STAMP(0) && log.ts[0] != 0,
+		 "sliding log: 3 of 5 at tick 0, each slot stamped 0 + 1 (a slot of 0 is empty)");
+	TAP_EQ(sluice_sliding_log(&log, W - 1, W, 3), SLUICE_DROP,
+	       "sliding log: the slots of tick 0 are held to the window's last tick");
+	for (k = 0, passed = 0; k < 5; k++)
+		passed += sluice_sliding_log(&log, W, W, 3) == SLUICE_PASS;
+	TAP_EQ(passed, 3, "sliding log: ... and free at exactly one window: 3 again");
+
+	/* A log written before the offset (stamp = now, on the real clock a
+	 * multiple of 16 ticks, as is every window) frees each slot at the
+	 * same now as the old test did. */
+	for (i = 0, bad = 0; i < 100000; i++) {
+		__u64 w = (1 + scn_rand_range(&rnd, 0, 3599999)) * TICKS(SCN_MS(1));
+		__u64 ts = TICKS(scn_rand_range(&rnd, 1, SCN_S(100000)));
+		__u64 now = TICKS(scn_rand_range(&rnd, 0, 2)) == 0 ?
+				    ts + w - TICKS(scn_rand_range(&rnd, 0, 1)) :
+				    TICKS(scn_rand_range(&rnd, 0, SCN_S(200000)));
+		int old_held = ts != 0 && (ts > now || now - ts < w);
+
+		bad += old_held != sluice_log_held(ts, SLUICE_LOG_STAMP(now), w);
+	}
+	TAP_EQ(bad, 0, "sliding log: stamps of the old encoding (ns << 4) are held exactly as "
+	       "before, at every now of the real clock (100000 draws, a third at the window's "
+	       "end)");
+}
+
 int main(void)
 {
 	static const struct scn sliding[] = {
@@ -327,6 +405,7 @@ int main(void)
 	};
 	size_t i;
 
+	test_zero_and_sentinels();
 	test_sliding_formula();
 	for (i = 0; i < sizeof(sliding) / sizeof(sliding[0]); i++)
 		check_sliding_reference(&sliding[i]);
@@ -336,8 +415,16 @@ int main(void)
 	test_boundary();
 	for (i = 0; i < sizeof(logs) / sizeof(logs[0]); i++)
 		check_log_exact(&logs[i]);
-	for (i = 0; i < scn_nr_tables; i++)
-		if (scn_tables[i].nr_random && scn_tables[i].algo == SLUICE_ALGO_SLIDING_LOG)
-			check_log_exact(&scn_tables[i]);
+	for (i = 0; i < scn_nr_tables; i++) {
+		const struct scn *sc = &scn_tables[i];
+
+		if (sc->nr_random && sc->algo == SLUICE_ALGO_SLIDING_LOG)
+			check_log_exact(sc);
+		/* From a clock at 0: window 0 against the same references. */
+		else if (sc->nr_random && sc->from_zero && sc->algo == SLUICE_ALGO_SLIDING_WINDOW)
+			check_sliding_reference(sc);
+		else if (sc->nr_random && sc->from_zero && sc->algo == SLUICE_ALGO_FIXED_WINDOW)
+			check_fixed_reference(sc);
+	}
 	return tap_done();
 }

@@ -405,16 +405,17 @@ static void log_state(const struct sluice_policy *p, const struct sluice_log *lo
 	s->limit = limit;
 	s->full = true;
 	for (i = 0; i < limit; i++) {
-		__u64 ts = log->ts[i];
+		__u64 ts = log->ts[i], n1 = SLUICE_LOG_STAMP(now);
 
 		if (!ts)
 			continue;
 		s->full = false;
-		if (ts <= now && now - ts >= p->window)
+		if (!sluice_log_held(ts, n1, p->window))
 			continue;
+		/* stamps are tick + 1 (algo.h): frees at ts - 1 + window */
 		s->used++;
-		if (ts + p->window - now < soonest)
-			soonest = ts + p->window - now;
+		if (ts + p->window - n1 < soonest)
+			soonest = ts + p->window - n1;
 	}
 	s->admits = s->used < limit;
 	s->free_in_ns = s->admits ? 0 : ticks_to_ns(soonest);

@@ -7,10 +7,11 @@
  *
  * Reading a way is a snapshot of words the datapath may be changing: a way
  * whose identity is not the same before and after its words were read is
- * skipped (it changed keys meanwhile). Deleting a key empties its way with
- * one CAS of its identity: the key's next packet claims a way afresh, with a
- * full bucket, as after an LRU delete; a claim under way (BUSY) is left
- * alone.
+ * skipped (it changed keys meanwhile), and a way claimed for a key that no
+ * packet charged yet (SLUICE_FRESH) reads as the LRU's new key, 0. Deleting
+ * a key empties its way with one CAS of its identity: the key's next packet
+ * claims a way afresh, with a full bucket, as after an LRU delete; a claim
+ * under way (BUSY) is left alone.
  */
 #include <errno.h>
 #include <string.h>
@@ -129,6 +130,10 @@ static bool read_way(void *set, int v6, int w, __u64 want, struct sluice_key *k,
 	if (s0 == SLUICE_FROZEN ||
 	    __atomic_load_n(&way->ident, __ATOMIC_ACQUIRE) != id)
 		return false;
+	/* Claimed, not charged yet: a new key's state, which the LRU table
+	 * writes as 0 (algo.h), so every reader reads one encoding. */
+	if (s0 == SLUICE_FRESH)
+		b->s[0] = 0;
 	return true;
 }
 
