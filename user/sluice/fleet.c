@@ -25,8 +25,11 @@
  * of that sync is dropped (it was admitted under the outage share, which is
  * safe on its own: charging it later would block the fleet). The next
  * successful sync restores the whole rate. On exit the agent leaves the
- * state "stopped": rate/N until an agent runs again. Only durations cross
- * between the box and Redis, never a clock reading.
+ * state "stopped": rate/N until an agent runs again. What the box admits on
+ * its own is never recorded (bpf/sluice.bpf.c), and what an agent finds
+ * recorded when it starts on a state that is not synced is dropped: usage
+ * admitted without an agent is never charged. Only durations cross between
+ * the box and Redis, never a clock reading.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -109,6 +112,27 @@ static int run_prog(struct bpf_program *p)
 	if (ret)
 		return -errno;
 	return t.retval == XDP_PASS ? 0 : -EPROTO;
+}
+
+/*
+ * Take off every usage recorded, pushing none: what a state that is not
+ * synced holds was admitted before its agent went (unrenewed since) or by
+ * an older datapath on its own, and is never charged (see the top).
+ */
+static int drop_usage(struct fleet_agent *a)
+{
+	struct sluice_fleet *f = a->h.fleet;
+	__u32 i, n;
+	int ret;
+
+	ret = run_prog(a->skel->progs.sluice_fleet_collect);
+	if (ret)
+		return ret;
+	n = f->io_n < a->io_max ? f->io_n : a->io_max;
+	for (i = 0; i < n; i++)
+		a->io[i].debt[0] = a->io[i].debt[1] = 0;
+	f->io_n = n;
+	return run_prog(a->skel->progs.sluice_fleet_apply);
 }
 
 /* Load the two programs on the limiter's pinned maps. */
@@ -372,6 +396,12 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	/* An agent started again (an upgrade, a crash) keeps the N its state
 	 * last had until the boxes have had a member TTL to say they live. */
 	a->last_n = f->live;
+	if (sluice_now_ticks() >= __atomic_load_n(&f->ok_until, __ATOMIC_ACQUIRE) &&
+	    drop_usage(a)) {
+		ret = sluice_err(err, errlen, -EPROTO, "Couldn't drop the usage %s admitted "
+				 "without an agent: the fleet programs failed", ifname);
+		goto fail;
+	}
 	if (o->fleet_size > f->live)
 		__atomic_store_n(&f->live, o->fleet_size, __ATOMIC_RELEASE);
 	if (ret)
