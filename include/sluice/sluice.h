@@ -459,12 +459,15 @@ enum sluice_fleet_state {
  * agent, read by the datapath (ok_until, live) and by status and stats. */
 struct sluice_fleet {
 	__u64 ok_until; /* ticks (ktime): the whole rate until then, rate/N after */
-	__u32 live; /* N, the live boxes of the fleet at the last sync; 0: unknown */
+	__u32 live; /* N, the boxes of the fleet at the last sync; 0: unknown */
 	__u32 state; /* enum sluice_fleet_state */
 	__u32 io_n; /* records in sluice_fleet_io (collect writes, apply reads) */
 	__u32 io_more; /* active keys the last collect found no record for */
 	__u32 agent_pid;
-	__u32 pad;
+	/* members of the fleet silent past their horizon at the last sync:
+	 * their shares held in reserve (0 in a state pinned before, where
+	 * this was padding) */
+	__u32 silent;
 	__u64 interval_ns; /* the agent's sync interval */
 	__u64 last_ok_ns; /* CLOCK_REALTIME ns of the last successful sync; 0: none */
 	__u64 syncs; /* successful syncs */

@@ -14,10 +14,21 @@
  *      key's local bucket to now + debt, so the box refuses as soon as the
  *      fleet has spent the allowance;
  *   4. renews sluice_fleet.ok_until (two intervals and the sync's own
- *      duration ahead): while it holds, fleet policies admit the whole
- *      rate; past it, rate/N. N is the live boxes Redis counts, and after
- *      an outage at least the N of before it, for a member TTL (a restarted
- *      Redis knows only the boxes that have synced since).
+ *      duration ahead, never past the horizon this sync gave the fleet):
+ *      while it holds, fleet policies admit the whole rate; past it,
+ *      rate/N. N is the fleet's members Redis counts, and after an outage
+ *      at least the N of before it, for a member TTL (a restarted Redis
+ *      knows only the boxes that have synced since).
+ *
+ * A box whose agent is gone (killed, stopped, stuck) still admits on its
+ * own: rate/N and burst/N of the N it last held, for as long as its
+ * datapath runs. So each sync tells the fleet that share and a horizon, the
+ * latest time its ok_until may reach, and Redis keeps the box a member past
+ * it: silent, its share held in reserve (the live boxes share the rest of
+ * each limit, user/lib/redis.c), until it syncs again or leaves. It leaves
+ * when its datapath goes: when this run detaches the limiter it attached,
+ * or finds it detached.
+ *
  *
  * A failed sync (Redis unreachable, slow past --redis-timeout, an error
  * reply, a refused password) ends ok_until at once, so every box falls back
@@ -71,11 +82,16 @@ struct fleet_agent {
 	bool started;
 	volatile int stop;
 	bool outage_said;
+	/* the fleet recorded a smaller share than the box holds now (its N
+	 * grew): sync again at once, so that it records the new one */
+	bool resync;
 	/* After an outage, Redis (restarted) may know fewer boxes than there
 	 * are until each has synced once: N stays at least the last one seen
 	 * until a member TTL has passed (monotonic ns). */
 	__u64 keep_n_until;
 	__u32 last_n;
+	__u32 silent_said; /* the silent members the log last named */
+	__u64 last_dur_ns; /* the last successful sync's duration */
 };
 
 static void now_text(char *buf, size_t len)
@@ -242,13 +258,44 @@ static void failed(struct fleet_agent *a, const char *why)
 	a->outage_said = true;
 }
 
+/*
+ * How long after a sync's call began its ok_until may last (ns): three
+ * intervals and twice the last sync's duration (the deadline before the
+ * first). ok_until, two intervals and the sync's duration after it ended,
+ * falls short of that unless a sync takes much longer than the one before;
+ * the fleet counts the box silent once it has passed without a sync.
+ */
+static __u64 horizon_ns(const struct fleet_agent *a)
+{
+	return 3 * a->o.sync_ns + 2 * (a->last_dur_ns ? a->last_dur_ns : a->o.timeout_ns);
+}
+
+/* Say when the fleet's silent members change: their shares are held back. */
+static void say_silent(struct fleet_agent *a, __u32 n, __u32 silent, __u32 reserve_ppm)
+{
+	__atomic_store_n(&a->h.fleet->silent, silent, __ATOMIC_RELEASE);
+	if (silent == a->silent_said)
+		return;
+	if (silent)
+		say("%u of the %u boxes of fleet %s %s not synced within their horizon: their "
+		    "datapaths admit their share on their own, so it is held in reserve and the "
+		    "live boxes share %.0f%% of each limit", silent, n, a->o.fleet,
+		    silent == 1 ? "has" : "have",
+		    reserve_ppm < 1000000 ? 100.0 - (double)reserve_ppm / 1e4 : 0.0);
+	else
+		say("no box of fleet %s is silent any more: the live boxes share the whole limit",
+		    a->o.fleet);
+	a->silent_said = silent;
+}
+
 /* One sync; 0 or -errno (the state says why). */
 static int sync_once(struct fleet_agent *a)
 {
 	struct sluice_fleet *f = a->h.fleet;
 	struct sluice_redis_sync_stats st = { 0 };
 	char err[SLUICE_ERR_LEN];
-	__u32 n, push, i, lanes = 0, live = 0;
+	__u32 n, push, i, lanes = 0, live = 0, n_old = f->live > 1 ? f->live : 1;
+	__u64 t0, hz, end;
 	int ret, j;
 
 	ret = run_prog(a->skel->progs.sluice_fleet_collect);
@@ -273,6 +320,11 @@ static int sync_once(struct fleet_agent *a)
 			lanes++;
 		}
 	}
+	/* The share this box's datapath admits on its own, now (and after:
+	 * it never holds a smaller one than the fleet records, see the top). */
+	hz = horizon_ns(a);
+	sluice_redis_set_member(a->redis, (hz + 999999) / 1000000, n_old);
+	t0 = sluice_now_ns();
 	ret = sluice_redis_sync(a->redis, a->o.fleet, a->member, a->o.member_ttl_ms, lanes,
 				a->keys, a->used_us, a->o.batch, a->debt_us, &live, &st, err,
 				sizeof(err));
@@ -283,6 +335,12 @@ static int sync_once(struct fleet_agent *a)
 		failed(a, err);
 		return ret;
 	}
+	if (a->o.fleet_size > live)
+		live = a->o.fleet_size;
+	if (f->state != SLUICE_FLEET_SYNCED)
+		a->keep_n_until = sluice_now_ns() + a->o.member_ttl_ms * 1000000ULL;
+	if (sluice_now_ns() < a->keep_n_until && a->last_n > live)
+		live = a->last_n;
 	for (i = 0; i < lanes; i++) {
 		__s64 d = a->debt_us[i];
 
@@ -294,19 +352,18 @@ static int sync_once(struct fleet_agent *a)
 		failed(a, "the apply program failed");
 		return ret;
 	}
-	if (a->o.fleet_size > live)
-		live = a->o.fleet_size;
-	if (f->state != SLUICE_FLEET_SYNCED)
-		a->keep_n_until = sluice_now_ns() + a->o.member_ttl_ms * 1000000ULL;
-	if (sluice_now_ns() < a->keep_n_until && a->last_n > live)
-		live = a->last_n;
 	a->last_n = live;
 	__atomic_store_n(&f->live, live ? live : 1, __ATOMIC_RELEASE);
+	a->resync = n_old < live;
 	/* The whole rate until the next sync should have ended: one interval,
-	 * plus as long as this one took, plus one interval of grace. */
-	__atomic_store_n(&f->ok_until, sluice_now_ticks() + ((2 * a->o.sync_ns + st.duration_ns)
-							      << SLUICE_TICK_SHIFT),
-			 __ATOMIC_RELEASE);
+	 * plus as long as this one took, plus one interval of grace; never
+	 * past the horizon the fleet was given. */
+	end = sluice_now_ns() + 2 * a->o.sync_ns + st.duration_ns;
+	if (end > t0 + hz)
+		end = t0 + hz;
+	__atomic_store_n(&f->ok_until, end << SLUICE_TICK_SHIFT, __ATOMIC_RELEASE);
+	a->last_dur_ns = st.duration_ns;
+	say_silent(a, live, st.silent, st.reserve_ppm);
 	f->last_ok_ns = sluice_realtime_ns();
 	f->syncs++;
 	f->keys_pushed += push;
@@ -334,8 +391,12 @@ static void *agent_main(void *arg)
 		sync_once(a);
 		next += a->o.sync_ns;
 		now = sluice_now_ns();
-		if (next < now) /* a sync longer than the interval: the next at once */
+		/* A sync longer than the interval, or a share for the fleet to
+		 * record (a box that died now would be held to the one it
+		 * recorded, the larger): the next at once. */
+		if (next < now || a->resync)
 			next = now;
+		a->resync = false;
 		while (!a->stop && (now = sluice_now_ns()) < next) {
 			__u64 left = next - now;
 			struct timespec ts = { .tv_sec = 0,
@@ -437,6 +498,26 @@ void fleet_report(const struct fleet_agent *a, char *buf, size_t len)
 		snprintf(buf, len, "; fleet %s %s: rate/%u", v.f.fleet, v.state, v.n);
 }
 
+/*
+ * Leave the fleet when the datapath goes with this run: the run detaches
+ * what it attached (run_pid), or the limiter is detached already. Else the
+ * datapath goes on admitting rate/N on its own, and the fleet must go on
+ * holding its share: the box stays a member, silent.
+ */
+static void leave_fleet(struct fleet_agent *a)
+{
+	char err[SLUICE_ERR_LEN];
+
+	if (__atomic_load_n(&a->h.cfg->run_pid, __ATOMIC_ACQUIRE) != (__u32)getpid() &&
+	    !sluice_still_pinned(&a->h))
+		return;
+	if (sluice_redis_leave(a->redis, a->o.fleet, a->member, err, sizeof(err)))
+		say("Couldn't leave fleet %s: %s; until %s syncs again, or leaves, the fleet holds "
+		    "its share in reserve", a->o.fleet, err, a->member);
+	else
+		say("%s left fleet %s", a->member, a->o.fleet);
+}
+
 void fleet_stop(struct fleet_agent *a)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -450,6 +531,7 @@ void fleet_stop(struct fleet_agent *a)
 		__atomic_store_n(&a->h.fleet->ok_until, 0, __ATOMIC_RELEASE);
 		set_state(a, SLUICE_FLEET_STOPPED);
 		a->h.fleet->agent_pid = 0;
+		leave_fleet(a);
 	}
 	if (a->io)
 		munmap(a->io, ((size_t)a->io_max * sizeof(struct sluice_fleet_rec) + page - 1) /
