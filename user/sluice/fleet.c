@@ -29,6 +29,11 @@
  * when its datapath goes: when this run detaches the limiter it attached,
  * or finds it detached.
  *
+ * The debt a sync answers is the fleet bucket's, whose tolerance is the
+ * whole burst; a box's bucket holds burst/N of it. So while the fleet is
+ * within its burst a box takes its share of the room the fleet has left
+ * (the debt / N), and beyond it the whole debt past the burst: together the
+ * boxes get one burst, and never more (user/lib/fleetfold.c).
  *
  * A failed sync (Redis unreachable, slow past --redis-timeout, an error
  * reply, a refused password) ends ok_until at once, so every box falls back
@@ -92,6 +97,7 @@ struct fleet_agent {
 	__u32 last_n;
 	__u32 silent_said; /* the silent members the log last named */
 	__u64 last_dur_ns; /* the last successful sync's duration */
+	struct sluice_fleet_tols tols; /* the fold's (user/lib/fleetfold.c) */
 };
 
 static void now_text(char *buf, size_t len)
@@ -294,7 +300,7 @@ static int sync_once(struct fleet_agent *a)
 	struct sluice_fleet *f = a->h.fleet;
 	struct sluice_redis_sync_stats st = { 0 };
 	char err[SLUICE_ERR_LEN];
-	__u32 n, push, i, lanes = 0, live = 0, n_old = f->live > 1 ? f->live : 1;
+	__u32 n, push, i, lanes = 0, live = 0, n_old = f->live > 1 ? f->live : 1, n_fold;
 	__u64 t0, hz, end;
 	int ret, j;
 
@@ -341,10 +347,16 @@ static int sync_once(struct fleet_agent *a)
 		a->keep_n_until = sluice_now_ns() + a->o.member_ttl_ms * 1000000ULL;
 	if (sluice_now_ns() < a->keep_n_until && a->last_n > live)
 		live = a->last_n;
+	/* The fold is the share's of the N the datapath holds while it
+	 * applies and after: the smaller one takes more. */
+	n_fold = live <= 1 ? 1 : live < n_old ? live : n_old;
+	sluice_fleet_tols_refresh(&a->tols, &a->h);
 	for (i = 0; i < lanes; i++) {
+		struct sluice_fleet_rec *r = &a->io[a->rec_of[i]];
 		__s64 d = a->debt_us[i];
 
-		a->io[a->rec_of[i]].debt[a->lane_of[i]] = d > 0 ? (__u64)d * TICKS_PER_US : 0;
+		r->debt[a->lane_of[i]] = sluice_fleet_fold(&a->tols, &r->key, a->lane_of[i], n_fold,
+							    d > 0 ? (__u64)d * TICKS_PER_US : 0);
 	}
 	f->io_n = push;
 	ret = run_prog(a->skel->progs.sluice_fleet_apply);
@@ -545,5 +557,6 @@ void fleet_stop(struct fleet_agent *a)
 	free(a->debt_us);
 	free(a->rec_of);
 	free(a->lane_of);
+	sluice_fleet_tols_free(&a->tols);
 	free(a);
 }
