@@ -432,14 +432,15 @@ _Static_assert(sizeof(struct sluice_rwould) == 16, "sluice_rwould layout");
  * decision stays local: a box admits against its own bucket of the policy,
  * and its agent (`sluice run --redis`) shares what the box used through
  * Redis, once per sync interval, and folds what the other boxes used into
- * the local bucket (README, "Fleet-wide limits"). Of a fleet of N live
- * boxes, each holds burst/N of the burst (at least one packet), so a source
- * sprayed over every box gets one burst; the rate is shared through Redis.
- * While the agent's last successful sync is recent (now < ok_until) a box
- * admits at the whole rate; after that (Redis down, slow, refusing, or no
- * agent) at rate/N: a safe share, so the fleet never admits more than the
- * limit. A state no agent ever synced has live == 0: N is 1, the whole limit
- * on this box.
+ * the local bucket (README, "Fleet-wide limits"). Of a fleet of N boxes,
+ * each holds burst/N of the burst (at least one packet), so a source sprayed
+ * over every box gets one burst; the rate is shared through Redis. While the
+ * agent's last successful sync is recent (now < ok_until) a box admits at the
+ * whole rate, and records what it admits; after that (Redis down, slow,
+ * refusing, or no agent) at rate/N, recording nothing: a safe share, which
+ * the other boxes hold in reserve once the fleet takes the box for silent,
+ * so the fleet never admits more than the limit. A state no agent ever
+ * synced has live == 0: N is 1, the whole limit on this box.
  */
 /* Per-key usage of a fleet policy not yet pushed (datapath adds, the agent's
  * programs take off what they pushed): ticks of cost, as sluice_limit_cost(). */
