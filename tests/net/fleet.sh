@@ -675,7 +675,7 @@ gen_one 1 "$DEAD_SRC" 300 5
 gen_one 2 "$DEAD_SRC" 600 5
 gen_one 3 "$DEAD_SRC" 1200 5
 SILENT_SAID='fleet: 1 of the 3 boxes of fleet .* has not synced within their horizon'
-said0=$(loglines 1 "$SILENT_SAID")
+silent0=$(loglines 1 "$SILENT_SAID")
 sleep 1
 kill -KILL "${RUNP[3]}"
 wait "${RUNP[3]}" 2>/dev/null
@@ -687,7 +687,7 @@ else
 	not_ok "an agent killed: the live boxes say one box is silent, N stays 3"
 fi
 WAIT_BOXES="1 2 3"
-said=$(($(loglines 1 "$SILENT_SAID") - said0))
+said=$(($(loglines 1 "$SILENT_SAID") - silent0))
 pass_if "an agent killed: run 1 says once that the silent box's share is held in reserve" \
 	[ "$said" = 1 ] || diag "said $said times: $(tail -5 "${RUNLOG[1]}")"
 RTT_MS=$(max_rtt_ms)

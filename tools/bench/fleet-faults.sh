@@ -191,7 +191,8 @@ stop_all() {
 }
 
 dead() {
-	local r=$1 fl="dead$r-$$" src="2001:2::b6:$r" t rtt a
+	local r=$1 fl src t rtt a
+	fl="dead$r-$$" src="2001:2::b6:$r"
 	attach_all 3 --rate 200/s --burst 60 || return 1
 	for i in 1 2 3; do run_box "$i" "$fl" 50ms; done
 	synced 3 3 || return 1
@@ -215,7 +216,8 @@ dead() {
 }
 
 spray() {
-	local r=$1 fl="spray$r-$$" src="198.18.0.$((70 + r))" t a
+	local r=$1 fl src t a
+	fl="spray$r-$$" src="198.18.0.$((70 + r))"
 	attach_all 2 --rate 100/s --burst 300 || return 1
 	for i in 1 2; do run_box "$i" "$fl" 100ms; done
 	synced 2 2 || return 1
@@ -231,7 +233,8 @@ spray() {
 
 # restart R SIG: box 1's agent stopped with SIG for 10 s under 45 pps.
 restart() {
-	local r=$1 sig=$2 fl="restart$r$2-$$" src="198.18.0.$((90 + r))" a
+	local r=$1 sig=$2 fl src a
+	fl="restart$r$2-$$" src="198.18.0.$((90 + r))"
 	attach_all 2 --rate 100/s || return 1
 	for i in 1 2; do run_box "$i" "$fl" 100ms; done
 	synced 2 2 || return 1
