@@ -244,7 +244,7 @@ tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 		awk '$2 > 0 { printf "%s%s at %s keys", (n++ ? ", " : ""), $2, $1 }')
 	fmt -w 88 <<-EOF
 	Other script commands: TIME, ZADD, PERSIST, ZRANGEBYSCORE, ZCARD and HSET, once
-	per EVALSHA (the fleet's members and their shares; HMGET too while one is silent). --redis-timeout $tos: well past the longest
+	per EVALSHA (the fleet's members and their shares; an HGET more for each silent one). --redis-timeout $tos: well past the longest
 	sync, so that no sync of the span fails (the default, one interval, is near the
 	longest sync at the shortest interval). Spans measured again because a sync ran
 	past its interval (the agent then begins the next at once, before a refill):
