@@ -77,9 +77,10 @@ void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies
 	if (v->last_ok_age_s >= 0)
 		snprintf(age, sizeof(age), "%.1f s ago", v->last_ok_age_s);
 	if (!v->shared && v->f.silent)
-		snprintf(buf, len, "%s via %s: %s, %u box%s (%u silent: its share held in "
-			 "reserve), last sync %s, rtt %.1f ms", v->f.fleet, v->f.redis, v->state,
-			 v->n, v->n == 1 ? "" : "es", v->f.silent, age,
+		snprintf(buf, len, "%s via %s: %s, %u box%s (%u silent: %s held in reserve), "
+			 "last sync %s, rtt %.1f ms", v->f.fleet, v->f.redis, v->state, v->n,
+			 v->n == 1 ? "" : "es", v->f.silent,
+			 v->f.silent == 1 ? "its share" : "their shares", age,
 			 (double)v->f.last_rtt_ns / 1e6);
 	else if (!v->shared)
 		snprintf(buf, len, "%s via %s: %s, %u box%s, last sync %s, rtt %.1f ms",
