@@ -674,7 +674,7 @@ GEN_PIDS=() GEN_BOXES=()
 gen_one 1 "$DEAD_SRC" 300 5
 gen_one 2 "$DEAD_SRC" 600 5
 gen_one 3 "$DEAD_SRC" 1200 5
-SILENT_SAID='fleet: 1 of the 3 boxes of fleet .* has not synced within their horizon'
+SILENT_SAID='fleet: 1 of the 3 boxes of fleet .* has not synced within its horizon'
 silent0=$(loglines 1 "$SILENT_SAID")
 sleep 1
 kill -KILL "${RUNP[3]}"

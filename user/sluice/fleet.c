@@ -283,10 +283,13 @@ static void say_silent(struct fleet_agent *a, __u32 n, __u32 silent, __u32 reser
 	if (silent == a->silent_said)
 		return;
 	if (silent)
-		say("%u of the %u boxes of fleet %s %s not synced within their horizon: their "
-		    "datapaths admit their share on their own, so it is held in reserve and the "
-		    "live boxes share %.0f%% of each limit", silent, n, a->o.fleet,
-		    silent == 1 ? "has" : "have",
+		say("%u of the %u boxes of fleet %s %s: %s on %s own, so the fleet holds %s in "
+		    "reserve and the live boxes share %.0f%% of each limit", silent, n, a->o.fleet,
+		    silent == 1 ? "has not synced within its horizon" :
+				  "have not synced within their horizons",
+		    silent == 1 ? "its datapath admits its share" :
+				  "their datapaths admit their shares",
+		    silent == 1 ? "its" : "their", silent == 1 ? "that share" : "those shares",
 		    reserve_ppm < 1000000 ? 100.0 - (double)reserve_ppm / 1e4 : 0.0);
 	else
 		say("no box of fleet %s is silent any more: the live boxes share the whole limit",
