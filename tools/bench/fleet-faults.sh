@@ -178,7 +178,12 @@ gens_wait() {
 	GENP=()
 	sleep 0.3
 }
-gen_secs() { jq -r .seconds "$D/gen$1.json"; }
+# gen_secs BOX...: the longest span of the generators to BOX...
+gen_secs() {
+	local i
+	for i in "$@"; do jq -r .seconds "$D/gen$i.json"; done |
+		awk '$1 > m { m = $1 } END { print m }'
+}
 rtt_ms() { bx "$1" "$SLUICECTL" -i "${IFR[$1]}" stats -j | jq .fleet.rtt_ms; }
 
 stop_all() {
@@ -205,7 +210,7 @@ dead() {
 	wait "${RUNP[3]}" 2>/dev/null
 	RUNP[3]=
 	gens_wait
-	t=$(gen_secs 3)
+	t=$(gen_secs 1 2 3)
 	rtt=$(rtt_ms 1)
 	a=$(counted 1 2 3)
 	echo "dead: admitted $a in $t s; bound without dead boxes" \
@@ -225,7 +230,7 @@ spray() {
 	gen 1 "$src" 500 3
 	gen 2 "$src" 500 3
 	gens_wait
-	t=$(gen_secs 1)
+	t=$(gen_secs 1 2)
 	a=$(counted 1 2)
 	echo "spray: admitted $a in $t s; burst + rate x t = $(calc "300 + 100 * $t")"
 	stop_all

@@ -61,8 +61,9 @@
  * member of a fleet must use the same ttl. The members' set expires after
  * the ttl only while no member has a share.
  *
- * The answer: {N (every member, silent ones too), silent members, their
- * shares in millionths of a limit, debt of each lane}.
+ * The answer: {N (every member, silent ones too), debt of each lane}, and
+ * for a member that gives its share, then the silent members and their
+ * shares in millionths of a limit.
  */
 static const char script[] =
 	"local t = redis.call('TIME')\n"
@@ -72,7 +73,7 @@ static const char script[] =
 	"if share == 0 then\n"
 	"  redis.call('ZREM', KEYS[1], ARGV[1])\n"
 	"  redis.call('HDEL', KEYS[2], ARGV[1])\n"
-	"  return {redis.call('ZCARD', KEYS[1]), 0, 0}\n"
+	"  return {redis.call('ZCARD', KEYS[1])}\n"
 	"end\n"
 	"if share then\n"
 	"  redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[3]) * 1000),\n"
@@ -99,7 +100,7 @@ static const char script[] =
 	"if share then redis.call('HSET', KEYS[2], ARGV[1], math.min(share, n)) end\n"
 	"local live = 1 - rho\n"
 	"if live < 1 / 65536 then live = 1 / 65536 end\n"
-	"local out = {n, silent, math.floor(rho * 1000000 + 0.5)}\n"
+	"local out = {n}\n"
 	"for i = 3, #KEYS do\n"
 	"  local tat = tonumber(redis.call('GET', KEYS[i])) or 0\n"
 	"  if tat < now then tat = now end\n"
@@ -107,7 +108,11 @@ static const char script[] =
 	"  local debt = tat - now\n"
 	"  redis.call('SET', KEYS[i], string.format('%.3f', tat), 'PX',\n"
 	"             string.format('%.0f', math.ceil(debt / 1000) + 1000))\n"
-	"  out[i + 1] = math.ceil(debt)\n"
+	"  out[i - 1] = math.ceil(debt)\n"
+	"end\n"
+	"if share then\n"
+	"  out[#out + 1] = silent\n"
+	"  out[#out + 1] = math.floor(rho * 1000000 + 0.5)\n"
 	"end\n"
 	"return out\n";
 
@@ -483,8 +488,8 @@ static void buf_call(struct buf *b, const char *sha, const char *pre, const char
 	}
 }
 
-/* Call c's reply: {N, silent, reserve, debt of each key} into debt[from..to),
- * *live and st. */
+/* Call c's reply: {live, debt of each key} into debt[from..to) and *live,
+ * and then, when the member gave its share, {silent, reserve} into st. */
 static int take_call(struct sluice_redis *r, const redisReply *x, size_t from, size_t to,
 		     __s64 *debt, __u32 *live, struct sluice_redis_sync_stats *st, char *err,
 		     size_t len)
@@ -493,12 +498,12 @@ static int take_call(struct sluice_redis *r, const redisReply *x, size_t from, s
 
 	if (x->type == REDIS_REPLY_ERROR)
 		return reply_error(r, x, "the sync script", err, len);
-	if (x->type != REDIS_REPLY_ARRAY || x->elements != 3 + m)
+	if (x->type != REDIS_REPLY_ARRAY || (x->elements != 1 + m && x->elements != 3 + m))
 		return sluice_err(err, len, -EPROTO,
 				  "Redis at %s answered the sync script with something other than "
 				  "%zu integers",
-				  r->addr, 3 + m);
-	for (i = 0; i < 3 + m; i++)
+				  r->addr, 1 + m);
+	for (i = 0; i < x->elements; i++)
 		if (x->element[i]->type != REDIS_REPLY_INTEGER)
 			return sluice_err(err, len, -EPROTO,
 					  "Redis at %s answered the sync script with a "
@@ -506,10 +511,16 @@ static int take_call(struct sluice_redis *r, const redisReply *x, size_t from, s
 					  r->addr);
 	if (live)
 		*live = x->element[0]->integer;
-	st->silent = x->element[1]->integer;
-	st->reserve_ppm = x->element[2]->integer;
 	for (i = 0; i < m; i++)
-		debt[from + i] = x->element[3 + i]->integer;
+		debt[from + i] = x->element[1 + i]->integer;
+	/* For the agent's log and status only: the script applies the
+	 * reserve itself. */
+	if (x->elements == 3 + m) {
+		long long sl = x->element[1 + m]->integer, rs = x->element[2 + m]->integer;
+
+		st->silent = sl < 0 ? 0 : sl > UINT32_MAX ? UINT32_MAX : (__u32)sl;
+		st->reserve_ppm = rs < 0 ? 0 : rs > UINT32_MAX ? UINT32_MAX : (__u32)rs;
+	}
 	return 0;
 }
 

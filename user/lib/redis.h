@@ -50,9 +50,10 @@ struct sluice_redis_sync_stats {
 	__u64 duration_ns; /* of the whole sync, a reconnect included */
 	bool reconnected; /* the sync connected first (AUTH and SCRIPT LOAD, not
 			   * counted in calls, round_trips or bytes) */
-	/* The fleet's answer besides N and the debts (of a successful sync):
-	 * the members past their horizon, and their shares of each limit,
-	 * in millionths, which the live members hold in reserve. */
+	/* The fleet's answer besides N and the debts (of a successful sync
+	 * of a member that gives its share; else 0): the members past their
+	 * horizon, and their shares of each limit, in millionths, which the
+	 * live members hold in reserve. */
 	__u32 silent;
 	__u32 reserve_ppm;
 };

@@ -279,6 +279,8 @@ static __u64 horizon_ns(const struct fleet_agent *a)
 /* Say when the fleet's silent members change: their shares are held back. */
 static void say_silent(struct fleet_agent *a, __u32 n, __u32 silent, __u32 reserve_ppm)
 {
+	if (silent > n)
+		silent = n;
 	__atomic_store_n(&a->h.fleet->silent, silent, __ATOMIC_RELEASE);
 	if (silent == a->silent_said)
 		return;
