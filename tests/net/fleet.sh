@@ -30,7 +30,8 @@
 #   1. three boxes: every box says fleet boxes 3, synced;
 #   2. a sprayed source (a rule of burst 300: one burst, not burst/N) is held
 #      to the bound, and gets at least 0.9 x (burst + rate x t) ("# fleet
-#      ratio up");
+#      ratio up"); measured again with a fresh source when it went beyond
+#      while an agent missed syncs (as 5 and 9);
 #   3. a source on one box only gets the whole rate (>= 0.9 x rate x t,
 #      <= burst + rate x t + rate x S; burst 300, so that a sender held off
 #      the CPU for up to 1 s forfeits nothing);
@@ -65,7 +66,7 @@ netns_need_sluice "fleet"
 
 RATE=100          # packets/s of the fleet policy
 BURST=30          # its burst: burst/N = 10 on each of 3 boxes
-BIG_SRC=198.18.0.7 BIG_BURST=300   # phase 2's source: a rule of a burst larger than rate x t
+BIG_SRCS=198.18.0.8/29 BIG_BURST=300  # phase 2's sources (.8 to .10): a burst larger than rate x t
 ONE_SRCS=198.18.0.16/28            # phase 3's sources (.20 to .22): a rule of burst 300 too
 DEAD_SRC=198.18.0.90 DEAD_RATE=200 DEAD_BURST=60   # 6e's, as issue 20 measured it
 SYNC_MS=100       # --sync-interval
@@ -317,10 +318,14 @@ calc() { awk "BEGIN { printf \"%.4f\", $* }"; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
 # spray SRC [BURST]: SRC at PPS out of every box's generator for SECS; sets
-# ADMITTED, PER_BOX, GEN_T, SPRAY_BURST (BURST, default the policy's) and
-# UP_BOUND (the design's bound with this t and RTT).
+# ADMITTED, PER_BOX, GEN_T, SPRAY_BURST (BURST, default the policy's),
+# UP_BOUND (the design's bound with this t and RTT), and SYNCS_LATE to 1 when
+# an agent missed more than one sync of the flood (its box's view was older
+# than the bound's 2 intervals: the machine, not the fleet, broke its terms).
 spray() {
+	local i s0=() d late=0
 	SPRAY_BURST=${2:-$BURST}
+	for i in 1 2 3; do s0[$i]=$(fleet_of "$i" | jq .syncs); done
 	counters
 	gens_start "$1" "$SECS" 1 2 3
 	gens_wait || return 1
@@ -328,6 +333,30 @@ spray() {
 	RTT_MS=$(max_rtt_ms)
 	UP_BOUND=$(calc "$SPRAY_BURST + $RATE * $GEN_T +" \
 		"($N - 1) * $RATE * (2 * $SYNC_MS + $RTT_MS) / 1000")
+	for i in 1 2 3; do
+		d=$(($(fleet_of "$i" | jq .syncs) - s0[i]))
+		awk -v d="$d" -v t="$GEN_T" -v s="$SYNC_MS" \
+			'BEGIN { exit !(d < int(t * 1000 / s) - 1) }' && late=1
+	done
+	SYNCS_LATE=$late
+}
+
+# spray_check NAME WHAT BURST SRC...: spray the first SRC and check_up; a
+# spray beyond the bound while an agent fell behind is measured again with
+# the next SRC (a fresh source), as the one-box floor is for a late sender.
+spray_check() {
+	local name=$1 what=$2 burst=$3 src
+	shift 3
+	for src in "$@"; do
+		SPRAY_SRC=$src
+		spray "$src" "$burst" || { not_ok "$name: the generators ran"; return 1; }
+		le "$ADMITTED" "$UP_BOUND" || [ "$SYNCS_LATE" = 0 ] || {
+			diag "$name: $ADMITTED beyond $UP_BOUND while an agent missed syncs: again"
+			continue
+		}
+		break
+	done
+	check_up "$name" "$what"
 }
 
 # check_up NAME WHAT: the spray just measured is held to UP_BOUND and gets
@@ -360,7 +389,7 @@ REDIS_PID=$REDIS_LAST
 for i in 1 2 3; do
 	bx "$i" "$SLUICE" attach "${IFR[$i]}" --rate "$RATE/s" --burst "$BURST" >/dev/null &&
 		ctl "$i" set --fleet on &&
-		ctl "$i" rule add "$BIG_SRC/32" --rate "$RATE/s" --burst "$BIG_BURST" --fleet \
+		ctl "$i" rule add "$BIG_SRCS" --rate "$RATE/s" --burst "$BIG_BURST" --fleet \
 			>/dev/null &&
 		ctl "$i" rule add "$ONE_SRCS" --rate "$RATE/s" --burst "$BIG_BURST" --fleet \
 			>/dev/null &&
@@ -391,8 +420,8 @@ promtool_check "metrics of a synced box: promtool check metrics accepts them" \
 	<(printf '%s\n' "$prom")
 
 # ---- 2. one source sprayed over the three boxes ----
-spray "$BIG_SRC" "$BIG_BURST" || { not_ok "sprayed source: the generators ran"; exit 1; }
-check_up "sprayed over 3 boxes, burst $BIG_BURST" up
+spray_check "sprayed over 3 boxes, burst $BIG_BURST" up "$BIG_BURST" \
+	198.18.0.8 198.18.0.9 198.18.0.10 || exit 1
 
 # ---- 3. a source on one box only: the whole rate ----
 # ONE_SRCS' rule (burst 300): its bucket there is burst/N deep, 1 s at the
@@ -478,8 +507,8 @@ said_once "Redis back" "$SYNCED_SAID" back0
 for i in 1 2 3; do none[$i]=0; done
 said_once "Redis back: N stays 3 while the boxes re-register" \
 	'fleet: synced with Redis at .* again \(3 boxes\)' none
-spray 198.18.0.50 || not_ok "Redis back: the generators ran"
-check_up "Redis back: sprayed over 3 boxes" back
+spray_check "Redis back: sprayed over 3 boxes" back "$BURST" \
+	198.18.0.50 198.18.0.51 198.18.0.52
 
 # ---- 6. Redis stopped (SIGSTOP) ----
 for i in 1 2 3; do
@@ -569,6 +598,11 @@ g2=$!
 sleep 1.5
 pending=$(bpftool map dump pinned "${NETDIR[1]}/${IFR[1]}/sluice_fleet_use" -j |
 	jq '[.[] | .formatted | select(.key.addr[0:4] == [198, 18, 0, 60]) | .value.used[0]] | add // 0')
+# Which keys have reached Redis, asked mid-flood: a key lives there for its
+# debt and a second after its last push, and what comes after the flood (a
+# loaded machine's waits and polls) may take longer than that.
+busy=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:198.18.0.60/32")
+quiet=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:198.18.0.61/32")
 wait "$g1" "$g2" || not_ok "--sync-keys 1: the generators ran"
 sleep 0.3
 k1=$(fleet_of 1)
@@ -579,7 +613,6 @@ diag "--sync-keys 1 over 2 s: $syncs syncs, $pushed keys pushed, $skipped skippe
 one_a_sync() { [ "$syncs" -gt 10 ] && [ "$pushed" -le "$syncs" ] && [ "$pushed" -gt 10 ]; }
 pass_if "--sync-keys 1: no sync pushes more than one key" one_a_sync
 pass_if "--sync-keys 1: the key left waiting is counted as skipped" [ "$skipped" -gt 5 ]
-busy=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:198.18.0.60/32")
 pass_if "--sync-keys 1: the busier source was pushed" [ "$busy" = 1 ]
 # 50 packets at 100/s: 50 x 10 ms in ticks (1/16 ns).
 PKT_TICKS=$((10 * 1000000 * 16))
@@ -587,7 +620,6 @@ pass_if "--sync-keys 1: the busier source goes first (mid-flood it had $((pendin
 	[ "$pending" -le $((50 * PKT_TICKS)) ]
 # Its usage waits, it does not vanish: the quiet source's grows until it is
 # the busier and goes.
-quiet=$(redis-cli -s "$SOCK" exists "sluice:{$FLEET}:p:198.18.0.61/32")
 pass_if "--sync-keys 1: the quieter one went when its waiting usage was the larger" \
 	[ "$quiet" = 1 ]
 
@@ -805,12 +837,12 @@ else
 	not_ok "the set table: every box: fleet synced, 3 boxes"
 	for i in 1 2 3; do diag "run $i: $(tail -5 "${RUNLOG[$i]}")"; done
 fi
-spray 198.18.0.70 || not_ok "the set table: the generators ran"
-check_up "the set table: sprayed over 3 boxes" sets
+spray_check "the set table: sprayed over 3 boxes" sets "$BURST" \
+	198.18.0.70 198.18.0.71 198.18.0.72
 for i in 1 2 3; do
-	b=$(ctl "$i" -j show 198.18.0.70 | jq -c .bucket)
+	b=$(ctl "$i" -j show "$SPRAY_SRC" | jq -c .bucket)
 	pass_if "the set table: box $i holds the sprayed source's key" \
-		test -n "$b" -a "$b" != null || diag "box $i: $(ctl "$i" -j show 198.18.0.70)"
+		test -n "$b" -a "$b" != null || diag "box $i: $(ctl "$i" -j show "$SPRAY_SRC")"
 done
 
 tap_done
