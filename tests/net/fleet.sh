@@ -232,7 +232,7 @@ said_once() {
 FAILED_SAID='fleet: sync with Redis at .* failed: '
 SYNCED_SAID='fleet: synced with Redis at .* again'
 
-# counters: C_rx[I] C_passed[I] C_dropped[I] of every box, now.
+# counters: C_rx[I] C_passed[I] C_dropped[I] C_syncs[I] of every box, now.
 counters() {
 	local i s
 	for i in 1 2 3; do
@@ -240,9 +240,10 @@ counters() {
 		C_rx[$i]=$(jq .rx <<<"$s")
 		C_passed[$i]=$(jq .passed <<<"$s")
 		C_dropped[$i]=$(jq .dropped <<<"$s")
+		C_syncs[$i]=$(jq .fleet.syncs <<<"$s")
 	done
 }
-declare -a C_rx C_passed C_dropped
+declare -a C_rx C_passed C_dropped C_syncs
 
 # gens_start SRC SECS BOX...: one generator per BOX, SRC to the box's address.
 gens_start() {
@@ -287,16 +288,20 @@ gens_wait() {
 declare -a GEN_DELIVERED
 
 # admitted_since BOX...: the sum over BOX... of passed now minus C_passed
-# (call counters first): ADMITTED, and PER_BOX ("box1 N box2 N ...").
+# (call counters first): ADMITTED, and PER_BOX ("box1 N box2 N ...");
+# SYNCED[I] the syncs box I made since.
 admitted_since() {
-	local i p
+	local i p s
 	ADMITTED=0 PER_BOX=
 	for i in "$@"; do
-		p=$(stats "$i" | jq .passed)
+		s=$(stats "$i")
+		p=$(jq .passed <<<"$s")
+		SYNCED[$i]=$(($(jq .fleet.syncs <<<"$s") - C_syncs[$i]))
 		ADMITTED=$((ADMITTED + p - C_passed[$i]))
 		PER_BOX+="box$i $((p - C_passed[$i])) "
 	done
 }
+declare -a SYNCED
 
 # max_rtt_ms: the round trip of each box's last sync, the largest of them.
 max_rtt_ms() {
@@ -323,9 +328,8 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 # an agent missed more than one sync of the flood (its box's view was older
 # than the bound's 2 intervals: the machine, not the fleet, broke its terms).
 spray() {
-	local i s0=() d late=0
+	local i late=0
 	SPRAY_BURST=${2:-$BURST}
-	for i in 1 2 3; do s0[$i]=$(fleet_of "$i" | jq .syncs); done
 	counters
 	gens_start "$1" "$SECS" 1 2 3
 	gens_wait || return 1
@@ -334,8 +338,7 @@ spray() {
 	UP_BOUND=$(calc "$SPRAY_BURST + $RATE * $GEN_T +" \
 		"($N - 1) * $RATE * (2 * $SYNC_MS + $RTT_MS) / 1000")
 	for i in 1 2 3; do
-		d=$(($(fleet_of "$i" | jq .syncs) - s0[i]))
-		awk -v d="$d" -v t="$GEN_T" -v s="$SYNC_MS" \
+		awk -v d="${SYNCED[$i]}" -v t="$GEN_T" -v s="$SYNC_MS" \
 			'BEGIN { exit !(d < int(t * 1000 / s) - 1) }' && late=1
 	done
 	SYNCS_LATE=$late
