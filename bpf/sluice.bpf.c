@@ -245,9 +245,10 @@ static __always_inline void count_would_drop(struct sluice_stats *st, struct slu
 
 /* How much of a policy's limit this box holds (struct sluice_fleet). */
 struct share {
-	__u32 fleet; /* a fleet policy: decide on the share, record the usage */
+	__u32 fleet; /* a fleet policy: decide on the share */
 	__u32 mult; /* costs x mult: N while the fleet is not synced */
 	__u32 div; /* burst / div: N */
+	__u32 record; /* synced: record the usage for the agent to push */
 };
 
 static __always_inline void fleet_share(const struct sluice_policy *p, struct share *sh, __u64 now)
@@ -263,6 +264,11 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
 	f = bpf_map_lookup_elem(&sluice_fleet, &zero);
 	if (!f)
 		return;
+	/* Only what is admitted under the whole rate is the fleet's to know:
+	 * what a box admits on its own (no agent, Redis failing: rate/N, or
+	 * the whole limit of a fleet of unknown size) is never charged later,
+	 * so it is not recorded. */
+	sh->record = now < SLUICE_READ(f->ok_until);
 	n = SLUICE_READ(f->live);
 	if (n <= 1)
 		return;
@@ -270,7 +276,7 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
 	if (n > SLUICE_FLEET_MAX_BOXES)
 		n = SLUICE_FLEET_MAX_BOXES;
 	sh->div = n;
-	if (now >= SLUICE_READ(f->ok_until))
+	if (!sh->record)
 		sh->mult = n;
 }
 
@@ -542,7 +548,7 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 	}
 verdict:
 	if (v == SLUICE_PASS) {
-		if (sh.fleet)
+		if (sh.record)
 			fleet_record(&key, used);
 		if (shape && policy->algo <= SLUICE_ALGO_LEAKY_BUCKET) {
 			out->now = now;

@@ -432,14 +432,15 @@ _Static_assert(sizeof(struct sluice_rwould) == 16, "sluice_rwould layout");
  * decision stays local: a box admits against its own bucket of the policy,
  * and its agent (`sluice run --redis`) shares what the box used through
  * Redis, once per sync interval, and folds what the other boxes used into
- * the local bucket (README, "Fleet-wide limits"). Of a fleet of N live
- * boxes, each holds burst/N of the burst (at least one packet), so a source
- * sprayed over every box gets one burst; the rate is shared through Redis.
- * While the agent's last successful sync is recent (now < ok_until) a box
- * admits at the whole rate; after that (Redis down, slow, refusing, or no
- * agent) at rate/N: a safe share, so the fleet never admits more than the
- * limit. A state no agent ever synced has live == 0: N is 1, the whole limit
- * on this box.
+ * the local bucket (README, "Fleet-wide limits"). Of a fleet of N boxes,
+ * each holds burst/N of the burst (at least one packet), so a source sprayed
+ * over every box gets one burst; the rate is shared through Redis. While the
+ * agent's last successful sync is recent (now < ok_until) a box admits at the
+ * whole rate, and records what it admits; after that (Redis down, slow,
+ * refusing, or no agent) at rate/N, recording nothing: a safe share, which
+ * the other boxes hold in reserve once the fleet takes the box for silent,
+ * so the fleet never admits more than the limit. A state no agent ever
+ * synced has live == 0: N is 1, the whole limit on this box.
  */
 /* The most boxes a fleet's limit is shared among: the datapath reads
  * sluice_fleet.live as at most this, whatever the map holds (algo.h, the
@@ -464,12 +465,15 @@ enum sluice_fleet_state {
  * agent, read by the datapath (ok_until, live) and by status and stats. */
 struct sluice_fleet {
 	__u64 ok_until; /* ticks (ktime): the whole rate until then, rate/N after */
-	__u32 live; /* N, the live boxes of the fleet at the last sync; 0: unknown */
+	__u32 live; /* N, the boxes of the fleet at the last sync; 0: unknown */
 	__u32 state; /* enum sluice_fleet_state */
 	__u32 io_n; /* records in sluice_fleet_io (collect writes, apply reads) */
 	__u32 io_more; /* active keys the last collect found no record for */
 	__u32 agent_pid;
-	__u32 pad;
+	/* members of the fleet silent past their horizon at the last sync:
+	 * their shares held in reserve (0 in a state pinned before, where
+	 * this was padding) */
+	__u32 silent;
 	__u64 interval_ns; /* the agent's sync interval */
 	__u64 last_ok_ns; /* CLOCK_REALTIME ns of the last successful sync; 0: none */
 	__u64 syncs; /* successful syncs */

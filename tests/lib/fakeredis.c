@@ -53,9 +53,9 @@ int fr_sync_keys(const struct fr_cmd *c)
 	if (!fr_is(c, "EVALSHA") || c->argc < 4)
 		return -1;
 	k = strtol(c->argv[2], NULL, 10);
-	if (k < 1 || 3 + k + 2 + (k - 1) != c->argc)
+	if (k < 2 || 3 + k + 4 + (k - 2) != c->argc)
 		return -1;
-	return (int)(k - 1);
+	return (int)(k - 2);
 }
 
 static void send_all(int fd, const char *p, size_t n)

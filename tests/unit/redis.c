@@ -3,7 +3,8 @@
  * The fleet agent's Redis client (user/lib/redis.c) against a real
  * redis-server that this program starts on a unix socket in its own
  * temporary directory and kills on every way out: debts that add up exactly,
- * membership and its TTL, 10,000 keys in one round trip, a flushed script
+ * membership and its TTL, members' shares (kept, silent, reserved, gone),
+ * 10,000 keys in one round trip, a flushed script
  * cache (NOSCRIPT), passwords right, wrong and missing, a stopped server
  * (SIGSTOP: the deadline holds), an error reply (OOM), a killed and
  * restarted one (no SIGPIPE), a password rotated while the client runs, and
@@ -488,6 +489,113 @@ static void test_members(void)
 	sluice_redis_close(b);
 }
 
+/* sluice:{shares}:share's entry for member m; -1 when there is none. */
+static long long share_of(const char *m)
+{
+	redisReply *x = cmd("HGET sluice:{shares}:share %s", m);
+	long long v = x && x->type == REDIS_REPLY_STRING ? atoll(x->str) : -1;
+
+	if (x)
+		freeReplyObject(x);
+	return v;
+}
+
+/* One heartbeat (key NULL) or one key of `used` us, of member m of fleet
+ * "shares" through r; st gets the answer's silent members and reserve. */
+static int beat(struct sluice_redis *r, const char *m, const char *key, double used, __s64 *debt,
+		__u32 *n, struct sluice_redis_sync_stats *st, char *err)
+{
+	const char *keys[] = { key };
+
+	return sluice_redis_sync(r, "shares", m, 100, key ? 1 : 0, key ? keys : NULL,
+				 key ? &used : NULL, 0, debt, n, st, err, SLUICE_ERR_LEN);
+}
+
+/*
+ * Members that give their share (issue 20, B6): kept until they leave; past
+ * its horizon a member is silent, its share reserved: every key is charged
+ * used / (1 - the silent shares). A member without a share is dropped after
+ * the ttl, never reserved.
+ */
+static void test_shares(void)
+{
+	struct sluice_redis *a = client(sock, NULL), *b = client(sock, NULL);
+	struct sluice_redis *c = client(sock, NULL), *old = client(sock, NULL);
+	struct sluice_redis_sync_stats st;
+	char err[SLUICE_ERR_LEN] = "";
+	__s64 debt = 0;
+	__u32 n = 0;
+	int ret;
+
+	sluice_redis_set_member(a, 100, 3);
+	sluice_redis_set_member(b, 60000, 3);
+	sluice_redis_set_member(c, 60000, 3);
+	ret = beat(a, "a", NULL, 0, NULL, &n, &st, err);
+	TAP_TRUE(ret == 0 && n == 1 && share_of("a") == 1,
+		 "shares: the first member alone holds the share of N = 1 (it gave 3)");
+	ret = beat(b, "b", NULL, 0, NULL, &n, &st, err) ?: beat(c, "c", NULL, 0, NULL, &n, &st, err);
+	ret = ret ?: beat(a, "a", NULL, 0, NULL, &n, &st, err);
+	if (!TAP_TRUE(ret == 0 && n == 3 && st.silent == 0 && st.reserve_ppm == 0 &&
+			      share_of("a") == 3 && share_of("b") == 2 && share_of("c") == 3,
+		      "shares: three members, none silent; each holds min(its share, N)"))
+		tap_diag("  ret %d (%s): N %u silent %u reserve %u; a %lld b %lld c %lld", ret,
+			 err, n, st.silent, st.reserve_ppm, share_of("a"), share_of("b"),
+			 share_of("c"));
+	ret = beat(old, "old", NULL, 0, NULL, &n, &st, err);
+	TAP_TRUE(ret == 0 && n == 4 && share_of("old") == -1,
+		 "shares: a member that gives no share is a member, with no share");
+
+	/* a and old silent for 150 ms: past a's horizon (100 ms) and the ttl
+	 * (100 ms) that b's calls give. */
+	sleep_ms(150);
+	ret = beat(b, "b", "k", 1000, &debt, &n, &st, err);
+	if (!TAP_TRUE(ret == 0 && n == 3 && st.silent == 1 && st.reserve_ppm == 333333 &&
+			      debt == 1500,
+		      "shares: a silent past its horizon stays, its third reserved: 1000 us cost "
+		      "1500; old, silent past the ttl, is dropped"))
+		tap_diag("  ret %d (%s): N %u silent %u reserve %u debt %lld", ret, err, n,
+			 st.silent, st.reserve_ppm, (long long)debt);
+	ret = beat(c, "c", "kc", 1000, &debt, &n, &st, err);
+	if (!TAP_TRUE(ret == 0 && st.silent == 1 && debt == 1500,
+		      "shares: every live member pays the reserve (c too: 1500)"))
+		tap_diag("  ret %d (%s): silent %u debt %lld", ret, err, st.silent,
+			 (long long)debt);
+
+	/* a syncs again: live, nothing reserved. */
+	ret = beat(a, "a", NULL, 0, NULL, &n, &st, err) ?:
+		      beat(b, "b", "k2", 1000, &debt, &n, &st, err);
+	TAP_TRUE(ret == 0 && n == 3 && st.silent == 0 && debt == 1000,
+		 "shares: a silent member that syncs again is live, its share free again");
+
+	/* a leaves, then goes silent: nothing is reserved for it. */
+	ret = sluice_redis_leave(a, "shares", "a", err, sizeof(err));
+	TAP_TRUE(ret == 0 && share_of("a") == -1 &&
+			 cmd_int("ZSCORE sluice:{shares}:boxes %s", "a") == -99,
+		 "shares: a member that leaves is gone from the members and their shares");
+	sleep_ms(150);
+	ret = beat(b, "b", "k3", 1000, &debt, &n, &st, err);
+	TAP_TRUE(ret == 0 && n == 2 && st.silent == 0 && debt == 1000,
+		 "shares: after it left, N 2, nothing reserved");
+	TAP_TRUE(cmd_int("PTTL %s", "sluice:{shares}:boxes") == -1,
+		 "shares: the members' set of members with shares never expires");
+
+	/* A silent member whose datapath admits the whole limit (share 1):
+	 * the live ones hold next to nothing (1/65536). */
+	sluice_redis_set_member(a, 100, 1);
+	ret = beat(a, "a", NULL, 0, NULL, &n, &st, err);
+	sleep_ms(150);
+	ret = ret ?: beat(b, "b", "k4", 10, &debt, &n, &st, err);
+	if (!TAP_TRUE(ret == 0 && st.silent == 1 && st.reserve_ppm == 1000000 &&
+			      debt == 10 * 65536,
+		      "shares: a silent member of share 1 leaves 1/65536 to the others"))
+		tap_diag("  ret %d (%s): silent %u reserve %u debt %lld", ret, err, st.silent,
+			 st.reserve_ppm, (long long)debt);
+	sluice_redis_close(a);
+	sluice_redis_close(b);
+	sluice_redis_close(c);
+	sluice_redis_close(old);
+}
+
 static void test_many(void)
 {
 	enum { N = 10000 };
@@ -820,6 +928,7 @@ int main(void)
 	test_arguments();
 	test_debts();
 	test_members();
+	test_shares();
 	test_many();
 	test_noscript();
 	test_error_reply();

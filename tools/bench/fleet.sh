@@ -19,8 +19,8 @@
 #   agent CPU       utime + stime of the `sluice run` process, % of one core
 #   Redis CPU       INFO cpu used_cpu_sys + used_cpu_user, % of one core
 #   calls / sync    INFO commandstats: EVALSHA calls / syncs, and the commands
-#                   the script ran (GET + SET per key; TIME, ZADD,
-#                   ZREMRANGEBYSCORE, PEXPIRE, ZCARD per call) / syncs
+#                   the script ran (GET + SET per key; TIME, ZADD, PERSIST,
+#                   ZRANGEBYSCORE, ZCARD, HSET per call) / syncs
 # Usage: fleet.sh OUTDIR (root; BUILD and BENCH from run.sh; FLEET_N, default
 # "10000 100000 1000000"; FLEET_SYNCS, syncs measured per size). Writes
 # OUTDIR/fleet.md and OUTDIR/fleet.json.
@@ -243,8 +243,8 @@ tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 	again=$(for r in "${rows[@]}"; do cut -f1,21 <<<"$r" | tr '\t' ' '; done |
 		awk '$2 > 0 { printf "%s%s at %s keys", (n++ ? ", " : ""), $2, $1 }')
 	fmt -w 88 <<-EOF
-	Other script commands: TIME, ZADD, ZREMRANGEBYSCORE, PEXPIRE and ZCARD, once per
-	EVALSHA (the fleet's membership). --redis-timeout $tos: well past the longest
+	Other script commands: TIME, ZADD, PERSIST, ZRANGEBYSCORE, ZCARD and HSET, once
+	per EVALSHA (the fleet's members and their shares; an HGET more for each silent one). --redis-timeout $tos: well past the longest
 	sync, so that no sync of the span fails (the default, one interval, is near the
 	longest sync at the shortest interval). Spans measured again because a sync ran
 	past its interval (the agent then begins the next at once, before a refill):

@@ -76,7 +76,13 @@ void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies
 	}
 	if (v->last_ok_age_s >= 0)
 		snprintf(age, sizeof(age), "%.1f s ago", v->last_ok_age_s);
-	if (!v->shared)
+	if (!v->shared && v->f.silent)
+		snprintf(buf, len, "%s via %s: %s, %u box%s (%u silent: %s held in reserve), "
+			 "last sync %s, rtt %.1f ms", v->f.fleet, v->f.redis, v->state, v->n,
+			 v->n == 1 ? "" : "es", v->f.silent,
+			 v->f.silent == 1 ? "its share" : "their shares", age,
+			 (double)v->f.last_rtt_ns / 1e6);
+	else if (!v->shared)
 		snprintf(buf, len, "%s via %s: %s, %u box%s, last sync %s, rtt %.1f ms",
 			 v->f.fleet, v->f.redis, v->state, v->n, v->n == 1 ? "" : "es", age,
 			 (double)v->f.last_rtt_ns / 1e6);
@@ -92,6 +98,7 @@ void sluice_fleet_json(struct sluice_json *j, const struct sluice_fleet_view *v)
 	json_str(j, "state", v->state);
 	json_bool(j, "shared", v->shared);
 	json_u64(j, "boxes", v->n);
+	json_u64(j, "silent", v->f.silent);
 	json_str(j, "name", v->f.fleet);
 	json_str(j, "redis", v->f.redis);
 	json_f64(j, "last_sync_age_s", v->last_ok_age_s);

@@ -91,8 +91,10 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 	      "(rate/N), 4 stale (not synced in time: rate/N).", h->ifname, (__u64)v.state_code);
 	gauge(f, "sluice_fleet_shared", "Whether fleet policies admit rate/N now (1) or the whole "
 	      "rate, shared through Redis (0).", h->ifname, v.shared);
-	gauge(f, "sluice_fleet_boxes", "N: the live boxes of the fleet at the last sync.",
-	      h->ifname, v.n);
+	gauge(f, "sluice_fleet_boxes", "N: the boxes of the fleet at the last sync, silent ones "
+	      "too.", h->ifname, v.n);
+	gauge(f, "sluice_fleet_silent_boxes", "Boxes of the fleet that have not synced within "
+	      "their horizon: their shares are held in reserve.", h->ifname, v.f.silent);
 	gauge_f(f, "sluice_fleet_last_sync_age_seconds",
 		"Seconds since the last successful sync with Redis (-1: never).", h->ifname,
 		v.last_ok_age_s);

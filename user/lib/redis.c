@@ -41,31 +41,79 @@
 #include "redis_int.h"
 
 /*
- * One call for KEYS = [members zset, lane key 1..m], ARGV = [member, member
- * ttl ms, used_1..used_m] (microseconds). Redis's clock only: the answer is
- * durations (debt = tat - now), never times. Each lane's tat moves
- * unconditionally, GCRA's tat = max(tat, now) + used, since the usage has
- * already happened on some box; its TTL is the debt plus a second, so a key
- * outlives its debt and no longer. tat is ~1.8e15 us: '%.3f' keeps all a
- * double holds (0.25 us there). Every member of a fleet must use the same
- * ttl, since a call drops the members older than its own.
+ * One call for KEYS = [members zset, shares hash, lane key 1..m], ARGV =
+ * [member, member ttl ms, horizon ms, share, used_1..used_m] (microseconds).
+ * Redis's clock only: the answer is durations (debt = tat - now), never
+ * times. Each lane's tat moves unconditionally, GCRA's tat = max(tat, now) +
+ * used, since the usage has already happened on some box; its TTL is the
+ * debt plus a second, so a key outlives its debt and no longer. tat is
+ * ~1.8e15 us: '%.3f' keeps all a double holds (0.25 us there).
+ *
+ * The members: a member that gives its share (sluice_redis_set_member()) is
+ * scored with the end of its horizon, now + horizon, and kept until it
+ * leaves (share 0): past its horizon it is silent, and its datapath admits
+ * 1/share of every limit on its own (rate/N of the N it knew), which the
+ * fleet must hold in reserve, so every lane is charged used / (1 - the
+ * silent members' shares), the rest being what the live members share. Its
+ * share is the smaller of the N it holds now and the N this call answers
+ * (the agent never holds less than either). A member without a share (a
+ * caller that does not give one, or an agent from before shares) is
+ * scored with now and dropped after the member ttl, never reserved: every
+ * member of a fleet must use the same ttl. The members' set expires after
+ * the ttl only while no member has a share.
+ *
+ * The answer: {N (every member, silent ones too), debt of each lane}, and
+ * for a member that gives its share, then the silent members and their
+ * shares in millionths of a limit.
  */
 static const char script[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"local ttl = tonumber(ARGV[2])\n"
-	"redis.call('ZADD', KEYS[1], string.format('%.0f', now), ARGV[1])\n"
-	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now - ttl * 1000))\n"
-	"redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-	"local out = {redis.call('ZCARD', KEYS[1])}\n"
-	"for i = 2, #KEYS do\n"
+	"local share = tonumber(ARGV[4])\n"
+	"if share == 0 then\n"
+	"  redis.call('ZREM', KEYS[1], ARGV[1])\n"
+	"  redis.call('HDEL', KEYS[2], ARGV[1])\n"
+	"  return {redis.call('ZCARD', KEYS[1])}\n"
+	"end\n"
+	"if share then\n"
+	"  redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[3]) * 1000),\n"
+	"             ARGV[1])\n"
+	"  redis.call('PERSIST', KEYS[1])\n"
+	"else\n"
+	"  redis.call('ZADD', KEYS[1], string.format('%.0f', now), ARGV[1])\n"
+	"  redis.call('HDEL', KEYS[2], ARGV[1])\n"
+	"  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end\n"
+	"end\n"
+	"local past = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf',\n"
+	"                        '(' .. string.format('%.0f', now), 'WITHSCORES')\n"
+	"local silent, rho = 0, 0\n"
+	"for i = 1, #past, 2 do\n"
+	"  local s = tonumber(redis.call('HGET', KEYS[2], past[i]))\n"
+	"  if s then\n"
+	"    silent = silent + 1\n"
+	"    rho = rho + 1 / math.max(s, 1)\n"
+	"  elseif tonumber(past[i + 1]) < now - ttl * 1000 then\n"
+	"    redis.call('ZREM', KEYS[1], past[i])\n"
+	"  end\n"
+	"end\n"
+	"local n = redis.call('ZCARD', KEYS[1])\n"
+	"if share then redis.call('HSET', KEYS[2], ARGV[1], math.min(share, n)) end\n"
+	"local live = 1 - rho\n"
+	"if live < 1 / 65536 then live = 1 / 65536 end\n"
+	"local out = {n}\n"
+	"for i = 3, #KEYS do\n"
 	"  local tat = tonumber(redis.call('GET', KEYS[i])) or 0\n"
 	"  if tat < now then tat = now end\n"
-	"  tat = tat + tonumber(ARGV[i + 1])\n"
+	"  tat = tat + tonumber(ARGV[i + 2]) / live\n"
 	"  local debt = tat - now\n"
 	"  redis.call('SET', KEYS[i], string.format('%.3f', tat), 'PX',\n"
 	"             string.format('%.0f', math.ceil(debt / 1000) + 1000))\n"
-	"  out[i] = math.ceil(debt)\n"
+	"  out[i - 1] = math.ceil(debt)\n"
+	"end\n"
+	"if share then\n"
+	"  out[#out + 1] = silent\n"
+	"  out[#out + 1] = math.floor(rho * 1000000 + 0.5)\n"
 	"end\n"
 	"return out\n";
 
@@ -171,9 +219,10 @@ fail:
  * 100% CPU and 16 GB of address space between two reads, past any deadline;
  * it has no limit to set (maxelements came in hiredis 1.0). The agent knows
  * the shape of every reply it asks for: +OK or an error to AUTH, a 40-byte
- * SHA1 to SCRIPT LOAD, an array of 1 + m integers (or an error) to a sync
- * call. So every byte is scanned here first, and hiredis is fed only what
- * fits that shape: arrays only at the top and of at most max_elems
+ * SHA1 to SCRIPT LOAD, an array of 1 + m integers (3 + m to a member
+ * that gives its share; or an error) to a sync call. So every byte is
+ * scanned here first, and hiredis is fed only what fits that shape: arrays
+ * only at the top and of at most max_elems
  * elements, numbers of at most SCAN_NUM_MAX digits, short strings, and no
  * byte after the last reply asked for (it would be taken for the answer to
  * the next call).
@@ -591,11 +640,12 @@ static int check_sync_args(const char *fleet, const char *member, __u64 ttl_ms, 
 	for (i = 0; i < n; i++) {
 		if (!keys[i] || !*keys[i])
 			return sluice_err(err, len, -EINVAL, "Fleet key %zu of %zu is empty", i, n);
-		/* "sluice:{F}:boxes" is the members' sorted set */
-		if (!strcmp(keys[i], "boxes"))
+		/* "sluice:{F}:boxes" and ":share" are the members' */
+		if (!strcmp(keys[i], "boxes") || !strcmp(keys[i], "share"))
 			return sluice_err(err, len, -EINVAL,
-					  "Fleet key 'boxes' is the name of the fleet's members "
-					  "set: give keys another name");
+					  "Fleet key '%s' is the name of the fleet's members' %s: "
+					  "give keys another name",
+					  keys[i], keys[i][0] == 'b' ? "set" : "shares");
 		if (!(used[i] > 0) || !isfinite(used[i]))
 			return sluice_err(err, len, -EINVAL,
 					  "Usage %g us of fleet key '%s' is not a positive number: "
@@ -605,24 +655,27 @@ static int check_sync_args(const char *fleet, const char *member, __u64 ttl_ms, 
 	return 0;
 }
 
-/* One EVALSHA of keys [from, to) (none for a heartbeat). */
+/* One EVALSHA of keys [from, to) (none for a heartbeat); mem: the member's
+ * ttl, horizon and share, as the script takes them. */
 static void buf_call(struct buf *b, const char *sha, const char *pre, const char *member,
-		     const char *ttl, const char *const *keys, const double *used, size_t from,
-		     size_t to)
+		     const char (*mem)[24], const char *const *keys, const double *used,
+		     size_t from, size_t to)
 {
 	size_t m = to - from, plen = strlen(pre), i;
 	char num[40];
 
-	buf_cmd(b, 3 + 1 + m + 2 + m);
+	buf_cmd(b, 3 + 2 + m + 4 + m);
 	buf_arg(b, "EVALSHA");
 	buf_arg(b, sha);
-	snprintf(num, sizeof(num), "%zu", 1 + m);
+	snprintf(num, sizeof(num), "%zu", 2 + m);
 	buf_arg(b, num);
 	buf_arg2(b, pre, plen, "boxes", 5);
+	buf_arg2(b, pre, plen, "share", 5);
 	for (i = from; i < to; i++)
 		buf_arg2(b, pre, plen, keys[i], strlen(keys[i]));
 	buf_arg(b, member);
-	buf_arg(b, ttl);
+	for (i = 0; i < 3; i++)
+		buf_arg(b, mem[i]);
 	/* %.17g: the script reads back the very double given */
 	for (i = from; i < to; i++) {
 		snprintf(num, sizeof(num), "%.17g", used[i]);
@@ -630,24 +683,25 @@ static void buf_call(struct buf *b, const char *sha, const char *pre, const char
 	}
 }
 
-/* Call c's reply: {live, debt of each key} into debt[from..to) and *live.
+/* Call c's reply: {live, debt of each key} into debt[from..to) and *live,
+ * and then, when the member gave its share, {silent, reserve} into st.
  * The script counts this box among the members and answers debts of at
  * least the usage just pushed: anything else is not its answer. */
 static int take_call(struct sluice_redis *r, const redisReply *x, const char *fleet,
 		     const char *const *keys, size_t from, size_t to, __s64 *debt, __u32 *live,
-		     char *err, size_t len)
+		     struct sluice_redis_sync_stats *st, char *err, size_t len)
 {
 	size_t i, m = to - from;
 	long long n;
 
 	if (x->type == REDIS_REPLY_ERROR)
 		return reply_error(r, x, "the sync script", err, len);
-	if (x->type != REDIS_REPLY_ARRAY || x->elements != 1 + m)
+	if (x->type != REDIS_REPLY_ARRAY || (x->elements != 1 + m && x->elements != 3 + m))
 		return sluice_err(err, len, -EPROTO,
 				  "Redis at %s answered the sync script with something other than "
 				  "%zu integers",
 				  r->addr, 1 + m);
-	for (i = 0; i <= m; i++)
+	for (i = 0; i < x->elements; i++)
 		if (x->element[i]->type != REDIS_REPLY_INTEGER)
 			return sluice_err(err, len, -EPROTO,
 					  "Redis at %s answered the sync script with a "
@@ -672,6 +726,14 @@ static int take_call(struct sluice_redis *r, const redisReply *x, const char *fl
 		*live = (__u32)n;
 	for (i = 0; i < m; i++)
 		debt[from + i] = x->element[1 + i]->integer;
+	/* For the agent's log and status only: the script applies the
+	 * reserve itself. */
+	if (x->elements == 3 + m) {
+		long long sl = x->element[1 + m]->integer, rs = x->element[2 + m]->integer;
+
+		st->silent = sl < 0 ? 0 : sl > UINT32_MAX ? UINT32_MAX : (__u32)sl;
+		st->reserve_ppm = rs < 0 ? 0 : rs > UINT32_MAX ? UINT32_MAX : (__u32)rs;
+	}
 	return 0;
 }
 
@@ -687,10 +749,10 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 {
 	__u64 t0 = sluice_now_ns(), deadline = t0 + r->timeout_ns;
 	struct sluice_redis_sync_stats mine;
-	size_t ncalls, nretry = 0, c, k;
+	size_t ncalls, nretry = 0, c, k, elems;
 	redisReply **rep = NULL, **rep2 = NULL;
 	size_t *retry = NULL;
-	char pre[SLUICE_REDIS_FLEET_MAX + 16], ttl[24];
+	char pre[SLUICE_REDIS_FLEET_MAX + 16], mem[3][24];
 	int ret;
 
 	if (!st)
@@ -703,7 +765,12 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 		batch = SLUICE_REDIS_BATCH;
 	ncalls = n ? (n + batch - 1) / batch : 1;
 	snprintf(pre, sizeof(pre), "sluice:{%s}:", fleet);
-	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)member_ttl_ms);
+	snprintf(mem[0], sizeof(mem[0]), "%llu", (unsigned long long)member_ttl_ms);
+	snprintf(mem[1], sizeof(mem[1]), "%llu", (unsigned long long)r->horizon_ms);
+	if (r->share_given)
+		snprintf(mem[2], sizeof(mem[2]), "%u", r->share);
+	else
+		mem[2][0] = '\0'; /* a member that gives no share */
 
 	if (r->fd < 0) {
 		st->reconnected = true;
@@ -722,12 +789,14 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	r->out.len = 0;
 	r->out.oom = false;
 	for (c = 0; c < ncalls; c++)
-		buf_call(&r->out, r->sha, pre, member, ttl, keys, used_us, c * batch,
+		buf_call(&r->out, r->sha, pre, member, mem, keys, used_us, c * batch,
 			 c * batch + batch < n ? c * batch + batch : n);
 	st->calls += ncalls;
 	st->round_trips++;
-	ret = exchange(r, &r->out, ncalls, 1 + (n < batch ? n : batch), rep, deadline, st, err,
-		       len);
+	/* {N, debts}, and {silent, reserve} after them to a member that gives
+	 * its share */
+	elems = (r->share_given ? 3 : 1) + (n < batch ? n : batch);
+	ret = exchange(r, &r->out, ncalls, elems, rep, deadline, st, err, len);
 	if (ret)
 		goto out;
 	for (c = 0; c < ncalls; c++) {
@@ -737,7 +806,7 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 			retry[nretry++] = c;
 			continue;
 		}
-		ret = take_call(r, rep[c], fleet, keys, from, to, debt_us, live, err, len);
+		ret = take_call(r, rep[c], fleet, keys, from, to, debt_us, live, st, err, len);
 		if (ret)
 			goto out;
 	}
@@ -754,19 +823,18 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	for (k = 0; k < nretry; k++) {
 		size_t from = retry[k] * batch, to = from + batch < n ? from + batch : n;
 
-		buf_call(&r->out, r->sha, pre, member, ttl, keys, used_us, from, to);
+		buf_call(&r->out, r->sha, pre, member, mem, keys, used_us, from, to);
 	}
 	st->calls += 1 + nretry;
 	st->round_trips++;
-	ret = exchange(r, &r->out, 1 + nretry, 1 + (n < batch ? n : batch), rep2, deadline, st,
-		       err, len);
+	ret = exchange(r, &r->out, 1 + nretry, elems, rep2, deadline, st, err, len);
 	if (ret)
 		goto out;
 	ret = take_sha(r, rep2[0], err, len);
 	for (k = 0; k < nretry && !ret; k++) {
 		size_t from = retry[k] * batch, to = from + batch < n ? from + batch : n;
 
-		ret = take_call(r, rep2[1 + k], fleet, keys, from, to, debt_us, live, err, len);
+		ret = take_call(r, rep2[1 + k], fleet, keys, from, to, debt_us, live, st, err, len);
 	}
 out:
 	if (rep)
@@ -779,6 +847,28 @@ out:
 	if (ret)
 		redis_drop(r);
 	st->duration_ns = sluice_now_ns() - t0;
+	return ret;
+}
+
+void sluice_redis_set_member(struct sluice_redis *r, __u64 horizon_ms, __u32 share)
+{
+	r->horizon_ms = horizon_ms;
+	r->share = share;
+	r->share_given = true;
+}
+
+int sluice_redis_leave(struct sluice_redis *r, const char *fleet, const char *member, char *err,
+		       size_t len)
+{
+	__u32 share = r->share, n;
+	bool given = r->share_given;
+	int ret;
+
+	r->share = 0; /* the script's "leave" */
+	r->share_given = true;
+	ret = sluice_redis_sync(r, fleet, member, 1, 0, NULL, NULL, 0, NULL, &n, NULL, err, len);
+	r->share = share;
+	r->share_given = given;
 	return ret;
 }
 

@@ -9,8 +9,9 @@
  * -errno, and write a sentence into err that names the address, the value that
  * was wrong and what to do.
  *
- * Keys in Redis: "sluice:{FLEET}:" + the caller's key, and the live members
- * in the sorted set "sluice:{FLEET}:boxes". Debts are durations (the key's
+ * Keys in Redis: "sluice:{FLEET}:" + the caller's key, the members in the
+ * sorted set "sluice:{FLEET}:boxes" and their shares in the hash
+ * "sluice:{FLEET}:share". Debts are durations (the key's
  * global theoretical arrival time minus Redis's own clock, in microseconds),
  * so the boxes' clocks never have to agree with each other or with Redis.
  */
@@ -49,6 +50,12 @@ struct sluice_redis_sync_stats {
 	__u64 duration_ns; /* of the whole sync, a reconnect included */
 	bool reconnected; /* the sync connected first (AUTH and SCRIPT LOAD, not
 			   * counted in calls, round_trips or bytes) */
+	/* The fleet's answer besides N and the debts (of a successful sync
+	 * of a member that gives its share; else 0): the members past their
+	 * horizon, and their shares of each limit, in millionths, which the
+	 * live members hold in reserve. */
+	__u32 silent;
+	__u32 reserve_ppm;
 };
 
 /* Parse o->addr and read the password file; does not connect. -EINVAL for
@@ -72,9 +79,10 @@ int sluice_redis_connect(struct sluice_redis *r, char *err, size_t len);
 bool sluice_redis_connected(const struct sluice_redis *r);
 /*
  * Push keys[i]'s usage used_us[i] (microseconds of the rate, > 0) for i < n
- * and read each one's global debt into debt_us[i], and the number of live
- * members of the fleet (member included) into *live. member stays live for
- * member_ttl_ms after this sync. The keys go `batch` to a script call
+ * and read each one's global debt into debt_us[i], and the number of
+ * members of the fleet (member included) into *live. Without a share
+ * (sluice_redis_set_member()) member stays a member for member_ttl_ms after
+ * this sync. The keys go `batch` to a script call
  * (SLUICE_REDIS_BATCH when 0), every call sent before the first reply is
  * read. n == 0 is a heartbeat: one call, only *live.
  *
@@ -94,6 +102,20 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 		      __u64 member_ttl_ms, size_t n, const char *const *keys, const double *used_us,
 		      size_t batch, __s64 *debt_us, __u32 *live, struct sluice_redis_sync_stats *st,
 		      char *err, size_t len);
+/*
+ * From the next sync on, this member gives the fleet its share: on its own
+ * (no agent) its datapath admits 1/share of each limit (share >= 1: the N it
+ * holds), and it does so at the latest horizon_ms after a sync's call began.
+ * The fleet then keeps it as a member until it leaves, and once it has been
+ * silent past its horizon holds its share in reserve (the other members
+ * share the rest). A member that never calls this is dropped after the
+ * member ttl without a sync and never reserved.
+ */
+void sluice_redis_set_member(struct sluice_redis *r, __u64 horizon_ms, __u32 share);
+/* member leaves fleet: its datapath admits nothing on its own any more (it is
+ * being detached). 0 or -errno as a sync (connects first when it must). */
+int sluice_redis_leave(struct sluice_redis *r, const char *fleet, const char *member, char *err,
+		       size_t len);
 /* Is s a fleet name? Else -EINVAL and a message that says what is allowed. */
 int sluice_redis_check_fleet(const char *s, char *err, size_t len);
 void sluice_redis_close(struct sluice_redis *r);

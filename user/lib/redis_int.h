@@ -52,6 +52,10 @@ struct sluice_redis {
 	char sha[41]; /* of the script, from SCRIPT LOAD */
 	struct lookup *lk;
 	struct buf out;
+	/* sluice_redis_set_member(): what each sync tells the fleet */
+	__u64 horizon_ms;
+	__u32 share;
+	bool share_given;
 };
 
 static inline struct timespec redis_ts_of(__u64 ns)

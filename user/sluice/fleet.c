@@ -14,10 +14,26 @@
  *      key's local bucket to now + debt, so the box refuses as soon as the
  *      fleet has spent the allowance;
  *   4. renews sluice_fleet.ok_until (two intervals and the sync's own
- *      duration ahead): while it holds, fleet policies admit the whole
- *      rate; past it, rate/N. N is the live boxes Redis counts, and after
- *      an outage at least the N of before it, for a member TTL (a restarted
- *      Redis knows only the boxes that have synced since).
+ *      duration ahead, never past the horizon this sync gave the fleet):
+ *      while it holds, fleet policies admit the whole rate; past it,
+ *      rate/N. N is the fleet's members Redis counts, and after an outage
+ *      at least the N of before it, for a member TTL (a restarted Redis
+ *      knows only the boxes that have synced since).
+ *
+ * A box whose agent is gone (killed, stopped, stuck) still admits on its
+ * own: rate/N and burst/N of the N it last held, for as long as its
+ * datapath runs. So each sync tells the fleet that share and a horizon, the
+ * latest time its ok_until may reach, and Redis keeps the box a member past
+ * it: silent, its share held in reserve (the live boxes share the rest of
+ * each limit, user/lib/redis.c), until it syncs again or leaves. It leaves
+ * when its datapath goes: when this run detaches the limiter it attached,
+ * or finds it detached.
+ *
+ * The debt a sync answers is the fleet bucket's, whose tolerance is the
+ * whole burst; a box's bucket holds burst/N of it. So while the fleet is
+ * within its burst a box takes its share of the room the fleet has left
+ * (the debt / N), and beyond it the whole debt past the burst: together the
+ * boxes get one burst, and never more (user/lib/fleetfold.c).
  *
  * A failed sync (Redis unreachable, slow past --redis-timeout, an error
  * reply, a refused password) ends ok_until at once, so every box falls back
@@ -25,8 +41,11 @@
  * of that sync is dropped (it was admitted under the outage share, which is
  * safe on its own: charging it later would block the fleet). The next
  * successful sync restores the whole rate. On exit the agent leaves the
- * state "stopped": rate/N until an agent runs again. Only durations cross
- * between the box and Redis, never a clock reading.
+ * state "stopped": rate/N until an agent runs again. What the box admits on
+ * its own is never recorded (bpf/sluice.bpf.c), and what an agent finds
+ * recorded when it starts on a state that is not synced is dropped: usage
+ * admitted without an agent is never charged. Only durations cross between
+ * the box and Redis, never a clock reading.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -69,6 +88,9 @@ struct fleet_agent {
 	bool started;
 	volatile int stop;
 	bool outage_said;
+	/* the fleet recorded a smaller share than the box holds now (its N
+	 * grew): sync again at once, so that it records the new one */
+	bool resync;
 	/* After an outage, Redis (restarted) may know fewer boxes than there
 	 * are until each has synced once: N stays at least the last one seen
 	 * until a member TTL has passed (monotonic ns). */
@@ -80,6 +102,9 @@ struct fleet_agent {
 	__u32 n_seen;
 	__u64 clamps; /* debts folded as their bound since the last line said so */
 	__u64 clamp_said_ns; /* monotonic; 0: never */
+	__u32 silent_said; /* the silent members the log last named */
+	__u64 last_dur_ns; /* the last successful sync's duration */
+	struct sluice_fleet_tols tols; /* the fold's (user/lib/fleetfold.c) */
 };
 
 static void now_text(char *buf, size_t len)
@@ -116,6 +141,27 @@ static int run_prog(struct bpf_program *p)
 	if (ret)
 		return -errno;
 	return t.retval == XDP_PASS ? 0 : -EPROTO;
+}
+
+/*
+ * Take off every usage recorded, pushing none: what a state that is not
+ * synced holds was admitted before its agent went (unrenewed since) or by
+ * an older datapath on its own, and is never charged (see the top).
+ */
+static int drop_usage(struct fleet_agent *a)
+{
+	struct sluice_fleet *f = a->h.fleet;
+	__u32 i, n;
+	int ret;
+
+	ret = run_prog(a->skel->progs.sluice_fleet_collect);
+	if (ret)
+		return ret;
+	n = f->io_n < a->io_max ? f->io_n : a->io_max;
+	for (i = 0; i < n; i++)
+		a->io[i].debt[0] = a->io[i].debt[1] = 0;
+	f->io_n = n;
+	return run_prog(a->skel->progs.sluice_fleet_apply);
 }
 
 /* Load the two programs on the limiter's pinned maps. */
@@ -289,13 +335,49 @@ static int bound_reply(struct fleet_agent *a, __u32 lanes, __u32 live, char *err
 	return 0;
 }
 
+/*
+ * How long after a sync's call began its ok_until may last (ns): three
+ * intervals and twice the last sync's duration (the deadline before the
+ * first). ok_until, two intervals and the sync's duration after it ended,
+ * falls short of that unless a sync takes much longer than the one before;
+ * the fleet counts the box silent once it has passed without a sync.
+ */
+static __u64 horizon_ns(const struct fleet_agent *a)
+{
+	return 3 * a->o.sync_ns + 2 * (a->last_dur_ns ? a->last_dur_ns : a->o.timeout_ns);
+}
+
+/* Say when the fleet's silent members change: their shares are held back. */
+static void say_silent(struct fleet_agent *a, __u32 n, __u32 silent, __u32 reserve_ppm)
+{
+	if (silent > n)
+		silent = n;
+	__atomic_store_n(&a->h.fleet->silent, silent, __ATOMIC_RELEASE);
+	if (silent == a->silent_said)
+		return;
+	if (silent)
+		say("%u of the %u boxes of fleet %s %s: %s on %s own, so the fleet holds %s in "
+		    "reserve and the live boxes share %.0f%% of each limit", silent, n, a->o.fleet,
+		    silent == 1 ? "has not synced within its horizon" :
+				  "have not synced within their horizons",
+		    silent == 1 ? "its datapath admits its share" :
+				  "their datapaths admit their shares",
+		    silent == 1 ? "its" : "their", silent == 1 ? "that share" : "those shares",
+		    reserve_ppm < 1000000 ? 100.0 - (double)reserve_ppm / 1e4 : 0.0);
+	else
+		say("no box of fleet %s is silent any more: the live boxes share the whole limit",
+		    a->o.fleet);
+	a->silent_said = silent;
+}
+
 /* One sync; 0 or -errno (the state says why). */
 static int sync_once(struct fleet_agent *a)
 {
 	struct sluice_fleet *f = a->h.fleet;
 	struct sluice_redis_sync_stats st = { 0 };
 	char err[SLUICE_ERR_LEN];
-	__u32 n, push, i, lanes = 0, live = 0;
+	__u32 n, push, i, lanes = 0, live = 0, n_old = f->live > 1 ? f->live : 1, n_fold;
+	__u64 t0, hz, end;
 	int ret, j;
 
 	ret = run_prog(a->skel->progs.sluice_fleet_collect);
@@ -320,6 +402,11 @@ static int sync_once(struct fleet_agent *a)
 			lanes++;
 		}
 	}
+	/* The share this box's datapath admits on its own, now (and after:
+	 * it never holds a smaller one than the fleet records, see the top). */
+	hz = horizon_ns(a);
+	sluice_redis_set_member(a->redis, (hz + 999999) / 1000000, n_old);
+	t0 = sluice_now_ns();
 	ret = sluice_redis_sync(a->redis, a->o.fleet, a->member, a->o.member_ttl_ms, lanes,
 				a->keys, a->used_us, a->o.batch, a->debt_us, &live, &st, err,
 				sizeof(err));
@@ -332,10 +419,22 @@ static int sync_once(struct fleet_agent *a)
 		failed(a, err);
 		return ret;
 	}
+	if (a->o.fleet_size > live)
+		live = a->o.fleet_size;
+	if (f->state != SLUICE_FLEET_SYNCED)
+		a->keep_n_until = sluice_now_ns() + a->o.member_ttl_ms * 1000000ULL;
+	if (sluice_now_ns() < a->keep_n_until && a->last_n > live)
+		live = a->last_n;
+	/* The fold is the share's of the N the datapath holds while it
+	 * applies and after: the smaller one takes more. */
+	n_fold = live <= 1 ? 1 : live < n_old ? live : n_old;
+	sluice_fleet_tols_refresh(&a->tols, &a->h);
 	for (i = 0; i < lanes; i++) {
+		struct sluice_fleet_rec *r = &a->io[a->rec_of[i]];
 		__s64 d = a->debt_us[i];
 
-		a->io[a->rec_of[i]].debt[a->lane_of[i]] = d > 0 ? (__u64)d * TICKS_PER_US : 0;
+		r->debt[a->lane_of[i]] = sluice_fleet_fold(&a->tols, &r->key, a->lane_of[i], n_fold,
+							    d > 0 ? (__u64)d * TICKS_PER_US : 0);
 	}
 	f->io_n = push;
 	ret = run_prog(a->skel->progs.sluice_fleet_apply);
@@ -343,19 +442,18 @@ static int sync_once(struct fleet_agent *a)
 		failed(a, "the apply program failed");
 		return ret;
 	}
-	if (a->o.fleet_size > live)
-		live = a->o.fleet_size;
-	if (f->state != SLUICE_FLEET_SYNCED)
-		a->keep_n_until = sluice_now_ns() + a->o.member_ttl_ms * 1000000ULL;
-	if (sluice_now_ns() < a->keep_n_until && a->last_n > live)
-		live = a->last_n;
 	a->last_n = live;
 	__atomic_store_n(&f->live, live ? live : 1, __ATOMIC_RELEASE);
+	a->resync = n_old < live;
 	/* The whole rate until the next sync should have ended: one interval,
-	 * plus as long as this one took, plus one interval of grace. */
-	__atomic_store_n(&f->ok_until, sluice_now_ticks() + ((2 * a->o.sync_ns + st.duration_ns)
-							      << SLUICE_TICK_SHIFT),
-			 __ATOMIC_RELEASE);
+	 * plus as long as this one took, plus one interval of grace; never
+	 * past the horizon the fleet was given. */
+	end = sluice_now_ns() + 2 * a->o.sync_ns + st.duration_ns;
+	if (end > t0 + hz)
+		end = t0 + hz;
+	__atomic_store_n(&f->ok_until, end << SLUICE_TICK_SHIFT, __ATOMIC_RELEASE);
+	a->last_dur_ns = st.duration_ns;
+	say_silent(a, live, st.silent, st.reserve_ppm);
 	f->last_ok_ns = sluice_realtime_ns();
 	f->syncs++;
 	f->keys_pushed += push;
@@ -383,8 +481,12 @@ static void *agent_main(void *arg)
 		sync_once(a);
 		next += a->o.sync_ns;
 		now = sluice_now_ns();
-		if (next < now) /* a sync longer than the interval: the next at once */
+		/* A sync longer than the interval, or a share for the fleet to
+		 * record (a box that died now would be held to the one it
+		 * recorded, the larger): the next at once. */
+		if (next < now || a->resync)
 			next = now;
+		a->resync = false;
 		while (!a->stop && (now = sluice_now_ns()) < next) {
 			__u64 left = next - now;
 			struct timespec ts = { .tv_sec = 0,
@@ -454,6 +556,12 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	if (f->live > o->fleet_max)
 		__atomic_store_n(&f->live, o->fleet_max, __ATOMIC_RELEASE);
 	a->last_n = f->live;
+	if (sluice_now_ticks() >= __atomic_load_n(&f->ok_until, __ATOMIC_ACQUIRE) &&
+	    drop_usage(a)) {
+		ret = sluice_err(err, errlen, -EPROTO, "Couldn't drop the usage %s admitted "
+				 "without an agent: the fleet programs failed", ifname);
+		goto fail;
+	}
 	if (o->fleet_size > f->live)
 		__atomic_store_n(&f->live, o->fleet_size, __ATOMIC_RELEASE);
 	if (ret)
@@ -489,6 +597,26 @@ void fleet_report(const struct fleet_agent *a, char *buf, size_t len)
 		snprintf(buf, len, "; fleet %s %s: rate/%u", v.f.fleet, v.state, v.n);
 }
 
+/*
+ * Leave the fleet when the datapath goes with this run: the run detaches
+ * what it attached (run_pid), or the limiter is detached already. Else the
+ * datapath goes on admitting rate/N on its own, and the fleet must go on
+ * holding its share: the box stays a member, silent.
+ */
+static void leave_fleet(struct fleet_agent *a)
+{
+	char err[SLUICE_ERR_LEN];
+
+	if (__atomic_load_n(&a->h.cfg->run_pid, __ATOMIC_ACQUIRE) != (__u32)getpid() &&
+	    !sluice_still_pinned(&a->h))
+		return;
+	if (sluice_redis_leave(a->redis, a->o.fleet, a->member, err, sizeof(err)))
+		say("Couldn't leave fleet %s: %s; until %s syncs again, or leaves, the fleet holds "
+		    "its share in reserve", a->o.fleet, err, a->member);
+	else
+		say("%s left fleet %s", a->member, a->o.fleet);
+}
+
 void fleet_stop(struct fleet_agent *a)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -502,6 +630,7 @@ void fleet_stop(struct fleet_agent *a)
 		__atomic_store_n(&a->h.fleet->ok_until, 0, __ATOMIC_RELEASE);
 		set_state(a, SLUICE_FLEET_STOPPED);
 		a->h.fleet->agent_pid = 0;
+		leave_fleet(a);
 	}
 	if (a->io)
 		munmap(a->io, ((size_t)a->io_max * sizeof(struct sluice_fleet_rec) + page - 1) /
@@ -516,5 +645,6 @@ void fleet_stop(struct fleet_agent *a)
 	free(a->debt_us);
 	free(a->rec_of);
 	free(a->lane_of);
+	sluice_fleet_tols_free(&a->tols);
 	free(a);
 }

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * How the fleet agent folds a key's fleet-wide debt into this box's bucket
+ * (user/sluice/fleet.c): the debt Redis answers is the fleet bucket's, whose
+ * tolerance is the whole burst, while a box's bucket holds burst/N of it. A
+ * box that took the whole debt would leave the fleet burst/N, not one burst
+ * (issue 20, B7); one that took none of it before the fleet's burst was gone
+ * would let N boxes spend the room the fleet has left N times over. So each
+ * box takes its share of that room, and once the burst is gone the whole
+ * debt beyond it (sluice_fold_debt()).
+ *
+ * The tolerances come from the policies, by tag (a key's tag names the
+ * policy it was admitted under), read again whenever the settings change.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sluice/algo.h>
+
+#include "libsluice.h"
+
+struct sluice_fleet_tol {
+	__u32 tag;
+	__u64 tol[2]; /* ticks: [0] packets, [1] bytes; 0: no such limit */
+	__u64 cost; /* ticks of one packet */
+};
+
+__u64 sluice_fold_debt(__u64 d, __u64 tol, __u64 lt)
+{
+	if (!tol || lt >= tol)
+		return d;
+	if (d > tol)
+		return d - (tol - lt);
+	return (__u64)(((unsigned __int128)d * lt + tol - 1) / tol);
+}
+
+static int cmp_tag(const void *x, const void *y)
+{
+	const struct sluice_fleet_tol *a = x, *b = y;
+
+	return a->tag < b->tag ? -1 : a->tag > b->tag;
+}
+
+void sluice_fleet_tols_refresh(struct sluice_fleet_tols *t, struct sluice_handle *h)
+{
+	struct sluice_policies pol;
+	struct sluice_settings set;
+	struct sluice_fleet_tol *v;
+	size_t i, n = 0;
+	__u64 seq;
+
+	sluice_read_settings(h, &set, &seq);
+	if (t->read && seq == t->seq)
+		return;
+	if (sluice_read_policies(h, &pol, false, NULL, 0))
+		return;
+	v = calloc(pol.nr_rules + 1, sizeof(*v));
+	if (!v) {
+		sluice_free_policies(&pol);
+		return;
+	}
+	for (i = 0; i <= pol.nr_rules; i++) {
+		const struct sluice_policy *p = i < pol.nr_rules ? &pol.rules[i].rule.policy :
+								   &pol.set.def;
+
+		if (!(p->flags & SLUICE_POLICY_FLEET) || p->algo > SLUICE_ALGO_LEAKY_BUCKET)
+			continue;
+		v[n].tag = p->tag;
+		if (p->pkt.interval | p->pkt.interval_frac) {
+			v[n].tol[0] = p->pkt.tolerance;
+			v[n].cost = sluice_limit_cost(&p->pkt, 1);
+		}
+		if (p->bytes.interval | p->bytes.interval_frac)
+			v[n].tol[1] = p->bytes.tolerance;
+		n++;
+	}
+	sluice_free_policies(&pol);
+	qsort(v, n, sizeof(*v), cmp_tag);
+	free(t->v);
+	t->v = v;
+	t->n = n;
+	/* The version read before the policies: if they changed meanwhile,
+	 * the next call reads them again. */
+	t->seq = seq;
+	t->read = true;
+}
+
+void sluice_fleet_tols_free(struct sluice_fleet_tols *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+__u64 sluice_fleet_fold(const struct sluice_fleet_tols *t, const struct sluice_key *k, int lane,
+			__u32 n, __u64 debt)
+{
+	struct sluice_fleet_tol want = { .tag = k->tag };
+	const struct sluice_fleet_tol *p;
+	__u64 lt;
+
+	p = t->n ? bsearch(&want, t->v, t->n, sizeof(*p), cmp_tag) : NULL;
+	if (!p || !p->tol[lane & 1])
+		return debt;
+	/* The box's share as the datapath's (sluice_share_tolerance(): the
+	 * whole rate, 1/n of the burst, at least one unit). A byte limit's
+	 * least share is one packet's bytes, which only a burst of a few
+	 * packets a box reaches: the fold is then short by less than one. */
+	lt = lane ? sluice_share_tolerance(p->tol[1], 0, 1, n) :
+		    sluice_share_tolerance(p->tol[0], p->cost, 1, n);
+	return sluice_fold_debt(debt, p->tol[lane & 1], lt);
+}
