@@ -37,6 +37,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 {
 	const struct ctl_cmd *found = NULL;
 	const char *what = object ? "command" : "object";
+	bool exact = false;
 	size_t len;
 	int i, nr = 0;
 
@@ -55,6 +56,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 		if (!strcmp(cmds[i].name, argv[0])) {
 			found = &cmds[i];
 			nr = 1;
+			exact = true;
 			break;
 		}
 		if (!strncmp(cmds[i].name, argv[0], len)) {
@@ -62,6 +64,12 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 			nr++;
 		}
 	}
+	if (nr == 1 && len > 0 && !exact && found->changes)
+		return ctl_usage(object, "'%s' is short for '%s%s%s', which changes state: only "
+				 "commands that read may be shortened; write it in full, "
+				 "'sluicectl %s%s%s'", argv[0], object ? object : "",
+				 object ? " " : "", found->name, object ? object : "",
+				 object ? " " : "", found->name);
 	if (nr == 1 && len > 0)
 		return found->func(argc - 1, argv + 1);
 	if (nr > 1 && len > 0)

@@ -104,9 +104,9 @@ static int do_help(int argc, char **argv)
 }
 
 static const struct ctl_cmd objects[] = {
-	{ "set", do_set },     { "rule", do_rule },   { "stats", do_stats },
-	{ "top", do_top },     { "show", do_show },   { "flush", do_flush },
-	{ "help", do_help },   { NULL, NULL },
+	{ "set", do_set, true },	 { "rule", do_rule, false }, { "stats", do_stats, false },
+	{ "top", do_top, false },	 { "show", do_show, false }, { "flush", do_flush, true },
+	{ "help", do_help, false },	 { NULL, NULL, false },
 };
 
 /* The value of an option: "-iX", "-i X", "--interface=X", "--interface X". */

@@ -209,11 +209,11 @@ out_close:
 }
 
 static const struct ctl_cmd cmds[] = {
-	{ "add", do_add },
-	{ "del", do_del },
-	{ "flush", do_flush_rules },
-	{ "list", do_list },
-	{ NULL, NULL },
+	{ "add", do_add, true },
+	{ "del", do_del, true },
+	{ "flush", do_flush_rules, true },
+	{ "list", do_list, false },
+	{ NULL, NULL, false },
 };
 
 int do_rule(int argc, char **argv)

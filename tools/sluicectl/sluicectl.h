@@ -24,10 +24,14 @@ extern struct ctl_opts ctl;
 struct ctl_cmd {
 	const char *name;
 	int (*func)(int argc, char **argv);
+	/* It changes state (an edit, a flush): only its full name runs it. */
+	bool changes;
 };
 
-/* Run the command argv[0] names (a unique prefix will do); help is the
- * fallback for a missing word. Returns the exit status. */
+/* Run the command argv[0] names; help is the fallback for a missing word.
+ * A unique prefix names a command that only reads ("rule l"); one that
+ * changes state must be written in full, so that a slip of one letter
+ * ("r f") never removes anything. Returns the exit status. */
 int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
 		 void (*help)(FILE *f));
 

@@ -186,12 +186,36 @@ int refuse_shape_name(const char *cmd, const char *name)
 			 "status', tuned with 'sluicectl -i %s'", name, cmd, name + plen, name);
 }
 
+/*
+ * getopt_long() takes any unique prefix of a long option ("--fr" for
+ * --fresh, which drops the pinned state): sluice takes an option only by its
+ * full name, as sluicectl's editing commands do, so that a shortened word
+ * never means more than was written. The word is argv[optind - 1], or the
+ * one before it when that is the option's separate value.
+ */
+static bool full_name(const char *cmd, int argc, char **argv, const struct option *opt)
+{
+	const char *word = optind - 1 < argc ? argv[optind - 1] : NULL;
+	size_t len;
+
+	if (word && optarg == word && optind >= 2)
+		word = argv[optind - 2];
+	if (!word || strncmp(word, "--", 2))
+		return true;
+	len = strcspn(word + 2, "=");
+	if (len == strlen(opt->name) && !strncmp(word + 2, opt->name, len))
+		return true;
+	usage_err(cmd, "'%.*s' is short for '--%s': write options in full (sluice takes no "
+		  "abbreviations)", (int)(len + 2), word, opt->name);
+	return false;
+}
+
 int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o)
 {
 	bool is_run = !strcmp(cmd, "run"), is_shape = !strcmp(cmd, "shape attach");
 	int delay_seen = 0; /* OPT_DELAY or OPT_NODELAY, since the last --rate */
 	char err[SLUICE_ERR_LEN];
-	int c, fail_seen = 0;
+	int c, fail_seen = 0, longindex = -1;
 	__u64 v;
 
 	memset(o, 0, sizeof(*o));
@@ -204,9 +228,12 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hv", attach_long, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hv", attach_long, &longindex)) != -1) {
 		const char *arg = optarg;
 
+		if (longindex >= 0 && !full_name(cmd, argc, argv, &attach_long[longindex]))
+			return SLUICE_EXIT_USAGE;
+		longindex = -1;
 		switch (c) {
 		case 'h':
 			return -1;
