@@ -116,7 +116,7 @@ usage "flush with two CIDRs" "at most one" flush 198.18.0.0/24 198.18.1.0/24
 usage "top -n 0" "-n is 0" top -n 0
 usage "top -n without a number" "-n needs a number" top -n
 usage "top -n too large" "too large" top -n 100000000
-usage "stats --watch 0" "--watch is 0" stats --watch 0
+usage "stats --watch 0" "--watch '0' is 0" stats --watch 0
 usage "stats --watch without seconds" "--watch needs" stats --watch
 usage "prometheus and json" "leave out -j" -j stats --prometheus
 usage "prometheus and watch" "leave out --watch" stats --prometheus --watch 1

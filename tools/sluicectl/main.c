@@ -45,7 +45,7 @@ static void usage(FILE *f)
 		"  rule del CIDR          delete a rule\n"
 		"  rule flush             delete every rule\n"
 		"  rule list              rules, their policies and counters\n"
-		"  stats [--watch SECS] [--prometheus]\n"
+		"  stats [--watch DUR] [--prometheus]\n"
 		"                         the datapath's counters\n"
 		"  top [-n N]             the sources with the most drops\n"
 		"  show ADDR|KEY          one source's (or key's) policy and state\n"
@@ -156,12 +156,17 @@ int main(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		} else if (!strncmp(a, "-i", 2) || !strncmp(a, "--interface", 11)) {
 			size_t skip = a[1] == '-' ? 11 : 2;
+			const char *first = ctl.iface;
 
 			if (a[1] == '-' && a[skip] && a[skip] != '=')
 				return ctl_usage(NULL, "unknown option '%s'", a);
 			ctl.iface = opt_value(argc, argv, &i, skip);
 			if (!ctl.iface || !*ctl.iface)
 				return ctl_usage(NULL, "-i needs an interface name: -i eth0");
+			/* One command, one interface: of two, one would be ignored. */
+			if (first)
+				return ctl_usage(NULL, "-i is given twice ('%s' and '%s'): a command "
+						 "is for one interface", first, ctl.iface);
 		} else if (!strncmp(a, "-b", 2) || !strncmp(a, "--batch", 7)) {
 			size_t skip = a[1] == '-' ? 7 : 2;
 			const char *first = batch;

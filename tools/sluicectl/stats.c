@@ -13,7 +13,7 @@
 void stats_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] [-j] stats [--watch SECS] [--prometheus]\n"
+		"Usage: sluicectl [-i IFACE] [-j] stats [--watch DUR] [--prometheus]\n"
 		"\n"
 		"The counters of the XDP program (of a shaper, -i shape:IFACE: its tc egress\n"
 		"program), summed over every CPU. Every packet is counted in rx and in\n"
@@ -36,9 +36,9 @@ void stats_help(FILE *f)
 		"                    -j: all, as delay_histogram; --prometheus: the histogram\n"
 		"                    sluice_shape_delay_seconds)\n"
 		"\n"
-		"  --watch SECS    print the counters and their rate per second every SECS\n"
-		"                  seconds (1 to 3600) until interrupted; under -j one JSON\n"
-		"                  object per line\n"
+		"  --watch DUR     print the counters and their rate per second every DUR\n"
+		"                  (100ms to 1h; a bare number is seconds: 1, 1.5) until\n"
+		"                  interrupted; under -j one JSON object per line\n"
 		"  --prometheus    print the Prometheus text format (global and per-policy\n"
 		"                  counters, the same as 'sluice run --metrics' serves), e.g.\n"
 		"                  for node_exporter's textfile collector\n"
@@ -156,6 +156,10 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 	if (v.f.last_error[0])
 		printf("%-16s %s\n", "fleet_error", v.f.last_error);
 }
+
+/* --watch DUR: a bare number is seconds, as everywhere a duration is. */
+#define WATCH_MIN_NS (100ULL * 1000000ULL)
+#define WATCH_MAX_NS (3600ULL * SLUICE_NS_PER_SEC)
 
 static volatile sig_atomic_t stop;
 
@@ -311,7 +315,7 @@ static int open_finished(const char *ifname, struct sluice_handle *h, char *err,
 	return ret;
 }
 
-static int watch(struct sluice_handle *h, __u64 secs)
+static int watch(struct sluice_handle *h, __u64 every_ns)
 {
 	struct sluice_counters prev, cur;
 	struct sluice_shape_stats sprev_s, scur_s, *sprev = &sprev_s, *scur = &scur_s;
@@ -326,7 +330,8 @@ static int watch(struct sluice_handle *h, __u64 secs)
 		return st;
 	t0 = now_sec();
 	while (!stop) {
-		struct timespec left = { .tv_sec = (time_t)secs };
+		struct timespec left = { .tv_sec = (time_t)(every_ns / SLUICE_NS_PER_SEC),
+					 .tv_nsec = (long)(every_ns % SLUICE_NS_PER_SEC) };
 
 		/* Interrupted by a signal: stop quietly, as the user asked. */
 		if (nanosleep(&left, NULL) && errno == EINTR && stop)
@@ -374,6 +379,7 @@ int do_stats(int argc, char **argv)
 	struct sluice_counters c;
 	struct sluice_handle h;
 	bool prometheus = false;
+	const char *watch_given = NULL;
 	__u64 secs = 0;
 	int i, ret, st;
 
@@ -384,15 +390,25 @@ int do_stats(int argc, char **argv)
 			stats_help(stdout);
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "--prometheus")) {
+			if (prometheus)
+				return ctl_usage("stats", "--prometheus is given twice: give it once");
 			prometheus = true;
 		} else if (!strcmp(a, "--watch") || !strncmp(a, "--watch=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
 
 			if (!v)
-				return ctl_usage("stats", "--watch needs a number of seconds: "
-						 "--watch 1");
-			if (sluice_parse_uint("--watch", v, 3600, &secs, err, sizeof(err)))
+				return ctl_usage("stats", "--watch needs a duration: --watch 1 (a "
+						 "second), --watch 500ms");
+			if (watch_given)
+				return ctl_usage("stats", "--watch is given twice ('%s' and '%s'): "
+						 "give it once", watch_given, v);
+			watch_given = v;
+			ret = sluice_parse_duration("--watch", v, &secs, err, sizeof(err));
+			if (ret && ret != -ERANGE)
 				return ctl_usage("stats", "%s", err);
+			if (ret || secs < WATCH_MIN_NS || secs > WATCH_MAX_NS)
+				return ctl_usage("stats", "--watch '%s' is out of range: give 100ms to "
+						 "1h (a bare number is seconds: 1, 1.5)", v);
 		} else {
 			return ctl_usage("stats", "unknown argument '%s' to stats", a);
 		}

@@ -214,6 +214,7 @@ int do_top(int argc, char **argv)
 	struct sluice_handle h;
 	struct top t = {};
 	__u64 n = TOP_DEFAULT;
+	const char *n_given = NULL;
 	long ret;
 	int i, st;
 
@@ -226,6 +227,10 @@ int do_top(int argc, char **argv)
 		} else if (!strcmp(a, "-n")) {
 			if (i + 1 >= argc)
 				return ctl_usage("top", "-n needs a number: top -n 20");
+			if (n_given)
+				return ctl_usage("top", "-n is given twice ('%s' and '%s'): give it "
+						 "once", n_given, argv[i + 1]);
+			n_given = argv[i + 1];
 			if (sluice_parse_uint("-n", argv[++i], TOP_MAX, &n, err, sizeof(err)))
 				return ctl_usage("top", "%s", err);
 		} else {

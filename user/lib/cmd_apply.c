@@ -119,6 +119,17 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 					     "%s needs a --rate: the policy has none",
 					     e->burst_given ? "--burst" : e->delay_text);
 		}
+		if (e->burst_size || e->delay_size) {
+			struct rate_arg *r = pkt.given ? &pkt : &bytes;
+			char rt[48];
+
+			sluice_format_rate(&base->pkt, false, rt, sizeof(rt));
+			if (sluice_edit_size_for_rate("--burst", e->burst_size, r, rt, err,
+						      errlen) ||
+			    sluice_edit_size_for_rate("--delay", e->delay_size, r, rt, err,
+						      errlen))
+				return -EINVAL;
+		}
 		if (e->burst_given) {
 			struct rate_arg *r = pkt.given ? &pkt : &bytes;
 

@@ -67,6 +67,12 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 /* A positive integer no larger than max, for --burst, -n, --max-keys. */
 int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, char *err,
 		      size_t errlen);
+/* A count, or a byte size as tc writes one: 1514, 64k, 2m, 1g (k, m, g: 1024,
+ * 1024^2, 1024^3 bytes; kb, mb, gb the same). 0 is taken (the caller
+ * refuses it where it means nothing); *sized says a unit was given, which
+ * only a byte limit's --burst and --delay take. */
+int sluice_parse_size(const char *what, const char *s, __u64 max, __u64 *out, bool *sized,
+		      char *err, size_t errlen);
 /* A duration: 100ms 1s 1m 1h (bare numbers are seconds); -ERANGE for one
  * too long to read. */
 int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err, size_t errlen);
@@ -75,6 +81,10 @@ int sluice_parse_algo(const char *s, char *err, size_t errlen); /* enum or -EINV
 const char *sluice_algo_name(unsigned int algo);
 /* sliding-window, fixed-window and sliding-log: a count per window, no burst. */
 bool sluice_algo_is_window(unsigned int algo);
+/* Every word and unit is lower case ("on", "lru", "token-bucket", "100/s",
+ * "10mbit", "1.5s"): of names[], the one word is in another case of (for a
+ * message that says what to write), or NULL. */
+const char *sluice_case_hint(const char *word, const char *const *names, size_t n);
 /* on|off */
 int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, size_t errlen);
 
