@@ -280,10 +280,10 @@ if [ "$(id -u)" = 0 ] && [ -x "$SLUICE" ] && command -v ip >/dev/null &&
 		expect_usage "limiter state: set --burst 0" "--burst is 0" \
 			rx_ctl set --rate 100/s --burst 0
 		OUT=$(rx_ctl -j rule list 2>&1)
-		if grep -qF '"burst":200' <<<"$OUT" && ! grep -qF '"delay"' <<<"$OUT"; then
-			ok "limiter state: the refused edits changed nothing (burst 200, no delay)"
+		if grep -qF '"burst":100' <<<"$OUT" && ! grep -qF '"delay"' <<<"$OUT"; then
+			ok "limiter state: the refused edits changed nothing (burst 100, no delay)"
 		else
-			not_ok "limiter state: the refused edits changed nothing (burst 200, no delay)"
+			not_ok "limiter state: the refused edits changed nothing (burst 100, no delay)"
 			diag "$OUT"
 		fi
 	else

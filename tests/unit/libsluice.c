@@ -437,8 +437,12 @@ static void test_policy_check(void)
 	TAP_TRUE(set.def.algo == SLUICE_ALGO_TOKEN_BUCKET && set.def.prefix4 == 32 &&
 			 set.def.prefix6 == 64 &&
 			 set.def.pkt.rate * NS == 100 * set.def.pkt.period_ns &&
-			 set.def.pkt.burst == 200 && set.agg4 == 24 && set.agg6 == 48,
-		 "default settings: token bucket 100/s burst 200, keys /32 and /64");
+			 set.def.pkt.burst == 100 && set.agg4 == 24 && set.agg6 == 48,
+		 "default settings: token bucket 100/s burst 100, keys /32 and /64");
+	/* One rule for a burst not given: the default policy's is what
+	 * --rate 100/s alone gets anywhere. */
+	TAP_EQ(set.def.pkt.burst, sluice_default_burst(100, NS),
+	       "the default policy's burst is --rate 100/s's default burst (one second's worth)");
 	TAP_EQ(sluice_policy_check(&set.def, err, sizeof(err)), 0,
 	       "default policy passes the check");
 

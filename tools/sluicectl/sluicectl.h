@@ -59,18 +59,8 @@ const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
 					      const struct sluice_key *k,
 					      char *match, size_t len);
 
-/* Texts of a policy for tables: "100/s", "200", "1s", "/32 /64". */
-void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
-void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len);
-void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len);
-/* A shaper's delay: "0", "5", "5+3000B", "nodelay"; "-" for a window
- * algorithm (a meter) or a rule that does not limit. */
-void ctl_fmt_delay(const struct sluice_policy *p, char *buf, size_t len);
-const char *ctl_action_name(unsigned int action);
-/* One line: "limit token-bucket 100/s burst 200, keyed by /32". family 0: both. */
-void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len);
-/* The policy's fields into the open JSON object. */
-void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int family);
+/* A policy in words and in JSON: sluice_policy_text(), sluice_policy_json()
+ * (libsluice, fmt.c), with ctl.shape for a shaper's. */
 
 /* The state of one key in its algorithm's terms, at `now` (ticks). */
 struct ctl_state {

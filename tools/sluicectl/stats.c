@@ -55,64 +55,12 @@ static __u64 field(const struct sluice_counters *c, size_t i)
 	return sluice_field_get(c, &sluice_stats_fields[i]);
 }
 
-/* A shaper's own counters, after the others. */
-static void print_shape(const struct sluice_shape_stats *s, struct sluice_json *j)
-{
-	__u64 mean = s->delayed ? s->delay_ns / s->delayed : 0;
-	char a[32], name[48];
-	unsigned int i;
-
-	if (j) {
-		json_obj_begin(j, "shape");
-		json_u64(j, "shaped", s->shaped);
-		json_u64(j, "delayed", s->delayed);
-		json_u64(j, "delay_ns", s->delay_ns);
-		json_u64(j, "mean_delay_ns", mean);
-		json_u64(j, "max_delay_ns", s->max_delay_ns);
-		json_u64(j, "restamped", s->restamped);
-		json_u64(j, "horizon_dropped", s->horizon_dropped);
-		/* lt_Nus: delayed packets whose delay was under N us; the
-		 * last, ge_Nus, every longer one */
-		json_obj_begin(j, "delay_histogram");
-		for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
-			if (i + 1 < SLUICE_DELAY_BUCKETS)
-				snprintf(name, sizeof(name), "lt_%lluus",
-					 (unsigned long long)(sluice_delay_bucket_le_ns(i) / 1000));
-			else
-				snprintf(name, sizeof(name), "ge_%lluus",
-					 (unsigned long long)(sluice_delay_bucket_le_ns(i - 1) /
-							      1000));
-			json_u64(j, name, s->hist[i]);
-		}
-		json_obj_end(j);
-		json_obj_end(j);
-		return;
-	}
-	printf("%-16s %llu\n", "shaped", (unsigned long long)s->shaped);
-	printf("%-16s %llu\n", "delayed", (unsigned long long)s->delayed);
-	sluice_format_duration(mean, a, sizeof(a));
-	printf("%-16s %s\n", "mean_delay", a);
-	sluice_format_duration(s->max_delay_ns, a, sizeof(a));
-	printf("%-16s %s\n", "max_delay", a);
-	printf("%-16s %llu\n", "restamped", (unsigned long long)s->restamped);
-	printf("%-16s %llu\n", "horizon_dropped", (unsigned long long)s->horizon_dropped);
-	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
-		if (!s->hist[i])
-			continue;
-		/* exact bounds (2^i us), as in JSON: a rounded 1.0ms would hide
-		 * that the bucket ends at 1024us */
-		if (i + 1 < SLUICE_DELAY_BUCKETS)
-			snprintf(name, sizeof(name), "delay<%lluus",
-				 (unsigned long long)(sluice_delay_bucket_le_ns(i) / 1000));
-		else
-			snprintf(name, sizeof(name), "delay>=%lluus",
-				 (unsigned long long)(sluice_delay_bucket_le_ns(i - 1) / 1000));
-		printf("%-16s %llu\n", name, (unsigned long long)s->hist[i]);
-	}
-}
-
-/* The counters, then the fleet agent's state once one has run (or a policy
- * is fleet-wide, so that "no agent" is said). */
+/*
+ * The counters, then the key table (per family), a shaper's own counters and
+ * the fleet agent's state once one has run (or a policy is fleet-wide, so
+ * that "no agent" is said): as JSON, or as lines "name value" whose names are
+ * the JSON's, objects joined by '_' (fleet.sync_errors: fleet_sync_errors).
+ */
 static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 {
 	bool policies = sluice_has_fleet_policy(h);
@@ -121,40 +69,27 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 		     (policies || v.state_code != SLUICE_FLEET_NONE);
 	struct sluice_shape_stats ss;
 	bool shape = h->shape && !sluice_read_shape_stats(h, &ss);
+	struct sluice_keys_view kv;
 	struct sluice_json j;
+	struct sluice_rec r;
 	size_t i;
 
-	if (ctl.json) {
-		json_init(&j, stdout);
+	sluice_keys_view(h, c, &kv);
+	json_init(&j, stdout);
+	sluice_rec_init(&r, ctl.json ? &j : NULL, stdout, 16);
+	if (ctl.json)
 		json_obj_begin(&j, NULL);
-		for (i = 0; i < sluice_counters_nfields; i++)
-			json_u64(&j, sluice_stats_fields[i].name, field(c, i));
-		if (shape)
-			print_shape(&ss, &j);
-		if (fleet)
-			sluice_fleet_json(&j, &v);
+	for (i = 0; i < sluice_counters_nfields; i++)
+		sluice_rec_u64(&r, sluice_stats_fields[i].name, field(c, i));
+	sluice_keys_out(&r, &kv);
+	if (shape)
+		sluice_shape_stats_out(&r, &ss);
+	if (fleet)
+		sluice_fleet_out(&r, &v);
+	if (ctl.json) {
 		json_obj_end(&j);
 		json_end(&j);
-		return;
 	}
-	for (i = 0; i < sluice_counters_nfields; i++)
-		printf("%-16s %llu\n", sluice_stats_fields[i].name,
-		       (unsigned long long)field(c, i));
-	if (shape)
-		print_shape(&ss, NULL);
-	if (!fleet)
-		return;
-	printf("%-16s %s\n", "fleet_state", v.state);
-	printf("%-16s %s\n", "fleet_share", v.shared ? "rate/N" : "whole");
-	printf("%-16s %u\n", "fleet_boxes", v.n);
-	printf("%-16s %.3f\n", "fleet_sync_age_s", v.last_ok_age_s);
-	printf("%-16s %llu\n", "fleet_syncs", (unsigned long long)v.f.syncs);
-	printf("%-16s %llu\n", "fleet_errors", (unsigned long long)v.f.sync_errors);
-	printf("%-16s %llu\n", "fleet_outages", (unsigned long long)v.f.outages);
-	printf("%-16s %llu\n", "fleet_pushed", (unsigned long long)v.f.keys_pushed);
-	printf("%-16s %llu\n", "fleet_skipped", (unsigned long long)v.f.keys_skipped);
-	if (v.f.last_error[0])
-		printf("%-16s %s\n", "fleet_error", v.f.last_error);
 }
 
 /* --watch DUR: a bare number is seconds, as everywhere a duration is. */

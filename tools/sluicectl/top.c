@@ -170,8 +170,10 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 			json_obj_begin(&j, NULL);
 			json_str(&j, "key", key);
 			json_bool(&j, "aggregate", agg);
-			json_str(&j, "policy", match);
-			json_bool(&j, "dry_run", dry);
+			/* the names of rule list and show: "match" the
+			 * policy's, effective_dry_run its mode now */
+			json_str(&j, "match", match);
+			json_bool(&j, "effective_dry_run", dry);
 			json_u64(&j, "dropped", dry ? 0 : e->dropped);
 			json_u64(&j, "would_drop", dry ? e->dropped : 0);
 			json_bool(&j, "dropped_exact", sluice_drops_exact(&pol->set, e->dropped));

@@ -613,33 +613,14 @@ int remove_pins(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len)
+void print_policy_line(struct sluice_handle *h)
 {
-	char r[64], d[32];
-	int n = 0;
+	struct sluice_settings s;
+	char line[320], set[96];
 
-	if (p->action == SLUICE_ACT_EXEMPT) {
-		snprintf(buf, len, "exempt");
-		return;
-	}
-	if (p->action == SLUICE_ACT_DENY) {
-		snprintf(buf, len, "deny");
-		return;
-	}
-	if (sluice_algo_is_window(p->algo)) {
-		sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, d, sizeof(d));
-		snprintf(buf, len, "%u per %s window", p->window_limit, d);
-		return;
-	}
-	buf[0] = '\0';
-	if (p->pkt.period_ns) {
-		sluice_format_rate(&p->pkt, false, r, sizeof(r));
-		n = snprintf(buf, len, "%s burst %u", r, p->pkt.burst);
-	}
-	if (p->bytes.period_ns && n >= 0 && (size_t)n < len) {
-		sluice_format_rate(&p->bytes, true, r, sizeof(r));
-		snprintf(buf + n, len - n, "%s%s burst %u bytes", n ? ", " : "", r, p->bytes.burst);
-	}
-	if (!buf[0])
-		snprintf(buf, len, "none");
+	sluice_read_settings(h, &s, NULL);
+	sluice_policy_text(&s.def, 0, h->shape, line, sizeof(line));
+	sluice_settings_text(&s, set, sizeof(set));
+	printf("  policy: %s\n  settings: %s, %u rule%s\n", line, set, s.nr_rules,
+	       s.nr_rules == 1 ? "" : "s");
 }

@@ -51,8 +51,9 @@ static void shape_help(void)
 	shape_usage(stdout);
 	printf("\n"
 	       "  --rate RATE         the rate per key: 100/s 6000/m, or bytes: 10mbit 500kbps\n"
-	       "  --burst N           the queue per key: N packets (bytes) beyond the first\n"
-	       "                      wait for their turn; beyond the queue, dropped\n"
+	       "  --burst N           the queue per key: N packets (bytes: 1514, 64k) beyond\n"
+	       "                      the first wait for their turn; beyond the queue,\n"
+	       "                      dropped; without it one second's worth of the rate\n"
 	       "  --delay N           of a burst, the first N excess go at once, the rest wait\n"
 	       "  --nodelay           every accepted packet goes at once (a meter, no queue)\n"
 	       "  --algo ALGO         token-bucket (default) or leaky-bucket shape; the window\n"
