@@ -252,6 +252,16 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 		np->flags |= SLUICE_POLICY_FLEET;
 	else if (e->fleet == 0)
 		np->flags &= ~SLUICE_POLICY_FLEET;
+	/* The fleet flag kept from the policy, not given now: name where it
+	 * comes from and how to change it, not an option that was not given. */
+	if (e->fleet < 0 && (np->flags & SLUICE_POLICY_FLEET) && sluice_algo_is_window(algo))
+		return usage(err, errlen,
+			     "%s counts within one box, and this policy is fleet-wide (its fleet "
+			     "flag, set by an earlier --fleet on, is kept): give --fleet off with "
+			     "it (%s --algo %s --fleet off) to count per box, or keep "
+			     "token-bucket or leaky-bucket to share the limit",
+			     sluice_algo_name(algo), e->op == EDIT_SET ? "set" : "rule add CIDR",
+			     sluice_algo_name(algo));
 	if (sluice_policy_check(np, inner, sizeof(inner)))
 		return usage(err, errlen, "%s", inner);
 	return 0;
