@@ -12,7 +12,7 @@ set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
 
-netns_need_root "keys and the key table"
+netns_need_root "keys and the key table" jq
 netns_need_sluice "keys and the key table"
 has() {
 	if grep -qF -- "$2" <<<"$3"; then ok "$1"; else not_ok "$1"; diag "want '$2' in: $3"; fi
@@ -20,13 +20,15 @@ has() {
 lacks() {
 	if grep -qF -- "$2" <<<"$3"; then not_ok "$1"; diag "did not want '$2' in: $3"; else ok "$1"; fi
 }
-# num JSON PATH: one number of JSON at a path of keys ("key_table ipv4 max")
+# num JSON KEY...: one value of JSON at a path of keys ("key_table ipv4 max");
+# empty when absent
 num() {
-	python3 -c 'import json, sys
-v = json.loads(sys.argv[1])
-for k in sys.argv[2:]:
-    v = v[int(k)] if isinstance(v, list) else v[k]
-print(str(v).lower())' "$@" 2>/dev/null
+	local j=$1 f="" k
+	shift
+	for k in "$@"; do
+		case $k in [0-9]*) f="$f[$k]" ;; *) f="$f.$k" ;; esac
+	done
+	jq -r "$f | if . == null then empty else . end" <<<"$j" 2>/dev/null
 }
 
 N=44
@@ -48,7 +50,7 @@ expect_status 0 "show a /24 key past the new-key limit" ctl show 198.18.$N.0/24
 lacks "show /24: never looks up 198.18.$N.0/32 for it" "198.18.$N.0/32" "$OUT"
 has "show /24: the aggregate it is" "198.18.$N.0/24" "$OUT"
 OUT=$(ctl -j show 198.18.$N.0/24)
-[ "$(num "$OUT" bucket found 2>/dev/null)" = "" ] && ok "show -j /24: no /32 bucket in it" ||
+jq -e 'has("bucket") | not' <<<"$OUT" >/dev/null 2>&1 && ok "show -j /24: no /32 bucket in it" ||
 	{ not_ok "show -j /24: no /32 bucket in it"; diag "$OUT"; }
 expect_usage "show a /25 (neither length)" "keyed by /32, past the new-key limit by /24" \
 	ctl show 198.18.$N.0/25
@@ -79,7 +81,10 @@ rx_sluice detach "$IF_RX" >/dev/null
 expect_status 0 "attach --table sets --max-keys 3" rx_sluice attach "$IF_RX" --table sets --max-keys 3
 has "the summary says --max-keys 3 became 4 a family" \
 	"--max-keys 3 is rounded up to 4 keys a family (whole sets of 4)" "$OUT"
-has "the summary says the table per family" "sets table: IPv4 0 of 4, IPv6 0 of 4 keys" "$OUT"
+# (a neighbour discovery packet may have made a key by then)
+grep -qE "sets table: IPv4 [0-9]+ of 4, IPv6 [0-9]+ of 4 keys" <<<"$OUT" &&
+	ok "the summary says the table per family" ||
+	{ not_ok "the summary says the table per family"; diag "$OUT"; }
 rx_sluice detach "$IF_RX" >/dev/null
 expect_status 0 "attach --table sets --max-keys 64" rx_sluice attach "$IF_RX" --table sets --max-keys 64
 lacks "--max-keys 64 is whole sets: no rounding said" "rounded up" "$OUT"

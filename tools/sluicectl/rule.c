@@ -10,9 +10,10 @@
 void rule_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]\n"
-		"                 [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]\n"
-		"                 [--prefix LEN] | --exempt | --deny) [--fleet] [--dry-run]\n"
+		"Usage: sluicectl [-i IFACE] rule add CIDR ((--rate RATE [--burst N]\n"
+		"                 [--delay N|--nodelay])... [--algo ALGO] [--window DUR]\n"
+		"                 [--prefix LEN] | --exempt | --deny) [--fleet [on|off]]\n"
+		"                 [--dry-run [on|off]]\n"
 		"       sluicectl [-i IFACE] rule del CIDR\n"
 		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"

@@ -323,7 +323,10 @@ int do_show(int argc, char **argv)
 		json_str(&j, "address", addr);
 		json_obj_begin(&j, "policy");
 		json_str(&j, "match", match);
-		sluice_policy_json(&j, p, c.family, ctl.shape, set.flags & SLUICE_DRY_RUN);
+		/* The policy as rule list writes it: the default's both prefixes,
+		 * a rule's (of one family) its own. */
+		sluice_policy_json(&j, p, strcmp(match, "default") ? c.family : 0, ctl.shape,
+				   set.flags & SLUICE_DRY_RUN);
 		json_obj_end(&j);
 		sluice_settings_json(&j, &set);
 		/* What a packet of it gets when its policy keeps no state. */

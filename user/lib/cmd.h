@@ -7,8 +7,9 @@
  *   set [--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
  *       [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]
  *       [--new-keys RATE|off] [--fail-closed on|off]
- *   rule add CIDR (--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
- *       [--prefix LEN] | --exempt | --deny) [--dry-run [on|off]]
+ *   rule add CIDR ((--rate RATE [--burst N] [--delay N|--nodelay])... [--algo ALGO]
+ *       [--window DUR] [--prefix LEN] | --exempt | --deny) [--fleet [on|off]]
+ *       [--dry-run [on|off]]
  *   rule del CIDR
  *   rule flush
  *

@@ -35,10 +35,11 @@ void shape_usage(FILE *f)
 {
 	fprintf(f,
 		"  sluice shape attach IFACE [--rate RATE [--burst N] [--delay N | --nodelay]]...\n"
-		"               [--algo ALGO] [--prefix4 LEN] [--prefix6 LEN] [--key src|dst]\n"
-		"               [--table lru|sets] [--max-keys N] [--max-rules N]\n"
-		"               [--horizon DUR]\n"
-		"               [--queue-limit N] [--config FILE] [--resume|--fresh]\n"
+		"               [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
+		"               [--key src|dst] [--table lru|sets] [--max-keys N]\n"
+		"               [--max-log-keys N] [--max-rules N] [--new-keys RATE|off]\n"
+		"               [--fail-closed|--fail-open] [--horizon DUR] [--queue-limit N]\n"
+		"               [--config FILE] [--resume|--fresh]\n"
 		"  sluice shape detach IFACE [--keep-state]\n"
 		"  sluice shape status [-j] [IFACE]\n"
 		"      shape what IFACE sends (tc egress and an fq qdisc): each key's packets\n"
