@@ -518,8 +518,9 @@ static void print_done(struct sluice_handle *h, struct sluice_txn *t,
 		return;
 	}
 	if (p && (d->burst_default[0] || d->burst_default[1]) && !sluice_algo_is_window(p->algo))
-		snprintf(note, sizeof(note), "; the burst%s one second's worth of the rate (no "
-			 "--burst given)", d->burst_default[0] && d->burst_default[1] ? "s are" : " is");
+		snprintf(note, sizeof(note),
+			 "; the burst%s one second's worth of the rate (no --burst given)",
+			 d->burst_default[0] && d->burst_default[1] ? "s are" : " is");
 	if (ctl.json) {
 		json_init(&j, stdout);
 		json_obj_begin(&j, NULL);

@@ -66,6 +66,9 @@ static void usage(FILE *f)
 		"  -h, --help             this help\n"
 		"\n"
 		"RATE  packets: 100/s 6000/m 1/h 100pps   bytes: 10mbit 1gbit 500kbps\n"
+		"      a --rate without --burst gets one second's worth (100/s: burst 100)\n"
+		"N     a count; a byte rate's --burst and --delay also 64k, 2m (1024s)\n"
+		"DUR   100ms 1.5s 1m 1h (a bare number is seconds); words are lower case\n"
 		"ALGO  token-bucket (default) | leaky-bucket | sliding-window | fixed-window |\n"
 		"      sliding-log\n"
 		"\n"
@@ -165,8 +168,9 @@ int main(int argc, char **argv)
 				return ctl_usage(NULL, "-i needs an interface name: -i eth0");
 			/* One command, one interface: of two, one would be ignored. */
 			if (first)
-				return ctl_usage(NULL, "-i is given twice ('%s' and '%s'): a command "
-						 "is for one interface", first, ctl.iface);
+				return ctl_usage(NULL, "-i is given twice ('%s' and '%s'): a "
+						 "command is for one interface", first,
+						 ctl.iface);
 		} else if (!strncmp(a, "-b", 2) || !strncmp(a, "--batch", 7)) {
 			size_t skip = a[1] == '-' ? 7 : 2;
 			const char *first = batch;

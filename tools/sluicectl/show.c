@@ -249,9 +249,9 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 	if (*own || *agg)
 		return 0;
 	if (set->new_keys.period_ns)
-		return ctl_usage("show", "%s is not a key of its policy (%s): its sources are keyed "
-				 "by /%u, past the new-key limit by /%u; show an address, or a key "
-				 "of one of those lengths", key, match, own_len, agg_len);
+		return ctl_usage("show", "%s is not a key of its policy (%s): its sources are "
+				 "keyed by /%u, past the new-key limit by /%u; show an address, or "
+				 "a key of one of those lengths", key, match, own_len, agg_len);
 	return ctl_usage("show", "%s is not a key of its policy (%s): its sources are keyed by "
 			 "/%u (the new-key limit is off, so no /%u aggregate exists); show an "
 			 "address, or a key of that length", key, match, own_len, agg_len);

@@ -24,17 +24,25 @@ void stats_help(FILE *f)
 		"                    the sliding logs)\n"
 		"  evicted_estimate  new_keys - keys: keys the tables evicted to make room,\n"
 		"                    estimated; keys removed by 'flush' count too\n"
-		"A shaper adds its own counters (under --watch: shaped, delayed, restamped,\n"
-		"horizon_dropped and the interval's mean delay):\n"
-		"  shaped            packets a bucket policy gave a departure time\n"
-		"  delayed           of those, packets that wait (depart later than now)\n"
-		"  mean_delay        the mean delay of the delayed packets\n"
-		"  max_delay         the longest delay given (the largest of every CPU's)\n"
-		"  restamped         untouched packets whose foreign timestamp was cleared\n"
-		"  horizon_dropped   dropped: the delay would reach the fq horizon\n"
-		"  delay<D           delayed packets by delay (only the buckets that hold some;\n"
-		"                    -j: all, as delay_histogram; --prometheus: the histogram\n"
-		"                    sluice_shape_delay_seconds)\n"
+		"Then the key table per family (key_table_table, key_table_used,\n"
+		"key_table_max, key_table_ipv4_used, key_table_ipv4_max, key_table_ipv4_full\n"
+		"and the same of ipv6: a set table's families fill apart, an lru table's\n"
+		"share its capacity). Each line is named as its path in -j, objects joined\n"
+		"by '_' (fleet_sync_errors is fleet.sync_errors; see sluicectl(8), JSON\n"
+		"OUTPUT). A shaper adds its own counters (under --watch: shaped, delayed,\n"
+		"restamped, horizon_dropped and the interval's mean delay):\n"
+		"  shape_shaped           packets a bucket policy gave a departure time\n"
+		"  shape_delayed          of those, packets that wait (depart later than now)\n"
+		"  shape_mean_delay_ns    the mean delay of the delayed packets\n"
+		"  shape_max_delay_ns     the longest delay given (the largest of every CPU's)\n"
+		"  shape_restamped        untouched packets whose foreign timestamp was cleared\n"
+		"  shape_horizon_dropped  dropped: the delay would reach the fq horizon\n"
+		"  shape_delay_histogram_lt_Nus  delayed packets by delay, under N us (only\n"
+		"                    the buckets that hold some; -j: all; --prometheus: the\n"
+		"                    histogram sluice_shape_delay_seconds)\n"
+		"Once a fleet agent has run, or a policy is fleet-wide, the fleet's state:\n"
+		"fleet_state, fleet_outage_share (rate/N now), fleet_boxes, fleet_syncs,\n"
+		"fleet_sync_errors, fleet_keys_pushed, fleet_last_error, ...\n"
 		"\n"
 		"  --watch DUR     print the counters and their rate per second every DUR\n"
 		"                  (100ms to 1h; a bare number is seconds: 1, 1.5) until\n"
@@ -326,7 +334,8 @@ int do_stats(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "--prometheus")) {
 			if (prometheus)
-				return ctl_usage("stats", "--prometheus is given twice: give it once");
+				return ctl_usage("stats", "--prometheus is given twice: give it "
+						 "once");
 			prometheus = true;
 		} else if (!strcmp(a, "--watch") || !strncmp(a, "--watch=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
@@ -342,8 +351,9 @@ int do_stats(int argc, char **argv)
 			if (ret && ret != -ERANGE)
 				return ctl_usage("stats", "%s", err);
 			if (ret || secs < WATCH_MIN_NS || secs > WATCH_MAX_NS)
-				return ctl_usage("stats", "--watch '%s' is out of range: give 100ms to "
-						 "1h (a bare number is seconds: 1, 1.5)", v);
+				return ctl_usage("stats", "--watch '%s' is out of range: give "
+						 "100ms to 1h (a bare number is seconds: 1, "
+						 "1.5)", v);
 		} else {
 			return ctl_usage("stats", "unknown argument '%s' to stats", a);
 		}

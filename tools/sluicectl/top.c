@@ -230,8 +230,8 @@ int do_top(int argc, char **argv)
 			if (i + 1 >= argc)
 				return ctl_usage("top", "-n needs a number: top -n 20");
 			if (n_given)
-				return ctl_usage("top", "-n is given twice ('%s' and '%s'): give it "
-						 "once", n_given, argv[i + 1]);
+				return ctl_usage("top", "-n is given twice ('%s' and '%s'): give "
+						 "it once", n_given, argv[i + 1]);
 			n_given = argv[i + 1];
 			if (sluice_parse_uint("-n", argv[++i], TOP_MAX, &n, err, sizeof(err)))
 				return ctl_usage("top", "%s", err);

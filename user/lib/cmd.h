@@ -37,7 +37,12 @@
 int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size_t errlen);
 
 /* What one editing command did, for the summary its caller prints. */
-enum sluice_cmd_op { SLUICE_CMD_SET, SLUICE_CMD_RULE_ADD, SLUICE_CMD_RULE_DEL, SLUICE_CMD_RULE_FLUSH };
+enum sluice_cmd_op {
+	SLUICE_CMD_SET,
+	SLUICE_CMD_RULE_ADD,
+	SLUICE_CMD_RULE_DEL,
+	SLUICE_CMD_RULE_FLUSH,
+};
 struct sluice_cmd_done {
 	enum sluice_cmd_op op;
 	struct sluice_cidr cidr; /* rule add, rule del */

@@ -205,7 +205,8 @@ void sluice_settings_text(const struct sluice_settings *s, char *buf, size_t len
 
 	if (s->new_keys.period_ns)
 		sluice_format_rate(&s->new_keys, false, nk, sizeof(nk));
-	snprintf(buf, len, "dry-run %s, fail-%s, new keys %s", s->flags & SLUICE_DRY_RUN ? "on" : "off",
+	snprintf(buf, len, "dry-run %s, fail-%s, new keys %s",
+		 s->flags & SLUICE_DRY_RUN ? "on" : "off",
 		 s->flags & SLUICE_FAIL_CLOSED ? "closed" : "open", nk);
 }
 
@@ -258,7 +259,8 @@ void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 
 	human_bytes(v->bytes, mem, sizeof(mem));
 	if (!v->sets) {
-		snprintf(buf, len, "%llu of %llu keys (lru table: IPv4 %llu, IPv6 %llu share it; %s)",
+		snprintf(buf, len,
+			 "%llu of %llu keys (lru table: IPv4 %llu, IPv6 %llu share it; %s)",
 			 (unsigned long long)(v->used[0] + v->used[1]),
 			 (unsigned long long)v->max, (unsigned long long)v->used[0],
 			 (unsigned long long)v->used[1], mem);

@@ -278,8 +278,9 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 
 			if (*first)
 				return usage_err(cmd, "%s is given twice%s%s%s%s%s: give it once",
-						 opt_name(c), arg ? " ('" : "", arg ? *first : "",
-						 arg ? "' and '" : "", arg ? arg : "", arg ? "')" : "");
+						 opt_name(c), arg ? " ('" : "",
+						 arg ? *first : "", arg ? "' and '" : "",
+						 arg ? arg : "", arg ? "')" : "");
 			*first = arg ? arg : "";
 		}
 		switch (c) {
@@ -374,8 +375,9 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 				return usage_err(cmd, "%s", err);
 			if (ret || o->interval_ns < MIN_INTERVAL_NS ||
 			    o->interval_ns > MAX_INTERVAL_NS)
-				return usage_err(cmd, "--interval '%s' is out of range: give 100ms to "
-						 "1h (a report every DUR; 1.5s and 250ms work)", arg);
+				return usage_err(cmd, "--interval '%s' is out of range: give "
+						 "100ms to 1h (a report every DUR; 1.5s and "
+						 "250ms work)", arg);
 			break;
 		case OPT_METRICS:
 			if (!is_run)
@@ -418,9 +420,9 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			else if (!strcmp(arg, "dst"))
 				o->key_kind = SLUICE_KIND_KEY_DST;
 			else
-				return usage_err(cmd, "--key takes 'src' (the source address, the "
-						 "default) or 'dst' (the destination), not '%s'%s", arg,
-						 lower_hint(arg, "src", "dst"));
+				return usage_err(cmd, "--key takes 'src' (the source address, "
+						 "the default) or 'dst' (the destination), not "
+						 "'%s'%s", arg, lower_hint(arg, "src", "dst"));
 			o->key_given = true;
 			break;
 		case OPT_HORIZON:

@@ -77,6 +77,9 @@ static void usage(FILE *f)
 		"  -V, --version   print the version and the map layout version\n"
 		"  -h, --help      this help\n"
 		"\n"
+		"A --rate without --burst gets one second's worth as its burst (100/s:\n"
+		"burst 100), everywhere; options are taken by their full names, once each.\n"
+		"\n"
 		"Exit status: 0 success, 1 runtime failure, 2 usage error. See sluice(8).\n");
 }
 
