@@ -71,9 +71,9 @@ taken() {
 	out=$(cd "$TMPD" && in_empty "$@" 2>&1)
 	st=$?
 	[ $st = 0 ] || [ $st = 1 ] && return 0
-	# (or on the file the example assumes: sluice reload eth0 reads
-	# /etc/sluice/eth0.conf)
-	[ $st = 2 ] && grep -qE "no interface|is not attached|there is no state|open /etc/sluice/" \
+	# (or on the file the example assumes, which it names: sluice reload
+	# eth0 reads /etc/sluice/eth0.conf)
+	[ $st = 2 ] && grep -qE "no interface|is not attached|there is no state|/etc/sluice/" \
 		<<<"$out"
 }
 
