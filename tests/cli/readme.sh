@@ -120,6 +120,12 @@ for p in $deps; do grep -qF "\`$p\`" <<<"$quick" || missing="$missing $p"; done
 [ -z "$missing" ] && ok "the README's dependency list names every package of scripts/deps.sh" ||
 	not_ok "the README's dependency list names every package of scripts/deps.sh: not$missing"
 
+# The empty namespace and the files are done with: the lab's cleanup (its
+# own trap, which replaces ours) removes only what it makes.
+ip netns del "$EMPTY"
+rm -rf "$TMPD"
+trap - EXIT
+
 # ---- a lab whose interface is eth0: the Real use block runs ----
 netns_setup rm 46 || { not_ok "build the namespaces and the veth pair"; exit 1; }
 ip -n "$NS_RX" link set "$IF_RX" down && ip -n "$NS_RX" link set "$IF_RX" name eth0 &&
