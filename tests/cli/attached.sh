@@ -140,9 +140,15 @@ expect_usage "a window algorithm refuses --fleet" \
 	ctl rule add 198.18.$N.0/26 --algo sliding-window --rate 10/s --fleet
 ctl set --fleet on
 expect_usage "a fleet default policy refuses a window algorithm" \
-	"fixed-window counts within one box and cannot be shared by a fleet" \
+	"fixed-window counts within one box, and this policy is fleet-wide" \
 	ctl set --algo fixed-window --rate 10/s
+has "... naming the kept fleet flag and how to change it, not a --fleet not given" \
+	"its fleet flag, set by an earlier --fleet on, is kept): give --fleet off with it (set --algo fixed-window --fleet off)" "$OUT"
 has "the refused change changed nothing" '"algo":"token-bucket"' "$(row default)"
+expect_status 0 "... and --fleet off with it is taken" \
+	ctl set --algo fixed-window --rate 100/s --fleet off
+expect_status 0 "(back to a token bucket and --fleet on)" \
+	ctl set --algo token-bucket --rate 100/s --fleet on
 ctl set --fleet off
 expect_usage "--deny refuses --fleet" "--deny takes no --fleet" \
 	ctl rule add 198.18.$N.0/26 --deny --fleet

@@ -178,7 +178,7 @@ expect_usage "--new-keys 0/s" "'off' for no limit" ctl set --new-keys 0/s
 lacks "--new-keys 0/s: no advice about --deny" "--deny"
 expect_usage "a window too long to count" "out of range: give 100ms to 1h" \
 	ctl set --algo sliding-window --rate 10/s --window 99999999999999999999s
-expect_usage "run --interval too long to count" "at most" \
+expect_usage "run --interval too long to count" "out of range: give 100ms to 1h" \
 	rx_sluice run "$IF_RX" --interval 99999999999999999999
 expect_usage "a key prefix of 0" "1 to 32" ctl set --prefix4 0
 tap_done

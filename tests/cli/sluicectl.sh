@@ -116,7 +116,7 @@ usage "flush with two CIDRs" "at most one" flush 198.18.0.0/24 198.18.1.0/24
 usage "top -n 0" "-n is 0" top -n 0
 usage "top -n without a number" "-n needs a number" top -n
 usage "top -n too large" "too large" top -n 100000000
-usage "stats --watch 0" "--watch is 0" stats --watch 0
+usage "stats --watch 0" "--watch '0' is 0" stats --watch 0
 usage "stats --watch without seconds" "--watch needs" stats --watch
 usage "prometheus and json" "leave out -j" -j stats --prometheus
 usage "prometheus and watch" "leave out --watch" stats --prometheus --watch 1
@@ -280,10 +280,10 @@ if [ "$(id -u)" = 0 ] && [ -x "$SLUICE" ] && command -v ip >/dev/null &&
 		expect_usage "limiter state: set --burst 0" "--burst is 0" \
 			rx_ctl set --rate 100/s --burst 0
 		OUT=$(rx_ctl -j rule list 2>&1)
-		if grep -qF '"burst":200' <<<"$OUT" && ! grep -qF '"delay"' <<<"$OUT"; then
-			ok "limiter state: the refused edits changed nothing (burst 200, no delay)"
+		if grep -qF '"burst":100' <<<"$OUT" && ! grep -qF '"delay"' <<<"$OUT"; then
+			ok "limiter state: the refused edits changed nothing (burst 100, no delay)"
 		else
-			not_ok "limiter state: the refused edits changed nothing (burst 200, no delay)"
+			not_ok "limiter state: the refused edits changed nothing (burst 100, no delay)"
 			diag "$OUT"
 		fi
 	else

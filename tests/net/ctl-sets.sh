@@ -210,7 +210,7 @@ one_table() {
 	# ---- top ----
 	j=$(rx_ctl -i "$IF_RX" -j top -n 20)
 	t=$(rx_ctl -i "$IF_RX" top -n 20)
-	jget "$j" '.top[] | [.key, .policy, .dropped, .aggregate] | @tsv' | sort >"$NETNS_TMP/top.$T"
+	jget "$j" '.top[] | [.key, .match, .dropped, .aggregate] | @tsv' | sort >"$NETNS_TMP/top.$T"
 	# The text without the state (its waits run on): up to the verdict.
 	sed -En 's/ +(dropped|would drop) .*/ \1/p' <<<"$t" | sort >"$NETNS_TMP/toptext.$T"
 	obs top_keys "$(jget "$j" .keys_with_drops)"
@@ -330,10 +330,10 @@ one_table() {
 	send "$DRY" 30
 	sleep 0.1
 	is "$T: under dry-run a source past its burst passes whole" "$(nft_passed "dry$T")" 30
-	p=$(jget "$(show_j "$DRY")" '[.bucket.dry_run, .bucket.dropped, .bucket.would_drop] | @tsv')
+	p=$(jget "$(show_j "$DRY")" '[.bucket.effective_dry_run, .bucket.dropped, .bucket.would_drop] | @tsv')
 	obs dry_show "$p"
 	is "$T: show -j: would_drop 25, dropped 0" "$p" "$(printf 'true\t0\t25')"
-	p=$(jget "$(rx_ctl -i "$IF_RX" -j top)" ".top[] | select(.key == \"$DRY/32\") | [.dry_run, .dropped, .would_drop] | @tsv")
+	p=$(jget "$(rx_ctl -i "$IF_RX" -j top)" ".top[] | select(.key == \"$DRY/32\") | [.effective_dry_run, .dropped, .would_drop] | @tsv")
 	is "$T: top -j: would_drop 25, dropped 0" "$p" "$(printf 'true\t0\t25')"
 	rx_ctl -i "$IF_RX" top | grep -Eq "^$DRY/32 +default +leaky-bucket +25 +would drop" &&
 		ok "$T: top: 'would drop'" || { not_ok "$T: top: 'would drop'"; diag "$(rx_ctl -i "$IF_RX" top)"; }

@@ -100,7 +100,7 @@ one_table() {
 	topj=$(rx_ctl -i "$IF_RX" -j top)
 	tw=$(jget "$topj" ".top[] | select(.key == \"$SRC/32\") | .would_drop")
 	td=$(jget "$topj" ".top[] | select(.key == \"$SRC/32\") | .dropped")
-	tdry=$(jget "$topj" ".top[] | select(.key == \"$SRC/32\") | .dry_run")
+	tdry=$(jget "$topj" ".top[] | select(.key == \"$SRC/32\") | .effective_dry_run")
 	if positive "$tw" && [ "$td" = 0 ] && [ "$tdry" = true ]; then
 		ok "top -j: the key's would_drop $tw, dropped 0, dry_run true"
 	else

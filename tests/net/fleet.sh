@@ -404,7 +404,7 @@ for i in 1 2 3; do
 done
 
 # ---- 1. three boxes ----
-if all_boxes '.state == "synced" and .boxes == 3 and .shared == false'; then
+if all_boxes '.state == "synced" and .boxes == 3 and .outage_share == false'; then
 	ok "every box: fleet synced, 3 boxes"
 else
 	not_ok "every box: fleet synced, 3 boxes"
@@ -483,7 +483,7 @@ gens_start 198.18.0.40 5 1 2 3
 sleep 1.5
 { kill -KILL "$REDIS_PID" && wait "$REDIS_PID"; } 2>/dev/null
 REDIS_PID=
-if all_boxes '.state == "outage" and .shared == true and .boxes == 3'; then
+if all_boxes '.state == "outage" and .outage_share == true and .boxes == 3'; then
 	ok "Redis killed: every box in outage, rate/3"
 else
 	not_ok "Redis killed: every box in outage, rate/3"
@@ -498,7 +498,7 @@ said_once "Redis killed" "$FAILED_SAID" said0
 for i in 1 2 3; do back0[$i]=$(loglines "$i" "$SYNCED_SAID"); done
 redis_start "$SOCK" || not_ok "start redis-server again on $SOCK"
 REDIS_PID=$REDIS_LAST
-if all_boxes '.state == "synced" and .shared == false and .boxes == 3'; then
+if all_boxes '.state == "synced" and .outage_share == false and .boxes == 3'; then
 	ok "Redis back: every box synced again, 3 boxes"
 else
 	not_ok "Redis back: every box synced again, 3 boxes"
@@ -525,7 +525,7 @@ done
 gens_start 198.18.0.60 5 1 2 3
 sleep 0.5
 kill -STOP "$REDIS_PID"
-if all_boxes '.state == "outage" and .shared == true and (.last_error | test("did not answer within '"$TIMEOUT"'"))'; then
+if all_boxes '.state == "outage" and .outage_share == true and (.last_error | test("did not answer within '"$TIMEOUT"'"))'; then
 	ok "Redis stopped: every box in outage, the error names the deadline"
 else
 	not_ok "Redis stopped: every box in outage, the error names the deadline"
@@ -568,7 +568,7 @@ done
 # shellcheck disable=SC2034 # said_once reads it
 for i in 1 2 3; do back0[$i]=$(loglines "$i" "$SYNCED_SAID"); done
 kill -CONT "$REDIS_PID"
-if all_boxes '.state == "synced" and .shared == false and .boxes == 3'; then
+if all_boxes '.state == "synced" and .outage_share == false and .boxes == 3'; then
 	ok "Redis continued: every box synced again"
 else
 	not_ok "Redis continued: every box synced again"
@@ -773,7 +773,7 @@ nothing_left() {
 
 run_box 3 "${auth[@]}" --redis-password-file "$D/right.pw"
 WAIT_BOXES=3
-if all_boxes '.state == "synced" and .shared == false and .name == "'"$FLEET-pw"'"'; then
+if all_boxes '.state == "synced" and .outage_share == false and .name == "'"$FLEET-pw"'"'; then
 	ok "the right password file: synced"
 else
 	not_ok "the right password file: synced"
@@ -830,11 +830,11 @@ for i in 1 2 3; do
 		--redis-timeout "$TIMEOUT"
 done
 for i in 1 2 3; do
-	t=$(bx "$i" "$SLUICE" status -j "${IFR[$i]}" | jq -r ".interfaces[0].keys.table")
+	t=$(bx "$i" "$SLUICE" status -j "${IFR[$i]}" | jq -r ".interfaces[0].key_table.table")
 	pass_if "the set table: box $i's state is of the set table" [ "$t" = sets ] ||
 		diag "box $i: keys.table $t"
 done
-if all_boxes '.state == "synced" and .boxes == 3 and .shared == false'; then
+if all_boxes '.state == "synced" and .boxes == 3 and .outage_share == false'; then
 	ok "the set table: every box: fleet synced, 3 boxes"
 else
 	not_ok "the set table: every box: fleet synced, 3 boxes"

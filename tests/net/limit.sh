@@ -23,7 +23,7 @@ one_table() {
 	local T=$1 OFF=$2
 	expect_status 0 "$T: sluice attach --table $T --rate $RATE/s --burst $BURST" \
 		rx_sluice attach "$IF_RX" --table "$T" --rate "$RATE/s" --burst "$BURST" || return 1
-	if rx_sluice status -j "$IF_RX" | grep -q "\"keys\":{\"table\":\"$T\""; then
+	if rx_sluice status -j "$IF_RX" | grep -q "\"key_table\":{\"table\":\"$T\""; then
 		ok "$T: sluice status -j says the key table is $T"
 	else
 		not_ok "$T: sluice status -j says the key table is $T"

@@ -202,12 +202,12 @@ else
 	not_ok "start: pinned where status says ('$PIN_DIR')"
 fi
 rules_are "start: the rules are the example's" "$CONF"
-has "start: the example's default policy (100/s)" '"rate":"100/s","burst":200' \
+has "start: the example's default policy (100/s burst 200)" '"rate":"100/s","count":100,"period_ns":1000000000,"per_second":100,"burst":200}' \
 	"$(grep -o '"policy":{[^}]*}' <<<"$st")"
 has "start: the example's 198.18.0.0/24 at 10/s" '"rate":"10/s"' "$(rule_row 198.18.0.0/24)"
 has "start: the example's 2001:2::/48 exempt" '"action":"exempt"' "$(rule_row 2001:2::/48)"
 has "start: SLUICE_ATTACH_OPTS from the .env applied (--max-keys 65536)" '"max":65536' \
-	"$(grep -o '"keys":{[^}]*}' <<<"$st")"
+	"$(grep -o '"key_table":{[^}]*}' <<<"$st")"
 
 # ---- reload: the state becomes exactly the file ----
 
@@ -228,7 +228,7 @@ def=$(rule_row default)
 has "reload: the file's default rate" "\"rate\":\"$RATE/s\",\"count\":$RATE" "$def"
 has "reload: the file's default burst" "\"burst\":$BURST}" "$def"
 has "reload: what the file does not set is the default (dry-run off again)" \
-	'"dry_run":false' "$(grep -o '"policy":{[^}]*}' <<<"$(status_obj)")"
+	'"effective_dry_run":false' "$(grep -o '"policy":{[^}]*}' <<<"$(status_obj)")"
 
 # An edited file: one rule removed (A), one added (D).
 had_a=$(rule_row 198.18.1.128/26)
@@ -268,7 +268,7 @@ sed -i '/# D$/d' "$CONF"
 echo "rule add 198.18.1.224/28 --exempt      # E" >>"$CONF"
 MAPS=$(pinned_maps)
 [ -n "$MAPS" ] || diag "no pinned map found in '$PIN_DIR': the pins checks below cannot pass"
-if [ "$(jget "$(grep -o '"policy":{[^}]*}' <<<"$(status_obj)")" dry_run)" != false ]; then
+if [ "$(jget "$(grep -o '"policy":{[^}]*}' <<<"$(status_obj)")" effective_dry_run)" != false ]; then
 	diag "dry-run is still on from the live edit (reload did not undo it): the flood below" \
 		"cannot be held until the restart's attach --config turns it off"
 fi

@@ -25,7 +25,7 @@ netns_setup tb || { not_ok "build the namespaces and the veth pair"; exit 1; }
 
 # field JSON NAME: the first number after "NAME": in JSON.
 field() { grep -o "\"$2\": *[0-9]*" <<<"$1" | head -1 | grep -o '[0-9]*$'; }
-keys_json() { rx_sluice status -j "$IF_RX" | grep -o '"keys":{[^}]*}'; }
+keys_json() { rx_sluice status -j "$IF_RX" | grep -o '"key_table":{[^}]*}'; }
 cfg_dump() { bpftool map dump pinned "$RX_PINS/sluice_config"; }
 seed() { field "$(cfg_dump)" set_seed; }
 kind() { field "$(cfg_dump)" kind; }
@@ -36,8 +36,9 @@ is() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1"; diag "got '$2', 
 expect_status 0 "attach --table sets --max-keys $N" \
 	rx_sluice attach "$IF_RX" --table sets --max-keys "$N" --rate "$RATE/s" --burst "$BURST" ||
 	exit 1
-grep -q "of $CAP keys (sets table)" <<<"$OUT" && ok "the attach summary says the sets table of $CAP keys" ||
-	{ not_ok "the attach summary says the sets table of $CAP keys"; diag "$OUT"; }
+grep -qE "sets table: IPv4 [0-9]+ of $((CAP / 2)), IPv6 [0-9]+ of $((CAP / 2)) keys" <<<"$OUT" &&
+	ok "the attach summary says the sets table of $((CAP / 2)) keys a family" ||
+	{ not_ok "the attach summary says the sets table of $((CAP / 2)) keys a family"; diag "$OUT"; }
 is "sluice_sets4 has sluice_sets_for($N) sets" "$(entries sluice_sets4)" "$SETS"
 is "sluice_sets6 has sluice_sets_for($N) sets" "$(entries sluice_sets6)" "$SETS"
 is "sluice_buckets is one entry (unused)" "$(entries sluice_buckets)" 1
@@ -65,15 +66,16 @@ grep -q '"found":true' <<<"$show6" && ok "an IPv6 source has its way in sluice_s
 	{ not_ok "an IPv6 source has its way in sluice_sets6"; diag "$show6"; }
 
 kj=$(keys_json)
-grep -q '"table":"sets"' <<<"$kj" && ok "status -j: keys.table is sets" ||
-	{ not_ok "status -j: keys.table is sets"; diag "$kj"; }
-is "status -j: keys.max is the capacity 2 x 4 x sluice_sets_for($N)" "$(field "$kj" max)" "$CAP"
-is "status -j: keys.memlock is both maps' bytes" "$(field "$kj" memlock)" "$BYTES"
+grep -q '"table":"sets"' <<<"$kj" && ok "status -j: key_table.table is sets" ||
+	{ not_ok "status -j: key_table.table is sets"; diag "$kj"; }
+is "status -j: key_table.max is the capacity 2 x 4 x sluice_sets_for($N)" "$(field "$kj" max)" "$CAP"
+is "status -j: key_table.memlock is both maps' bytes" "$(field "$kj" memlock)" "$BYTES"
 USED=$(field "$kj" used)
-[ "${USED:-0}" -ge 2 ] && ok "status -j: keys.used counts the sources ($USED)" ||
-	{ not_ok "status -j: keys.used counts the sources"; diag "$kj"; }
+[ "${USED:-0}" -ge 2 ] && ok "status -j: key_table.used counts the sources ($USED)" ||
+	{ not_ok "status -j: key_table.used counts the sources"; diag "$kj"; }
 txt=$(rx_sluice status "$IF_RX")
-grep -q "keys (sets table) [0-9]* of $CAP" <<<"$txt" && ok "status says the sets table and its capacity" ||
+grep -q "sets table: IPv4 [0-9]* of $((CAP / 2)), IPv6 [0-9]* of $((CAP / 2))" <<<"$txt" &&
+	ok "status says the sets table and its capacity" ||
 	{ not_ok "status says the sets table and its capacity"; diag "$txt"; }
 prom=$(rx_ctl -i "$IF_RX" stats --prometheus)
 grep -q "^sluice_key_table{interface=\"$IF_RX\",table=\"sets\"} 1$" <<<"$prom" &&
@@ -139,9 +141,9 @@ is "... and the state is still of the sets table" "$(($(kind) & 4))" 4
 expect_status 0 "attach --table lru --fresh --max-keys $N" \
 	rx_sluice attach "$IF_RX" --table lru --fresh --max-keys "$N"
 kj=$(keys_json)
-grep -q '"table":"lru"' <<<"$kj" && ok "status -j: keys.table is lru" ||
-	{ not_ok "status -j: keys.table is lru"; diag "$kj"; }
-is "status -j: keys.max is --max-keys" "$(field "$kj" max)" "$N"
+grep -q '"table":"lru"' <<<"$kj" && ok "status -j: key_table.table is lru" ||
+	{ not_ok "status -j: key_table.table is lru"; diag "$kj"; }
+is "status -j: key_table.max is --max-keys" "$(field "$kj" max)" "$N"
 is "config.kind has no SLUICE_KIND_SETS" "$(($(kind) & 4))" 0
 is "sluice_sets4 is one set" "$(entries sluice_sets4)" 1
 is "sluice_buckets has --max-keys entries" "$(entries sluice_buckets)" "$N"

@@ -138,13 +138,19 @@ else
 	not_ok "stats -j: a max delay, and the mean no larger"
 	diag "$js"
 fi
+# The text lines are named as stats -j's paths: shape.delayed is
+# shape_delayed (a packet may be shaped between two reads: names, not values).
 OUT=$(sctl stats 2>&1)
-for f in shaped delayed mean_delay max_delay restamped horizon_dropped; do
-	has "stats: $f" "$f " "$(grep "^$f " <<<"$OUT")"
+for f in shaped delayed mean_delay_ns max_delay_ns restamped horizon_dropped; do
+	if grep -Eq "^shape_$f +[0-9]+$" <<<"$OUT" && [ "$(jq ".shape.$f" <<<"$js")" != null ]; then
+		ok "stats: shape_$f, as stats -j's shape.$f"
+	else
+		not_ok "stats: shape_$f, as stats -j's shape.$f"; diag "$OUT"
+	fi
 done
 # Only the buckets that hold some are printed: a 6/m rate's delays are
-# seconds long, so they may all be in the last one (delay>=4194304us).
-if grep -Eq '^delay(<|>=)[0-9]+us +[1-9][0-9]*$' <<<"$OUT"; then
+# seconds long, so they may all be in the last one (ge_4194304us).
+if grep -Eq '^shape_delay_histogram_(lt|ge)_[0-9]+us +[1-9][0-9]*$' <<<"$OUT"; then
 	ok "stats: the histogram's lines"
 else
 	not_ok "stats: the histogram's lines"

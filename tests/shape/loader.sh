@@ -109,7 +109,7 @@ shaped=0
 for try in 1 2 3 4 5 6 7 8 9 10; do
 	rx_exec bash -c "for i in 1 2 3; do echo sluice >/dev/udp/$ADDR4_TX/9; done" 2>/dev/null
 	j=$(st_json)
-	shaped=$(jget .shape_stats.shaped "$j")
+	shaped=$(jget .shape.shaped "$j")
 	[ "${shaped:-0}" -gt 0 ] 2>/dev/null && break
 	sleep 0.3
 done
@@ -185,19 +185,19 @@ same "detach: the default root again (after --key dst)" "$(root_qdisc)" "$defaul
 # ---- the set-associative key table (--table sets) ----
 expect_status 0 "attach --table sets" rx_sluice shape attach "$IF_RX" --table sets \
 	--rate 100/s --burst 200 --max-keys 1000
-has "attach --table sets: says so" "keys (sets table)" "$OUT"
+has "attach --table sets: says so" "sets table: IPv4 " "$OUT"
 j=$(st_json)
-same "--table sets: status -j keys.table" "$(jget .keys.table "$j")" "sets"
-same "--table sets: capacity, 1000 keys of each family" "$(jget .keys.max "$j")" "2000"
+same "--table sets: status -j key_table.table" "$(jget .key_table.table "$j")" "sets"
+same "--table sets: capacity, 1000 keys of each family" "$(jget .key_table.max "$j")" "2000"
 used=0
 for try in 1 2 3 4 5 6 7 8 9 10; do
 	rx_exec bash -c "for i in 1 2 3; do echo sluice >/dev/udp/$ADDR4_TX/9; done" 2>/dev/null
 	j=$(st_json)
-	used=$(jget .keys.used "$j")
+	used=$(jget .key_table.used "$j")
 	[ "${used:-0}" -gt 0 ] 2>/dev/null && break
 	sleep 0.3
 done
-if [ "${used:-0}" -gt 0 ] 2>/dev/null && [ "$(jget .shape_stats.shaped "$j")" -gt 0 ]; then
+if [ "${used:-0}" -gt 0 ] 2>/dev/null && [ "$(jget .shape.shaped "$j")" -gt 0 ]; then
 	ok "--table sets: packets sent are shaped, their key in the set table ($used)"
 else
 	not_ok "--table sets: packets sent are shaped, their key in the set table"; diag "$j"
@@ -206,6 +206,6 @@ has "--table sets: sluicectl show finds the key" "$ADDR4_RX" \
 	"$(rx_ctl -i "shape:$IF_RX" show "$ADDR4_RX" 2>&1)"
 expect_status 1 "--table lru over the running sets shaper: refused" \
 	rx_sluice shape attach "$IF_RX" --table lru
-same "--table lru refused: the table is still sets" "$(jget .keys.table "$(st_json)")" "sets"
+same "--table lru refused: the table is still sets" "$(jget .key_table.table "$(st_json)")" "sets"
 expect_status 0 "detach (--table sets)" rx_sluice shape detach "$IF_RX"
 tap_done

@@ -67,6 +67,118 @@ static void test_parse_rate(void)
 	rate_bad("100/fortnight", "unknown unit");
 	rate_bad("100 /s", "unknown unit");
 	rate_bad("100", "no unit");
+	/* every unit is lower case; 10Mbps (megabits to most, megabytes to
+	 * tc) is refused with both readings named, never taken as either */
+	rate_bad("100/S", "write '100/s'");
+	rate_bad("100PPS", "write '100pps'");
+	rate_bad("10MBIT", "write '10mbit'");
+	rate_bad("10Mbps", "'10mbps' for megabytes a second or '10mbit' for megabits");
+	rate_bad("1Gbps", "'1gbps' for gigabytes a second or '1gbit' for gigabits");
+}
+
+/* A duration that reads to exactly ns, or a refusal saying `word`. */
+static void duration_is(const char *s, __u64 ns)
+{
+	char err[SLUICE_ERR_LEN] = "";
+	__u64 v = 0;
+	int ret = sluice_parse_duration("--window", s, &v, err, sizeof(err));
+
+	if (!tap_ok(!ret && v == ns, "duration '%s' is exactly %llu ns", s, (unsigned long long)ns))
+		tap_diag("  ret %d, %llu ns: %s", ret, (unsigned long long)v, err);
+}
+
+static void duration_bad(const char *s, const char *word)
+{
+	char err[SLUICE_ERR_LEN] = "";
+	__u64 v = 0;
+	int ret = sluice_parse_duration("--window", s, &v, err, sizeof(err));
+
+	if (!tap_ok(ret == -EINVAL && strstr(err, word) && strstr(err, s),
+		    "duration '%s' is refused: %s", s, word))
+		tap_diag("  ret %d, message: %s", ret, err);
+}
+
+static void test_parse_duration(void)
+{
+	duration_is("1.5s", 1500000000ULL);
+	duration_is("1.5", 1500000000ULL);
+	duration_is("0.1s", 100000000ULL);
+	duration_is("0.3s", 300000000ULL); /* 0.3 has no exact double: no 299999999 */
+	duration_is("2.5", 2500000000ULL);
+	duration_is("1.25m", 75 * NS);
+	duration_is("1.5h", 5400 * NS);
+	duration_is("0.0001h", 360000000ULL);
+	duration_is("1.000000001s", 1000000001ULL);
+	duration_is("1.50000s", 1500000000ULL); /* trailing zeros are exact */
+	duration_is("2500us", 2500000ULL);
+	duration_is("1.5ms", 1500000ULL);
+	duration_is("7ns", 7ULL);
+	duration_is("100ms", 100000000ULL);
+	duration_bad("1.0000000001s", "finer than a nanosecond");
+	duration_bad("1.5ns", "finer than a nanosecond");
+	duration_bad("1.s", "no digit after the point");
+	duration_bad("1,5s", "comma");
+	duration_bad("1.5S", "write '1.5s'");
+	duration_bad("1H", "write '1h'");
+	duration_bad("0.0s", "is 0");
+	duration_bad("1.5fortnights", "unknown unit");
+}
+
+/* A byte size (or a count) that reads to v, sized or not. */
+static void size_is(const char *s, __u64 want, bool want_sized)
+{
+	char err[SLUICE_ERR_LEN] = "";
+	bool sized = !want_sized;
+	__u64 v = 1;
+	int ret = sluice_parse_size("--burst", s, 0xffffffffULL, &v, &sized, err, sizeof(err));
+
+	if (!tap_ok(!ret && v == want && sized == want_sized, "size '%s' is %llu%s", s,
+		    (unsigned long long)want, want_sized ? " bytes" : ""))
+		tap_diag("  ret %d, %llu, sized %d: %s", ret, (unsigned long long)v, sized, err);
+}
+
+static void size_bad(const char *s, const char *word)
+{
+	char err[SLUICE_ERR_LEN] = "";
+	bool sized;
+	__u64 v;
+	int ret = sluice_parse_size("--burst", s, 0xffffffffULL, &v, &sized, err, sizeof(err));
+
+	if (!tap_ok(ret == -EINVAL && strstr(err, word) && strstr(err, s),
+		    "size '%s' is refused: %s", s, word))
+		tap_diag("  ret %d, message: %s", ret, err);
+}
+
+static void test_parse_size(void)
+{
+	size_is("1514", 1514, false);
+	size_is("0", 0, false);
+	size_is("64k", 65536, true);
+	size_is("16kb", 16384, true);
+	size_is("2m", 2097152, true);
+	size_is("3g", 3221225472ULL, true);
+	size_bad("4g", "too large");
+	size_bad("64K", "write '64k'");
+	size_bad("1.5k", "not a whole number");
+	size_bad("64x", "unknown unit");
+	size_bad("-1k", "negative");
+}
+
+/* Every keyword is lower case: the one refused in another case names it. */
+static void test_case(void)
+{
+	char err[SLUICE_ERR_LEN] = "";
+	bool on;
+
+	TAP_TRUE(sluice_parse_onoff("--dry-run", "ON", &on, err, sizeof(err)) == -EINVAL &&
+			 strstr(err, "write 'on'"),
+		 "on|off: 'ON' is refused, naming 'on'");
+	TAP_TRUE(sluice_parse_onoff("--dry-run", "Off", &on, err, sizeof(err)) == -EINVAL &&
+			 strstr(err, "write 'off'"),
+		 "on|off: 'Off' is refused, naming 'off'");
+	TAP_TRUE(sluice_parse_algo("Token-Bucket", err, sizeof(err)) == -EINVAL &&
+			 strstr(err, "write 'token-bucket'"),
+		 "algo 'Token-Bucket' is refused, naming 'token-bucket'");
 }
 
 /* Rates that are not a whole number a second: count x 3600 s == 1 x period. */
@@ -325,8 +437,12 @@ static void test_policy_check(void)
 	TAP_TRUE(set.def.algo == SLUICE_ALGO_TOKEN_BUCKET && set.def.prefix4 == 32 &&
 			 set.def.prefix6 == 64 &&
 			 set.def.pkt.rate * NS == 100 * set.def.pkt.period_ns &&
-			 set.def.pkt.burst == 200 && set.agg4 == 24 && set.agg6 == 48,
-		 "default settings: token bucket 100/s burst 200, keys /32 and /64");
+			 set.def.pkt.burst == 100 && set.agg4 == 24 && set.agg6 == 48,
+		 "default settings: token bucket 100/s burst 100, keys /32 and /64");
+	/* One rule for a burst not given: the default policy's is what
+	 * --rate 100/s alone gets anywhere. */
+	TAP_EQ(set.def.pkt.burst, sluice_default_burst(100, NS),
+	       "the default policy's burst is --rate 100/s's default burst (one second's worth)");
 	TAP_EQ(sluice_policy_check(&set.def, err, sizeof(err)), 0,
 	       "default policy passes the check");
 
@@ -402,6 +518,9 @@ int main(void)
 {
 	test_parse_rate();
 	test_parse_rate_slow();
+	test_parse_duration();
+	test_parse_size();
+	test_case();
 	test_parse_other();
 	test_limit_set();
 	test_limit_set_bytes();

@@ -139,7 +139,7 @@ static void test_refusals(void)
 		 "limiter: rule add --delay is refused");
 	TAP_TRUE(refused(&l.t, 0, "set --rate 100/s --burst 0", "--burst is 0", "shaper", NULL),
 		 "limiter: --burst 0 is refused, saying a shaper takes it");
-	TAP_EQ(l.t.set.def.pkt.burst, 200, "limiter: the refused edits left the policy as it was");
+	TAP_EQ(l.t.set.def.pkt.burst, 100, "limiter: the refused edits left the policy as it was");
 	TAP_TRUE(refused(NULL, 0, "set --rate 100/s --delay 5", "never delays", NULL),
 		 "check for a limiter's state: --delay is refused");
 	TAP_TRUE(refused(NULL, -1, "set --rate 100/s --burst 0", "--burst is 0", NULL),

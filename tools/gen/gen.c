@@ -328,7 +328,7 @@ static void usage(FILE *f)
 "      --dst-mac MAC     destination MAC (default: the veth peer's address)\n"
 "      --src-mac MAC     source MAC (default: DEV's address)\n"
 "  -l, --len BYTES       Ethernet frame length without FCS (default 60, or the headers' size)\n"
-"  -t, --time SECS       send for this long (default %d s unless -n is given; 500ms works)\n"
+"  -t, --time DUR        send for this long (default %d s unless -n is given): 2.5, 500ms, 1m\n"
 "  -n, --count PACKETS   send this many in total, then stop\n"
 "  -c, --cpus CPUS       one sending thread pinned on each CPU listed: 0 | 0,1 | 0-3\n"
 "  -r, --rate PPS        pace the total to about PPS packets per second\n"

@@ -37,6 +37,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 {
 	const struct ctl_cmd *found = NULL;
 	const char *what = object ? "command" : "object";
+	bool exact = false;
 	size_t len;
 	int i, nr = 0;
 
@@ -55,6 +56,7 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 		if (!strcmp(cmds[i].name, argv[0])) {
 			found = &cmds[i];
 			nr = 1;
+			exact = true;
 			break;
 		}
 		if (!strncmp(cmds[i].name, argv[0], len)) {
@@ -62,6 +64,12 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 			nr++;
 		}
 	}
+	if (nr == 1 && len > 0 && !exact && found->changes)
+		return ctl_usage(object, "'%s' is short for '%s%s%s', which changes state: only "
+				 "commands that read may be shortened; write it in full, "
+				 "'sluicectl %s%s%s'", argv[0], object ? object : "",
+				 object ? " " : "", found->name, object ? object : "",
+				 object ? " " : "", found->name);
 	if (nr == 1 && len > 0)
 		return found->func(argc - 1, argv + 1);
 	if (nr > 1 && len > 0)
@@ -153,168 +161,6 @@ const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
 		return sluice_policy_at(pol, (size_t)first, match, len, NULL);
 	snprintf(match, len, "(replaced)");
 	return NULL;
-}
-
-const char *ctl_action_name(unsigned int action)
-{
-	switch (action) {
-	case SLUICE_ACT_LIMIT:
-		return "limit";
-	case SLUICE_ACT_EXEMPT:
-		return "exempt";
-	case SLUICE_ACT_DENY:
-		return "deny";
-	}
-	return "unknown";
-}
-
-void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len)
-{
-	char a[48] = "", b[48] = "";
-
-	if (p->action != SLUICE_ACT_LIMIT) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	if (p->pkt.period_ns)
-		sluice_format_rate(&p->pkt, false, a, sizeof(a));
-	if (p->bytes.period_ns && !sluice_algo_is_window(p->algo))
-		sluice_format_rate(&p->bytes, true, b, sizeof(b));
-	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
-}
-
-void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len)
-{
-	char a[24] = "", b[24] = "";
-
-	if (p->action != SLUICE_ACT_LIMIT || sluice_algo_is_window(p->algo)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	if (p->pkt.period_ns)
-		snprintf(a, sizeof(a), "%u", p->pkt.burst);
-	if (p->bytes.period_ns)
-		snprintf(b, sizeof(b), "%uB", p->bytes.burst);
-	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
-}
-
-void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len)
-{
-	if (p->action != SLUICE_ACT_LIMIT || !sluice_algo_is_window(p->algo)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, buf, len);
-}
-
-static void fmt_one_delay(__u32 d, const char *unit, char *buf, size_t len)
-{
-	if (d == SLUICE_NODELAY)
-		snprintf(buf, len, "nodelay%s", *unit ? "(bytes)" : "");
-	else
-		snprintf(buf, len, "%u%s", d, unit);
-}
-
-void ctl_fmt_delay(const struct sluice_policy *p, char *buf, size_t len)
-{
-	char a[32] = "", b[32] = "";
-
-	if (p->action != SLUICE_ACT_LIMIT || sluice_algo_is_window(p->algo)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	if (p->pkt.period_ns)
-		fmt_one_delay(p->pkt_delay, "", a, sizeof(a));
-	if (p->bytes.period_ns)
-		fmt_one_delay(p->byte_delay, "B", b, sizeof(b));
-	/* one --nodelay for both reads as one */
-	if (*a && *b && p->pkt_delay == SLUICE_NODELAY && p->byte_delay == SLUICE_NODELAY)
-		*b = 0;
-	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
-}
-
-void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len)
-{
-	char rate[96], burst[64], win[32], key[24], delay[64];
-	const char *verb = ctl.shape ? "shape" : "limit";
-
-	if (family == 4)
-		snprintf(key, sizeof(key), "/%u", p->prefix4);
-	else if (family == 6)
-		snprintf(key, sizeof(key), "/%u", p->prefix6);
-	else
-		snprintf(key, sizeof(key), "/%u and /%u", p->prefix4, p->prefix6);
-	if (p->action != SLUICE_ACT_LIMIT) {
-		snprintf(buf, len, "%s%s", ctl_action_name(p->action),
-			 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
-		return;
-	}
-	ctl_fmt_rate(p, rate, sizeof(rate));
-	if (sluice_algo_is_window(p->algo)) {
-		ctl_fmt_window(p, win, sizeof(win));
-		snprintf(buf, len, "%s %s %s: %u per %s window, keyed by %s%s%s",
-			 ctl.shape ? "meter" : "limit", sluice_algo_name(p->algo), rate,
-			 p->window_limit, win, key,
-			 ctl.shape ? " (a meter: the excess is dropped, nothing waits)" : "",
-			 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
-		return;
-	}
-	ctl_fmt_burst(p, burst, sizeof(burst));
-	ctl_fmt_delay(p, delay, sizeof(delay));
-	snprintf(buf, len, "%s %s %s burst %s%s%s, keyed by %s%s%s", verb,
-		 sluice_algo_name(p->algo), rate, burst, ctl.shape ? " delay " : "",
-		 ctl.shape ? delay : "", key, p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "",
-		 p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "");
-}
-
-static void json_limit(struct sluice_json *j, const char *key, const struct sluice_limit *l,
-		       bool is_bytes, bool with_burst, const __u32 *delay)
-{
-	char text[48];
-
-	sluice_format_rate(l, is_bytes, text, sizeof(text));
-	json_obj_begin(j, key);
-	json_str(j, "rate", text);
-	json_u64(j, "count", l->rate);
-	json_u64(j, "period_ns", l->period_ns);
-	json_f64(j, "per_second", (double)l->rate * 1e9 / (double)l->period_ns);
-	if (with_burst)
-		json_u64(j, "burst", l->burst);
-	/* A shaper's: the excess that goes at once, or every packet. */
-	if (delay) {
-		json_bool(j, "nodelay", *delay == SLUICE_NODELAY);
-		if (*delay != SLUICE_NODELAY)
-			json_u64(j, "delay", *delay);
-	}
-	json_obj_end(j);
-}
-
-void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int family)
-{
-	json_str(j, "action", ctl_action_name(p->action));
-	json_bool(j, "dry_run", p->flags & SLUICE_POLICY_DRY_RUN);
-	json_bool(j, "fleet", p->flags & SLUICE_POLICY_FLEET);
-	if (family != 6)
-		json_u64(j, "prefix4", p->prefix4);
-	if (family != 4)
-		json_u64(j, "prefix6", p->prefix6);
-	json_u64(j, "slot", p->tag >> 16);
-	json_u64(j, "tag", p->tag);
-	if (p->action != SLUICE_ACT_LIMIT)
-		return;
-	json_str(j, "algo", sluice_algo_name(p->algo));
-	if (sluice_algo_is_window(p->algo)) {
-		json_limit(j, "packets", &p->pkt, false, false, NULL);
-		json_u64(j, "window_ns", p->window >> SLUICE_TICK_SHIFT);
-		json_u64(j, "window_limit", p->window_limit);
-		if (ctl.shape)
-			json_bool(j, "meter", true);
-		return;
-	}
-	if (p->pkt.period_ns)
-		json_limit(j, "packets", &p->pkt, false, true, ctl.shape ? &p->pkt_delay : NULL);
-	if (p->bytes.period_ns)
-		json_limit(j, "bytes", &p->bytes, true, true, ctl.shape ? &p->byte_delay : NULL);
 }
 
 /* ---- key state ---- */
@@ -644,10 +490,80 @@ void ctl_table_free(struct ctl_table *t)
 
 /* ---- one editing command, one transaction ---- */
 
+/*
+ * What a set or a rule add made live, with both values of every limit (the
+ * rate and its burst), so that no burst changes unsaid: "default policy of
+ * eth0: limit token-bucket 500/s burst 500 (one second's worth: no --burst),
+ * keyed by ...; buckets kept". rule del and rule flush say nothing.
+ */
+static void print_done(struct sluice_handle *h, struct sluice_txn *t,
+		       const struct sluice_cmd_done *d)
+{
+	const struct sluice_policy *p = NULL;
+	const struct sluice_txn_rule *r;
+	char line[320], what[64], set[96], note[96] = "";
+	struct sluice_json j;
+	int family = 0;
+
+	if (d->op == SLUICE_CMD_SET && d->policy_changed) {
+		p = &t->set.def;
+		snprintf(what, sizeof(what), "default");
+	} else if (d->op == SLUICE_CMD_RULE_ADD) {
+		r = sluice_txn_find_rule(t, &d->cidr);
+		if (!r)
+			return;
+		p = &r->rule.policy;
+		family = d->cidr.family;
+		sluice_format_cidr(&d->cidr, true, what, sizeof(what));
+	} else if (d->op != SLUICE_CMD_SET || !d->settings_given) {
+		return;
+	}
+	if (p && (d->burst_default[0] || d->burst_default[1]) && !sluice_algo_is_window(p->algo))
+		snprintf(note, sizeof(note),
+			 "; the burst%s one second's worth of the rate (no --burst given)",
+			 d->burst_default[0] && d->burst_default[1] ? "s are" : " is");
+	if (ctl.json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		if (p) {
+			json_obj_begin(&j, "policy");
+			json_str(&j, "match", what);
+			sluice_policy_json(&j, p, family, ctl.shape, t->set.flags & SLUICE_DRY_RUN);
+			json_obj_end(&j);
+			json_bool(&j, "replaced", d->replaced);
+			json_bool(&j, "buckets_kept", d->buckets_kept);
+			json_bool(&j, "default_burst", *note != 0);
+		}
+		sluice_settings_json(&j, &t->set);
+		json_obj_end(&j);
+		json_end(&j);
+		return;
+	}
+	sluice_settings_text(&t->set, set, sizeof(set));
+	if (d->settings_given)
+		printf("settings of %s: %s\n", h->name, set);
+	if (!p)
+		return;
+	sluice_policy_text(p, family, ctl.shape, line, sizeof(line));
+	if (d->op == SLUICE_CMD_SET)
+		printf("default policy of %s: %s%s; %s\n", h->name, line, note,
+		       d->buckets_kept ? "buckets kept" :
+		       "every source starts with a fresh, full bucket (a new algorithm, window "
+		       "or key prefix)");
+	else
+		printf("rule %s of %s %s: %s%s; %s\n", what, h->name,
+		       d->replaced ? "replaced" : "added", line, note,
+		       !d->replaced ? "its sources start with full buckets" :
+		       d->buckets_kept ? "buckets kept" :
+		       "its sources start with fresh, full buckets (a new algorithm, window or "
+		       "key prefix)");
+}
+
 int ctl_edit(const char *object, const char *verb, int argc, char **argv,
 	     void (*help)(FILE *f))
 {
 	char *words[argc + 3], err[SLUICE_ERR_LEN];
+	struct sluice_cmd_done done;
 	struct sluice_handle h;
 	struct sluice_txn t;
 	int i, n = 0, ret, st;
@@ -684,9 +600,11 @@ int ctl_edit(const char *object, const char *verb, int argc, char **argv,
 		return st;
 	ret = sluice_txn_begin(&h, &t, err, sizeof(err));
 	if (!ret) {
-		ret = sluice_cmd_edit(&t, argc, argv, err, sizeof(err));
+		ret = sluice_cmd_edit_done(&t, argc, argv, &done, err, sizeof(err));
 		if (!ret)
 			ret = sluice_txn_commit(&t, err, sizeof(err));
+		if (!ret)
+			print_done(&h, &t, &done);
 		sluice_txn_end(&t);
 	}
 	sluice_close(&h);

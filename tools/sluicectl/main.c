@@ -35,17 +35,17 @@ static void usage(FILE *f)
 		"\n"
 		"Objects and commands:\n"
 		"  set [--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO]\n"
-		"      [--window DUR]\n"
-		"      [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]\n"
-		"      [--new-keys RATE|off] [--fail-closed on|off]\n"
+		"      [--window DUR] [--prefix4 LEN] [--prefix6 LEN] [--fleet on|off]\n"
+		"      [--dry-run on|off] [--new-keys RATE|off] [--fail-closed on|off]\n"
 		"        change the default policy and the settings\n"
-		"  rule add CIDR (--rate RATE [--burst N]... [--algo ALGO] [--window DUR]\n"
-		"      [--prefix LEN] | --exempt | --deny) [--dry-run]\n"
+		"  rule add CIDR ((--rate RATE [--burst N] [--delay N|--nodelay])...\n"
+		"      [--algo ALGO] [--window DUR] [--prefix LEN] | --exempt | --deny)\n"
+		"      [--fleet [on|off]] [--dry-run [on|off]]\n"
 		"        add a rule, or replace the rule of CIDR\n"
 		"  rule del CIDR          delete a rule\n"
 		"  rule flush             delete every rule\n"
 		"  rule list              rules, their policies and counters\n"
-		"  stats [--watch SECS] [--prometheus]\n"
+		"  stats [--watch DUR] [--prometheus]\n"
 		"                         the datapath's counters\n"
 		"  top [-n N]             the sources with the most drops\n"
 		"  show ADDR|KEY          one source's (or key's) policy and state\n"
@@ -66,6 +66,9 @@ static void usage(FILE *f)
 		"  -h, --help             this help\n"
 		"\n"
 		"RATE  packets: 100/s 6000/m 1/h 100pps   bytes: 10mbit 1gbit 500kbps\n"
+		"      a --rate without --burst gets one second's worth (100/s: burst 100)\n"
+		"N     a count; a byte rate's --burst and --delay also 64k, 2m (1024s)\n"
+		"DUR   100ms 1.5s 1m 1h (a bare number is seconds); words are lower case\n"
 		"ALGO  token-bucket (default) | leaky-bucket | sliding-window | fixed-window |\n"
 		"      sliding-log\n"
 		"\n"
@@ -104,9 +107,9 @@ static int do_help(int argc, char **argv)
 }
 
 static const struct ctl_cmd objects[] = {
-	{ "set", do_set },     { "rule", do_rule },   { "stats", do_stats },
-	{ "top", do_top },     { "show", do_show },   { "flush", do_flush },
-	{ "help", do_help },   { NULL, NULL },
+	{ "set", do_set, true },	 { "rule", do_rule, false }, { "stats", do_stats, false },
+	{ "top", do_top, false },	 { "show", do_show, false }, { "flush", do_flush, true },
+	{ "help", do_help, false },	 { NULL, NULL, false },
 };
 
 /* The value of an option: "-iX", "-i X", "--interface=X", "--interface X". */
@@ -156,12 +159,18 @@ int main(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		} else if (!strncmp(a, "-i", 2) || !strncmp(a, "--interface", 11)) {
 			size_t skip = a[1] == '-' ? 11 : 2;
+			const char *first = ctl.iface;
 
 			if (a[1] == '-' && a[skip] && a[skip] != '=')
 				return ctl_usage(NULL, "unknown option '%s'", a);
 			ctl.iface = opt_value(argc, argv, &i, skip);
 			if (!ctl.iface || !*ctl.iface)
 				return ctl_usage(NULL, "-i needs an interface name: -i eth0");
+			/* One command, one interface: of two, one would be ignored. */
+			if (first)
+				return ctl_usage(NULL, "-i is given twice ('%s' and '%s'): a "
+						 "command is for one interface", first,
+						 ctl.iface);
 		} else if (!strncmp(a, "-b", 2) || !strncmp(a, "--batch", 7)) {
 			size_t skip = a[1] == '-' ? 7 : 2;
 			const char *first = batch;

@@ -10,9 +10,10 @@
 void rule_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] rule add CIDR (--rate RATE [--burst N]\n"
-		"                 [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]\n"
-		"                 [--prefix LEN] | --exempt | --deny) [--fleet] [--dry-run]\n"
+		"Usage: sluicectl [-i IFACE] rule add CIDR ((--rate RATE [--burst N]\n"
+		"                 [--delay N|--nodelay])... [--algo ALGO] [--window DUR]\n"
+		"                 [--prefix LEN] | --exempt | --deny) [--fleet [on|off]]\n"
+		"                 [--dry-run [on|off]]\n"
 		"       sluicectl [-i IFACE] rule del CIDR\n"
 		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
@@ -20,9 +21,11 @@ void rule_help(FILE *f)
 		"A rule gives the sources in CIDR their own policy; the longest matching\n"
 		"prefix wins, sources no rule matches get the default policy ('set').\n"
 		"\n"
-		"  add   add a rule, or replace the rule of the same CIDR\n"
+		"  add   add a rule, or replace the rule of the same CIDR; prints the rule's\n"
+		"        policy (both values of every limit) and whether buckets were kept\n"
 		"        --rate, --burst, --delay, --nodelay, --algo, --window: as for\n"
-		"                      'set' (see 'sluicectl set help'); --delay and\n"
+		"                      'set' (see 'sluicectl set help'): a --rate without\n"
+		"                      --burst gets one second's worth; --delay and\n"
 		"                      --nodelay only on a shaper (-i shape:IFACE)\n"
 		"        --prefix LEN  sources of the rule share a bucket per /LEN (default: the\n"
 		"                      default policy's prefix for the CIDR's family)\n"
@@ -73,8 +76,7 @@ static void json_row(struct sluice_json *j, const char *match, int family,
 {
 	json_obj_begin(j, NULL);
 	json_str(j, "match", match);
-	ctl_json_policy(j, p, family);
-	json_bool(j, "effective_dry_run", global_dry || (p->flags & SLUICE_POLICY_DRY_RUN));
+	sluice_policy_json(j, p, family, ctl.shape, global_dry);
 	/* The counters below are those of every rule on the slot. */
 	if (shared > 1)
 		json_u64(j, "counters_shared_by", shared);
@@ -98,10 +100,10 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 	char delay[64];
 	bool limit = p->action == SLUICE_ACT_LIMIT;
 
-	ctl_fmt_rate(p, rate, sizeof(rate));
-	ctl_fmt_burst(p, burst, sizeof(burst));
-	ctl_fmt_window(p, win, sizeof(win));
-	ctl_fmt_delay(p, delay, sizeof(delay));
+	sluice_fmt_rate(p, rate, sizeof(rate));
+	sluice_fmt_burst(p, burst, sizeof(burst));
+	sluice_fmt_window(p, win, sizeof(win));
+	sluice_fmt_delay(p, delay, sizeof(delay));
 	if (!limit)
 		snprintf(key, sizeof(key), "-");
 	else if (family == 4)
@@ -117,11 +119,11 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? "yes" : global_dry ? "global" : "no";
 
 	if (ctl.shape)
-		return ctl_table_row(t, match, ctl_action_name(p->action),
+		return ctl_table_row(t, match, sluice_action_name(p->action),
 				     limit ? sluice_algo_name(p->algo) : "-", rate, burst, delay,
 				     win, key, p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", dry,
 				     passed, dropped, would);
-	return ctl_table_row(t, match, ctl_action_name(p->action),
+	return ctl_table_row(t, match, sluice_action_name(p->action),
 			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key,
 			     p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", dry, passed, dropped,
 			     would);
@@ -209,11 +211,11 @@ out_close:
 }
 
 static const struct ctl_cmd cmds[] = {
-	{ "add", do_add },
-	{ "del", do_del },
-	{ "flush", do_flush_rules },
-	{ "list", do_list },
-	{ NULL, NULL },
+	{ "add", do_add, true },
+	{ "del", do_del, true },
+	{ "flush", do_flush_rules, true },
+	{ "list", do_list, false },
+	{ NULL, NULL, false },
 };
 
 int do_rule(int argc, char **argv)

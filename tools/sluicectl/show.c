@@ -205,7 +205,7 @@ static void json_found(struct sluice_json *j, const char *name, const struct fou
 	json_bool(j, "found", f->ok);
 	if (f->ok) {
 		ctl_json_state(j, &f->st);
-		json_bool(j, "dry_run", dry_now(p));
+		json_bool(j, "effective_dry_run", dry_now(p));
 		json_u64(j, "dropped", dry_now(p) ? 0 : f->st.dropped);
 		json_u64(j, "would_drop", dry_now(p) ? f->st.dropped : 0);
 		json_bool(j, "dropped_exact", sluice_drops_exact(live_set, f->st.dropped));
@@ -213,16 +213,60 @@ static void json_found(struct sluice_json *j, const char *name, const struct fou
 	json_obj_end(j);
 }
 
+/*
+ * Which keys of the policy to show for what was asked: an address shows its
+ * own key and, past the new-key limit, its aggregate; a KEY (a CIDR, as top
+ * prints it) shows the key of exactly that length, and no other. A key of
+ * another length is refused, not looked up as something it is not.
+ */
+static int pick_keys(const struct sluice_policy *p, const struct sluice_settings *set,
+		     const struct sluice_handle *h, const struct sluice_cidr *c, const char *match,
+		     bool *own, bool *agg)
+{
+	unsigned int full = c->family == 4 ? 32U : 128U, len = c->prefixlen;
+	unsigned int own_len = c->family == 4 ? p->prefix4 : p->prefix6;
+	unsigned int agg_len = c->family == 4 ? set->agg4 : set->agg6;
+	char key[64];
+
+	*own = *agg = p->action == SLUICE_ACT_LIMIT;
+	if (len == full)
+		return 0;
+	sluice_format_cidr(c, true, key, sizeof(key));
+	if (p->action != SLUICE_ACT_LIMIT)
+		return ctl_usage("show", "%s is not a key: its policy (%s) is %s, which keeps no "
+				 "state per source; show an address", key, match,
+				 sluice_action_name(p->action));
+	*own = len == own_len;
+	*agg = len == agg_len;
+	if (*agg && !*own && !set->new_keys.period_ns) {
+		/* No aggregate key is made while the new-key limit is off; one
+		 * made before it went off may still be there. */
+		struct found f;
+
+		*agg = !lookup_key((struct sluice_handle *)h, p, c, p->tag | SLUICE_TAG_AGGREGATE,
+				   (__u8)agg_len, 0, &f) && f.ok;
+	}
+	if (*own || *agg)
+		return 0;
+	if (set->new_keys.period_ns)
+		return ctl_usage("show", "%s is not a key of its policy (%s): its sources are "
+				 "keyed by /%u, past the new-key limit by /%u; show an address, or "
+				 "a key of one of those lengths", key, match, own_len, agg_len);
+	return ctl_usage("show", "%s is not a key of its policy (%s): its sources are keyed by "
+			 "/%u (the new-key limit is off, so no /%u aggregate exists); show an "
+			 "address, or a key of that length", key, match, own_len, agg_len);
+}
+
 int do_show(int argc, char **argv)
 {
 	const struct sluice_policy *p;
-	char err[SLUICE_ERR_LEN], match[64], line[256], addr[64];
+	char err[SLUICE_ERR_LEN], match[64], line[320], addr[64];
 	struct sluice_settings set;
 	struct sluice_handle h;
 	struct sluice_rule rule;
 	struct sluice_cidr c;
 	struct found own, agg;
-	unsigned int key_len, own_len, agg_len;
+	bool want_own, want_agg, dry;
 	__u64 seq;
 	struct sluice_json j;
 	int st, ret;
@@ -240,8 +284,7 @@ int do_show(int argc, char **argv)
 	if (sluice_parse_addr(argv[0], &c, err, sizeof(err)) &&
 	    (!strchr(argv[0], '/') || sluice_parse_cidr(argv[0], &c, err, sizeof(err))))
 		return ctl_usage("show", "%s", err);
-	key_len = c.prefixlen;
-	sluice_format_cidr(&c, false, addr, sizeof(addr));
+	sluice_format_cidr(&c, c.prefixlen != (c.family == 4 ? 32U : 128U), addr, sizeof(addr));
 
 	st = ctl_open(&h);
 	if (st)
@@ -256,63 +299,66 @@ int do_show(int argc, char **argv)
 	now = sluice_now_ticks();
 	memset(&own, 0, sizeof(own));
 	memset(&agg, 0, sizeof(agg));
-	own_len = c.family == 4 ? p->prefix4 : p->prefix6;
-	agg_len = c.family == 4 ? set.agg4 : set.agg6;
-	if (key_len != (c.family == 4 ? 32U : 128U)) {
-		sluice_format_cidr(&c, true, addr, sizeof(addr));
-		if (p->action == SLUICE_ACT_LIMIT && key_len != own_len && key_len != agg_len) {
-			st = ctl_usage("show", "%s is not a key of its policy (%s): its sources are "
-				       "keyed by /%u, past the new-key limit by /%u; show an "
-				       "address, or a key of one of those lengths", addr, match,
-				       own_len, agg_len);
-			goto out_close;
-		}
-	}
-	if (p->action == SLUICE_ACT_LIMIT) {
+	st = pick_keys(p, &set, &h, &c, match, &want_own, &want_agg);
+	if (st)
+		goto out_close;
+	ret = 0;
+	if (want_own)
 		ret = lookup_key(&h, p, &c, p->tag, c.family == 4 ? p->prefix4 : p->prefix6, now,
 				 &own);
-		/* Past the new-key limit a source is charged to its prefix. */
-		if (!ret)
-			ret = lookup_key(&h, p, &c, p->tag | SLUICE_TAG_AGGREGATE,
-					 c.family == 4 ? set.agg4 : set.agg6, now, &agg);
-		if (ret) {
-			st = ctl_err(ret, "Couldn't look up the state of %s: %s", addr,
-				     strerror(-ret));
-			goto out_close;
-		}
+	/* Past the new-key limit a source is charged to its prefix. */
+	if (!ret && want_agg)
+		ret = lookup_key(&h, p, &c, p->tag | SLUICE_TAG_AGGREGATE,
+				 c.family == 4 ? set.agg4 : set.agg6, now, &agg);
+	if (ret) {
+		st = ctl_err(ret, "Couldn't look up the state of %s: %s", addr, strerror(-ret));
+		goto out_close;
 	}
+	dry = dry_now(p);
 
-	ctl_fmt_policy(p, c.family, line, sizeof(line));
+	sluice_policy_text(p, c.family, ctl.shape, line, sizeof(line));
 	if (ctl.json) {
 		json_init(&j, stdout);
 		json_obj_begin(&j, NULL);
 		json_str(&j, "address", addr);
 		json_obj_begin(&j, "policy");
 		json_str(&j, "match", match);
-		ctl_json_policy(&j, p, c.family);
+		/* The policy as rule list writes it: the default's both prefixes,
+		 * a rule's (of one family) its own. */
+		sluice_policy_json(&j, p, strcmp(match, "default") ? c.family : 0, ctl.shape,
+				   set.flags & SLUICE_DRY_RUN);
 		json_obj_end(&j);
-		json_bool(&j, "global_dry_run", set.flags & SLUICE_DRY_RUN);
-		if (p->action == SLUICE_ACT_LIMIT) {
+		sluice_settings_json(&j, &set);
+		/* What a packet of it gets when its policy keeps no state. */
+		if (p->action == SLUICE_ACT_EXEMPT)
+			json_str(&j, "verdict", "pass");
+		else if (p->action == SLUICE_ACT_DENY)
+			json_str(&j, "verdict", dry ? "would_drop" : "drop");
+		if (want_own)
 			json_found(&j, "bucket", &own, p);
-			if (agg.ok)
-				json_found(&j, "aggregate", &agg, p);
-		}
+		if (agg.ok)
+			json_found(&j, "aggregate", &agg, p);
 		json_obj_end(&j);
 		json_end(&j);
 		goto out_close;
 	}
-	printf("%-9s %s\n", "address", addr);
-	printf("%-9s %s: %s\n", "policy", !strcmp(match, "default") ? "default" : match, line);
+	printf("%-9s %s\n", c.prefixlen == (c.family == 4 ? 32U : 128U) ? "address" : "key",
+	       addr);
+	printf("%-9s %s: %s\n", "policy", match, line);
 	if (set.flags & SLUICE_DRY_RUN)
 		printf("%-9s on for every policy: drops are only counted (as 'would drop')\n",
 		       "dry-run");
 	if (p->action == SLUICE_ACT_EXEMPT) {
 		printf("%-9s exempt: its packets are never limited\n", "state");
+	} else if (p->action == SLUICE_ACT_DENY && dry) {
+		/* dry-run: the deny only counts, every packet passes */
+		printf("%-9s would drop (dry-run): every packet passes, counted as a would-drop\n",
+		       "state");
 	} else if (p->action == SLUICE_ACT_DENY) {
 		printf("%-9s denied: every packet is dropped\n", "state");
 	} else if (own.ok) {
 		text_state("key", &own, p);
-	} else {
+	} else if (want_own) {
 		ctl_fmt_key(&own.key, line, sizeof(line));
 		printf("%-9s %s\n", "key", line);
 		if (ctl.shape && !sluice_algo_is_window(p->algo))
@@ -323,6 +369,8 @@ int do_show(int argc, char **argv)
 	}
 	if (agg.ok)
 		text_state("aggregate", &agg, p);
+	else if (want_agg && !want_own)
+		printf("no aggregate bucket for %s: it is full (never made or evicted)\n", addr);
 out_close:
 	sluice_close(&h);
 	return st;

@@ -24,10 +24,14 @@ extern struct ctl_opts ctl;
 struct ctl_cmd {
 	const char *name;
 	int (*func)(int argc, char **argv);
+	/* It changes state (an edit, a flush): only its full name runs it. */
+	bool changes;
 };
 
-/* Run the command argv[0] names (a unique prefix will do); help is the
- * fallback for a missing word. Returns the exit status. */
+/* Run the command argv[0] names; help is the fallback for a missing word.
+ * A unique prefix names a command that only reads ("rule l"); one that
+ * changes state must be written in full, so that a slip of one letter
+ * ("r f") never removes anything. Returns the exit status. */
 int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
 		 void (*help)(FILE *f));
 
@@ -55,18 +59,8 @@ const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
 					      const struct sluice_key *k,
 					      char *match, size_t len);
 
-/* Texts of a policy for tables: "100/s", "200", "1s", "/32 /64". */
-void ctl_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
-void ctl_fmt_burst(const struct sluice_policy *p, char *buf, size_t len);
-void ctl_fmt_window(const struct sluice_policy *p, char *buf, size_t len);
-/* A shaper's delay: "0", "5", "5+3000B", "nodelay"; "-" for a window
- * algorithm (a meter) or a rule that does not limit. */
-void ctl_fmt_delay(const struct sluice_policy *p, char *buf, size_t len);
-const char *ctl_action_name(unsigned int action);
-/* One line: "limit token-bucket 100/s burst 200, keyed by /32". family 0: both. */
-void ctl_fmt_policy(const struct sluice_policy *p, int family, char *buf, size_t len);
-/* The policy's fields into the open JSON object. */
-void ctl_json_policy(struct sluice_json *j, const struct sluice_policy *p, int family);
+/* A policy in words and in JSON: sluice_policy_text(), sluice_policy_json()
+ * (libsluice, fmt.c), with ctl.shape for a shaper's. */
 
 /* The state of one key in its algorithm's terms, at `now` (ticks). */
 struct ctl_state {

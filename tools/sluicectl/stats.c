@@ -13,7 +13,7 @@
 void stats_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] [-j] stats [--watch SECS] [--prometheus]\n"
+		"Usage: sluicectl [-i IFACE] [-j] stats [--watch DUR] [--prometheus]\n"
 		"\n"
 		"The counters of the XDP program (of a shaper, -i shape:IFACE: its tc egress\n"
 		"program), summed over every CPU. Every packet is counted in rx and in\n"
@@ -24,21 +24,29 @@ void stats_help(FILE *f)
 		"                    the sliding logs)\n"
 		"  evicted_estimate  new_keys - keys: keys the tables evicted to make room,\n"
 		"                    estimated; keys removed by 'flush' count too\n"
-		"A shaper adds its own counters (under --watch: shaped, delayed, restamped,\n"
-		"horizon_dropped and the interval's mean delay):\n"
-		"  shaped            packets a bucket policy gave a departure time\n"
-		"  delayed           of those, packets that wait (depart later than now)\n"
-		"  mean_delay        the mean delay of the delayed packets\n"
-		"  max_delay         the longest delay given (the largest of every CPU's)\n"
-		"  restamped         untouched packets whose foreign timestamp was cleared\n"
-		"  horizon_dropped   dropped: the delay would reach the fq horizon\n"
-		"  delay<D           delayed packets by delay (only the buckets that hold some;\n"
-		"                    -j: all, as delay_histogram; --prometheus: the histogram\n"
-		"                    sluice_shape_delay_seconds)\n"
+		"Then the key table per family (key_table_table, key_table_used,\n"
+		"key_table_max, key_table_ipv4_used, key_table_ipv4_max, key_table_ipv4_full\n"
+		"and the same of ipv6: a set table's families fill apart, an lru table's\n"
+		"share its capacity). Each line is named as its path in -j, objects joined\n"
+		"by '_' (fleet_sync_errors is fleet.sync_errors; see sluicectl(8), JSON\n"
+		"OUTPUT). A shaper adds its own counters (under --watch: shaped, delayed,\n"
+		"restamped, horizon_dropped and the interval's mean delay):\n"
+		"  shape_shaped           packets a bucket policy gave a departure time\n"
+		"  shape_delayed          of those, packets that wait (depart later than now)\n"
+		"  shape_mean_delay_ns    the mean delay of the delayed packets\n"
+		"  shape_max_delay_ns     the longest delay given (the largest of every CPU's)\n"
+		"  shape_restamped        untouched packets whose foreign timestamp was cleared\n"
+		"  shape_horizon_dropped  dropped: the delay would reach the fq horizon\n"
+		"  shape_delay_histogram_lt_Nus  delayed packets by delay, under N us (only\n"
+		"                    the buckets that hold some; -j: all; --prometheus: the\n"
+		"                    histogram sluice_shape_delay_seconds)\n"
+		"Once a fleet agent has run, or a policy is fleet-wide, the fleet's state:\n"
+		"fleet_state, fleet_outage_share (rate/N now), fleet_boxes, fleet_syncs,\n"
+		"fleet_sync_errors, fleet_keys_pushed, fleet_last_error, ...\n"
 		"\n"
-		"  --watch SECS    print the counters and their rate per second every SECS\n"
-		"                  seconds (1 to 3600) until interrupted; under -j one JSON\n"
-		"                  object per line\n"
+		"  --watch DUR     print the counters and their rate per second every DUR\n"
+		"                  (100ms to 1h; a bare number is seconds: 1, 1.5) until\n"
+		"                  interrupted; under -j one JSON object per line\n"
 		"  --prometheus    print the Prometheus text format (global and per-policy\n"
 		"                  counters, the same as 'sluice run --metrics' serves), e.g.\n"
 		"                  for node_exporter's textfile collector\n"
@@ -55,64 +63,12 @@ static __u64 field(const struct sluice_counters *c, size_t i)
 	return sluice_field_get(c, &sluice_stats_fields[i]);
 }
 
-/* A shaper's own counters, after the others. */
-static void print_shape(const struct sluice_shape_stats *s, struct sluice_json *j)
-{
-	__u64 mean = s->delayed ? s->delay_ns / s->delayed : 0;
-	char a[32], name[48];
-	unsigned int i;
-
-	if (j) {
-		json_obj_begin(j, "shape");
-		json_u64(j, "shaped", s->shaped);
-		json_u64(j, "delayed", s->delayed);
-		json_u64(j, "delay_ns", s->delay_ns);
-		json_u64(j, "mean_delay_ns", mean);
-		json_u64(j, "max_delay_ns", s->max_delay_ns);
-		json_u64(j, "restamped", s->restamped);
-		json_u64(j, "horizon_dropped", s->horizon_dropped);
-		/* lt_Nus: delayed packets whose delay was under N us; the
-		 * last, ge_Nus, every longer one */
-		json_obj_begin(j, "delay_histogram");
-		for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
-			if (i + 1 < SLUICE_DELAY_BUCKETS)
-				snprintf(name, sizeof(name), "lt_%lluus",
-					 (unsigned long long)(sluice_delay_bucket_le_ns(i) / 1000));
-			else
-				snprintf(name, sizeof(name), "ge_%lluus",
-					 (unsigned long long)(sluice_delay_bucket_le_ns(i - 1) /
-							      1000));
-			json_u64(j, name, s->hist[i]);
-		}
-		json_obj_end(j);
-		json_obj_end(j);
-		return;
-	}
-	printf("%-16s %llu\n", "shaped", (unsigned long long)s->shaped);
-	printf("%-16s %llu\n", "delayed", (unsigned long long)s->delayed);
-	sluice_format_duration(mean, a, sizeof(a));
-	printf("%-16s %s\n", "mean_delay", a);
-	sluice_format_duration(s->max_delay_ns, a, sizeof(a));
-	printf("%-16s %s\n", "max_delay", a);
-	printf("%-16s %llu\n", "restamped", (unsigned long long)s->restamped);
-	printf("%-16s %llu\n", "horizon_dropped", (unsigned long long)s->horizon_dropped);
-	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
-		if (!s->hist[i])
-			continue;
-		/* exact bounds (2^i us), as in JSON: a rounded 1.0ms would hide
-		 * that the bucket ends at 1024us */
-		if (i + 1 < SLUICE_DELAY_BUCKETS)
-			snprintf(name, sizeof(name), "delay<%lluus",
-				 (unsigned long long)(sluice_delay_bucket_le_ns(i) / 1000));
-		else
-			snprintf(name, sizeof(name), "delay>=%lluus",
-				 (unsigned long long)(sluice_delay_bucket_le_ns(i - 1) / 1000));
-		printf("%-16s %llu\n", name, (unsigned long long)s->hist[i]);
-	}
-}
-
-/* The counters, then the fleet agent's state once one has run (or a policy
- * is fleet-wide, so that "no agent" is said). */
+/*
+ * The counters, then the key table (per family), a shaper's own counters and
+ * the fleet agent's state once one has run (or a policy is fleet-wide, so
+ * that "no agent" is said): as JSON, or as lines "name value" whose names are
+ * the JSON's, objects joined by '_' (fleet.sync_errors: fleet_sync_errors).
+ */
 static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 {
 	bool policies = sluice_has_fleet_policy(h);
@@ -121,41 +77,32 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 		     (policies || v.state_code != SLUICE_FLEET_NONE);
 	struct sluice_shape_stats ss;
 	bool shape = h->shape && !sluice_read_shape_stats(h, &ss);
+	struct sluice_keys_view kv;
 	struct sluice_json j;
+	struct sluice_rec r;
 	size_t i;
 
-	if (ctl.json) {
-		json_init(&j, stdout);
+	sluice_keys_view(h, c, &kv);
+	json_init(&j, stdout);
+	sluice_rec_init(&r, ctl.json ? &j : NULL, stdout, 16);
+	if (ctl.json)
 		json_obj_begin(&j, NULL);
-		for (i = 0; i < sluice_counters_nfields; i++)
-			json_u64(&j, sluice_stats_fields[i].name, field(c, i));
-		if (shape)
-			print_shape(&ss, &j);
-		if (fleet)
-			sluice_fleet_json(&j, &v);
+	for (i = 0; i < sluice_counters_nfields; i++)
+		sluice_rec_u64(&r, sluice_stats_fields[i].name, field(c, i));
+	sluice_keys_out(&r, &kv);
+	if (shape)
+		sluice_shape_stats_out(&r, &ss);
+	if (fleet)
+		sluice_fleet_out(&r, &v);
+	if (ctl.json) {
 		json_obj_end(&j);
 		json_end(&j);
-		return;
 	}
-	for (i = 0; i < sluice_counters_nfields; i++)
-		printf("%-16s %llu\n", sluice_stats_fields[i].name,
-		       (unsigned long long)field(c, i));
-	if (shape)
-		print_shape(&ss, NULL);
-	if (!fleet)
-		return;
-	printf("%-16s %s\n", "fleet_state", v.state);
-	printf("%-16s %s\n", "fleet_share", v.shared ? "rate/N" : "whole");
-	printf("%-16s %u\n", "fleet_boxes", v.n);
-	printf("%-16s %.3f\n", "fleet_sync_age_s", v.last_ok_age_s);
-	printf("%-16s %llu\n", "fleet_syncs", (unsigned long long)v.f.syncs);
-	printf("%-16s %llu\n", "fleet_errors", (unsigned long long)v.f.sync_errors);
-	printf("%-16s %llu\n", "fleet_outages", (unsigned long long)v.f.outages);
-	printf("%-16s %llu\n", "fleet_pushed", (unsigned long long)v.f.keys_pushed);
-	printf("%-16s %llu\n", "fleet_skipped", (unsigned long long)v.f.keys_skipped);
-	if (v.f.last_error[0])
-		printf("%-16s %s\n", "fleet_error", v.f.last_error);
 }
+
+/* --watch DUR: a bare number is seconds, as everywhere a duration is. */
+#define WATCH_MIN_NS (100ULL * 1000000ULL)
+#define WATCH_MAX_NS (3600ULL * SLUICE_NS_PER_SEC)
 
 static volatile sig_atomic_t stop;
 
@@ -311,7 +258,7 @@ static int open_finished(const char *ifname, struct sluice_handle *h, char *err,
 	return ret;
 }
 
-static int watch(struct sluice_handle *h, __u64 secs)
+static int watch(struct sluice_handle *h, __u64 every_ns)
 {
 	struct sluice_counters prev, cur;
 	struct sluice_shape_stats sprev_s, scur_s, *sprev = &sprev_s, *scur = &scur_s;
@@ -326,7 +273,8 @@ static int watch(struct sluice_handle *h, __u64 secs)
 		return st;
 	t0 = now_sec();
 	while (!stop) {
-		struct timespec left = { .tv_sec = (time_t)secs };
+		struct timespec left = { .tv_sec = (time_t)(every_ns / SLUICE_NS_PER_SEC),
+					 .tv_nsec = (long)(every_ns % SLUICE_NS_PER_SEC) };
 
 		/* Interrupted by a signal: stop quietly, as the user asked. */
 		if (nanosleep(&left, NULL) && errno == EINTR && stop)
@@ -374,6 +322,7 @@ int do_stats(int argc, char **argv)
 	struct sluice_counters c;
 	struct sluice_handle h;
 	bool prometheus = false;
+	const char *watch_given = NULL;
 	__u64 secs = 0;
 	int i, ret, st;
 
@@ -384,15 +333,27 @@ int do_stats(int argc, char **argv)
 			stats_help(stdout);
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "--prometheus")) {
+			if (prometheus)
+				return ctl_usage("stats", "--prometheus is given twice: give it "
+						 "once");
 			prometheus = true;
 		} else if (!strcmp(a, "--watch") || !strncmp(a, "--watch=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
 
 			if (!v)
-				return ctl_usage("stats", "--watch needs a number of seconds: "
-						 "--watch 1");
-			if (sluice_parse_uint("--watch", v, 3600, &secs, err, sizeof(err)))
+				return ctl_usage("stats", "--watch needs a duration: --watch 1 (a "
+						 "second), --watch 500ms");
+			if (watch_given)
+				return ctl_usage("stats", "--watch is given twice ('%s' and '%s'): "
+						 "give it once", watch_given, v);
+			watch_given = v;
+			ret = sluice_parse_duration("--watch", v, &secs, err, sizeof(err));
+			if (ret && ret != -ERANGE)
 				return ctl_usage("stats", "%s", err);
+			if (ret || secs < WATCH_MIN_NS || secs > WATCH_MAX_NS)
+				return ctl_usage("stats", "--watch '%s' is out of range: give "
+						 "100ms to 1h (a bare number is seconds: 1, "
+						 "1.5)", v);
 		} else {
 			return ctl_usage("stats", "unknown argument '%s' to stats", a);
 		}

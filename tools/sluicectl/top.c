@@ -170,8 +170,10 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 			json_obj_begin(&j, NULL);
 			json_str(&j, "key", key);
 			json_bool(&j, "aggregate", agg);
-			json_str(&j, "policy", match);
-			json_bool(&j, "dry_run", dry);
+			/* the names of rule list and show: "match" the
+			 * policy's, effective_dry_run its mode now */
+			json_str(&j, "match", match);
+			json_bool(&j, "effective_dry_run", dry);
 			json_u64(&j, "dropped", dry ? 0 : e->dropped);
 			json_u64(&j, "would_drop", dry ? e->dropped : 0);
 			json_bool(&j, "dropped_exact", sluice_drops_exact(&pol->set, e->dropped));
@@ -214,6 +216,7 @@ int do_top(int argc, char **argv)
 	struct sluice_handle h;
 	struct top t = {};
 	__u64 n = TOP_DEFAULT;
+	const char *n_given = NULL;
 	long ret;
 	int i, st;
 
@@ -226,6 +229,10 @@ int do_top(int argc, char **argv)
 		} else if (!strcmp(a, "-n")) {
 			if (i + 1 >= argc)
 				return ctl_usage("top", "-n needs a number: top -n 20");
+			if (n_given)
+				return ctl_usage("top", "-n is given twice ('%s' and '%s'): give "
+						 "it once", n_given, argv[i + 1]);
+			n_given = argv[i + 1];
 			if (sluice_parse_uint("-n", argv[++i], TOP_MAX, &n, err, sizeof(err)))
 				return ctl_usage("top", "%s", err);
 		} else {

@@ -99,37 +99,59 @@ static int parse_rate_opt(struct edit *e, const char *v, char *err, size_t errle
 	if (e->burst_given && !e->last_rate) {
 		slot->burst = e->burst;
 		slot->burst_given = true;
+		slot->burst_size = e->burst_size;
 		e->burst = 0;
 		e->burst_given = false;
+		e->burst_size = NULL;
 	}
 	if (e->delay_given && !e->last_rate) {
 		slot->delay = e->delay;
 		slot->delay_given = true;
+		slot->delay_size = e->delay_size;
 		e->delay = 0;
 		e->delay_given = false;
+		e->delay_size = NULL;
 	}
 	e->last_rate = slot;
 	return 0;
 }
 
-/* A whole number from 0 to max: --burst 0 (a shaper's) and --delay 0. */
-static int parse_count0(const char *what, const char *v, __u64 max, __u64 *out, char *err,
-			size_t errlen)
+/*
+ * A whole number from 0 to max (--burst 0 is a shaper's, --delay 0 every
+ * shaper's default), or a byte size (64k: 65536), which *size then holds as
+ * written: only a byte rate's --burst and --delay take one, which the rate
+ * they belong to decides (sluice_edit_size_for_rate()).
+ */
+static int parse_count0(const char *what, const char *v, __u64 max, __u64 *out,
+			const char **size, char *err, size_t errlen)
 {
-	if (v && *v && strspn(v, "0") == strlen(v)) {
-		*out = 0;
+	bool sized;
+
+	if (sluice_parse_size(what, v, max, out, &sized, err, errlen))
+		return -EINVAL;
+	*size = sized ? v : NULL;
+	return 0;
+}
+
+int sluice_edit_size_for_rate(const char *opt, const char *size, const struct rate_arg *r,
+			      const char *rate_text, char *err, size_t errlen)
+{
+	if (!size || r->rate.is_bytes)
 		return 0;
-	}
-	return sluice_parse_uint(what, v, max, out, err, errlen);
+	return usage(err, errlen,
+		     "%s %s is a byte size, but it belongs to the packet rate %s, which counts "
+		     "packets: give a count (%s 64), or put it after a byte rate (--rate 10mbit "
+		     "%s %s)", opt, size, rate_text, opt, opt, size);
 }
 
 static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errlen)
 {
+	const char *size;
 	__u64 b;
 
 	/* 0 is a shaper's (nothing queued beyond the packet being sent): the
 	 * kind of state decides (sluice_edit_check_kind()). */
-	if (parse_count0("--burst", v, MAX_BURST, &b, err, errlen))
+	if (parse_count0("--burst", v, MAX_BURST, &b, &size, err, errlen))
 		return -EINVAL;
 	if (e->last_rate) {
 		if (e->last_rate->burst_given)
@@ -138,6 +160,7 @@ static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errl
 				     "give one --burst after each --rate", e->last_rate->text);
 		e->last_rate->burst = b;
 		e->last_rate->burst_given = true;
+		e->last_rate->burst_size = size;
 		return 0;
 	}
 	if (e->burst_given)
@@ -145,6 +168,7 @@ static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errl
 			     "two --burst values: give one --burst after each --rate");
 	e->burst = b;
 	e->burst_given = true;
+	e->burst_size = size;
 	return 0;
 }
 
@@ -155,13 +179,17 @@ static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errl
  */
 static int parse_delay_opt(struct edit *e, const char *v, char *err, size_t errlen)
 {
-	const char *what = v ? "--delay" : "--nodelay";
+	const char *what = v ? "--delay" : "--nodelay", *size = NULL;
 	__u64 d = SLUICE_NODELAY;
 	bool *given = e->last_rate ? &e->last_rate->delay_given : &e->delay_given;
 	__u32 *dst = e->last_rate ? &e->last_rate->delay : &e->delay;
 
-	if (v && parse_count0("--delay", v, SLUICE_NODELAY - 1, &d, err, errlen))
+	if (v && parse_count0("--delay", v, SLUICE_NODELAY - 1, &d, &size, err, errlen))
 		return -EINVAL;
+	if (e->last_rate)
+		e->last_rate->delay_size = size;
+	else
+		e->delay_size = size;
 	if (*given) {
 		if (e->last_rate)
 			return usage(err, errlen,
@@ -244,7 +272,7 @@ static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *er
 		size_t z = strspn(v, "0");
 
 		/* A zero rate of new sources is not a deny: name what is meant. */
-		if (z && (v[z] == '/' || !strcasecmp(v + z, "pps")))
+		if (z && (v[z] == '/' || !strcmp(v + z, "pps")))
 			return usage(err, errlen,
 				     "--new-keys '%s' is zero, which would admit no new source "
 				     "ever: give at least 1/h (e.g. 1000/s), or 'off' for no limit",
@@ -306,6 +334,13 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 		} else if (i + 1 < argc && argv[i + 1][0] != '-' &&
 			   !looks_like_cidr(e, argv[i + 1])) {
 			/* Not the rule's CIDR: a value meant for this option. */
+			static const char *const words[] = { "on", "off" };
+			const char *lower = sluice_case_hint(argv[i + 1], words, 2);
+
+			if (lower)
+				return usage(err, errlen,
+					     "%s takes 'on' or 'off' (lower case), not '%s': write "
+					     "'%s'", what, argv[i + 1], lower);
 			return usage(err, errlen,
 				     "%s takes no value (or 'on' or 'off'), not '%s': write %s "
 				     "alone", what, argv[i + 1], o);
@@ -428,7 +463,7 @@ __u64 sluice_edit_period_ns(const struct rate_arg *r)
 	for (i = 0; i < sizeof(units) / sizeof(units[0]) && r->text; i++) {
 		size_t sl = strlen(units[i].suffix);
 
-		if (tl > sl && !strcasecmp(r->text + tl - sl, units[i].suffix))
+		if (tl > sl && !strcmp(r->text + tl - sl, units[i].suffix))
 			return units[i].ns;
 	}
 	for (i = 0; i < 3; i++) {
@@ -451,6 +486,9 @@ static int check_rate(const struct rate_arg *r, char *err, size_t errlen)
 
 	if (!r->given)
 		return 0;
+	if (sluice_edit_size_for_rate("--burst", r->burst_size, r, r->text, err, errlen) ||
+	    sluice_edit_size_for_rate("--delay", r->delay_size, r, r->text, err, errlen))
+		return -EINVAL;
 	/* A shaper's --delay beyond its queue could never be reached. */
 	if (r->delay_given && r->delay != SLUICE_NODELAY && r->burst_given &&
 	    r->delay > r->burst)

@@ -7,8 +7,9 @@
  *   set [--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
  *       [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]
  *       [--new-keys RATE|off] [--fail-closed on|off]
- *   rule add CIDR (--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
- *       [--prefix LEN] | --exempt | --deny) [--dry-run [on|off]]
+ *   rule add CIDR ((--rate RATE [--burst N] [--delay N|--nodelay])... [--algo ALGO]
+ *       [--window DUR] [--prefix LEN] | --exempt | --deny) [--fleet [on|off]]
+ *       [--dry-run [on|off]]
  *   rule del CIDR
  *   rule flush
  *
@@ -34,6 +35,28 @@
  * Nothing is live until sluice_txn_commit().
  */
 int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size_t errlen);
+
+/* What one editing command did, for the summary its caller prints. */
+enum sluice_cmd_op {
+	SLUICE_CMD_SET,
+	SLUICE_CMD_RULE_ADD,
+	SLUICE_CMD_RULE_DEL,
+	SLUICE_CMD_RULE_FLUSH,
+};
+struct sluice_cmd_done {
+	enum sluice_cmd_op op;
+	struct sluice_cidr cidr; /* rule add, rule del */
+	bool policy_changed; /* set: an option of the default policy was given */
+	bool settings_given; /* set: --dry-run, --fail-closed or --new-keys */
+	bool replaced; /* rule add: the CIDR had a rule, now replaced */
+	bool buckets_kept; /* the policy's sources keep their buckets (same tag) */
+	/* a --rate given without --burst: its burst is one second's worth
+	 * (sluice_default_burst()), [0] the packet rate's, [1] the byte rate's */
+	bool burst_default[2];
+};
+/* sluice_cmd_edit(), saying what it did in *done (may be NULL). */
+int sluice_cmd_edit_done(struct sluice_txn *t, int argc, char **argv,
+			 struct sluice_cmd_done *done, char *err, size_t errlen);
 
 /*
  * Check one editing command without an interface: syntax, every value, and

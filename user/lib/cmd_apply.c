@@ -119,6 +119,17 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 					     "%s needs a --rate: the policy has none",
 					     e->burst_given ? "--burst" : e->delay_text);
 		}
+		if (e->burst_size || e->delay_size) {
+			struct rate_arg *r = pkt.given ? &pkt : &bytes;
+			char rt[48];
+
+			sluice_format_rate(&base->pkt, false, rt, sizeof(rt));
+			if (sluice_edit_size_for_rate("--burst", e->burst_size, r, rt, err,
+						      errlen) ||
+			    sluice_edit_size_for_rate("--delay", e->delay_size, r, rt, err,
+						      errlen))
+				return -EINVAL;
+		}
 		if (e->burst_given) {
 			struct rate_arg *r = pkt.given ? &pkt : &bytes;
 
@@ -241,6 +252,16 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 		np->flags |= SLUICE_POLICY_FLEET;
 	else if (e->fleet == 0)
 		np->flags &= ~SLUICE_POLICY_FLEET;
+	/* The fleet flag kept from the policy, not given now: name where it
+	 * comes from and how to change it, not an option that was not given. */
+	if (e->fleet < 0 && (np->flags & SLUICE_POLICY_FLEET) && sluice_algo_is_window(algo))
+		return usage(err, errlen,
+			     "%s counts within one box, and this policy is fleet-wide (its fleet "
+			     "flag, set by an earlier --fleet on, is kept): give --fleet off with "
+			     "it (%s --algo %s --fleet off) to count per box, or keep "
+			     "token-bucket or leaky-bucket to share the limit",
+			     sluice_algo_name(algo), e->op == EDIT_SET ? "set" : "rule add CIDR",
+			     sluice_algo_name(algo));
 	if (sluice_policy_check(np, inner, sizeof(inner)))
 		return usage(err, errlen, "%s", inner);
 	return 0;
@@ -282,17 +303,38 @@ static int build_rule_policy(const struct edit *e, const struct sluice_policy *d
 }
 
 
-static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, size_t errlen)
+_Static_assert((int)SLUICE_CMD_SET == EDIT_SET && (int)SLUICE_CMD_RULE_ADD == EDIT_RULE_ADD &&
+		       (int)SLUICE_CMD_RULE_DEL == EDIT_RULE_DEL &&
+		       (int)SLUICE_CMD_RULE_FLUSH == EDIT_RULE_FLUSH,
+	       "sluice_cmd_op names the edit ops");
+
+/* Which of the edit's rates took the default burst (no --burst after it). */
+static void burst_defaults(const struct edit *e, struct sluice_cmd_done *d)
+{
+	d->burst_default[0] = e->pkt.given && !e->pkt.burst_given;
+	d->burst_default[1] = e->bytes.given && !e->bytes.burst_given;
+}
+
+static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_cmd_done *d,
+		      char *err, size_t errlen)
 {
 	bool shape = sluice_edit_is_shaper(t->h);
+	struct sluice_txn_rule *old;
 	struct sluice_policy np;
+	__u32 old_tag;
 	int ret;
 
 	ret = sluice_edit_check_kind(e, shape ? EDIT_FOR_SHAPER : EDIT_FOR_LIMITER, err, errlen);
 	if (ret)
 		return ret;
+	memset(d, 0, sizeof(*d));
+	d->op = (enum sluice_cmd_op)e->op;
+	d->cidr = e->cidr;
+	burst_defaults(e, d);
 	switch (e->op) {
 	case EDIT_SET:
+		d->buckets_kept = true;
+		d->settings_given = e->dry_run >= 0 || e->fail_closed >= 0 || e->new_keys_given;
 		if (e->nr_policy_opts) {
 			ret = build_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
 			if (ret)
@@ -300,9 +342,12 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 			/* New state format: fresh, full buckets rather than old
 			 * state read the wrong way. A rate or burst change keeps
 			 * every bucket (GCRA state stays meaningful). */
-			if (!sluice_same_state_format(&t->set.def, &np))
+			if (!sluice_same_state_format(&t->set.def, &np)) {
 				sluice_txn_retag(t, &np);
+				d->buckets_kept = false;
+			}
 			t->set.def = np;
+			d->policy_changed = true;
 		}
 		if (e->dry_run == 1)
 			t->set.flags |= SLUICE_DRY_RUN;
@@ -331,7 +376,14 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 		ret = build_rule_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
 		if (ret)
 			return ret;
+		old = sluice_txn_find_rule(t, &e->cidr);
+		d->replaced = old != NULL;
+		old_tag = old ? old->rule.policy.tag : 0;
 		ret = sluice_txn_put_rule(t, &e->cidr, &np, err, errlen);
+		if (!ret && d->replaced) {
+			old = sluice_txn_find_rule(t, &e->cidr);
+			d->buckets_kept = old && old->rule.policy.tag == old_tag;
+		}
 		/* policy_check already passed: what is left is runtime */
 		return ret == -ERANGE ? -EINVAL : ret;
 	case EDIT_RULE_DEL:
@@ -348,15 +400,22 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, char *err, siz
 	return -EINVAL;
 }
 
-int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size_t errlen)
+int sluice_cmd_edit_done(struct sluice_txn *t, int argc, char **argv,
+			 struct sluice_cmd_done *done, char *err, size_t errlen)
 {
+	struct sluice_cmd_done scratch;
 	struct edit e;
 	int ret;
 
 	ret = sluice_edit_parse(argc, argv, &e, err, errlen);
 	if (ret)
 		return ret;
-	return apply_edit(t, &e, err, errlen);
+	return apply_edit(t, &e, done ? done : &scratch, err, errlen);
+}
+
+int sluice_cmd_edit(struct sluice_txn *t, int argc, char **argv, char *err, size_t errlen)
+{
+	return sluice_cmd_edit_done(t, argc, argv, NULL, err, errlen);
 }
 
 bool sluice_cmd_file_err_is_usage(int ret)

@@ -32,6 +32,8 @@ struct rate_arg {
 	bool burst_given;
 	bool delay_given; /* --delay N or --nodelay after this rate */
 	__u32 delay; /* a shaper's: excess units that go at once; SLUICE_NODELAY */
+	/* --burst 64k, --delay 16k: written as a byte size, a byte rate's only */
+	const char *burst_size, *delay_size;
 };
 
 /* Who an edit is checked for: a limiter's state, a shaper's, a check before
@@ -54,6 +56,7 @@ struct edit {
 	bool burst_given;
 	bool delay_given; /* a --delay/--nodelay given before any --rate */
 	__u32 delay;
+	const char *burst_size, *delay_size; /* those, when written as a byte size */
 	const char *delay_text; /* the first --delay or --nodelay, for messages */
 	__u64 window_ns;
 	int prefix4, prefix6, prefix;
@@ -92,6 +95,11 @@ static inline bool sluice_edit_is_shaper(const struct sluice_handle *h)
 /* Check the parts of an edit that depend on the kind of state (--delay,
  * --nodelay, --burst 0): 0 or -EINVAL. */
 int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err, size_t errlen);
+/* A --burst or --delay written as a byte size (size: as written, NULL when
+ * a count) counts bytes: r's, a packet rate's (rate_text), counts packets,
+ * and 64k packets is never what "64k" meant. 0 or -EINVAL. */
+int sluice_edit_size_for_rate(const char *opt, const char *size, const struct rate_arg *r,
+			      const char *rate_text, char *err, size_t errlen);
 /* A shaper's delay as the option that gives it: "--delay 5" or "--nodelay". */
 const char *sluice_delay_words(__u32 delay, char *buf, size_t len);
 /* sluice_cmd_check() for a kind of state. */

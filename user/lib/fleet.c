@@ -92,23 +92,32 @@ void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies
 			 v->f.last_error[0] ? "; " : "", v->f.last_error);
 }
 
+void sluice_fleet_out(struct sluice_rec *r, const struct sluice_fleet_view *v)
+{
+	sluice_rec_begin(r, "fleet");
+	sluice_rec_str(r, "state", v->state);
+	/* the datapath admits rate/N now (an outage, stale, stopped) */
+	sluice_rec_bool(r, "outage_share", v->shared);
+	sluice_rec_u64(r, "boxes", v->n);
+	sluice_rec_u64(r, "silent", v->f.silent);
+	sluice_rec_str(r, "name", v->f.fleet);
+	sluice_rec_str(r, "redis", v->f.redis);
+	sluice_rec_f64(r, "last_sync_age_s", v->last_ok_age_s);
+	sluice_rec_u64(r, "syncs", v->f.syncs);
+	sluice_rec_u64(r, "sync_errors", v->f.sync_errors);
+	sluice_rec_u64(r, "outages", v->f.outages);
+	sluice_rec_u64(r, "keys_pushed", v->f.keys_pushed);
+	sluice_rec_u64(r, "keys_skipped", v->f.keys_skipped);
+	sluice_rec_f64(r, "rtt_ms", (double)v->f.last_rtt_ns / 1e6);
+	sluice_rec_str(r, "last_error", v->f.last_error);
+	sluice_rec_u64(r, "agent_pid", v->f.agent_pid);
+	sluice_rec_end(r);
+}
+
 void sluice_fleet_json(struct sluice_json *j, const struct sluice_fleet_view *v)
 {
-	json_obj_begin(j, "fleet");
-	json_str(j, "state", v->state);
-	json_bool(j, "shared", v->shared);
-	json_u64(j, "boxes", v->n);
-	json_u64(j, "silent", v->f.silent);
-	json_str(j, "name", v->f.fleet);
-	json_str(j, "redis", v->f.redis);
-	json_f64(j, "last_sync_age_s", v->last_ok_age_s);
-	json_u64(j, "syncs", v->f.syncs);
-	json_u64(j, "sync_errors", v->f.sync_errors);
-	json_u64(j, "outages", v->f.outages);
-	json_u64(j, "keys_pushed", v->f.keys_pushed);
-	json_u64(j, "keys_skipped", v->f.keys_skipped);
-	json_f64(j, "rtt_ms", (double)v->f.last_rtt_ns / 1e6);
-	json_str(j, "last_error", v->f.last_error);
-	json_u64(j, "agent_pid", v->f.agent_pid);
-	json_obj_end(j);
+	struct sluice_rec r;
+
+	sluice_rec_init(&r, j, NULL, 0);
+	sluice_fleet_out(&r, v);
 }

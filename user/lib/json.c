@@ -2,6 +2,7 @@
 /* A tiny streaming JSON writer for -j output. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "libsluice.h"
 
@@ -141,4 +142,89 @@ void json_end(struct sluice_json *j)
 	fflush(j->f);
 	j->depth = 0;
 	j->need_comma[0] = false;
+}
+
+/*
+ * A record: the same named values as JSON (j set) or as text lines of
+ * "name value" (j NULL), where a name inside an object is the object's name
+ * and its own joined by '_': one function writes both, so that a text name
+ * is always its JSON path ("fleet_sync_errors" is fleet.sync_errors).
+ */
+void sluice_rec_init(struct sluice_rec *r, struct sluice_json *j, FILE *f, int width)
+{
+	memset(r, 0, sizeof(*r));
+	r->j = j;
+	r->f = f;
+	r->width = width;
+}
+
+void sluice_rec_begin(struct sluice_rec *r, const char *name)
+{
+	size_t n = strlen(r->prefix);
+
+	if (r->j) {
+		json_obj_begin(r->j, name);
+		return;
+	}
+	if (r->depth < 8)
+		r->mark[r->depth++] = n;
+	snprintf(r->prefix + n, sizeof(r->prefix) - n, "%s_", name);
+}
+
+void sluice_rec_end(struct sluice_rec *r)
+{
+	if (r->j) {
+		json_obj_end(r->j);
+		return;
+	}
+	if (r->depth > 0)
+		r->prefix[r->mark[--r->depth]] = '\0';
+}
+
+static void rec_name(const struct sluice_rec *r, const char *name)
+{
+	char full[128];
+
+	snprintf(full, sizeof(full), "%s%s", r->prefix, name);
+	fprintf(r->f, "%-*s ", r->width, full);
+}
+
+void sluice_rec_str(struct sluice_rec *r, const char *name, const char *v)
+{
+	if (r->j) {
+		json_str(r->j, name, v);
+		return;
+	}
+	rec_name(r, name);
+	fprintf(r->f, "%s\n", *v ? v : "-");
+}
+
+void sluice_rec_u64(struct sluice_rec *r, const char *name, __u64 v)
+{
+	if (r->j) {
+		json_u64(r->j, name, v);
+		return;
+	}
+	rec_name(r, name);
+	fprintf(r->f, "%llu\n", (unsigned long long)v);
+}
+
+void sluice_rec_f64(struct sluice_rec *r, const char *name, double v)
+{
+	if (r->j) {
+		json_f64(r->j, name, v);
+		return;
+	}
+	rec_name(r, name);
+	fprintf(r->f, "%.3f\n", v);
+}
+
+void sluice_rec_bool(struct sluice_rec *r, const char *name, bool v)
+{
+	if (r->j) {
+		json_bool(r->j, name, v);
+		return;
+	}
+	rec_name(r, name);
+	fprintf(r->f, "%s\n", v ? "true" : "false");
 }

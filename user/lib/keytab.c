@@ -277,6 +277,21 @@ long sluice_keytab_count(const struct sluice_keytab *t)
 	return sluice_keytab_walk(t, NULL, NULL);
 }
 
+static int count_family(const void *key, const void *val, void *ctx)
+{
+	__u64 *n = ctx;
+
+	(void)val;
+	n[((const struct sluice_key *)key)->family == 6]++;
+	return 0;
+}
+
+long sluice_keytab_count_families(const struct sluice_keytab *t, __u64 n[2])
+{
+	n[0] = n[1] = 0;
+	return sluice_keytab_walk(t, count_family, n);
+}
+
 __u64 sluice_keytab_capacity(const struct sluice_keytab *t)
 {
 	if (!t->sets)

@@ -67,6 +67,12 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 /* A positive integer no larger than max, for --burst, -n, --max-keys. */
 int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, char *err,
 		      size_t errlen);
+/* A count, or a byte size as tc writes one: 1514, 64k, 2m, 1g (k, m, g: 1024,
+ * 1024^2, 1024^3 bytes; kb, mb, gb the same). 0 is taken (the caller
+ * refuses it where it means nothing); *sized says a unit was given, which
+ * only a byte limit's --burst and --delay take. */
+int sluice_parse_size(const char *what, const char *s, __u64 max, __u64 *out, bool *sized,
+		      char *err, size_t errlen);
 /* A duration: 100ms 1s 1m 1h (bare numbers are seconds); -ERANGE for one
  * too long to read. */
 int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err, size_t errlen);
@@ -75,6 +81,10 @@ int sluice_parse_algo(const char *s, char *err, size_t errlen); /* enum or -EINV
 const char *sluice_algo_name(unsigned int algo);
 /* sliding-window, fixed-window and sliding-log: a count per window, no burst. */
 bool sluice_algo_is_window(unsigned int algo);
+/* Every word and unit is lower case ("on", "lru", "token-bucket", "100/s",
+ * "10mbit", "1.5s"): of names[], the one word is in another case of (for a
+ * message that says what to write), or NULL. */
+const char *sluice_case_hint(const char *word, const char *const *names, size_t n);
 /* on|off */
 int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, size_t errlen);
 
@@ -132,7 +142,10 @@ struct sluice_shape_queue {
 };
 void sluice_shape_queue(const struct sluice_limit *l, __u32 delay, __u64 tat, __u64 now,
 			struct sluice_shape_queue *q);
-/* Fresh default settings: 100/s burst 200 token bucket, /32 and /64 keys. */
+/* The default policy's rate: --rate 100/s, packets per second. */
+#define SLUICE_DEFAULT_RATE 100
+/* Fresh default settings: token bucket 100/s burst 100 (its burst by
+ * sluice_default_burst(), as any --rate without --burst), /32 and /64 keys. */
 void sluice_settings_init(struct sluice_settings *s);
 /* A policy's default burst for a rate when --burst is not given: one
  * second's worth of the rate, at least 1. */
@@ -318,6 +331,7 @@ struct sluice_counters {
 	__u64 keys; /* entries now in sluice_buckets + sluice_logs */
 	__u64 evicted_estimate; /* stats.new_keys - keys, 0 when negative */
 	__u64 log_keys; /* of keys, those in sluice_logs */
+	__u64 table_keys[2]; /* of keys, the key table's: IPv4, IPv6 */
 };
 /*
  * Read the counters, then count the keys (in that order: a key created
@@ -361,6 +375,8 @@ int sluice_keytab_delete(struct sluice_keytab *t, const struct sluice_key *k);
 /* fn for every key (as sluice_map_walk()); fn NULL counts. Keys or -errno. */
 long sluice_keytab_walk(const struct sluice_keytab *t, sluice_walk_fn fn, void *ctx);
 long sluice_keytab_count(const struct sluice_keytab *t);
+/* The same, and how many of each family: n[0] IPv4, n[1] IPv6. */
+long sluice_keytab_count_families(const struct sluice_keytab *t, __u64 n[2]);
 /* The set table only: forget every key match() says to (NULL: all); how many. */
 typedef bool (*sluice_key_match_fn)(const struct sluice_key *k, void *ctx);
 long sluice_keytab_flush(struct sluice_keytab *t, sluice_key_match_fn match, void *ctx);
@@ -521,7 +537,10 @@ bool sluice_has_fleet_policy(struct sluice_handle *h);
 void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies, char *buf,
 			  size_t len);
 struct sluice_json;
-/* "fleet": {state, shared, boxes, ...} */
+struct sluice_rec;
+/* "fleet": {state, outage_share (rate/N now), boxes, ...}, as JSON or as text
+ * lines fleet_state, fleet_outage_share, ... (struct sluice_rec) */
+void sluice_fleet_out(struct sluice_rec *r, const struct sluice_fleet_view *v);
 void sluice_fleet_json(struct sluice_json *j, const struct sluice_fleet_view *v);
 
 /* ---- folding the fleet's debt into a box's bucket (fleetfold.c) ---- */
@@ -571,7 +590,8 @@ __u64 sluice_delay_bucket_le_ns(unsigned int i);
  * policy's as sluice_policy_{passed,dropped,passed_bytes,dropped_bytes}_total
  * (policy="default" or the rule's CIDR), and the gauges sluice_keys,
  * sluice_log_keys, sluice_max_keys, sluice_max_log_keys,
- * sluice_evicted_estimate, sluice_rules and sluice_dry_run. A shaper's state
+ * sluice_key_table_keys and sluice_key_table_max_keys (family="ipv4" or
+ * "ipv6"), sluice_evicted_estimate, sluice_rules and sluice_dry_run. A shaper's state
  * is labelled by its name, interface="shape:IFACE", so that the limiter and
  * the shaper of one interface keep apart, and adds sluice_prometheus_shape().
  */
@@ -605,6 +625,81 @@ void json_u64(struct sluice_json *j, const char *key, __u64 val);
 void json_f64(struct sluice_json *j, const char *key, double val);
 void json_bool(struct sluice_json *j, const char *key, bool val);
 void json_end(struct sluice_json *j); /* newline after the top value */
+
+/*
+ * A record of named values, written as JSON into j's open object, or (j
+ * NULL) as text lines "name value" to f, the name padded to width, where a
+ * name inside an object is the object's and its own joined by '_'
+ * ("fleet_sync_errors" for fleet.sync_errors): one function writes both, so
+ * the text always says what the JSON says, under the same name.
+ */
+struct sluice_rec {
+	struct sluice_json *j;
+	FILE *f;
+	int width, depth;
+	char prefix[96];
+	size_t mark[8];
+};
+void sluice_rec_init(struct sluice_rec *r, struct sluice_json *j, FILE *f, int width);
+void sluice_rec_begin(struct sluice_rec *r, const char *name); /* an object */
+void sluice_rec_end(struct sluice_rec *r);
+void sluice_rec_str(struct sluice_rec *r, const char *name, const char *v);
+void sluice_rec_u64(struct sluice_rec *r, const char *name, __u64 v);
+void sluice_rec_f64(struct sluice_rec *r, const char *name, double v);
+void sluice_rec_bool(struct sluice_rec *r, const char *name, bool v);
+
+/* ---- a policy, its settings and its key table in words and JSON (fmt.c) ---- */
+
+/*
+ * One writer for each: every command that prints a policy calls these (the
+ * JSON fields are listed in sluicectl(8), JSON OUTPUT).
+ *
+ * The pieces, for tables: "100/s+10mbit", "200+1514B", "1s", "5+3000B" (a
+ * shaper's delay; "nodelay"); "-" where they do not apply.
+ */
+const char *sluice_action_name(unsigned int action); /* limit, exempt, deny */
+void sluice_fmt_rate(const struct sluice_policy *p, char *buf, size_t len);
+void sluice_fmt_burst(const struct sluice_policy *p, char *buf, size_t len);
+void sluice_fmt_window(const struct sluice_policy *p, char *buf, size_t len);
+void sluice_fmt_delay(const struct sluice_policy *p, char *buf, size_t len);
+/* One line with both values of every limit: "limit token-bucket 100/s burst
+ * 100, keyed by /32 (IPv4) and /64 (IPv6)", "shape token-bucket 6/m burst 20
+ * delay 5, keyed by /32", "deny (dry-run)". family 4 or 6: one family's key
+ * prefix; 0: both. shape: a shaper's policy. */
+void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, char *buf,
+			size_t len);
+/* The policy's fields into the open JSON object: action, dry_run,
+ * effective_dry_run (its own or global_dry), fleet, prefix4, prefix6, slot,
+ * tag; for a limit algo and packets, bytes ({rate, count, period_ns,
+ * per_second, burst}, a shaper's with nodelay and delay), or for a window
+ * algorithm window_ns and window_limit. */
+void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, int family,
+			bool shape, bool global_dry);
+/* The settings of the interface, not of a policy: "dry-run off, fail-open,
+ * new keys off"; "settings": {dry_run, fail_closed, new_keys}. */
+void sluice_settings_text(const struct sluice_settings *s, char *buf, size_t len);
+void sluice_settings_json(struct sluice_json *j, const struct sluice_settings *s);
+
+/* What the key table holds and can hold, per family ([0] IPv4, [1] IPv6). */
+struct sluice_keys_view {
+	bool sets; /* the set table; else the LRU, whose families share max */
+	__u64 used[2]; /* keys now */
+	__u64 max_family[2]; /* what each family can hold (the LRU: max) */
+	__u64 max; /* both families */
+	__u64 bytes; /* memory */
+};
+/* From a handle and its counters (sluice_read_counters()). */
+void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counters *c,
+		      struct sluice_keys_view *v);
+/* "sets table: IPv4 64 of 64 (full), IPv6 1 of 64 keys (12.0 KiB)" */
+void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len);
+/* "key_table": {table, used, max, families_share_max, memlock, ipv4: {used, max,
+ * full}, ipv6: {...}} */
+void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v);
+/* A shaper's counters: "shape": {shaped, delayed, delay_ns, mean_delay_ns,
+ * max_delay_ns, restamped, horizon_dropped, delay_histogram: {lt_1us, ...,
+ * ge_Nus}} (text: the histogram's buckets that hold some). */
+void sluice_shape_stats_out(struct sluice_rec *r, const struct sluice_shape_stats *s);
 
 /* ---- would-drop counters per policy (state.c) ---- */
 

@@ -87,19 +87,38 @@ static __u64 max_rate_count(const struct unit *u)
 	return lo;
 }
 
-static const struct unit *rate_unit(const char *name)
+/* Units are lower case, as every word sluice takes: 10Mbps is refused, not
+ * read as the megabytes it would be in tc (or the megabits it says). */
+static const struct unit *rate_unit(const char *name, bool any_case)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++)
-		if (!strcasecmp(name, rate_units[i].name))
+		if (any_case ? !strcasecmp(name, rate_units[i].name) :
+			       !strcmp(name, rate_units[i].name))
 			return &rate_units[i];
 	return NULL;
 }
 
+const char *sluice_case_hint(const char *word, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; word && *word && i < n; i++)
+		if (!strcasecmp(word, names[i]) && strcmp(word, names[i]))
+			return names[i];
+	return NULL;
+}
+
+static const char *mult_name(__u64 mult)
+{
+	return mult == 1000ULL ? "kilo" : mult == 1000000ULL ? "mega" :
+	       mult == 1000000000ULL ? "giga" : "tera";
+}
+
 int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t errlen)
 {
-	const struct unit *u;
+	const struct unit *u, *other;
 	const char *p = s;
 	__u64 count;
 	int ret;
@@ -120,9 +139,19 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 		return fail(err, errlen,
 			    "rate '%s' is not a whole number: use a longer period (90/m, not 1.5/s)",
 			    s);
-	u = rate_unit(p);
+	u = rate_unit(p, false);
+	other = u ? NULL : rate_unit(p, true);
 	if (!u && !*p)
 		return fail(err, errlen, "rate '%s' has no unit: write it as " RATE_FORMS, s);
+	if (other && other->bytes && !other->bits && other->mult > 1)
+		return fail(err, errlen,
+			    "rate '%s': units are lower case; write '%.*s%s' for %sbytes a second "
+			    "or '%.*s%.*sbit' for %sbits", s, (int)(p - s), s, other->name,
+			    mult_name(other->mult), (int)(p - s), s, (int)(strlen(other->name) - 3),
+			    other->name, mult_name(other->mult));
+	if (other)
+		return fail(err, errlen, "rate '%s': units are lower case, write '%.*s%s'", s,
+			    (int)(p - s), s, other->name);
 	if (!u)
 		return fail(err, errlen, "rate '%s' has an unknown unit '%s': write it as "
 			    RATE_FORMS, s, p);
@@ -168,6 +197,63 @@ int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, ch
 	return 0;
 }
 
+int sluice_parse_size(const char *what, const char *s, __u64 max, __u64 *out, bool *sized,
+		      char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		unsigned int shift;
+	} units[] = { { "k", 10 }, { "kb", 10 }, { "m", 20 }, { "mb", 20 }, { "g", 30 },
+		      { "gb", 30 } };
+	const char *p = s;
+	size_t i;
+	__u64 v;
+	int ret;
+
+	*sized = false;
+	if (!s || !*s)
+		return fail(err, errlen, "missing value for %s", what);
+	if (*p == '-')
+		return fail(err, errlen, "%s '%s' is negative: it must be a positive whole number",
+			    what, s);
+	ret = parse_digits(&p, &v);
+	if (ret == -EINVAL)
+		return fail(err, errlen, "%s '%s' is not a whole number", what, s);
+	if (*p == '.' || *p == ',')
+		return fail(err, errlen, "%s '%s' is not a whole number (a byte size is whole "
+			    "bytes: 1536 or 64k, not 1.5k)", what, s);
+	for (i = 0; *p && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(p, units[i].name))
+			break;
+	if (*p && i == sizeof(units) / sizeof(units[0])) {
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcasecmp(p, units[i].name))
+				return fail(err, errlen, "%s '%s': units are lower case, write "
+					    "'%.*s%s'", what, s, (int)(p - s), s, units[i].name);
+		return fail(err, errlen, "%s '%s' has an unknown unit '%s': a count is a whole "
+			    "number, a byte size may end in k, m or g (1024, 1024^2, 1024^3 bytes)",
+			    what, s, p);
+	}
+	if (*p) {
+		*sized = true;
+		if (ret == -ERANGE || v > (max >> units[i].shift))
+			return fail(err, errlen, "%s '%s' is too large: at most %llu bytes", what,
+				    s, (unsigned long long)max);
+		v <<= units[i].shift;
+	} else if (ret == -ERANGE || v > max) {
+		return fail(err, errlen, "%s '%s' is too large: at most %llu", what, s,
+			    (unsigned long long)max);
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * A duration: digits, an optional fraction, a unit (none: seconds). Read in
+ * integers (the fraction's digits scaled by the unit), so that 1.5s is
+ * exactly 1500000000 ns and 0.1s exactly 100 ms, never a float's nearest
+ * neighbour; a fraction finer than the nanosecond is refused, not rounded.
+ */
 int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err, size_t errlen)
 {
 	static const struct {
@@ -175,12 +261,14 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 		__u64 ns;
 	} units[] = {
 		{ "", SLUICE_NS_PER_SEC },	{ "s", SLUICE_NS_PER_SEC },
-		{ "ms", 1000000ULL },		{ "m", 60 * SLUICE_NS_PER_SEC },
+		{ "ms", 1000000ULL },		{ "us", 1000ULL },
+		{ "ns", 1ULL },			{ "m", 60 * SLUICE_NS_PER_SEC },
 		{ "min", 60 * SLUICE_NS_PER_SEC }, { "h", 3600 * SLUICE_NS_PER_SEC },
 	};
-	const char *p = s;
+	const char *p = s, *frac = NULL, *unit;
+	unsigned __int128 total, scale = 1;
+	size_t i, nfrac = 0;
 	__u64 v;
-	size_t i;
 	int ret;
 
 	if (!s || !*s)
@@ -193,22 +281,59 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 		return sluice_err(err, errlen, -ERANGE, "%s '%s' is too long: at most %llus", what,
 				  s, (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
 	if (ret)
-		return fail(err, errlen, "%s '%s' is not a duration: write 100ms, 1s, 1m or 1h",
+		return fail(err, errlen, "%s '%s' is not a duration: write 100ms, 1.5s, 1m or 1h",
 			    what, s);
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcasecmp(p, units[i].name))
-			continue;
-		if (v == 0)
-			return fail(err, errlen, "%s is 0: it must be longer", what);
-		if (v > ~0ULL / units[i].ns)
-			return sluice_err(err, errlen, -ERANGE,
-					  "%s '%s' is too long: at most %llus", what, s,
-					  (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
-		*ns = v * units[i].ns;
-		return 0;
+	if (*p == '.') {
+		frac = ++p;
+		while (isdigit((unsigned char)*p))
+			p++;
+		nfrac = (size_t)(p - frac);
+		if (!nfrac)
+			return fail(err, errlen, "%s '%s' has no digit after the point: write 1.5s "
+				    "or 1s", what, s);
+	} else if (*p == ',') {
+		return fail(err, errlen, "%s '%s' has a comma: a fraction takes a point (1.5s)",
+			    what, s);
 	}
-	return fail(err, errlen, "%s '%s' has an unknown unit: write 100ms, 1s, 1m or 1h", what,
-		    s);
+	unit = p;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(unit, units[i].name))
+			break;
+	if (i == sizeof(units) / sizeof(units[0])) {
+		size_t k;
+
+		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+			if (*unit && !strcasecmp(unit, units[k].name))
+				return fail(err, errlen, "%s '%s': units are lower case, write "
+					    "'%.*s%s'", what, s, (int)(unit - s), s, units[k].name);
+		return fail(err, errlen, "%s '%s' has an unknown unit: write 100ms, 1.5s, 1m or "
+			    "1h (or us, ns)", what, s);
+	}
+	/* whole units, then the fraction F of n digits: F x unit / 10^n ns,
+	 * which must be whole (trailing zeros do not count) */
+	total = (unsigned __int128)v * units[i].ns;
+	while (nfrac && frac[nfrac - 1] == '0')
+		nfrac--;
+	if (nfrac) {
+		unsigned __int128 f = 0;
+		size_t k;
+
+		for (k = 0; k < nfrac && k < 19; k++) {
+			f = f * 10 + (unsigned)(frac[k] - '0');
+			scale *= 10;
+		}
+		if (nfrac > 18 || (f * units[i].ns) % scale)
+			return fail(err, errlen, "%s '%s' is finer than a nanosecond: give a "
+				    "whole number of ns (1.5s, 1.000000001s, 2500us)", what, s);
+		total += f * units[i].ns / scale;
+	}
+	if (total == 0)
+		return fail(err, errlen, "%s '%s' is 0: it must be longer", what, s);
+	if (total > ~0ULL)
+		return sluice_err(err, errlen, -ERANGE, "%s '%s' is too long: at most %llus", what,
+				  s, (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
+	*ns = (__u64)total;
+	return 0;
 }
 
 static const char *const algo_names[SLUICE_ALGO_MAX] = {
@@ -221,11 +346,15 @@ static const char *const algo_names[SLUICE_ALGO_MAX] = {
 
 int sluice_parse_algo(const char *s, char *err, size_t errlen)
 {
+	const char *lower = sluice_case_hint(s, algo_names, SLUICE_ALGO_MAX);
 	int i;
 
 	for (i = 0; i < SLUICE_ALGO_MAX; i++)
 		if (s && !strcmp(s, algo_names[i]))
 			return i;
+	if (lower)
+		return fail(err, errlen, "unknown algorithm '%s': names are lower case, write "
+			    "'%s'", s, lower);
 	return fail(err, errlen,
 		    "unknown algorithm '%s': use token-bucket, leaky-bucket, sliding-window, "
 		    "fixed-window or sliding-log",
@@ -247,6 +376,12 @@ int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, si
 		*out = false;
 		return 0;
 	}
+	static const char *const words[] = { "on", "off" };
+	const char *lower = sluice_case_hint(s, words, 2);
+
+	if (lower)
+		return fail(err, errlen, "%s takes 'on' or 'off' (lower case), not '%s': write "
+			    "'%s'", what, s, lower);
 	return fail(err, errlen, "%s takes 'on' or 'off', not '%s'", what, s ? s : "");
 }
 

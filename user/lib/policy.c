@@ -233,7 +233,10 @@ void sluice_settings_init(struct sluice_settings *s)
 	s->def.prefix4 = 32;
 	s->def.prefix6 = 64;
 	s->def.tag = 1; /* slot 0, generation 1 */
-	sluice_limit_set(&s->def.pkt, 100, SLUICE_NS_PER_SEC, 200, NULL, 0);
+	/* --rate 100/s, and its burst by the one rule every --rate without
+	 * --burst follows: one second's worth (100) */
+	sluice_limit_set(&s->def.pkt, SLUICE_DEFAULT_RATE, SLUICE_NS_PER_SEC,
+			 sluice_default_burst(SLUICE_DEFAULT_RATE, SLUICE_NS_PER_SEC), NULL, 0);
 	s->agg4 = 24;
 	s->agg6 = 48;
 	s->event_mask = 63; /* one event per 64 drops per CPU */

@@ -79,6 +79,31 @@ static void table_info(FILE *f, const char *ifname, bool sets)
 	fprintf(f, "\",table=\"%s\"} 1\n", sets ? "sets" : "lru");
 }
 
+/*
+ * What the key table holds and can hold, per family: a set table's families
+ * fill apart (a full IPv4 half evicts whatever the IPv6 half holds), the
+ * LRU's share its capacity (max_keys is then the table's for both).
+ */
+static void family_samples(FILE *f, const char *ifname, const struct sluice_keys_view *v)
+{
+	static const char *const fam[] = { "ipv4", "ipv6" };
+	int k, i;
+
+	for (k = 0; k < 2; k++) {
+		const char *name = k ? "sluice_key_table_max_keys" : "sluice_key_table_keys";
+
+		family(f, name, "gauge", k ? "Keys the key table can hold per family (the lru "
+		       "table's families share one capacity, the sets table's have their own)." :
+		       "Keys in the key table now, per family (not the sliding logs).");
+		for (i = 0; i < 2; i++) {
+			fprintf(f, "%s{" IFACE_LABEL "=\"", name);
+			put_label(f, ifname);
+			fprintf(f, "\",family=\"%s\"} %llu\n", fam[i],
+				(unsigned long long)(k ? v->max_family[i] : v->used[i]));
+		}
+	}
+}
+
 /* The fleet agent's state (fleet.c), when the state has sluice_fleet. */
 static void fleet_samples(FILE *f, const struct sluice_handle *h)
 {
@@ -89,8 +114,9 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 	gauge(f, "sluice_fleet_state",
 	      "Fleet agent: 0 off (no agent ever), 1 synced, 2 outage (rate/N), 3 stopped "
 	      "(rate/N), 4 stale (not synced in time: rate/N).", h->ifname, (__u64)v.state_code);
-	gauge(f, "sluice_fleet_shared", "Whether fleet policies admit rate/N now (1) or the whole "
-	      "rate, shared through Redis (0).", h->ifname, v.shared);
+	gauge(f, "sluice_fleet_outage_share", "Whether fleet policies admit their outage share, "
+	      "rate/N, now (1), or the whole rate, shared through Redis (0).", h->ifname,
+	      v.shared);
 	gauge(f, "sluice_fleet_boxes", "N: the boxes of the fleet at the last sync, silent ones "
 	      "too.", h->ifname, v.n);
 	gauge(f, "sluice_fleet_silent_boxes", "Boxes of the fleet that have not synced within "
@@ -243,6 +269,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	struct sluice_counters c;
 	struct sluice_policies pol;
 	struct sluice_shape_stats ss;
+	struct sluice_keys_view kv;
 	/* A shaper is labelled by its state's name (shape:IFACE), so that the
 	 * limiter and the shaper of one interface keep apart. */
 	const char *label = h->shape && h->name[0] ? h->name : h->ifname;
@@ -303,6 +330,8 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	      label, sluice_keytab_capacity(&h->keys));
 	gauge(f, "sluice_key_table_bytes", "Memory of the key table.", label,
 	      sluice_keytab_bytes(&h->keys));
+	sluice_keys_view(h, &c, &kv);
+	family_samples(f, label, &kv);
 	table_info(f, label, h->keys.sets);
 	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", label,
 	      sluice_map_max_entries(h->logs_fd));

@@ -625,7 +625,7 @@ int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *
 	ret = sluice_read_stats(h, &c->stats);
 	if (ret)
 		return ret;
-	keys = sluice_keytab_count(&h->keys);
+	keys = sluice_keytab_count_families(&h->keys, c->table_keys);
 	log_keys = keys < 0 ? keys : sluice_count_keys(h->logs_fd);
 	if (keys < 0 || log_keys < 0)
 		return keys < 0 ? (int)keys : (int)log_keys;

@@ -31,6 +31,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <sluice/sets.h>
+
 #include "attach.h"
 #include "cmd.h"
 
@@ -63,7 +65,9 @@ static void attach_help(void)
 	       "  --mode native|skb   XDP in the driver (default) or generic XDP\n"
 	       "  --rate RATE         default limit per source: 100/s 6000/m 1/h 100pps,\n"
 	       "                      or bytes: 10mbit 1gbit 500kbps (give both to limit both)\n"
-	       "  --burst N           packets (or bytes) a quiet source may send at once\n"
+	       "  --burst N           packets (or bytes: 1514, 64k) a quiet source may send\n"
+	       "                      at once; without it one second's worth of the --rate\n"
+	       "                      before it (the default policy: 100/s burst 100)\n"
 	       "  --algo ALGO         token-bucket (default), leaky-bucket, sliding-window,\n"
 	       "                      fixed-window, sliding-log\n"
 	       "  --window DUR        window of the window algorithms: 100ms to 1h\n"
@@ -96,8 +100,10 @@ static void attach_help(void)
 	       "  --fresh             drop such a state and start empty\n"
 	       "\n"
 	       "Without --config, options given change the policy and those not given keep\n"
-	       "the current one. A state kept by 'sluice detach --keep-state', or one that\n"
-	       "sluice runs with (an upgrade), is resumed and the summary says so.\n"
+	       "the current one (but a --rate without --burst gets one second's worth).\n"
+	       "A state kept by 'sluice detach --keep-state', or one that sluice runs with\n"
+	       "(an upgrade), is resumed and the summary says so; it prints the policy\n"
+	       "with both values of every limit, and the key table per family.\n"
 	       "Pins live in %s/IFACE/ (initial network namespace) or\n"
 	       "%s/netns:INODE/IFACE/ (any other). See sluice(8).\n",
 	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_LOG_KEYS, SLUICE_DEFAULT_MAX_RULES,
@@ -294,17 +300,32 @@ static int apply_settings(struct attach_ctx *c, struct sluice_handle *h)
 	return ret;
 }
 
+/* What --max-keys asked for, when the set table holds more: it is made of
+ * whole sets of SLUICE_SET_WAYS keys a family. */
+static void keys_rounding(const struct attach_ctx *c, const struct sluice_keys_view *v, char *buf,
+			  size_t len)
+{
+	buf[0] = '\0';
+	if (v->sets && c->o->max_keys && v->max_family[0] != c->o->max_keys)
+		snprintf(buf, len, "; --max-keys %llu is rounded up to %llu keys a family (whole "
+			 "sets of %d)", (unsigned long long)c->o->max_keys,
+			 (unsigned long long)v->max_family[0], SLUICE_SET_WAYS);
+}
+
 static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 new_id,
 			  const char *state)
 {
 	struct sluice_settings s;
+	struct sluice_counters cnt;
+	struct sluice_keys_view kv;
 	struct attachment now;
-	char rate[128], kept[96];
-	long keys = sluice_keytab_count(&h->keys);
+	char keys[256], round[128], kept[320];
 	size_t i;
 
 	sluice_read_settings(h, &s, NULL);
-	format_policy_rate(&s.def, rate, sizeof(rate));
+	if (sluice_read_counters(h, &cnt))
+		memset(&cnt, 0, sizeof(cnt));
+	sluice_keys_view(h, &cnt, &kv);
 	if (c->o->shape || find_attachment(c->o->ifindex, &now))
 		memset(&now, 0, sizeof(now));
 	if (c->o->shape)
@@ -331,7 +352,15 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 		printf("  resumed (--resume): %s; %s\n", state, c->plan.why);
 		break;
 	case RESUME_DROP:
-		printf("  fresh (--fresh): dropped the pinned state, %s\n", c->plan.why);
+		/* Why it was not plainly this interface's, when it was not (a
+		 * kept state is plainly its own: --fresh just dropped it). */
+		if (c->plan.why[0])
+			snprintf(kept, sizeof(kept), "%s", c->plan.why);
+		else if (c->have_old_cfg && c->old_cfg.owner.life == SLUICE_LIFE_KEPT)
+			describe_kept(&c->old_cfg, kept, sizeof(kept));
+		else
+			snprintf(kept, sizeof(kept), "this interface's");
+		printf("  fresh (--fresh): dropped the pinned state (%s); started empty\n", kept);
 		break;
 	case RESUME_NONE:
 		break;
@@ -340,13 +369,11 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 		printf("  config: %s, %u rule%s added, %u removed, %u changed, %u unchanged\n",
 		       c->o->config, c->diff.added, c->diff.added == 1 ? "" : "s",
 		       c->diff.removed, c->diff.changed, c->diff.unchanged);
-	printf("  policy: %s %s, per /%u (IPv4) and /%u (IPv6) source%s%s\n",
-	       sluice_algo_name(s.def.algo), rate, s.def.prefix4, s.def.prefix6,
-	       (s.flags & SLUICE_DRY_RUN) ? ", dry run" : "",
-	       (s.flags & SLUICE_FAIL_CLOSED) ? ", fail-closed" : "");
-	printf("  state: %ld of %llu keys (%s table), %u rule%s, pinned in %s\n",
-	       keys < 0 ? 0 : keys, (unsigned long long)sluice_keytab_capacity(&h->keys),
-	       h->keys.sets ? "sets" : "lru", s.nr_rules, s.nr_rules == 1 ? "" : "s", c->dir);
+	print_policy_line(h);
+	sluice_keys_text(&kv, keys, sizeof(keys));
+	keys_rounding(c, &kv, round, sizeof(round));
+	printf("  keys: %s%s\n", keys, round);
+	printf("  pinned in %s\n", c->dir);
 	for (i = 0; i < sluice_nr_maps; i++)
 		if (c->pins_existed && c->adds_map[i])
 			printf("  added: %s/%s, which the sluice that pinned this state did not "

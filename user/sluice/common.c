@@ -49,6 +49,7 @@ _Static_assert(sizeof(sluice_maps) / sizeof(sluice_maps[0]) <= SLUICE_MAX_MAPS,
 /* Largest --max-rules: 4M rules are 570 MB of rule table. */
 #define MAX_RULES_LIMIT (1ULL << 22)
 #define MIN_INTERVAL_NS (100ULL * 1000000ULL)
+#define MAX_INTERVAL_NS (3600ULL * SLUICE_NS_PER_SEC)
 
 enum {
 	OPT_MODE = 256,
@@ -154,6 +155,40 @@ static const char *opt_name(int val)
 	return buf;
 }
 
+/* The options the set command takes more than once (a --rate of each kind,
+ * a --burst or --delay after each) or checks itself (--fail-closed). */
+static bool multi_valued(int c)
+{
+	switch (c) {
+	case OPT_RATE:
+	case OPT_BURST:
+	case OPT_ALGO:
+	case OPT_WINDOW:
+	case OPT_PREFIX4:
+	case OPT_PREFIX6:
+	case OPT_NEW_KEYS:
+	case OPT_FAIL_CLOSED:
+	case OPT_FAIL_OPEN:
+	case OPT_DELAY:
+	case OPT_NODELAY:
+		return true;
+	}
+	return false;
+}
+
+/* " (lower case: 'skb')" when word is a or b in another case, else "". */
+static const char *lower_hint(const char *word, const char *a, const char *b)
+{
+	static char buf[48];
+	const char *const names[] = { a, b };
+	const char *l = sluice_case_hint(word, names, 2);
+
+	if (!l)
+		return "";
+	snprintf(buf, sizeof(buf), " (words are lower case: '%s')", l);
+	return buf;
+}
+
 static int run_only(const char *cmd, const char *opt)
 {
 	return usage_err(cmd, "%s is an option of 'sluice run', not of 'sluice %s'", opt, cmd);
@@ -187,12 +222,37 @@ int refuse_shape_name(const char *cmd, const char *name)
 			 "status', tuned with 'sluicectl -i %s'", name, cmd, name + plen, name);
 }
 
+/*
+ * getopt_long() takes any unique prefix of a long option ("--fr" for
+ * --fresh, which drops the pinned state): sluice takes an option only by its
+ * full name, as sluicectl's editing commands do, so that a shortened word
+ * never means more than was written. The word is argv[optind - 1], or the
+ * one before it when that is the option's separate value.
+ */
+static bool full_name(const char *cmd, int argc, char **argv, const struct option *opt)
+{
+	const char *word = optind - 1 < argc ? argv[optind - 1] : NULL;
+	size_t len;
+
+	if (word && optarg == word && optind >= 2)
+		word = argv[optind - 2];
+	if (!word || strncmp(word, "--", 2))
+		return true;
+	len = strcspn(word + 2, "=");
+	if (len == strlen(opt->name) && !strncmp(word + 2, opt->name, len))
+		return true;
+	usage_err(cmd, "'%.*s' is short for '--%s': write options in full (sluice takes no "
+		  "abbreviations)", (int)(len + 2), word, opt->name);
+	return false;
+}
+
 int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts *o)
 {
 	bool is_run = !strcmp(cmd, "run"), is_shape = !strcmp(cmd, "shape attach");
 	int delay_seen = 0; /* OPT_DELAY or OPT_NODELAY, since the last --rate */
+	const char *seen[OPT_FLEET_LAST - OPT_MODE + 1] = { NULL };
 	char err[SLUICE_ERR_LEN];
-	int c, fail_seen = 0;
+	int c, ret, fail_seen = 0, longindex = -1;
 	__u64 v;
 
 	memset(o, 0, sizeof(*o));
@@ -205,9 +265,25 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hv", attach_long, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hv", attach_long, &longindex)) != -1) {
 		const char *arg = optarg;
 
+		if (longindex >= 0 && !full_name(cmd, argc, argv, &attach_long[longindex]))
+			return SLUICE_EXIT_USAGE;
+		longindex = -1;
+		/* One value each, but for the policy's (a --rate of each kind,
+		 * a --burst per --rate), which the set command checks: a second
+		 * --mode is refused as a second --rate is, never taken unsaid. */
+		if (c >= OPT_MODE && c <= OPT_FLEET_LAST && !multi_valued(c)) {
+			const char **first = &seen[c - OPT_MODE];
+
+			if (*first)
+				return usage_err(cmd, "%s is given twice%s%s%s%s%s: give it once",
+						 opt_name(c), arg ? " ('" : "",
+						 arg ? *first : "", arg ? "' and '" : "",
+						 arg ? arg : "", arg ? "')" : "");
+			*first = arg ? arg : "";
+		}
 		switch (c) {
 		case 'h':
 			return -1;
@@ -223,8 +299,8 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			else if (!strcmp(arg, "skb"))
 				o->mode = XDP_MODE_SKB;
 			else
-				return usage_err(cmd, "--mode takes 'native' or 'skb', not '%s'",
-						 arg);
+				return usage_err(cmd, "--mode takes 'native' or 'skb', not '%s'%s",
+						 arg, lower_hint(arg, "native", "skb"));
 			o->mode_given = true;
 			break;
 		case OPT_RATE:
@@ -294,12 +370,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 		case OPT_INTERVAL:
 			if (!is_run)
 				return run_only(cmd, "--interval");
-			if (sluice_parse_duration("--interval", arg, &o->interval_ns, err,
-						  sizeof(err)))
+			ret = sluice_parse_duration("--interval", arg, &o->interval_ns, err,
+						    sizeof(err));
+			if (ret && ret != -ERANGE)
 				return usage_err(cmd, "%s", err);
-			if (o->interval_ns < MIN_INTERVAL_NS)
-				return usage_err(cmd, "--interval '%s' is too short: at least "
-						 "100ms", arg);
+			if (ret || o->interval_ns < MIN_INTERVAL_NS ||
+			    o->interval_ns > MAX_INTERVAL_NS)
+				return usage_err(cmd, "--interval '%s' is out of range: give "
+						 "100ms to 1h (a report every DUR; 1.5s and "
+						 "250ms work)", arg);
 			break;
 		case OPT_METRICS:
 			if (!is_run)
@@ -342,8 +421,9 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			else if (!strcmp(arg, "dst"))
 				o->key_kind = SLUICE_KIND_KEY_DST;
 			else
-				return usage_err(cmd, "--key takes 'src' (the source address, the "
-						 "default) or 'dst' (the destination), not '%s'", arg);
+				return usage_err(cmd, "--key takes 'src' (the source address, "
+						 "the default) or 'dst' (the destination), not "
+						 "'%s'%s", arg, lower_hint(arg, "src", "dst"));
 			o->key_given = true;
 			break;
 		case OPT_HORIZON:
@@ -376,7 +456,7 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 			else
 				return usage_err(cmd, "--table takes 'lru' (an LRU hash, the "
 						 "default) or 'sets' (the set-associative table), "
-						 "not '%s'", arg);
+						 "not '%s'%s", arg, lower_hint(arg, "lru", "sets"));
 			break;
 		case OPT_FLEET_FIRST ... OPT_FLEET_LAST:
 			if (!is_run)
@@ -536,33 +616,14 @@ int remove_pins(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len)
+void print_policy_line(struct sluice_handle *h)
 {
-	char r[64], d[32];
-	int n = 0;
+	struct sluice_settings s;
+	char line[320], set[96];
 
-	if (p->action == SLUICE_ACT_EXEMPT) {
-		snprintf(buf, len, "exempt");
-		return;
-	}
-	if (p->action == SLUICE_ACT_DENY) {
-		snprintf(buf, len, "deny");
-		return;
-	}
-	if (sluice_algo_is_window(p->algo)) {
-		sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, d, sizeof(d));
-		snprintf(buf, len, "%u per %s window", p->window_limit, d);
-		return;
-	}
-	buf[0] = '\0';
-	if (p->pkt.period_ns) {
-		sluice_format_rate(&p->pkt, false, r, sizeof(r));
-		n = snprintf(buf, len, "%s burst %u", r, p->pkt.burst);
-	}
-	if (p->bytes.period_ns && n >= 0 && (size_t)n < len) {
-		sluice_format_rate(&p->bytes, true, r, sizeof(r));
-		snprintf(buf + n, len - n, "%s%s burst %u bytes", n ? ", " : "", r, p->bytes.burst);
-	}
-	if (!buf[0])
-		snprintf(buf, len, "none");
+	sluice_read_settings(h, &s, NULL);
+	sluice_policy_text(&s.def, 0, h->shape, line, sizeof(line));
+	sluice_settings_text(&s, set, sizeof(set));
+	printf("  policy: %s\n  settings: %s, %u rule%s\n", line, set, s.nr_rules,
+	       s.nr_rules == 1 ? "" : "s");
 }

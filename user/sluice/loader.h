@@ -296,8 +296,9 @@ void describe_kept(const struct sluice_config *cfg, char *buf, size_t len);
 int run_claim(unsigned int ifindex);
 int run_holder(unsigned int ifindex);
 
-/* A policy's limit in words: "100/s burst 200", "10mbit burst 1500",
- * "50 per 1s window". */
-void format_policy_rate(const struct sluice_policy *p, char *buf, size_t len);
+/* The summary lines of attach and reload: the default policy with both
+ * values of every limit (sluice_policy_text()) and the settings:
+ * "  policy: limit token-bucket 100/s burst 100, keyed by ...". */
+void print_policy_line(struct sluice_handle *h);
 
 #endif /* SLUICE_LOADER_H */

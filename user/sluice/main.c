@@ -77,6 +77,9 @@ static void usage(FILE *f)
 		"  -V, --version   print the version and the map layout version\n"
 		"  -h, --help      this help\n"
 		"\n"
+		"A --rate without --burst gets one second's worth as its burst (100/s:\n"
+		"burst 100), everywhere; options are taken by their full names, once each.\n"
+		"\n"
 		"Exit status: 0 success, 1 runtime failure, 2 usage error. See sluice(8).\n");
 }
 
@@ -128,22 +131,29 @@ int main(int argc, char **argv)
 		return SLUICE_EXIT_USAGE;
 	}
 	if (!strcmp(argv[i], "help")) {
-		char *words[] = { NULL, "help", NULL };
+		/* "sluice help attach" is "sluice attach help", "sluice help
+		 * shape attach" is "sluice shape attach help". */
+		char *words[4] = { NULL };
+		int n = argc - i - 1, k;
 
-		if (i + 1 == argc) {
+		if (n == 0) {
 			usage(stdout);
 			return SLUICE_EXIT_OK;
 		}
-		if (i + 2 < argc)
-			return usage_err(NULL, "help takes one command, not '%s %s': sluice help "
-					 "COMMAND", argv[i + 1], argv[i + 2]);
-		/* "sluice help attach" is "sluice attach help". */
-		for (c = cmds; c->name; c++) {
-			if (!strcmp(argv[i + 1], c->name)) {
-				words[0] = argv[i + 1];
-				return c->func(2, words);
-			}
-		}
+		if (n > 2 || (n == 2 && strcmp(argv[i + 1], "shape")))
+			return usage_err(NULL, "help takes one command (or 'shape' and one of its "
+					 "commands), not '%s %s': sluice help COMMAND",
+					 argv[i + 1], argv[i + 2]);
+		if (n == 2 && strcmp(argv[i + 2], "attach") && strcmp(argv[i + 2], "detach") &&
+		    strcmp(argv[i + 2], "status"))
+			return usage_err(NULL, "no help for 'shape %s': give one of shape attach, "
+					 "shape detach or shape status", argv[i + 2]);
+		for (k = 0; k < n; k++)
+			words[k] = argv[i + 1 + k];
+		words[n] = "help";
+		for (c = cmds; c->name; c++)
+			if (!strcmp(argv[i + 1], c->name))
+				return c->func(n + 1, words);
 		return usage_err(NULL, "no help for '%s': give one of attach, detach, status, run, "
 				 "reload or shape", argv[i + 1]);
 	}

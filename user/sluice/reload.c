@@ -99,6 +99,7 @@ int sluice_reload(const char *ifname, const char *path)
 	       ifname, path, diff.added, diff.added == 1 ? "" : "s", diff.removed, diff.changed,
 	       diff.unchanged, diff.default_changed ? "changed" : "unchanged",
 	       diff.settings_changed ? "changed" : "unchanged");
+	print_policy_line(&h);
 	status = SLUICE_EXIT_OK;
 out_close:
 	sluice_close(&h);

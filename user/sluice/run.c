@@ -33,7 +33,7 @@
 void run_usage(FILE *f)
 {
 	fprintf(f,
-		"  sluice run IFACE [attach options] [--interval SECS] [--metrics ADDR:PORT]\n"
+		"  sluice run IFACE [attach options] [--interval DUR] [--metrics ADDR:PORT]\n"
 		"                [--keep-state] [--redis ADDR --fleet NAME [fleet options]]\n"
 		"      report on IFACE once per interval; attach first if sluice is not\n"
 		"      attached, and then detach on Ctrl-C\n");
@@ -45,7 +45,8 @@ static void run_help(void)
 	run_usage(stdout);
 	printf("\n"
 	       "Takes every option of 'sluice attach' (see 'sluice attach help'), and:\n"
-	       "  --interval SECS     time between reports: 1 (default), 500ms, 1m, ...\n"
+	       "  --interval DUR      time between reports, 100ms to 1h: 1 (default), 500ms,\n"
+	       "                      1.5s, 1m\n"
 	       "  --metrics ADDR:PORT serve the counters for Prometheus at\n"
 	       "                      http://ADDR:PORT/metrics (e.g. 127.0.0.1:9100 or\n"
 	       "                      [::1]:9100; port 0: any free one); prints the URL\n"

@@ -35,10 +35,11 @@ void shape_usage(FILE *f)
 {
 	fprintf(f,
 		"  sluice shape attach IFACE [--rate RATE [--burst N] [--delay N | --nodelay]]...\n"
-		"               [--algo ALGO] [--prefix4 LEN] [--prefix6 LEN] [--key src|dst]\n"
-		"               [--table lru|sets] [--max-keys N] [--max-rules N]\n"
-		"               [--horizon DUR]\n"
-		"               [--queue-limit N] [--config FILE] [--resume|--fresh]\n"
+		"               [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
+		"               [--key src|dst] [--table lru|sets] [--max-keys N]\n"
+		"               [--max-log-keys N] [--max-rules N] [--new-keys RATE|off]\n"
+		"               [--fail-closed|--fail-open] [--horizon DUR] [--queue-limit N]\n"
+		"               [--config FILE] [--resume|--fresh]\n"
 		"  sluice shape detach IFACE [--keep-state]\n"
 		"  sluice shape status [-j] [IFACE]\n"
 		"      shape what IFACE sends (tc egress and an fq qdisc): each key's packets\n"
@@ -51,8 +52,9 @@ static void shape_help(void)
 	shape_usage(stdout);
 	printf("\n"
 	       "  --rate RATE         the rate per key: 100/s 6000/m, or bytes: 10mbit 500kbps\n"
-	       "  --burst N           the queue per key: N packets (bytes) beyond the first\n"
-	       "                      wait for their turn; beyond the queue, dropped\n"
+	       "  --burst N           the queue per key: N packets (bytes: 1514, 64k) beyond\n"
+	       "                      the first wait for their turn; beyond the queue,\n"
+	       "                      dropped; without it one second's worth of the rate\n"
 	       "  --delay N           of a burst, the first N excess go at once, the rest wait\n"
 	       "  --nodelay           every accepted packet goes at once (a meter, no queue)\n"
 	       "  --algo ALGO         token-bucket (default) or leaky-bucket shape; the window\n"

@@ -122,7 +122,7 @@ void shape_status_text(unsigned int ifindex, const struct sluice_handle *h)
 void shape_status_json(struct sluice_json *j, unsigned int ifindex, const struct sluice_handle *h)
 {
 	struct shape_view v;
-	size_t i;
+	struct sluice_rec r;
 
 	read_view(ifindex, h, &v);
 	json_str(j, "key", v.key_dst ? "dst" : "src");
@@ -159,17 +159,7 @@ void shape_status_json(struct sluice_json *j, unsigned int ifindex, const struct
 	json_bool(j, "has_shape_stats", v.has_stats);
 	if (!v.has_stats)
 		return;
-	json_obj_begin(j, "shape_stats");
-	json_u64(j, "shaped", v.st.shaped);
-	json_u64(j, "delayed", v.st.delayed);
-	json_u64(j, "delay_ns", v.st.delay_ns);
-	json_u64(j, "mean_delay_ns", v.st.delayed ? v.st.delay_ns / v.st.delayed : 0);
-	json_u64(j, "max_delay_ns", v.st.max_delay_ns);
-	json_u64(j, "horizon_dropped", v.st.horizon_dropped);
-	json_u64(j, "restamped", v.st.restamped);
-	json_arr_begin(j, "delay_hist");
-	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++)
-		json_u64(j, NULL, v.st.hist[i]);
-	json_arr_end(j);
-	json_obj_end(j);
+	/* The same object as sluicectl stats -j writes (fmt.c). */
+	sluice_rec_init(&r, j, NULL, 0);
+	sluice_shape_stats_out(&r, &v.st);
 }

@@ -26,10 +26,9 @@ struct iface_status {
 	int attach_err;
 	struct sluice_settings set;
 	struct sluice_counters c; /* c.keys: both tables; c.log_keys: sluice_logs */
-	bool sets; /* the key table: --table sets, not the LRU hash */
-	__u64 max_keys; /* the key table's capacity (sets: both families) */
+	struct sluice_keys_view keys; /* the key table: what it holds, per family */
 	__u32 max_log_keys;
-	__u64 keys_mem, log_keys_mem;
+	__u64 log_keys_mem;
 	__u32 fleet_keys; /* sluice_fleet_use's size; 0: the state has none */
 	__u64 fleet_keys_mem;
 	struct sluice_owner owner;
@@ -90,10 +89,7 @@ static int read_status(const char *ifname, struct iface_status *s)
 	s->standing = h.standing;
 	sluice_check_standing(&h, false, s->note, sizeof(s->note));
 	sluice_read_settings(&h, &s->set, NULL);
-	s->sets = h.keys.sets;
-	s->max_keys = sluice_keytab_capacity(&h.keys);
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
-	s->keys_mem = sluice_keytab_bytes(&h.keys);
 	s->log_keys_mem = sluice_map_bytes(h.logs_fd);
 	if (h.fleet_use_fd >= 0) {
 		s->fleet_keys = sluice_map_max_entries(h.fleet_use_fd);
@@ -105,6 +101,7 @@ static int read_status(const char *ifname, struct iface_status *s)
 	if (ret)
 		snprintf(s->err, sizeof(s->err), "Couldn't read the counters of %s: %s", s->ifname,
 			 strerror(-ret));
+	sluice_keys_view(&h, &s->c, &s->keys);
 	sluice_close(&h);
 	return ret;
 }
@@ -113,11 +110,11 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 {
 	const struct sluice_policy *p = &s->set.def;
 	struct sluice_netns ns;
+	struct sluice_rec rec;
+	size_t i;
 
 	if (sluice_netns_self(&ns, NULL, 0))
 		memset(&ns, 0, sizeof(ns));
-	char buf[128];
-	size_t i;
 
 	json_obj_begin(j, NULL);
 	json_str(j, "ifname", s->ifname);
@@ -146,46 +143,18 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 		return;
 	}
 
+	/* The same objects as sluicectl's rule list and show (fmt.c). */
 	json_obj_begin(j, "policy");
-	json_str(j, "algo", sluice_algo_name(p->algo));
-	if (sluice_algo_is_window(p->algo)) {
-		json_u64(j, "limit", p->window_limit);
-		json_u64(j, "window_ms", (p->window >> SLUICE_TICK_SHIFT) / 1000000ULL);
-	}
-	if (p->pkt.period_ns) {
-		sluice_format_rate(&p->pkt, false, buf, sizeof(buf));
-		json_str(j, "rate", buf);
-		if (!sluice_algo_is_window(p->algo))
-			json_u64(j, "burst", p->pkt.burst);
-	}
-	if (p->bytes.period_ns) {
-		sluice_format_rate(&p->bytes, true, buf, sizeof(buf));
-		json_str(j, "byte_rate", buf);
-		json_u64(j, "byte_burst", p->bytes.burst);
-	}
-	json_u64(j, "prefix4", p->prefix4);
-	json_u64(j, "prefix6", p->prefix6);
-	json_bool(j, "dry_run", (s->set.flags & SLUICE_DRY_RUN) ||
-				       (p->flags & SLUICE_POLICY_DRY_RUN));
+	json_str(j, "match", "default");
+	sluice_policy_json(j, p, 0, s->shape, s->set.flags & SLUICE_DRY_RUN);
 	json_obj_end(j);
-
-	json_bool(j, "fail_closed", s->set.flags & SLUICE_FAIL_CLOSED);
-	if (s->set.new_keys.period_ns) {
-		sluice_format_rate(&s->set.new_keys, false, buf, sizeof(buf));
-		json_str(j, "new_keys", buf);
-	} else {
-		json_str(j, "new_keys", "off");
-	}
+	sluice_settings_json(j, &s->set);
 	json_u64(j, "rules", s->set.nr_rules);
 	json_bool(j, "fleet_policies", s->fleet_policies);
 	if (s->has_fleet)
 		sluice_fleet_json(j, &s->fleet);
-	json_obj_begin(j, "keys");
-	json_str(j, "table", s->sets ? "sets" : "lru");
-	json_u64(j, "used", s->c.keys - s->c.log_keys);
-	json_u64(j, "max", s->max_keys);
-	json_u64(j, "memlock", s->keys_mem);
-	json_obj_end(j);
+	sluice_rec_init(&rec, j, NULL, 0);
+	sluice_keys_out(&rec, &s->keys);
 	if (s->fleet_keys) {
 		json_obj_begin(j, "fleet_keys");
 		json_u64(j, "max", s->fleet_keys);
@@ -226,7 +195,7 @@ static void human_bytes(__u64 b, char *buf, size_t len)
 static void print_text(const struct iface_status *s, int ret)
 {
 	const struct sluice_policy *p = &s->set.def;
-	char rate[128], mem[32], lmem[32];
+	char rate[128], mem[32], lmem[32], line[512];
 	size_t i;
 
 	struct sluice_netns ns;
@@ -267,9 +236,8 @@ static void print_text(const struct iface_status *s, int ret)
 	}
 	if (s->note[0])
 		printf("  note:     %s\n", s->note);
-	format_policy_rate(p, rate, sizeof(rate));
-	printf("  policy:   %s %s, per /%u (IPv4) and /%u (IPv6) source\n",
-	       sluice_algo_name(p->algo), rate, p->prefix4, p->prefix6);
+	sluice_policy_text(p, 0, s->shape, line, sizeof(line));
+	printf("  policy:   %s\n", line);
 	if (s->set.new_keys.period_ns)
 		sluice_format_rate(&s->set.new_keys, false, rate, sizeof(rate));
 	else
@@ -278,18 +246,14 @@ static void print_text(const struct iface_status *s, int ret)
 	       (s->set.flags & SLUICE_DRY_RUN) ? "on" : "off",
 	       (s->set.flags & SLUICE_FAIL_CLOSED) ? "closed" : "open", rate, s->set.nr_rules);
 	if (s->has_fleet && (s->fleet_policies || s->fleet.state_code != SLUICE_FLEET_NONE)) {
-		char line[512];
-
 		sluice_fleet_summary(&s->fleet, s->fleet_policies, line, sizeof(line));
 		printf("  fleet:    %s\n", line);
 	}
-	human_bytes(s->keys_mem, mem, sizeof(mem));
+	sluice_keys_text(&s->keys, line, sizeof(line));
+	printf("  keys:     %s\n", line);
 	human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
-	printf("  tables:   %s %llu of %llu (%s); sliding logs %llu of %u (%s)",
-	       s->sets ? "keys (sets table)" : "keys (lru table)",
-	       (unsigned long long)(s->c.keys - s->c.log_keys), (unsigned long long)s->max_keys,
-	       mem,
-	       (unsigned long long)s->c.log_keys, s->max_log_keys, lmem);
+	printf("  tables:   sliding logs %llu of %u (%s)", (unsigned long long)s->c.log_keys,
+	       s->max_log_keys, lmem);
 	if (s->fleet_keys) {
 		human_bytes(s->fleet_keys_mem, mem, sizeof(mem));
 		printf("; fleet usage for %u keys (%s)", s->fleet_keys, mem);

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * What sluice writes about a policy, its settings and its key table, once:
+ * as text and as JSON, for `sluice status`, `sluice attach` and reload's
+ * summaries, and every sluicectl command that prints a policy. A field has
+ * one name everywhere (sluicectl(8) and sluice(8), JSON OUTPUT, list them);
+ * a text line of `name value` pairs uses the JSON name, its objects joined
+ * by '_' (fleet.sync_errors is fleet_sync_errors).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "libsluice.h"
+#include <sluice/sets.h>
+
+const char *sluice_action_name(unsigned int action)
+{
+	switch (action) {
+	case SLUICE_ACT_LIMIT:
+		return "limit";
+	case SLUICE_ACT_EXEMPT:
+		return "exempt";
+	case SLUICE_ACT_DENY:
+		return "deny";
+	}
+	return "unknown";
+}
+
+void sluice_fmt_rate(const struct sluice_policy *p, char *buf, size_t len)
+{
+	char a[48] = "", b[48] = "";
+
+	if (p->action != SLUICE_ACT_LIMIT) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (p->pkt.period_ns)
+		sluice_format_rate(&p->pkt, false, a, sizeof(a));
+	if (p->bytes.period_ns && !sluice_algo_is_window(p->algo))
+		sluice_format_rate(&p->bytes, true, b, sizeof(b));
+	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
+}
+
+void sluice_fmt_burst(const struct sluice_policy *p, char *buf, size_t len)
+{
+	char a[24] = "", b[24] = "";
+
+	if (p->action != SLUICE_ACT_LIMIT || sluice_algo_is_window(p->algo)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (p->pkt.period_ns)
+		snprintf(a, sizeof(a), "%u", p->pkt.burst);
+	if (p->bytes.period_ns)
+		snprintf(b, sizeof(b), "%uB", p->bytes.burst);
+	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
+}
+
+void sluice_fmt_window(const struct sluice_policy *p, char *buf, size_t len)
+{
+	if (p->action != SLUICE_ACT_LIMIT || !sluice_algo_is_window(p->algo)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, buf, len);
+}
+
+static void fmt_one_delay(__u32 d, const char *unit, char *buf, size_t len)
+{
+	if (d == SLUICE_NODELAY)
+		snprintf(buf, len, "nodelay%s", *unit ? "(bytes)" : "");
+	else
+		snprintf(buf, len, "%u%s", d, unit);
+}
+
+void sluice_fmt_delay(const struct sluice_policy *p, char *buf, size_t len)
+{
+	char a[32] = "", b[32] = "";
+
+	if (p->action != SLUICE_ACT_LIMIT || sluice_algo_is_window(p->algo)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (p->pkt.period_ns)
+		fmt_one_delay(p->pkt_delay, "", a, sizeof(a));
+	if (p->bytes.period_ns)
+		fmt_one_delay(p->byte_delay, "B", b, sizeof(b));
+	/* one --nodelay for both reads as one */
+	if (*a && *b && p->pkt_delay == SLUICE_NODELAY && p->byte_delay == SLUICE_NODELAY)
+		*b = 0;
+	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
+}
+
+/* "/32 (IPv4) and /64 (IPv6)", or one family's "/24" */
+static void fmt_keyed(const struct sluice_policy *p, int family, char *buf, size_t len)
+{
+	if (family == 4)
+		snprintf(buf, len, "/%u", p->prefix4);
+	else if (family == 6)
+		snprintf(buf, len, "/%u", p->prefix6);
+	else
+		snprintf(buf, len, "/%u (IPv4) and /%u (IPv6)", p->prefix4, p->prefix6);
+}
+
+/* "100/s burst 100" (a shaper's: "delay 5" or "nodelay" after it); a byte
+ * limit's burst and delay count bytes, and say so. */
+static void fmt_limit(const struct sluice_limit *l, bool bytes, bool shape, __u32 delay,
+		      char *buf, size_t len)
+{
+	char r[48], d[48] = "";
+
+	sluice_format_rate(l, bytes, r, sizeof(r));
+	if (shape && delay == SLUICE_NODELAY)
+		snprintf(d, sizeof(d), " nodelay");
+	else if (shape)
+		snprintf(d, sizeof(d), " delay %u%s", delay, bytes ? " bytes" : "");
+	snprintf(buf, len, "%s burst %u%s%s", r, l->burst, bytes ? " bytes" : "", d);
+}
+
+void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, char *buf,
+			size_t len)
+{
+	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "";
+	char rate[96], win[32], key[48], a[96] = "", b[96] = "";
+
+	fmt_keyed(p, family, key, sizeof(key));
+	if (p->action != SLUICE_ACT_LIMIT) {
+		snprintf(buf, len, "%s%s", sluice_action_name(p->action), dry);
+		return;
+	}
+	if (sluice_algo_is_window(p->algo)) {
+		sluice_fmt_rate(p, rate, sizeof(rate));
+		sluice_fmt_window(p, win, sizeof(win));
+		snprintf(buf, len, "%s %s %s: %u per %s window, keyed by %s%s%s",
+			 shape ? "meter" : "limit", sluice_algo_name(p->algo), rate,
+			 p->window_limit, win, key,
+			 shape ? " (a meter: the excess is dropped, nothing waits)" : "", dry);
+		return;
+	}
+	/* Both values of every limit: the rate and its burst. */
+	if (p->pkt.period_ns)
+		fmt_limit(&p->pkt, false, shape, p->pkt_delay, a, sizeof(a));
+	if (p->bytes.period_ns)
+		fmt_limit(&p->bytes, true, shape, p->byte_delay, b, sizeof(b));
+	snprintf(buf, len, "%s %s %s%s%s, keyed by %s%s%s", shape ? "shape" : "limit",
+		 sluice_algo_name(p->algo), a, *a && *b ? " and " : "", b, key,
+		 p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "", dry);
+}
+
+static void json_limit(struct sluice_json *j, const char *key, const struct sluice_limit *l,
+		       bool is_bytes, bool with_burst, const __u32 *delay)
+{
+	char text[48];
+
+	sluice_format_rate(l, is_bytes, text, sizeof(text));
+	json_obj_begin(j, key);
+	json_str(j, "rate", text);
+	json_u64(j, "count", l->rate);
+	json_u64(j, "period_ns", l->period_ns);
+	json_f64(j, "per_second", (double)l->rate * 1e9 / (double)l->period_ns);
+	if (with_burst)
+		json_u64(j, "burst", l->burst);
+	/* A shaper's: the excess that goes at once, or every packet. */
+	if (delay) {
+		json_bool(j, "nodelay", *delay == SLUICE_NODELAY);
+		if (*delay != SLUICE_NODELAY)
+			json_u64(j, "delay", *delay);
+	}
+	json_obj_end(j);
+}
+
+void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, int family,
+			bool shape, bool global_dry)
+{
+	json_str(j, "action", sluice_action_name(p->action));
+	json_bool(j, "dry_run", p->flags & SLUICE_POLICY_DRY_RUN);
+	json_bool(j, "effective_dry_run", global_dry || (p->flags & SLUICE_POLICY_DRY_RUN));
+	json_bool(j, "fleet", p->flags & SLUICE_POLICY_FLEET);
+	if (family != 6)
+		json_u64(j, "prefix4", p->prefix4);
+	if (family != 4)
+		json_u64(j, "prefix6", p->prefix6);
+	json_u64(j, "slot", p->tag >> 16);
+	json_u64(j, "tag", p->tag);
+	if (p->action != SLUICE_ACT_LIMIT)
+		return;
+	json_str(j, "algo", sluice_algo_name(p->algo));
+	if (sluice_algo_is_window(p->algo)) {
+		json_limit(j, "packets", &p->pkt, false, false, NULL);
+		json_u64(j, "window_ns", p->window >> SLUICE_TICK_SHIFT);
+		json_u64(j, "window_limit", p->window_limit);
+		if (shape)
+			json_bool(j, "meter", true);
+		return;
+	}
+	if (p->pkt.period_ns)
+		json_limit(j, "packets", &p->pkt, false, true, shape ? &p->pkt_delay : NULL);
+	if (p->bytes.period_ns)
+		json_limit(j, "bytes", &p->bytes, true, true, shape ? &p->byte_delay : NULL);
+}
+
+void sluice_settings_text(const struct sluice_settings *s, char *buf, size_t len)
+{
+	char nk[48] = "off";
+
+	if (s->new_keys.period_ns)
+		sluice_format_rate(&s->new_keys, false, nk, sizeof(nk));
+	snprintf(buf, len, "dry-run %s, fail-%s, new keys %s",
+		 s->flags & SLUICE_DRY_RUN ? "on" : "off",
+		 s->flags & SLUICE_FAIL_CLOSED ? "closed" : "open", nk);
+}
+
+void sluice_settings_json(struct sluice_json *j, const struct sluice_settings *s)
+{
+	char nk[48] = "off";
+
+	if (s->new_keys.period_ns)
+		sluice_format_rate(&s->new_keys, false, nk, sizeof(nk));
+	json_obj_begin(j, "settings");
+	json_bool(j, "dry_run", s->flags & SLUICE_DRY_RUN);
+	json_bool(j, "fail_closed", s->flags & SLUICE_FAIL_CLOSED);
+	json_str(j, "new_keys", nk);
+	json_obj_end(j);
+}
+
+/* ---- the key table ---- */
+
+void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counters *c,
+		      struct sluice_keys_view *v)
+{
+	int f;
+
+	memset(v, 0, sizeof(*v));
+	v->sets = h->keys.sets;
+	v->bytes = sluice_keytab_bytes(&h->keys);
+	v->max = sluice_keytab_capacity(&h->keys);
+	for (f = 0; f < 2; f++) {
+		v->used[f] = c->table_keys[f];
+		/* the LRU's families share its capacity; a set table's each
+		 * have sets of their own */
+		v->max_family[f] = v->sets ? (__u64)h->keys.nsets[f] * SLUICE_SET_WAYS : v->max;
+	}
+}
+
+static void human_bytes(__u64 b, char *buf, size_t len)
+{
+	if (b >= 1ULL << 30)
+		snprintf(buf, len, "%.1f GiB", (double)b / (1ULL << 30));
+	else if (b >= 1ULL << 20)
+		snprintf(buf, len, "%.1f MiB", (double)b / (1ULL << 20));
+	else
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+}
+
+void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
+{
+	char mem[32];
+	int f;
+
+	human_bytes(v->bytes, mem, sizeof(mem));
+	if (!v->sets) {
+		snprintf(buf, len,
+			 "%llu of %llu keys (lru table: IPv4 %llu, IPv6 %llu share it; %s)",
+			 (unsigned long long)(v->used[0] + v->used[1]),
+			 (unsigned long long)v->max, (unsigned long long)v->used[0],
+			 (unsigned long long)v->used[1], mem);
+		return;
+	}
+	/* A set table's families fill apart: a full IPv4 half is full
+	 * whatever the IPv6 half holds, so each is said on its own. */
+	snprintf(buf, len, "sets table:");
+	for (f = 0; f < 2; f++) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, "%s IPv%d %llu of %llu%s", f ? "," : "", f ? 6 : 4,
+			 (unsigned long long)v->used[f], (unsigned long long)v->max_family[f],
+			 v->used[f] >= v->max_family[f] ? " (full)" : "");
+	}
+	snprintf(buf + strlen(buf), len - strlen(buf), " keys (%s)", mem);
+}
+
+void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v)
+{
+	static const char *const fam[] = { "ipv4", "ipv6" };
+	int f;
+
+	sluice_rec_begin(r, "key_table");
+	sluice_rec_str(r, "table", v->sets ? "sets" : "lru");
+	sluice_rec_u64(r, "used", v->used[0] + v->used[1]);
+	sluice_rec_u64(r, "max", v->max);
+	sluice_rec_bool(r, "families_share_max", !v->sets);
+	sluice_rec_u64(r, "memlock", v->bytes);
+	for (f = 0; f < 2; f++) {
+		sluice_rec_begin(r, fam[f]);
+		sluice_rec_u64(r, "used", v->used[f]);
+		sluice_rec_u64(r, "max", v->max_family[f]);
+		sluice_rec_bool(r, "full", v->used[f] >= v->max_family[f]);
+		sluice_rec_end(r);
+	}
+	sluice_rec_end(r);
+}
+
+void sluice_shape_stats_out(struct sluice_rec *r, const struct sluice_shape_stats *s)
+{
+	char name[48];
+	unsigned int i;
+
+	sluice_rec_begin(r, "shape");
+	sluice_rec_u64(r, "shaped", s->shaped);
+	sluice_rec_u64(r, "delayed", s->delayed);
+	sluice_rec_u64(r, "delay_ns", s->delay_ns);
+	sluice_rec_u64(r, "mean_delay_ns", s->delayed ? s->delay_ns / s->delayed : 0);
+	sluice_rec_u64(r, "max_delay_ns", s->max_delay_ns);
+	sluice_rec_u64(r, "restamped", s->restamped);
+	sluice_rec_u64(r, "horizon_dropped", s->horizon_dropped);
+	/* lt_Nus: delayed packets whose delay was under N us (exact bounds,
+	 * 2^i us: a rounded 1.0ms would hide that the bucket ends at 1024us);
+	 * the last, ge_Nus, every longer one */
+	sluice_rec_begin(r, "delay_histogram");
+	for (i = 0; i < SLUICE_DELAY_BUCKETS; i++) {
+		if (i + 1 < SLUICE_DELAY_BUCKETS)
+			snprintf(name, sizeof(name), "lt_%lluus",
+				 (unsigned long long)(sluice_delay_bucket_le_ns(i) / 1000));
+		else
+			snprintf(name, sizeof(name), "ge_%lluus",
+				 (unsigned long long)(sluice_delay_bucket_le_ns(i - 1) / 1000));
+		/* text: only the buckets that hold some; JSON: all */
+		if (r->j || s->hist[i])
+			sluice_rec_u64(r, name, s->hist[i]);
+	}
+	sluice_rec_end(r);
+	sluice_rec_end(r);
+}
