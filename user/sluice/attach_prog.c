@@ -168,9 +168,17 @@ static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 		 * packet the old one passes is charged again by the new one,
 		 * so the interface is limited twice over, never unlimited,
 		 * until the old one is gone. */
-		old = xdp_program__from_id(c->a.prog_id);
-		ret = (int)libxdp_get_error(old);
-		if (!ret)
+		int old_fd = bpf_prog_get_fd_by_id(c->a.prog_id);
+
+		/* From our fd, closed here: libxdp 1.3.1's xdp_program__from_id()
+		 * keeps one. */
+		old = old_fd < 0 ? NULL : xdp_program__from_fd(old_fd);
+		ret = old_fd < 0 ? -errno : (int)libxdp_get_error(old);
+		if (old_fd >= 0)
+			close(old_fd);
+		if (ret)
+			old = NULL; /* nothing to close */
+		else
 			ret = xdp_program__detach(old, (int)c->o->ifindex, c->o->mode, 0);
 		if (ret) {
 			refuse(c, ret,
@@ -179,7 +187,6 @@ static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 			       "%u' removes it",
 			       c->o->ifname, c->a.prog_id, strerror(-ret), c->o->ifname,
 			       c->a.prog_id);
-			old = NULL;
 		}
 	}
 out:

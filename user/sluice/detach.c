@@ -44,9 +44,15 @@ static int detach_legacy(unsigned int ifindex, const struct attachment *a)
 static int detach_component(unsigned int ifindex, const struct attachment *a)
 {
 	struct xdp_program *p;
-	int ret;
+	int fd, ret;
 
-	p = xdp_program__from_id(a->prog_id);
+	/* Not xdp_program__from_id(): libxdp 1.3.1 keeps the fd it opens
+	 * there. xdp_program__from_fd() works on a duplicate of ours. */
+	fd = bpf_prog_get_fd_by_id(a->prog_id);
+	if (fd < 0)
+		return -errno;
+	p = xdp_program__from_fd(fd);
+	close(fd);
 	ret = (int)libxdp_get_error(p);
 	if (ret)
 		return ret;

@@ -227,6 +227,8 @@ void metrics_close(struct metrics_server *m);
 
 struct attachment {
 	__u32 prog_id; /* the attached sluice program; 0: none */
+	__u32 top_id; /* the program attached at the interface: ours, or the dispatcher */
+	int slot; /* ours in the dispatcher: component N (its pin progN-prog); -1: none */
 	enum xdp_attach_mode mode; /* how the interface's program is attached */
 	bool dispatcher; /* ours is one component of libxdp's dispatcher */
 	__u32 nr_progs; /* programs on the interface (dispatcher components, or 1) */
@@ -234,8 +236,14 @@ struct attachment {
 	char other_name[BPF_OBJ_NAME_LEN];
 };
 
-/* What is attached to ifindex; 0 or -errno. */
+/* What is attached to ifindex; 0 or -errno. Leaves no fd open (see
+ * common.c on libxdp). */
 int find_attachment(unsigned int ifindex, struct attachment *a);
+/* Is a sluice program still attached to ifindex, as a (from
+ * find_attachment()) says? 1 or 0, and a brought up to date, or -errno.
+ * While nothing changed on the interface, one netlink question and at most
+ * one stat(): for a loop that asks every interval. */
+int attachment_check(unsigned int ifindex, struct attachment *a);
 const char *mode_name(enum xdp_attach_mode mode);
 
 /* Serialize attach, detach and reload (of any interface of the caller's

@@ -209,11 +209,12 @@ static void report(struct run_state *rs, const struct sluice_stats *cur,
 	printf("%s\n", fleet);
 }
 
-/* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence. */
-static int still_there(const char *ifname, unsigned int ifindex, const char *dir, char *err,
-		       size_t errlen)
+/* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence.
+ * a is what was found attached (kept up to date): asked on every report,
+ * so nothing here opens an fd that outlives the call. */
+static int still_there(const char *ifname, unsigned int ifindex, const char *dir,
+		       struct attachment *a, char *err, size_t errlen)
 {
-	struct attachment a;
 	char path[512];
 	struct stat st;
 
@@ -224,7 +225,7 @@ static int still_there(const char *ifname, unsigned int ifindex, const char *dir
 	if (stat(path, &st))
 		return sluice_err(err, errlen, -ENOENT, "the pinned state of %s was removed (by "
 				  "'sluice detach'?): stopping the report", ifname);
-	if (find_attachment(ifindex, &a) == 0 && !a.prog_id)
+	if (attachment_check(ifindex, a) == 0)
 		return sluice_err(err, errlen, -ENOENT, "sluice's program is no longer attached "
 				  "to %s (detached by 'sluice detach' or another tool): stopping the "
 				  "report", ifname);
@@ -249,12 +250,20 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 	struct ring_buffer *rb = NULL;
 	char err[SLUICE_ERR_LEN];
 	struct sluice_handle h;
+	struct attachment att;
 	double interval = (double)o->interval_ns / 1e9, last, next;
 	int ret, status = SLUICE_EXIT_OK;
 
 	ret = sluice_open(o->ifname, &h, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	/* Found once, then checked cheaply on every report. */
+	ret = find_attachment(o->ifindex, &att);
+	if (ret) {
+		p_err("Couldn't query the XDP programs of %s: %s", o->ifname, strerror(-ret));
+		sluice_close(&h);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	rb = ring_buffer__new(h.events_fd, on_event, &rs, NULL);
@@ -301,7 +310,7 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 		now = now_sec();
 		if (now < next)
 			continue;
-		ret = still_there(o->ifname, o->ifindex, h.dir, err, sizeof(err));
+		ret = still_there(o->ifname, o->ifindex, h.dir, &att, err, sizeof(err));
 		if (ret) {
 			p_err("%s", err);
 			status = SLUICE_EXIT_RUNTIME;
@@ -413,6 +422,20 @@ static int leave(struct attach_opts *o, bool owned)
 	return sluice_detach(o->ifname, o->keep_state || o->resumed_kept, false);
 }
 
+/* Test hook: SLUICE_TEST_INTERVAL=2ms reports that often, under the 100 ms
+ * that --interval takes at least, so that a test makes thousands of
+ * reports in seconds (tests/net/runleak.sh). Unset in production. */
+static void test_interval(struct attach_opts *o)
+{
+	const char *v = getenv("SLUICE_TEST_INTERVAL");
+	char err[SLUICE_ERR_LEN];
+	__u64 ns;
+
+	if (v && *v && !sluice_parse_duration("SLUICE_TEST_INTERVAL", v, &ns, err, sizeof(err)) &&
+	    ns)
+		o->interval_ns = ns;
+}
+
 int do_run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -430,6 +453,7 @@ int do_run(int argc, char **argv)
 	}
 	if (ret)
 		return ret;
+	test_interval(&o);
 	o.ifindex = if_nametoindex(o.ifname);
 	if (!o.ifindex) /* attach says it well, naming another namespace's */
 		return sluice_attach(&o);
