@@ -170,6 +170,19 @@ const char *sluice_cmdline(void);
 int sluice_lock_dir(const char *dir, bool create, char *err, size_t errlen);
 /* The same on an open fd of dir; 0 or -errno. */
 int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen);
+/* A claim held for a process's life (one `sluice run` per interface): the
+ * directory path (made 0700, in a directory only root may write) flock()ed
+ * without waiting. Returns the fd to keep, -EWOULDBLOCK when another
+ * process holds it, or -errno with err saying why. */
+int sluice_claim(const char *path, char *err, size_t errlen);
+/* Give it up (removes path). */
+void sluice_claim_release(const char *path, int fd);
+/* Its holder's pid: 0 none, -1 one whose pid is not seen from here.
+ * Looks only (/proc/locks): never takes the claim, even for a moment. */
+int sluice_claim_holder(const char *path);
+/* Remove path when no one holds it (a claim a killed process left): 0,
+ * -EWOULDBLOCK when held, or -errno. */
+int sluice_claim_drop_stale(const char *path);
 
 /* ---- pinned state of one interface (state.c) ---- */
 

@@ -232,6 +232,10 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		goto out;
 	}
 	status = SLUICE_EXIT_OK;
+	/* The claim of a run that was killed (SIGKILL) stays behind, unheld:
+	 * nothing of the interface's is left to report on. */
+	if (!keep_state && !shape)
+		run_drop_stale(ifindex ? ifindex : has_state ? cfg.owner.ifindex : 0);
 	if (quiet)
 		goto out;
 	if (!n && !ifindex)

@@ -292,11 +292,14 @@ void describe_state(struct sluice_handle *h, const struct sluice_config *before,
 		    size_t len);
 /* "kept by 'sluice detach --keep-state' at ..." */
 void describe_kept(const struct sluice_config *cfg, char *buf, size_t len);
-/* One `sluice run` per interface: claim it (a listening fd to keep open, or
- * -EADDRINUSE when another run has it), or the pid of the run that has it
- * (0: none; -1: one whose pid is not known). */
-int run_claim(unsigned int ifindex);
+/* One `sluice run` per interface: claim it (an fd to keep open, or
+ * -EWOULDBLOCK when another run has it, or -errno with err saying why);
+ * give it up; the pid of the run that has it (0: none; -1: one whose pid
+ * is not known); remove a claim a killed run left (detach). */
+int run_claim(unsigned int ifindex, char *err, size_t errlen);
+void run_release(unsigned int ifindex, int fd);
 int run_holder(unsigned int ifindex);
+void run_drop_stale(unsigned int ifindex);
 
 /* A policy's limit in words: "100/s burst 200", "10mbit burst 1500",
  * "50 per 1s window". */

@@ -4,7 +4,7 @@
  * leave the interface as it was found. If sluice was not attached, run
  * attaches it and detaches it on SIGINT or SIGTERM; if it was attached, run
  * only reports, and leaves it attached with its configuration. One run per
- * interface (owner.c's run_claim()). Each report is one line: the packet
+ * interface (owner.c's run_claim(), a lock only root can take). Each report is one line: the packet
  * rates of the interval and the keys that lost the most packets in it, from
  * the sampled drop events of the sluice_events ring buffer, named as `top`
  * names them (the masked key); under dry-run, or while a dry-run rule would
@@ -232,16 +232,7 @@ static int still_there(const char *ifname, unsigned int ifindex, const char *dir
 	return 0;
 }
 
-/* Answer anyone who asked who runs here (run_holder()): they know by now. */
-static void drain_claim(int claim_fd)
-{
-	int fd;
-
-	while ((fd = accept4(claim_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
-		close(fd);
-}
-
-static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agent *agent)
+static int run_loop(struct attach_opts *o, const struct fleet_agent *agent)
 {
 	char fleet[256];
 	static struct run_state rs;
@@ -282,14 +273,13 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 	last = now_sec();
 	next = last + interval;
 	while (!stop_signal) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[1] = {
 			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
-			{ .fd = claim_fd, .events = POLLIN },
 		};
 		double now = now_sec();
 		int timeout = now >= next ? 0 : (int)((next - now) * 1000) + 1;
 
-		ret = poll(pfd, 2, timeout);
+		ret = poll(pfd, 1, timeout);
 		if (ret < 0 && errno != EINTR) {
 			p_err("Couldn't wait for events: %s", strerror(errno));
 			status = SLUICE_EXIT_RUNTIME;
@@ -297,8 +287,6 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 		}
 		if (ret > 0 && (pfd[0].revents & POLLIN))
 			ring_buffer__consume(rb);
-		if (ret > 0 && (pfd[1].revents & POLLIN))
-			drain_claim(claim_fd);
 		if (reload_signal) {
 			reload_signal = 0;
 			if (o->config)
@@ -457,12 +445,12 @@ int do_run(int argc, char **argv)
 	o.ifindex = if_nametoindex(o.ifname);
 	if (!o.ifindex) /* attach says it well, naming another namespace's */
 		return sluice_attach(&o);
-	claim_fd = run_claim(o.ifindex);
+	claim_fd = run_claim(o.ifindex, err, sizeof(err));
 	if (claim_fd < 0) {
 		int pid = run_holder(o.ifindex);
 
-		if (claim_fd != -EADDRINUSE) {
-			p_err("Couldn't claim %s for this run: %s", o.ifname, strerror(-claim_fd));
+		if (claim_fd != -EWOULDBLOCK) {
+			p_err("Couldn't claim %s for this run: %s", o.ifname, err);
 			return SLUICE_EXIT_RUNTIME;
 		}
 		if (pid > 0)
@@ -481,7 +469,7 @@ int do_run(int argc, char **argv)
 				usage_err("run", "%s", err);
 			else
 				p_err("%s", err);
-			close(claim_fd);
+			run_release(o.ifindex, claim_fd);
 			return ret;
 		}
 	}
@@ -519,7 +507,7 @@ int do_run(int argc, char **argv)
 		}
 	}
 	if (status == SLUICE_EXIT_OK)
-		status = run_loop(&o, claim_fd, agent);
+		status = run_loop(&o, agent);
 	fleet_stop(agent);
 	/* Not one scrape more of a limiter on its way out. */
 	metrics_close(metrics);
@@ -528,6 +516,6 @@ int do_run(int argc, char **argv)
 		if (status == SLUICE_EXIT_OK)
 			status = ret;
 	}
-	close(claim_fd);
+	run_release(o.ifindex, claim_fd);
 	return status;
 }
