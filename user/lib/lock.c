@@ -239,3 +239,39 @@ int sluice_claim_drop_stale(const char *path)
 	close(fd);
 	return 0;
 }
+
+/*
+ * The pin root's lock: attach, detach and reload of any interface of the
+ * namespace hold it. It is recorded, so that what runs under it in this
+ * process (a rename followed by sluice_open(), rename.c) does not wait for
+ * itself: a second flock() on another fd of the same directory would.
+ */
+static int pin_root_fd = -1;
+
+int sluice_lock_pin_root(char *err, size_t errlen)
+{
+	char root[128];
+	int ret;
+
+	ret = sluice_pin_root(root, sizeof(root), true, err, errlen);
+	if (ret)
+		return ret;
+	ret = sluice_lock_dir(root, false, err, errlen);
+	if (ret >= 0 && pin_root_fd < 0)
+		pin_root_fd = ret;
+	return ret;
+}
+
+void sluice_unlock_pin_root(int fd)
+{
+	if (fd < 0)
+		return;
+	if (fd == pin_root_fd)
+		pin_root_fd = -1;
+	close(fd); /* releases the flock */
+}
+
+bool sluice_pin_root_locked(void)
+{
+	return pin_root_fd >= 0;
+}

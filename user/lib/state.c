@@ -262,9 +262,33 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 		    ifname, cfg->layout, SLUICE_LAYOUT_VERSION, ifname);
 }
 
-/* Why there is no shaper of ifname here, in words. */
-static int no_shaper(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
+/* name's state went with its interface, now called other. */
+static int renamed_to(const char *name, const char *other, __u32 ifindex, char *err,
+		      size_t errlen)
 {
+	char dir[256] = "?", ifn[IF_NAMESIZE], oifn[IF_NAMESIZE];
+	bool shape;
+
+	sluice_pin_dir(other, dir, sizeof(dir), NULL, 0);
+	if (sluice_state_name(name, ifn, &shape, NULL, 0) ||
+	    sluice_state_name(other, oifn, &shape, NULL, 0))
+		return fail(err, errlen, -ENODEV, "%s was renamed to %s", name, other);
+	return fail(err, errlen, -ENODEV,
+		    "interface %s was renamed to %s (ifindex %u): its %s is %s's now, and its "
+		    "state moved with it to %s: give %s (e.g. 'sluice %sstatus %s')", ifn, oifn,
+		    ifindex, shape ? "shaper" : "limiter", oifn, dir, oifn, shape ? "shape " : "",
+		    oifn);
+}
+
+/* Why there is no shaper of ifname here, in words. */
+static int no_shaper(const char *name, const char *ifname, unsigned int ifindex, char *err,
+		     size_t errlen)
+{
+	char to[SLUICE_STATE_NAME_MAX];
+
+	if (!ifindex && sluice_renamed_to(name, to, sizeof(to)))
+		return renamed_to(name, to, if_nametoindex(to + strlen(SLUICE_SHAPE_PREFIX)), err,
+				  errlen);
 	if (!ifindex)
 		return fail(err, errlen, -ENODEV, "there is no interface '%s' (see 'ip link')",
 			    ifname);
@@ -275,8 +299,19 @@ static int no_shaper(const char *ifname, unsigned int ifindex, char *err, size_t
 /* Why there is nothing pinned for ifname here, in words. */
 static int not_here(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
 {
-	char where[600];
-	int n = sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where));
+	char where[600], to[SLUICE_STATE_NAME_MAX];
+	int n;
+
+	if (!ifindex && sluice_renamed_to(ifname, to, sizeof(to))) {
+		const char *oifn = to;
+		struct sluice_handle h;
+
+		/* The rename is already followed: what moved is to's. */
+		if (sluice_state_name(to, h.ifname, &h.shape, NULL, 0) == 0)
+			oifn = h.ifname;
+		return renamed_to(ifname, to, if_nametoindex(oifn), err, errlen);
+	}
+	n = sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where));
 
 	if (!ifindex && n)
 		return fail(err, errlen, -ENODEV,
@@ -379,9 +414,12 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	};
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
+	char other[SLUICE_STATE_NAME_MAX];
+	bool followed = false;
 	size_t i;
 	int ret;
 
+again:
 	sluice_handle_init(h);
 	ret = sluice_state_name(ifname, h->ifname, &h->shape, err, errlen);
 	if (ret)
@@ -401,8 +439,16 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		ret = -errno;
 		if (ret == -ENOENT && maps[i].added_later)
 			continue;
+		/* Nothing pinned for this name: is its interface's state under
+		 * the name it had before a rename? (rename.c) */
+		if (ret == -ENOENT && i == 0 && h->ifindex && !followed &&
+		    sluice_follow_rename(ifname, other, sizeof(other), NULL, 0) ==
+			    SLUICE_RENAMED_FROM) {
+			followed = true;
+			goto again;
+		}
 		if (ret == -ENOENT && i == 0 && h->shape)
-			no_shaper(h->ifname, h->ifindex, err, errlen);
+			no_shaper(h->name, h->ifname, h->ifindex, err, errlen);
 		else if (ret == -ENOENT && i == 0)
 			not_here(ifname, h->ifindex, err, errlen);
 		else
@@ -463,6 +509,19 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	if (ret)
 		goto out_err;
 	h->standing = standing_of(h->cfg, h->ifindex);
+	/* Its interface is called otherwise now: the state went with it. */
+	if (h->standing == SLUICE_STANDING_GONE && !followed) {
+		__u32 was = h->cfg->owner.ifindex;
+		char moved[SLUICE_ERR_LEN] = "";
+
+		ret = sluice_follow_rename(ifname, other, sizeof(other), moved, sizeof(moved));
+		if (ret == SLUICE_RENAMED_TO) {
+			sluice_close(h);
+			return renamed_to(ifname, other, was, err, errlen);
+		}
+		if (ret < 0)
+			pr_warn("%s: warning: %s\n", program_invocation_short_name, moved);
+	}
 	return 0;
 
 out_err:
@@ -480,7 +539,7 @@ int sluice_list_attached(char names[][SLUICE_STATE_NAME_MAX], int max)
 	char root[128];
 	struct dirent *de;
 	DIR *d;
-	int n = 0;
+	int n = 0, i;
 
 	if (sluice_pin_root(root, sizeof(root), false, NULL, 0))
 		return -EINVAL;
@@ -508,6 +567,15 @@ int sluice_list_attached(char names[][SLUICE_STATE_NAME_MAX], int max)
 	closedir(d);
 	if (n > max)
 		n = max;
+	/* Listed by the name of their interface now (rename.c), once the
+	 * directory is read: a move changes it. */
+	for (i = 0; i < n; i++) {
+		char other[SLUICE_STATE_NAME_MAX];
+
+		if (sluice_follow_rename(names[i], other, sizeof(other), NULL, 0) ==
+		    SLUICE_RENAMED_TO)
+			strcpy(names[i], other);
+	}
 	qsort(names, n, SLUICE_STATE_NAME_MAX, cmp_names);
 	return n;
 }

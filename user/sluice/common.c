@@ -626,13 +626,7 @@ int attachment_check(unsigned int ifindex, struct attachment *a)
 
 int lock_pin_root(char *err, size_t errlen)
 {
-	char root[128];
-	int ret;
-
-	ret = sluice_pin_root(root, sizeof(root), true, err, errlen);
-	if (ret)
-		return ret;
-	return sluice_lock_dir(root, false, err, errlen);
+	return sluice_lock_pin_root(err, errlen);
 }
 
 void unlock_pin_root(int fd)
@@ -641,7 +635,7 @@ void unlock_pin_root(int fd)
 
 	if (fd < 0)
 		return;
-	close(fd); /* releases the flock */
+	sluice_unlock_pin_root(fd);
 	/* A namespace's directory goes with its last limiter (rmdir fails,
 	 * harmlessly, while it holds any). */
 	if (sluice_netns_self(&ns, NULL, 0) == 0 && !ns.initial)

@@ -217,6 +217,9 @@ const char *metrics_url(const struct metrics_server *m);
 int metrics_start(struct metrics_server *m, const char *ifname, char *err, size_t errlen);
 /* Stop serving, close every connection and the socket, free m (may be NULL). */
 void metrics_close(struct metrics_server *m);
+/* The interface was renamed: label the counters with its new name (m may
+ * be NULL). */
+void metrics_rename(struct metrics_server *m, const char *ifname);
 
 /* ---- finding sluice on an interface (common.c) ---- */
 

@@ -361,7 +361,11 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	f = open_memstream(&body, &len);
 	if (!f)
 		return answer_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	if (sluice_prometheus(f, &m->h, err, sizeof(err))) {
+	/* Under the lock: metrics_rename() may change the name it labels. */
+	pthread_mutex_lock(&m->lock);
+	ret = sluice_prometheus(f, &m->h, err, sizeof(err)) ? MHD_NO : MHD_YES;
+	pthread_mutex_unlock(&m->lock);
+	if (ret == MHD_NO) {
 		fclose(f);
 		free(body);
 		snprintf(msg, sizeof(msg), "%s\n", err);
@@ -450,4 +454,15 @@ void metrics_close(struct metrics_server *m)
 	if (m->have_h)
 		sluice_close(&m->h);
 	free(m);
+}
+
+void metrics_rename(struct metrics_server *m, const char *ifname)
+{
+	if (!m || !m->have_h)
+		return;
+	pthread_mutex_lock(&m->lock);
+	snprintf(m->h.ifname, sizeof(m->h.ifname), "%s", ifname);
+	snprintf(m->h.name, sizeof(m->h.name), "%s", ifname);
+	sluice_pin_dir(ifname, m->h.dir, sizeof(m->h.dir), NULL, 0);
+	pthread_mutex_unlock(&m->lock);
 }

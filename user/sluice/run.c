@@ -209,18 +209,60 @@ static void report(struct run_state *rs, const struct sluice_stats *cur,
 	printf("%s\n", fleet);
 }
 
+/*
+ * The interface was renamed (its ifindex has another name now): the limiter
+ * is the ifindex's, and so is this run's claim. Follow it: its state moves
+ * to the new name's directory (rename.c), and the reports, a SIGHUP's
+ * reload, the metrics' labels and the detach on exit use the new name.
+ */
+static void follow_rename(struct attach_opts *o, struct sluice_handle *h, const char *now,
+			  struct metrics_server *metrics)
+{
+	static bool said; /* a failed move is said once, not every report */
+	char other[SLUICE_STATE_NAME_MAX], err[SLUICE_ERR_LEN], was[IF_NAMESIZE];
+	struct sluice_handle moved = *h;
+	int ret;
+
+	ret = sluice_follow_rename(now, other, sizeof(other), err, sizeof(err));
+	snprintf(moved.ifname, sizeof(moved.ifname), "%s", now);
+	snprintf(moved.name, sizeof(moved.name), "%s", now);
+	if (ret < 0 || sluice_pin_dir(now, moved.dir, sizeof(moved.dir), NULL, 0) ||
+	    sluice_still_pinned(&moved)) {
+		if (!said)
+			p_err("%s was renamed to %s (ifindex %u), but its state could not move with "
+			      "it%s%s: reporting on it as %s", o->ifname, now, o->ifindex,
+			      ret < 0 ? ": " : "", ret < 0 ? err : "", o->ifname);
+		said = true;
+		return;
+	}
+	snprintf(was, sizeof(was), "%s", o->ifname);
+	snprintf(o->ifname, sizeof(o->ifname), "%s", now);
+	snprintf(o->name, sizeof(o->name), "%s", now);
+	memcpy(h->ifname, moved.ifname, sizeof(h->ifname));
+	memcpy(h->name, moved.name, sizeof(h->name));
+	memcpy(h->dir, moved.dir, sizeof(h->dir));
+	metrics_rename(metrics, now);
+	printf("sluice run: %s was renamed to %s (ifindex %u): reporting on %s, its state in %s\n",
+	       was, now, o->ifindex, now, h->dir);
+}
+
 /* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence.
  * a is what was found attached (kept up to date): asked on every report,
  * so nothing here opens an fd that outlives the call. */
-static int still_there(const char *ifname, unsigned int ifindex, const char *dir,
-		       struct attachment *a, char *err, size_t errlen)
+static int still_there(struct attach_opts *o, struct sluice_handle *h, struct attachment *a,
+		       struct metrics_server *metrics, char *err, size_t errlen)
 {
-	char path[512];
+	const char *ifname = o->ifname, *dir = h->dir;
+	unsigned int ifindex = o->ifindex;
+	char path[512], now[IF_NAMESIZE];
 	struct stat st;
 
-	if (if_nametoindex(ifname) != ifindex)
-		return sluice_err(err, errlen, -ENODEV, "%s is gone (ifindex %u): stopping the "
-				  "report", ifname, ifindex);
+	if (if_nametoindex(ifname) != ifindex) {
+		if (!if_indextoname(ifindex, now))
+			return sluice_err(err, errlen, -ENODEV, "%s is gone (ifindex %u): stopping "
+					  "the report", ifname, ifindex);
+		follow_rename(o, h, now, metrics);
+	}
 	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
 	if (stat(path, &st))
 		return sluice_err(err, errlen, -ENOENT, "the pinned state of %s was removed (by "
@@ -232,7 +274,8 @@ static int still_there(const char *ifname, unsigned int ifindex, const char *dir
 	return 0;
 }
 
-static int run_loop(struct attach_opts *o, const struct fleet_agent *agent)
+static int run_loop(struct attach_opts *o, const struct fleet_agent *agent,
+		    struct metrics_server *metrics)
 {
 	char fleet[256];
 	static struct run_state rs;
@@ -298,7 +341,7 @@ static int run_loop(struct attach_opts *o, const struct fleet_agent *agent)
 		now = now_sec();
 		if (now < next)
 			continue;
-		ret = still_there(o->ifname, o->ifindex, h.dir, &att, err, sizeof(err));
+		ret = still_there(o, &h, &att, metrics, err, sizeof(err));
 		if (ret) {
 			p_err("%s", err);
 			status = SLUICE_EXIT_RUNTIME;
@@ -507,7 +550,7 @@ int do_run(int argc, char **argv)
 		}
 	}
 	if (status == SLUICE_EXIT_OK)
-		status = run_loop(&o, agent);
+		status = run_loop(&o, agent, metrics);
 	fleet_stop(agent);
 	/* Not one scrape more of a limiter on its way out. */
 	metrics_close(metrics);
