@@ -488,6 +488,12 @@ int do_run(int argc, char **argv)
 	o.ifindex = if_nametoindex(o.ifname);
 	if (!o.ifindex) /* attach says it well, naming another namespace's */
 		return sluice_attach(&o);
+	/* A bpffs of this mount namespace only ('ip netns exec') is refused
+	 * before anything, in its own words. */
+	if (sluice_ensure_bpffs(err, sizeof(err))) {
+		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
 	claim_fd = run_claim(o.ifindex, err, sizeof(err));
 	if (claim_fd < 0) {
 		int pid = run_holder(o.ifindex);
