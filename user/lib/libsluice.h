@@ -211,6 +211,15 @@ void sluice_rename_forget(const char *name);
 
 /* ---- pinned state of one interface (state.c) ---- */
 
+/* A failed system call on sluice's state, in words: "<what>: <strerror>",
+ * and for EACCES and EPERM what it takes (root, or CAP_BPF with read access
+ * to the pins; CAP_NET_ADMIN to attach), never a repair that destroys
+ * anything. Returns ret. */
+int sluice_sys_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Is ret a missing privilege (EACCES, EPERM)? */
+bool sluice_is_perm_err(int ret);
+
 /* How a pinned state stands with the caller (sluice_open() fills it in). */
 enum sluice_standing {
 	SLUICE_STANDING_OWNED, /* this namespace's interface, the same ifindex */

@@ -108,8 +108,7 @@ int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen)
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
-			return sluice_err(err, errlen, -errno, "Couldn't lock %s: %s", dir,
-					  strerror(errno));
+			return sluice_sys_err(err, errlen, -errno, "Couldn't lock %s", dir);
 		if (waited >= timeout)
 			break;
 		if (waited == 0)
@@ -132,12 +131,10 @@ int sluice_lock_dir(const char *dir, bool create, char *err, size_t errlen)
 	int fd, ret;
 
 	if (create && mkdir(dir, 0700) && errno != EEXIST)
-		return sluice_err(err, errlen, -errno, "Couldn't create %s: %s", dir,
-				  strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't create %s", dir);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return sluice_err(err, errlen, -errno, "Couldn't open %s: %s", dir,
-				  strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't open %s", dir);
 	ret = sluice_lock_fd(fd, dir, err, errlen);
 	if (ret) {
 		close(fd);
@@ -160,19 +157,16 @@ int sluice_claim(const char *path, char *err, size_t errlen)
 
 	for (tries = 0; tries < 20; tries++) {
 		if (mkdir(path, 0700) && errno != EEXIST)
-			return sluice_err(err, errlen, -errno, "Couldn't create %s: %s", path,
-					  strerror(errno));
+			return sluice_sys_err(err, errlen, -errno, "Couldn't create %s", path);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			if (errno == ENOENT)
 				continue; /* removed by its last holder meanwhile */
-			return sluice_err(err, errlen, -errno, "Couldn't open %s: %s", path,
-					  strerror(errno));
+			return sluice_sys_err(err, errlen, -errno, "Couldn't open %s", path);
 		}
 		if (fstat(fd, &st)) {
 			close(fd);
-			return sluice_err(err, errlen, -errno, "Couldn't stat %s: %s", path,
-					  strerror(errno));
+			return sluice_sys_err(err, errlen, -errno, "Couldn't stat %s", path);
 		}
 		/* Made by someone else than us (root): not a claim of ours. */
 		if (st.st_uid != geteuid() || (st.st_mode & 0022)) {

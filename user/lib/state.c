@@ -20,6 +20,31 @@
 
 #define fail sluice_err
 
+bool sluice_is_perm_err(int ret)
+{
+	return ret == -EACCES || ret == -EPERM;
+}
+
+int sluice_sys_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	char what[SLUICE_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!sluice_is_perm_err(ret))
+		return fail(err, errlen, ret, "%s: %s", what, strerror(-ret));
+	/* The loader attaches (netlink: CAP_NET_ADMIN); sluicectl only reads
+	 * and writes the maps. */
+	return fail(err, errlen, ret,
+		    "%s: %s: %s needs root, or CAP_BPF with read access to /sys/fs/bpf "
+		    "(CAP_DAC_OVERRIDE)%s: run it as root (e.g. with sudo)", what, strerror(-ret),
+		    program_invocation_short_name,
+		    strcmp(program_invocation_short_name, "sluice") ? "" :
+		    ", and CAP_NET_ADMIN for attach, detach, run and shape");
+}
+
 static bool is_bpffs(const char *path, struct stat *st)
 {
 	struct statfs fs;
@@ -132,10 +157,9 @@ int sluice_ensure_bpffs(char *err, size_t errlen)
 	if (ret || mounted)
 		return ret;
 	if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST)
-		return fail(err, errlen, -errno, "Couldn't create /sys/fs/bpf: %s", strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't create /sys/fs/bpf");
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
-		return fail(err, errlen, -errno, "Couldn't mount bpffs at /sys/fs/bpf: %s",
-			    strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't mount bpffs at /sys/fs/bpf");
 	pr_debug("mounted bpffs at /sys/fs/bpf\n");
 	return 0;
 }
@@ -152,11 +176,10 @@ int sluice_pin_root(char *buf, size_t len, bool create, char *err, size_t errlen
 	if (!create)
 		return 0;
 	if (mkdir(SLUICE_PIN_ROOT, 0700) && errno != EEXIST)
-		return fail(err, errlen, -errno, "Couldn't create %s: %s", SLUICE_PIN_ROOT,
-			    strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't create or enter %s",
+				      SLUICE_PIN_ROOT);
 	if (!ns.initial && mkdir(ns.root, 0700) && errno != EEXIST)
-		return fail(err, errlen, -errno, "Couldn't create %s: %s", ns.root,
-			    strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't create or enter %s", ns.root);
 	return 0;
 }
 
@@ -556,6 +579,9 @@ again:
 			no_shaper(h->name, h->ifname, h->ifindex, err, errlen);
 		else if (ret == -ENOENT && i == 0)
 			not_here(ifname, h->ifindex, err, errlen);
+		else if (sluice_is_perm_err(ret))
+			sluice_sys_err(err, errlen, ret, "Couldn't open %s/%s", h->dir,
+				       maps[i].name);
 		else
 			fail(err, errlen, ret,
 			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice %sdetach %s' "
@@ -703,7 +729,7 @@ int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
 		return n;
 	n = sluice_list_attached(names, 64);
 	if (n < 0)
-		return fail(err, errlen, n, "Couldn't list the pinned limiters: %s", strerror(-n));
+		return sluice_sys_err(err, errlen, n, "Couldn't list the pinned limiters");
 	if (n == 0)
 		return fail(err, errlen, -ENOENT,
 			    "sluice is not attached to any interface in this network namespace: "

@@ -122,8 +122,9 @@ static int attach_err(struct attach_ctx *c, int ret)
 	case -EPERM:
 	case -EACCES:
 		return refuse(c, ret,
-			      "Couldn't attach sluice to %s: %s (run as root; with -v libbpf "
-			      "shows the verifier's log)", o->ifname, strerror(-ret));
+			      "Couldn't attach sluice to %s: %s: attaching needs root, or "
+			      "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (with -v libbpf shows what "
+			      "was refused)", o->ifname, strerror(-ret));
 	default:
 		return refuse(c, ret, "Couldn't attach sluice to %s: %s (run with -v to see why)",
 			      o->ifname, strerror(-ret));
@@ -211,6 +212,8 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 	ret = sluice_bpf__load(skel);
 	if (ret) {
 		ret = -errno;
+		if (ret == -EPERM || ret == -EACCES)
+			return attach_err(c, ret);
 		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
 			      "the verifier's log)", strerror(-ret));
 	}
@@ -259,6 +262,8 @@ static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	ret = sluice_bpf__load(skel);
 	if (ret) {
 		ret = -errno;
+		if (ret == -EPERM || ret == -EACCES)
+			return attach_err(c, ret);
 		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
 			      "the verifier's log)", strerror(-ret));
 	}

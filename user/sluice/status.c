@@ -400,7 +400,8 @@ int status_cmd(const char *cmd, bool shape, int argc, char **argv)
 		}
 	}
 	if (n < 0) {
-		p_err("Couldn't list the pinned limiters: %s", strerror(-n));
+		sluice_sys_err(err, sizeof(err), n, "Couldn't list the pinned limiters");
+		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	if (json_output) {
