@@ -69,6 +69,8 @@ enum {
 	OPT_CONFIG,
 	OPT_INTERVAL,
 	OPT_METRICS,
+	OPT_METRICS_ALLOW,
+	OPT_METRICS_GROUP,
 	OPT_KEEP_STATE,
 	OPT_RESUME,
 	OPT_FRESH,
@@ -100,6 +102,8 @@ static const struct option attach_long[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "metrics-allow", required_argument, NULL, OPT_METRICS_ALLOW },
+	{ "metrics-group", required_argument, NULL, OPT_METRICS_GROUP },
 	{ "keep-state", no_argument, NULL, OPT_KEEP_STATE },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "fresh", no_argument, NULL, OPT_FRESH },
@@ -306,6 +310,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 				return run_only(cmd, "--metrics");
 			o->metrics = optarg;
 			break;
+		case OPT_METRICS_ALLOW:
+		case OPT_METRICS_GROUP:
+			if (!is_run)
+				return run_only(cmd, opt_name(c));
+			if (c == OPT_METRICS_ALLOW)
+				o->metrics_allow = optarg;
+			else
+				o->metrics_group = optarg;
+			break;
 		case OPT_KEEP_STATE:
 			if (!is_run)
 				return run_only(cmd, "--keep-state");
@@ -397,6 +410,10 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 	}
 	if (is_run && fleet_check_opts(&o->fleet, err, sizeof(err)))
 		return usage_err(cmd, "%s", err);
+	if ((o->metrics_allow || o->metrics_group) && !o->metrics)
+		return usage_err(cmd, "%s says who may read --metrics: give --metrics ADDR:PORT "
+				 "or unix:PATH too", o->metrics_allow ? "--metrics-allow" :
+									"--metrics-group");
 	if (o->resume && o->fresh)
 		return usage_err(cmd, "--resume and --fresh exclude each other: --resume adopts "
 				 "the pinned state, --fresh drops it");

@@ -131,7 +131,9 @@ struct attach_opts {
 	bool keep_state;
 	__u64 interval_ns;
 	struct fleet_opts fleet;
-	const char *metrics; /* ADDR:PORT */
+	const char *metrics; /* ADDR:PORT or unix:PATH */
+	const char *metrics_allow; /* --metrics-allow CIDR,...: NULL, any source */
+	const char *metrics_group; /* --metrics-group: the unix socket's group */
 };
 
 /*
@@ -205,10 +207,14 @@ int status_cmd(const char *cmd, bool shape, int argc, char **argv);
 
 struct metrics_server;
 /* Listen on ADDR:PORT ("127.0.0.1:9100", "[::1]:9100", port 0: any free
- * one), serving nothing yet. Returns 0, SLUICE_EXIT_USAGE when the text is
- * not ADDR:PORT, or SLUICE_EXIT_RUNTIME when it cannot listen, with err
- * saying why (and, for bind errors, what to do). */
-int metrics_open(const char *addr_port, struct metrics_server **m, char *err, size_t errlen);
+ * one) or unix:PATH (mode 0600, or 0660 for group's members when group is
+ * given), serving nothing yet; allow (NULL: any) lists the sources that may
+ * connect over TCP ("127.0.0.1,198.18.0.0/24"). Returns 0,
+ * SLUICE_EXIT_USAGE when the text is not ADDR:PORT, or SLUICE_EXIT_RUNTIME
+ * when it cannot listen, with err saying why (and, for bind errors, what to
+ * do). */
+int metrics_open(const char *spec, const char *allow, const char *group,
+		 struct metrics_server **m, char *err, size_t errlen);
 /* "http://127.0.0.1:41234/metrics": the address and port as bound. */
 const char *metrics_url(const struct metrics_server *m);
 /* Serve the counters of ifname (sluice_prometheus()) from threads of the

@@ -33,7 +33,8 @@
 void run_usage(FILE *f)
 {
 	fprintf(f,
-		"  sluice run IFACE [attach options] [--interval SECS] [--metrics ADDR:PORT]\n"
+		"  sluice run IFACE [attach options] [--interval SECS]\n"
+		"                [--metrics ADDR:PORT|unix:PATH [--metrics-allow CIDR,...]]\n"
 		"                [--keep-state] [--redis ADDR --fleet NAME [fleet options]]\n"
 		"      report on IFACE once per interval; attach first if sluice is not\n"
 		"      attached, and then detach on Ctrl-C\n");
@@ -48,7 +49,12 @@ static void run_help(void)
 	       "  --interval SECS     time between reports: 1 (default), 500ms, 1m, ...\n"
 	       "  --metrics ADDR:PORT serve the counters for Prometheus at\n"
 	       "                      http://ADDR:PORT/metrics (e.g. 127.0.0.1:9100 or\n"
-	       "                      [::1]:9100; port 0: any free one); prints the URL\n"
+	       "                      [::1]:9100; port 0: any free one); prints the URL.\n"
+	       "                      They name every rule's CIDR: anyone who can connect\n"
+	       "                      reads the policy (on 127.0.0.1, every local user)\n"
+	       "  --metrics unix:PATH on a unix socket instead, mode 0600 (root only)\n"
+	       "  --metrics-group G   the unix socket 0660, group G's members let in too\n"
+	       "  --metrics-allow CIDR[,CIDR...]  only these sources may connect over TCP\n"
 	       "  --keep-state        on exit, keep the pinned state (as detach --keep-state)\n"
 	       "\n"
 	       "When sluice is already attached to IFACE, run only reports on it and leaves\n"
@@ -512,7 +518,8 @@ int do_run(int argc, char **argv)
 	}
 	/* Listen first: a busy port must not leave an attached sluice behind. */
 	if (o.metrics) {
-		ret = metrics_open(o.metrics, &metrics, err, sizeof(err));
+		ret = metrics_open(o.metrics, o.metrics_allow, o.metrics_group, &metrics, err,
+				   sizeof(err));
 		if (ret) {
 			if (ret == SLUICE_EXIT_USAGE)
 				usage_err("run", "%s", err);
