@@ -529,7 +529,7 @@ static int prog_name(__u32 id, const char *path, char *name, __u32 *out_id)
 /* libxdp's pin directory of the dispatcher top_id on ifindex. */
 static void dispatcher_dir(unsigned int ifindex, __u32 top_id, char *buf, size_t len)
 {
-	const char *root = secure_getenv("LIBXDP_BPFFS");
+	const char *root = secure_getenv(XDP_BPFFS_ENVVAR); /* as libxdp */
 
 	snprintf(buf, len, "%s/xdp/dispatch-%u-%u", root && *root ? root : "/sys/fs/bpf",
 		 ifindex, top_id);
