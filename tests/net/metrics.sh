@@ -404,7 +404,7 @@ if run_url && [ -n "$PORT" ]; then
 		"http://127.0.0.1:$PORT/metrics")
 	st=$?
 	if [ "$code" != 200 ] && [ "$st" != 28 ]; then
-		ok "--metrics-allow: 127.0.0.1, not listed, is closed at once (curl exit status $st)"
+		ok "--metrics-allow: 127.0.0.1, not listed, is closed at once (curl: $st)"
 	else
 		not_ok "--metrics-allow: 127.0.0.1, not listed, is closed at once"
 		diag "curl exit status $st, HTTP status '$code'"

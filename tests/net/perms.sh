@@ -34,10 +34,11 @@ nobody() {
 # takes, and nothing destructive.
 as_nobody() {
 	local name="as nobody: $(basename "$1") ${*:2}" st
+	local bad="damaged\|detach $IF_RX'\|Couldn't create /sys/fs/bpf/sluice:"
 	OUT=$(nobody "$@" 2>&1)
 	st=$?
-	if [ "$st" = 1 ] && grep -q "needs root, or CAP_BPF" <<<"$OUT" &&
-		! grep -qi "damaged\|detach $IF_RX'\|Couldn't create /sys/fs/bpf/sluice:" <<<"$OUT"; then
+	if [ "$st" = 1 ] && grep -q "needs root, or CAP_BPF" <<<"$OUT" && ! grep -qi "$bad" <<<"$OUT"
+	then
 		ok "$name: exit 1, says it needs root or CAP_BPF"
 	else
 		not_ok "$name: exit 1, says it needs root or CAP_BPF"

@@ -60,8 +60,12 @@ flat() {
 	local f r
 	f=$(fds) r=$(rss)
 	diag "$1: fds $2 -> $f, RSS $3 -> $r KiB, $(reports) reports"
-	if alive && [ "$f" = "$2" ]; then ok "$1: the run's fds stay at $2"
-	else not_ok "$1: the run's fds stay at $2"; diag "$(grep -v ' pps;' "$RUN_OUT" | tail -5)"; fi
+	if alive && [ "$f" = "$2" ]; then
+		ok "$1: the run's fds stay at $2"
+	else
+		not_ok "$1: the run's fds stay at $2"
+		diag "$(grep -v ' pps;' "$RUN_OUT" | tail -5)"
+	fi
 	if alive && [ -n "$r" ] && [ "$r" -le $(($3 + 1024)) ]; then
 		ok "$1: the run's RSS stays flat (within 1 MiB)"
 	else
@@ -183,7 +187,8 @@ else
 		diag "$st"
 	fi
 	run_bg disp SLUICE_TEST_INTERVAL=2ms -- "$SLUICE" run "$IF_RX"
-	run_reporting 200 || { not_ok "a run through the dispatcher reports"; diag "$(cat "$RUN_OUT")"; }
+	run_reporting 200 ||
+		{ not_ok "a run through the dispatcher reports"; diag "$(cat "$RUN_OUT")"; }
 	base_fds=$(fds) base_rss=$(rss) base_reports=$(reports)
 	for ((i = 0; i < 300; i++)); do
 		[ "$(reports)" -ge $((base_reports + 3000)) ] && break
@@ -246,8 +251,12 @@ sleep 1
 redis_up || not_ok "start redis-server again"
 flood 4000
 sleep 1
-if grep -q "fleet leak$$ synced" <<<"$(tail -1 "$RUN_OUT")"; then ok "the agent syncs again after the outage"
-else not_ok "the agent syncs again after the outage"; diag "$(tail -2 "$RUN_OUT")"; fi
+if grep -q "fleet leak$$ synced" <<<"$(tail -1 "$RUN_OUT")"; then
+	ok "the agent syncs again after the outage"
+else
+	not_ok "the agent syncs again after the outage"
+	diag "$(tail -2 "$RUN_OUT")"
+fi
 flat "the fleet agent, 10 ms syncs and an outage" "$base_fds" "$base_rss"
 stop_run
 tap_done

@@ -172,8 +172,9 @@ int sluice_claim(const char *path, char *err, size_t errlen)
 		if (st.st_uid != geteuid() || (st.st_mode & 0022)) {
 			close(fd);
 			return sluice_err(err, errlen, -EPERM,
-					  "%s is not sluice's (owner uid %u, mode %o): remove it", path,
-					  (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+					  "%s is not sluice's (owner uid %u, mode %o): remove it",
+					  path, (unsigned int)st.st_uid,
+					  (unsigned int)(st.st_mode & 07777));
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
 			int ret = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;

@@ -144,7 +144,8 @@ static int check_bpffs_shared(bool mounted, const struct stat *ours, char *err, 
 		    "one, with a /sys of its own), where sluice's pins would vanish with the "
 		    "command and a limiter would run with nothing to manage it; nothing was done. "
 		    "This is %s",
-		    mounted ? "a bpffs mounted only in this mount namespace" : "not mounted", where);
+		    mounted ? "a bpffs mounted only in this mount namespace" : "not mounted",
+		    where);
 }
 
 int sluice_ensure_bpffs(char *err, size_t errlen)

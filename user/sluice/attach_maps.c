@@ -155,7 +155,8 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 		} else if (errno == ENOENT) {
 			missing = sluice_maps[i].name;
 		} else {
-			ret = sluice_sys_err(c->err, sizeof(c->err), -errno, "Couldn't open %s", path);
+			ret = sluice_sys_err(c->err, sizeof(c->err), -errno, "Couldn't open %s",
+					     path);
 			goto out;
 		}
 	}

@@ -283,8 +283,8 @@ static int open_unix(struct metrics_server *m, const char *spec, const char *gro
 
 		if (!S_ISSOCK(st.st_mode)) {
 			close(fd);
-			snprintf(err, errlen, "Couldn't listen on --metrics %s: %s exists and is not "
-				 "a socket: pick another path, or remove it", spec, path);
+			snprintf(err, errlen, "Couldn't listen on --metrics %s: %s exists and "
+				 "is not a socket: pick another path, or remove it", spec, path);
 			return SLUICE_EXIT_RUNTIME;
 		}
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

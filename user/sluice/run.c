@@ -4,13 +4,14 @@
  * leave the interface as it was found. If sluice was not attached, run
  * attaches it and detaches it on SIGINT or SIGTERM; if it was attached, run
  * only reports, and leaves it attached with its configuration. One run per
- * interface (owner.c's run_claim(), a lock only root can take). Each report is one line: the packet
- * rates of the interval and the keys that lost the most packets in it, from
- * the sampled drop events of the sluice_events ring buffer, named as `top`
- * names them (the masked key); under dry-run, or while a dry-run rule would
- * drop, the would-drop rate and the keys that would have lost the most, from
- * the would-drop events. When the interface or the program goes away,
- * run says so and exits 1. SIGHUP reloads --config (sluice reload).
+ * interface (owner.c's run_claim(), a lock only root can take). Each report
+ * is one line: the packet rates of the interval and the keys that lost the
+ * most packets in it, from the sampled drop events of the sluice_events ring
+ * buffer, named as `top` names them (the masked key); under dry-run, or
+ * while a dry-run rule would drop, the would-drop rate and the keys that
+ * would have lost the most, from the would-drop events. When the interface
+ * or the program goes away, run says so and exits 1; a renamed interface is
+ * followed. SIGHUP reloads --config (sluice reload).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -235,9 +236,9 @@ static void follow_rename(struct attach_opts *o, struct sluice_handle *h, const 
 	if (ret < 0 || sluice_pin_dir(now, moved.dir, sizeof(moved.dir), NULL, 0) ||
 	    sluice_still_pinned(&moved)) {
 		if (!said)
-			p_err("%s was renamed to %s (ifindex %u), but its state could not move with "
-			      "it%s%s: reporting on it as %s", o->ifname, now, o->ifindex,
-			      ret < 0 ? ": " : "", ret < 0 ? err : "", o->ifname);
+			p_err("%s was renamed to %s (ifindex %u), but its state could not "
+			      "move with it%s%s: reporting on it as %s", o->ifname, now,
+			      o->ifindex, ret < 0 ? ": " : "", ret < 0 ? err : "", o->ifname);
 		said = true;
 		return;
 	}
