@@ -170,6 +170,13 @@ const char *sluice_cmdline(void);
 int sluice_lock_dir(const char *dir, bool create, char *err, size_t errlen);
 /* The same on an open fd of dir; 0 or -errno. */
 int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen);
+
+/* The pin root's lock (attach, detach, reload): the locked fd or -errno;
+ * unlock closes it. sluice_pin_root_locked(): this process holds it. */
+int sluice_lock_pin_root(char *err, size_t errlen);
+void sluice_unlock_pin_root(int fd);
+bool sluice_pin_root_locked(void);
+
 /* A claim held for a process's life (one `sluice run` per interface): the
  * directory path (made 0700, in a directory only root may write) flock()ed
  * without waiting. Returns the fd to keep, -EWOULDBLOCK when another
@@ -183,12 +190,6 @@ int sluice_claim_holder(const char *path);
 /* Remove path when no one holds it (a claim a killed process left): 0,
  * -EWOULDBLOCK when held, or -errno. */
 int sluice_claim_drop_stale(const char *path);
-
-/* The pin root's lock (attach, detach, reload): the locked fd or -errno;
- * unlock closes it. sluice_pin_root_locked(): this process holds it. */
-int sluice_lock_pin_root(char *err, size_t errlen);
-void sluice_unlock_pin_root(int fd);
-bool sluice_pin_root_locked(void);
 
 /* ---- a renamed interface (rename.c) ---- */
 

@@ -491,10 +491,10 @@ int do_run(int argc, char **argv)
 	}
 	if (ret)
 		return ret;
-	test_interval(&o);
 	o.ifindex = if_nametoindex(o.ifname);
 	if (!o.ifindex) /* attach says it well, naming another namespace's */
 		return sluice_attach(&o);
+	test_interval(&o);
 	/* A bpffs of this mount namespace only ('ip netns exec') is refused
 	 * before anything, in its own words. */
 	if (sluice_ensure_bpffs(err, sizeof(err))) {
