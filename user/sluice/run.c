@@ -34,9 +34,9 @@
 void run_usage(FILE *f)
 {
 	fprintf(f,
-		"  sluice run IFACE [attach options] [--interval SECS]\n"
-		"                [--metrics ADDR:PORT|unix:PATH [--metrics-allow CIDR,...]]\n"
+		"  sluice run IFACE [attach options] [--interval DUR] [--metrics ADDR:PORT]\n"
 		"                [--keep-state] [--redis ADDR --fleet NAME [fleet options]]\n"
+		"                [--metrics unix:PATH [--metrics-group G]] [--metrics-allow CIDR,...]\n"
 		"      report on IFACE once per interval; attach first if sluice is not\n"
 		"      attached, and then detach on Ctrl-C\n");
 }
