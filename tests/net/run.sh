@@ -122,6 +122,13 @@ fi
 
 # The refused run asked the first who it is: the first must go on reporting.
 goes_on_reporting "the first run goes on reporting after the refused second run"
+st=$(rx_sluice status "$IF_RX" 2>&1)
+if grep -q "reported on by sluice run pid $RUN_PID" <<<"$st"; then
+	ok "status says the run (pid $RUN_PID) reports on $IF_RX"
+else
+	not_ok "status says the run (pid $RUN_PID) reports on $IF_RX"
+	diag "$st"
+fi
 
 run_sigint "over an existing attachment"
 list=$(list_now)
@@ -140,6 +147,66 @@ if [ "$(rate_of "$(list_now)")" = 100/s ] && [ "$(xdp_prog_id)" = "$prog" ]; the
 else
 	not_ok "the refused run changed nothing (rate 100/s, same program)"
 fi
+
+# ---- the one-run claim: only root can take it ----
+
+# A local user who binds the abstract socket that was the claim, and tries
+# the lock that is now, must not stop a run from starting.
+IFINDEX=$(ip -n "$NS_RX" -j link show dev "$IF_RX" | sed 's/.*"ifindex":\([0-9]*\).*/\1/')
+CLAIM=$RX_NETNS_DIR/run:$IFINDEX
+# (Not through a function: $! must be the squatter's own pid, nsenter and
+# setpriv exec it.)
+NOBODY=(nsenter --net="/var/run/netns/$NS_RX" setpriv --reuid=nobody --regid=nogroup
+	--clear-groups)
+"${NOBODY[@]}" perl -MSocket -e 'socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+	bind($s, pack_sockaddr_un("\0sluice/run/'"$IFINDEX"'")) or die "bind: $!";
+	listen($s, 4) or die "listen: $!"; print "bound\n"; $| = 1; sleep 60' \
+	>"$NETNS_TMP/squat.out" 2>&1 &
+SQUAT=$!
+NETNS_PIDS+=("$SQUAT")
+"${NOBODY[@]}" flock -n "$CLAIM" sleep 60 >"$NETNS_TMP/squat2.out" 2>&1 &
+SQUAT2=$!
+NETNS_PIDS+=("$SQUAT2")
+for i in $(seq 40); do grep -q bound "$NETNS_TMP/squat.out" && break; sleep 0.05; done
+sleep 0.3
+if grep -q bound "$NETNS_TMP/squat.out"; then
+	ok "a squatter as nobody holds the abstract socket sluice/run/$IFINDEX"
+else
+	not_ok "a squatter as nobody holds the abstract socket sluice/run/$IFINDEX"
+	diag "$(cat "$NETNS_TMP/squat.out")"
+fi
+if ! kill -0 "$SQUAT2" 2>/dev/null; then
+	ok "a squatter as nobody cannot take the claim $CLAIM"
+else
+	not_ok "a squatter as nobody cannot take the claim $CLAIM"
+fi
+run_start squatted "$IF_RX" --interval "$INTERVAL"
+if run_reporting 1; then
+	ok "sluice run starts and reports beside nobody's squatters"
+else
+	not_ok "sluice run starts and reports beside nobody's squatters"
+	diag "$(cat "$RUN_OUT")"
+fi
+if [ "$(stat -c '%U %a' "$CLAIM" 2>&1)" = "root 700" ]; then
+	ok "the run's claim is a directory of root's, mode 700"
+else
+	not_ok "the run's claim is a directory of root's, mode 700"
+	diag "$(stat -c '%U %a %F' "$CLAIM" 2>&1)"
+fi
+FIRST=$RUN_PID
+expect_status 1 "beside it a second run is still refused (exit 1)" \
+	rx_run_fg "$IF_RX" --interval "$INTERVAL"
+if grep -q "already reporting on $IF_RX (pid $FIRST)" <<<"$OUT"; then
+	ok "the refusal names the running run's pid ($FIRST)"
+else
+	not_ok "the refusal names the running run's pid ($FIRST)"
+	diag "$OUT"
+fi
+run_sigint "beside the squatters"
+if [ ! -e "$CLAIM" ]; then ok "the run gave its claim up on exit"
+else not_ok "the run gave its claim up on exit"; fi
+kill "$SQUAT" 2>/dev/null
+wait "$SQUAT" "$SQUAT2" 2>/dev/null
 
 # ---- the program goes away under the run ----
 
@@ -211,6 +278,8 @@ else
 fi
 
 killed_run 2
+if [ -d "$CLAIM" ]; then ok "round 2: the killed run's claim is left, unheld"
+else not_ok "round 2: the killed run's claim is left, unheld"; fi
 expect_status 0 "round 2: sluice attach after the killed run" rx_sluice attach "$IF_RX"
 if grep -qi "adopt" <<<"$OUT" && grep -q "$KILLED" <<<"$OUT"; then
 	ok "round 2: attach says it adopted the killed run's limiter (pid $KILLED)"
@@ -241,9 +310,16 @@ prog=$(xdp_prog_id)
 run_sigint "the run whose limiter attach took over"
 still_attached "$prog" "after that run's exit the limiter stays attached"
 
-# ---- the interface goes away under the run ----
+# ---- a killed run's claim goes with the detach ----
 
 expect_status 0 "detach" rx_sluice detach "$IF_RX"
+killed_run 3
+expect_status 0 "round 3: detach after the killed run" rx_sluice detach "$IF_RX"
+if [ ! -e "$CLAIM" ]; then ok "round 3: the detach removed the killed run's claim"
+else not_ok "round 3: the detach removed the killed run's claim"; fi
+
+# ---- the interface goes away under the run ----
+
 run_start gone "$IF_RX" --rate 50/s --interval "$INTERVAL"
 run_reporting 1
 ip -n "$NS_RX" link del "$IF_RX"

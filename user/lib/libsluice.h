@@ -186,7 +186,55 @@ int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen);
 /* The same, shared: for a reader that must see no writer at work. */
 int sluice_lock_fd_shared(int fd, const char *dir, char *err, size_t errlen);
 
+/* The pin root's lock (attach, detach, reload): the locked fd or -errno;
+ * unlock closes it. sluice_pin_root_locked(): this process holds it. */
+int sluice_lock_pin_root(char *err, size_t errlen);
+void sluice_unlock_pin_root(int fd);
+bool sluice_pin_root_locked(void);
+
+/* A claim held for a process's life (one `sluice run` per interface): the
+ * directory path (made 0700, in a directory only root may write) flock()ed
+ * without waiting. Returns the fd to keep, -EWOULDBLOCK when another
+ * process holds it, or -errno with err saying why. */
+int sluice_claim(const char *path, char *err, size_t errlen);
+/* Give it up (removes path). */
+void sluice_claim_release(const char *path, int fd);
+/* Its holder's pid: 0 none, -1 one whose pid is not seen from here.
+ * Looks only (/proc/locks): never takes the claim, even for a moment. */
+int sluice_claim_holder(const char *path);
+/* Remove path when no one holds it (a claim a killed process left): 0,
+ * -EWOULDBLOCK when held, or -errno. */
+int sluice_claim_drop_stale(const char *path);
+
+/* ---- a renamed interface (rename.c) ---- */
+
+#define SLUICE_RENAMED_FROM 1 /* name had no state: its interface's moved in from *other */
+#define SLUICE_RENAMED_TO 2 /* name's state is the interface now called *other: moved */
+/*
+ * Follow a rename of the interface of the state `name` (IFACE or
+ * shape:IFACE): a state belongs to an ifindex, its directory is named for
+ * the interface. Moves the directory (under the pin root's lock) and
+ * returns SLUICE_RENAMED_FROM or _TO with the other name in other
+ * (SLUICE_STATE_NAME_MAX), 0 when there was nothing to follow, or -errno
+ * with err (the new name's directory holds another state).
+ */
+int sluice_follow_rename(const char *name, char *other, size_t olen, char *err, size_t errlen);
+/* name has no state: was its interface renamed, its state moved to the
+ * state now called *to? 1 or 0. */
+int sluice_renamed_to(const char *name, char *to, size_t len);
+/* The state `name` goes (detach): forget the renames that lead to it. */
+void sluice_rename_forget(const char *name);
+
 /* ---- pinned state of one interface (state.c) ---- */
+
+/* A failed system call on sluice's state, in words: "<what>: <strerror>",
+ * and for EACCES and EPERM what it takes (root, or CAP_BPF with read access
+ * to the pins; CAP_NET_ADMIN to attach), never a repair that destroys
+ * anything. Returns ret. */
+int sluice_sys_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Is ret a missing privilege (EACCES, EPERM)? */
+bool sluice_is_perm_err(int ret);
 
 /* How a pinned state stands with the caller (sluice_open() fills it in). */
 enum sluice_standing {

@@ -20,17 +20,147 @@
 
 #define fail sluice_err
 
+bool sluice_is_perm_err(int ret)
+{
+	return ret == -EACCES || ret == -EPERM;
+}
+
+int sluice_sys_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	char what[SLUICE_ERR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!sluice_is_perm_err(ret))
+		return fail(err, errlen, ret, "%s: %s", what, strerror(-ret));
+	/* The loader attaches (netlink: CAP_NET_ADMIN); sluicectl only reads
+	 * and writes the maps. */
+	return fail(err, errlen, ret,
+		    "%s: %s: %s needs root, or CAP_BPF with read access to /sys/fs/bpf "
+		    "(CAP_DAC_OVERRIDE)%s: run it as root (e.g. with sudo)", what, strerror(-ret),
+		    program_invocation_short_name,
+		    strcmp(program_invocation_short_name, "sluice") ? "" :
+		    ", and CAP_NET_ADMIN for attach, detach, run and shape");
+}
+
+static bool is_bpffs(const char *path, struct stat *st)
+{
+	struct statfs fs;
+
+	return statfs(path, &fs) == 0 && fs.f_type == BPF_FS_MAGIC && stat(path, st) == 0;
+}
+
+/* The fixed nsfs inode of the initial mount namespace (PROC_MNT_INIT_INO),
+ * on kernels that have one. */
+#define MNT_INIT_INO 0xEFFFFFF8ULL
+
+static bool mnt_ns(pid_t pid, struct stat *st)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/mnt");
+	return stat(path, st) == 0;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], line[128];
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (pid_t)ppid;
+}
+
+/*
+ * The process whose mount namespace is the older one this command came
+ * from: PID 1 when its namespace can be read, else the nearest ancestor in
+ * another one. 0 when there is none (this is the oldest namespace seen).
+ */
+static pid_t older_mnt_ns(const struct stat *self)
+{
+	struct stat st;
+	pid_t p;
+	int depth;
+
+	if (mnt_ns(1, &st))
+		return st.st_ino == self->st_ino && st.st_dev == self->st_dev ? 0 : 1;
+	for (p = getppid(), depth = 0; p > 1 && depth < 64; p = parent_of(p), depth++) {
+		if (!mnt_ns(p, &st))
+			return 0;
+		if (st.st_ino != self->st_ino || st.st_dev != self->st_dev)
+			return p;
+	}
+	return 0;
+}
+
+/*
+ * Pins live as long as the bpffs they are in: the one of the initial mount
+ * namespace lives as long as the machine, one mounted in a mount namespace
+ * of its own only as long as that namespace. `ip netns exec` gives its
+ * command such a namespace with a /sys of its own, where no bpffs is
+ * mounted: a sluice that mounted one there would attach a program whose
+ * pins vanish with the command, leaving it limiting with nothing to manage
+ * it. So in a mount namespace that is not the initial one, /sys/fs/bpf must
+ * be the very bpffs (the same device) of the namespace it came from (PID
+ * 1's, or an ancestor's): else refuse, naming the command that works
+ * (nsenter enters the network namespace only). A container's own PID 1
+ * shares its namespace: nothing changes there.
+ */
+static int check_bpffs_shared(bool mounted, const struct stat *ours, char *err, size_t errlen)
+{
+	struct stat self, theirs;
+	struct sluice_netns ns;
+	char where[700], path[64];
+	pid_t ref;
+
+	if (!mnt_ns(0, &self) || (__u64)self.st_ino == MNT_INIT_INO)
+		return 0;
+	ref = older_mnt_ns(&self);
+	if (!ref)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/root/sys/fs/bpf", (int)ref);
+	if (mounted && is_bpffs(path, &theirs) && theirs.st_dev == ours->st_dev)
+		return 0;
+	if (sluice_netns_self(&ns, NULL, 0) == 0 && !ns.initial)
+		sluice_netns_where(ns.ino, false, sluice_cmdline(), where, sizeof(where));
+	else
+		snprintf(where, sizeof(where), "the initial network namespace: run 'nsenter "
+			 "--mount=/proc/1/ns/mnt %s'", sluice_cmdline());
+	return fail(err, errlen, -EXDEV,
+		    "/sys/fs/bpf here is %s, not the bpffs of the mount namespace this command "
+		    "came from: it runs in a mount namespace of its own ('ip netns exec' makes "
+		    "one, with a /sys of its own), where sluice's pins would vanish with the "
+		    "command and a limiter would run with nothing to manage it; nothing was done. "
+		    "This is %s",
+		    mounted ? "a bpffs mounted only in this mount namespace" : "not mounted",
+		    where);
+}
+
 int sluice_ensure_bpffs(char *err, size_t errlen)
 {
-	struct statfs st;
+	struct stat st;
+	bool mounted = is_bpffs("/sys/fs/bpf", &st);
+	int ret;
 
-	if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC)
-		return 0;
+	ret = check_bpffs_shared(mounted, &st, err, errlen);
+	if (ret || mounted)
+		return ret;
 	if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST)
-		return fail(err, errlen, -errno, "Couldn't create /sys/fs/bpf: %s", strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't create /sys/fs/bpf");
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
-		return fail(err, errlen, -errno, "Couldn't mount bpffs at /sys/fs/bpf: %s",
-			    strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't mount bpffs at /sys/fs/bpf");
 	pr_debug("mounted bpffs at /sys/fs/bpf\n");
 	return 0;
 }
@@ -47,11 +177,10 @@ int sluice_pin_root(char *buf, size_t len, bool create, char *err, size_t errlen
 	if (!create)
 		return 0;
 	if (mkdir(SLUICE_PIN_ROOT, 0700) && errno != EEXIST)
-		return fail(err, errlen, -errno, "Couldn't create %s: %s", SLUICE_PIN_ROOT,
-			    strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't create or enter %s",
+				      SLUICE_PIN_ROOT);
 	if (!ns.initial && mkdir(ns.root, 0700) && errno != EEXIST)
-		return fail(err, errlen, -errno, "Couldn't create %s: %s", ns.root,
-			    strerror(errno));
+		return sluice_sys_err(err, errlen, -errno, "Couldn't create or enter %s", ns.root);
 	return 0;
 }
 
@@ -262,9 +391,33 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 		    ifname, cfg->layout, SLUICE_LAYOUT_VERSION, ifname);
 }
 
-/* Why there is no shaper of ifname here, in words. */
-static int no_shaper(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
+/* name's state went with its interface, now called other. */
+static int renamed_to(const char *name, const char *other, __u32 ifindex, char *err,
+		      size_t errlen)
 {
+	char dir[256] = "?", ifn[IF_NAMESIZE], oifn[IF_NAMESIZE];
+	bool shape;
+
+	sluice_pin_dir(other, dir, sizeof(dir), NULL, 0);
+	if (sluice_state_name(name, ifn, &shape, NULL, 0) ||
+	    sluice_state_name(other, oifn, &shape, NULL, 0))
+		return fail(err, errlen, -ENODEV, "%s was renamed to %s", name, other);
+	return fail(err, errlen, -ENODEV,
+		    "interface %s was renamed to %s (ifindex %u): its %s is %s's now, and its "
+		    "state moved with it to %s: give %s (e.g. 'sluice %sstatus %s')", ifn, oifn,
+		    ifindex, shape ? "shaper" : "limiter", oifn, dir, oifn, shape ? "shape " : "",
+		    oifn);
+}
+
+/* Why there is no shaper of ifname here, in words. */
+static int no_shaper(const char *name, const char *ifname, unsigned int ifindex, char *err,
+		     size_t errlen)
+{
+	char to[SLUICE_STATE_NAME_MAX];
+
+	if (!ifindex && sluice_renamed_to(name, to, sizeof(to)))
+		return renamed_to(name, to, if_nametoindex(to + strlen(SLUICE_SHAPE_PREFIX)), err,
+				  errlen);
 	if (!ifindex)
 		return fail(err, errlen, -ENODEV, "there is no interface '%s' (see 'ip link')",
 			    ifname);
@@ -275,8 +428,19 @@ static int no_shaper(const char *ifname, unsigned int ifindex, char *err, size_t
 /* Why there is nothing pinned for ifname here, in words. */
 static int not_here(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
 {
-	char where[600];
-	int n = sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where));
+	char where[600], to[SLUICE_STATE_NAME_MAX];
+	int n;
+
+	if (!ifindex && sluice_renamed_to(ifname, to, sizeof(to))) {
+		const char *oifn = to;
+		struct sluice_handle h;
+
+		/* The rename is already followed: what moved is to's. */
+		if (sluice_state_name(to, h.ifname, &h.shape, NULL, 0) == 0)
+			oifn = h.ifname;
+		return renamed_to(ifname, to, if_nametoindex(oifn), err, errlen);
+	}
+	n = sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where));
 
 	if (!ifindex && n)
 		return fail(err, errlen, -ENODEV,
@@ -379,9 +543,12 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	};
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
+	char other[SLUICE_STATE_NAME_MAX];
+	bool followed = false;
 	size_t i;
 	int ret;
 
+again:
 	sluice_handle_init(h);
 	ret = sluice_state_name(ifname, h->ifname, &h->shape, err, errlen);
 	if (ret)
@@ -401,10 +568,21 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 		ret = -errno;
 		if (ret == -ENOENT && maps[i].added_later)
 			continue;
+		/* Nothing pinned for this name: is its interface's state under
+		 * the name it had before a rename? (rename.c) */
+		if (ret == -ENOENT && i == 0 && h->ifindex && !followed &&
+		    sluice_follow_rename(ifname, other, sizeof(other), NULL, 0) ==
+			    SLUICE_RENAMED_FROM) {
+			followed = true;
+			goto again;
+		}
 		if (ret == -ENOENT && i == 0 && h->shape)
-			no_shaper(h->ifname, h->ifindex, err, errlen);
+			no_shaper(h->name, h->ifname, h->ifindex, err, errlen);
 		else if (ret == -ENOENT && i == 0)
 			not_here(ifname, h->ifindex, err, errlen);
+		else if (sluice_is_perm_err(ret))
+			sluice_sys_err(err, errlen, ret, "Couldn't open %s/%s", h->dir,
+				       maps[i].name);
 		else
 			fail(err, errlen, ret,
 			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice %sdetach %s' "
@@ -463,6 +641,19 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	if (ret)
 		goto out_err;
 	h->standing = standing_of(h->cfg, h->ifindex);
+	/* Its interface is called otherwise now: the state went with it. */
+	if (h->standing == SLUICE_STANDING_GONE && !followed) {
+		__u32 was = h->cfg->owner.ifindex;
+		char moved[SLUICE_ERR_LEN] = "";
+
+		ret = sluice_follow_rename(ifname, other, sizeof(other), moved, sizeof(moved));
+		if (ret == SLUICE_RENAMED_TO) {
+			sluice_close(h);
+			return renamed_to(ifname, other, was, err, errlen);
+		}
+		if (ret < 0)
+			pr_warn("%s: warning: %s\n", program_invocation_short_name, moved);
+	}
 	return 0;
 
 out_err:
@@ -480,7 +671,7 @@ int sluice_list_attached(char names[][SLUICE_STATE_NAME_MAX], int max)
 	char root[128];
 	struct dirent *de;
 	DIR *d;
-	int n = 0;
+	int n = 0, i;
 
 	if (sluice_pin_root(root, sizeof(root), false, NULL, 0))
 		return -EINVAL;
@@ -508,6 +699,15 @@ int sluice_list_attached(char names[][SLUICE_STATE_NAME_MAX], int max)
 	closedir(d);
 	if (n > max)
 		n = max;
+	/* Listed by the name of their interface now (rename.c), once the
+	 * directory is read: a move changes it. */
+	for (i = 0; i < n; i++) {
+		char other[SLUICE_STATE_NAME_MAX];
+
+		if (sluice_follow_rename(names[i], other, sizeof(other), NULL, 0) ==
+		    SLUICE_RENAMED_TO)
+			strcpy(names[i], other);
+	}
 	qsort(names, n, SLUICE_STATE_NAME_MAX, cmp_names);
 	return n;
 }
@@ -530,7 +730,7 @@ int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
 		return n;
 	n = sluice_list_attached(names, 64);
 	if (n < 0)
-		return fail(err, errlen, n, "Couldn't list the pinned limiters: %s", strerror(-n));
+		return sluice_sys_err(err, errlen, n, "Couldn't list the pinned limiters");
 	if (n == 0)
 		return fail(err, errlen, -ENOENT,
 			    "sluice is not attached to any interface in this network namespace: "

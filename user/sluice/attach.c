@@ -433,9 +433,15 @@ int sluice_attach(struct attach_opts *o)
 		goto out;
 	o->ifindex = if_nametoindex(o->ifname);
 	if (!o->ifindex) {
-		char where[600];
+		char where[600], to[SLUICE_STATE_NAME_MAX];
+		/* to: a state's name, shape:IFACE for a shaper */
+		const char *b = to + (o->shape ? strlen(SLUICE_SHAPE_PREFIX) : 0);
 
-		if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
+		if (sluice_renamed_to(o->name, to, sizeof(to)))
+			refuse(&c, -ENODEV, "there is no interface '%s': it was renamed to %s, and "
+			       "its state moved with it ('sluice %sstatus %s')", o->ifname, b,
+			       o->shape ? "shape " : "", b);
+		else if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
 			refuse(&c, -ENODEV, "there is no interface '%s' in this network namespace; "
 			       "the sluice limiter of a %s lives in %s", o->ifname, o->ifname,
 			       where);

@@ -130,6 +130,13 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 
 	for (i = 0; i < sluice_nr_maps; i++)
 		fds[i] = -1;
+	/* A state belongs to its ifindex (rename.c): attach B finds what was
+	 * pinned under A before the rename; a new A does not meet the state of
+	 * the interface now called B. */
+	ret = sluice_follow_rename(c->o->name, path, sizeof(path), c->err, sizeof(c->err));
+	if (ret < 0)
+		return ret;
+	ret = 0;
 	c->dir_existed = stat(c->dir, &st) == 0;
 	for (i = 0; i < sluice_nr_maps; i++) {
 		snprintf(path, sizeof(path), "%s/%s", c->dir, sluice_maps[i].name);
@@ -148,7 +155,8 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 		} else if (errno == ENOENT) {
 			missing = sluice_maps[i].name;
 		} else {
-			ret = refuse(c, -errno, "Couldn't open %s: %s", path, strerror(errno));
+			ret = sluice_sys_err(c->err, sizeof(c->err), -errno, "Couldn't open %s",
+					     path);
 			goto out;
 		}
 	}

@@ -122,8 +122,9 @@ static int attach_err(struct attach_ctx *c, int ret)
 	case -EPERM:
 	case -EACCES:
 		return refuse(c, ret,
-			      "Couldn't attach sluice to %s: %s (run as root; with -v libbpf "
-			      "shows the verifier's log)", o->ifname, strerror(-ret));
+			      "Couldn't attach sluice to %s: %s: attaching needs root, or "
+			      "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (with -v libbpf shows what "
+			      "was refused)", o->ifname, strerror(-ret));
 	default:
 		return refuse(c, ret, "Couldn't attach sluice to %s: %s (run with -v to see why)",
 			      o->ifname, strerror(-ret));
@@ -168,9 +169,17 @@ static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 		 * packet the old one passes is charged again by the new one,
 		 * so the interface is limited twice over, never unlimited,
 		 * until the old one is gone. */
-		old = xdp_program__from_id(c->a.prog_id);
-		ret = (int)libxdp_get_error(old);
-		if (!ret)
+		int old_fd = bpf_prog_get_fd_by_id(c->a.prog_id);
+
+		/* From our fd, closed here: libxdp 1.3.1's xdp_program__from_id()
+		 * keeps one. */
+		old = old_fd < 0 ? NULL : xdp_program__from_fd(old_fd);
+		ret = old_fd < 0 ? -errno : (int)libxdp_get_error(old);
+		if (old_fd >= 0)
+			close(old_fd);
+		if (ret)
+			old = NULL; /* nothing to close */
+		else
 			ret = xdp_program__detach(old, (int)c->o->ifindex, c->o->mode, 0);
 		if (ret) {
 			refuse(c, ret,
@@ -179,7 +188,6 @@ static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 			       "%u' removes it",
 			       c->o->ifname, c->a.prog_id, strerror(-ret), c->o->ifname,
 			       c->a.prog_id);
-			old = NULL;
 		}
 	}
 out:
@@ -204,6 +212,8 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 	ret = sluice_bpf__load(skel);
 	if (ret) {
 		ret = -errno;
+		if (ret == -EPERM || ret == -EACCES)
+			return attach_err(c, ret);
 		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
 			      "the verifier's log)", strerror(-ret));
 	}
@@ -252,6 +262,8 @@ static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	ret = sluice_bpf__load(skel);
 	if (ret) {
 		ret = -errno;
+		if (ret == -EPERM || ret == -EACCES)
+			return attach_err(c, ret);
 		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
 			      "the verifier's log)", strerror(-ret));
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -69,6 +70,8 @@ enum {
 	OPT_CONFIG,
 	OPT_INTERVAL,
 	OPT_METRICS,
+	OPT_METRICS_ALLOW,
+	OPT_METRICS_GROUP,
 	OPT_KEEP_STATE,
 	OPT_RESUME,
 	OPT_FRESH,
@@ -100,6 +103,8 @@ static const struct option attach_long[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "metrics-allow", required_argument, NULL, OPT_METRICS_ALLOW },
+	{ "metrics-group", required_argument, NULL, OPT_METRICS_GROUP },
 	{ "keep-state", no_argument, NULL, OPT_KEEP_STATE },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "fresh", no_argument, NULL, OPT_FRESH },
@@ -385,6 +390,15 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 				return run_only(cmd, "--metrics");
 			o->metrics = optarg;
 			break;
+		case OPT_METRICS_ALLOW:
+		case OPT_METRICS_GROUP:
+			if (!is_run)
+				return run_only(cmd, opt_name(c));
+			if (c == OPT_METRICS_ALLOW)
+				o->metrics_allow = optarg;
+			else
+				o->metrics_group = optarg;
+			break;
 		case OPT_KEEP_STATE:
 			if (!is_run)
 				return run_only(cmd, "--keep-state");
@@ -477,6 +491,10 @@ int parse_attach_opts(const char *cmd, int argc, char **argv, struct attach_opts
 	}
 	if (is_run && fleet_check_opts(&o->fleet, err, sizeof(err)))
 		return usage_err(cmd, "%s", err);
+	if ((o->metrics_allow || o->metrics_group) && !o->metrics)
+		return usage_err(cmd, "%s says who may read --metrics: give --metrics ADDR:PORT "
+				 "or unix:PATH too", o->metrics_allow ? "--metrics-allow" :
+									"--metrics-group");
 	if (o->resume && o->fresh)
 		return usage_err(cmd, "--resume and --fresh exclude each other: --resume adopts "
 				 "the pinned state, --fresh drops it");
@@ -526,51 +544,187 @@ const char *mode_name(enum xdp_attach_mode mode)
 	}
 }
 
-int find_attachment(unsigned int ifindex, struct attachment *a)
-{
-	struct xdp_multiprog *mp;
-	struct xdp_program *p;
-	long ret;
+/*
+ * Finding sluice on an interface opens nothing that it does not close: run
+ * asks on every report, status and detach on every call. libxdp's
+ * xdp_multiprog__get_from_ifindex() is not used for it: the libxdp of
+ * Debian 12 (1.3.1; fixed in 1.4.1) keeps one duplicate of every program fd
+ * it opens there (the attached program's, and each dispatcher component's),
+ * which made a long `sluice run` die of EMFILE. Instead: the program ids from
+ * netlink (bpf_xdp_query()), then each program's name through an fd that is
+ * closed at once, and a dispatcher's components from libxdp's pins
+ * (LIBXDP_BPFFS or /sys/fs/bpf, then xdp/dispatch-IFINDEX-ID/progN-prog),
+ * read under libxdp's lock as libxdp itself reads them.
+ */
+#define XDP_DISPATCHER_NAME "xdp_dispatcher"
+#define XDP_MAX_COMPONENTS 10 /* MAX_DISPATCHER_ACTIONS of libxdp */
 
-	memset(a, 0, sizeof(*a));
-	mp = xdp_multiprog__get_from_ifindex((int)ifindex);
-	ret = libxdp_get_error(mp);
-	if (ret == -ENOENT || (!ret && !mp))
-		return 0;
+/* The program attached to ifindex at the interface (the dispatcher, or a
+ * program alone) and its mode: netlink only, no fd. 0 or -errno. */
+static int xdp_top(unsigned int ifindex, __u32 *id, enum xdp_attach_mode *mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int ret;
+
+	*id = 0;
+	*mode = XDP_MODE_UNSPEC;
+	ret = bpf_xdp_query((int)ifindex, 0, &q);
 	if (ret)
-		return (int)ret;
-	a->mode = xdp_multiprog__attach_mode(mp);
-	if (xdp_multiprog__is_legacy(mp)) {
-		p = xdp_multiprog__main_prog(mp);
-		a->nr_progs = p ? 1 : 0;
-		if (p && !strcmp(xdp_program__name(p), SLUICE_PROG_NAME)) {
-			a->prog_id = xdp_program__id(p);
-		} else if (p) {
-			a->other_id = xdp_program__id(p);
-			snprintf(a->other_name, sizeof(a->other_name), "%s", xdp_program__name(p));
+		return ret;
+	/* As libxdp: the driver's program first, then generic XDP; a
+	 * program offloaded to the NIC is not sluice's. */
+	if (q.attach_mode == XDP_ATTACHED_DRV ||
+	    (q.attach_mode == XDP_ATTACHED_MULTI && q.drv_prog_id)) {
+		*id = q.drv_prog_id;
+		*mode = XDP_MODE_NATIVE;
+	} else if (q.attach_mode == XDP_ATTACHED_SKB ||
+		   (q.attach_mode == XDP_ATTACHED_MULTI && q.skb_prog_id)) {
+		*id = q.skb_prog_id;
+		*mode = XDP_MODE_SKB;
+	}
+	return 0;
+}
+
+/* The name and id of a program, by id or by pin (path non-NULL); the fd is
+ * closed before returning. 0, or -ENOENT when it is gone. */
+static int prog_name(__u32 id, const char *path, char *name, __u32 *out_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd, ret = 0;
+
+	fd = path ? bpf_obj_get(path) : bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		ret = -errno;
+	close(fd);
+	if (ret)
+		return ret;
+	memcpy(name, info.name, BPF_OBJ_NAME_LEN);
+	name[BPF_OBJ_NAME_LEN - 1] = '\0';
+	*out_id = info.id;
+	return 0;
+}
+
+/* libxdp's pin directory of the dispatcher top_id on ifindex. */
+static void dispatcher_dir(unsigned int ifindex, __u32 top_id, char *buf, size_t len)
+{
+	const char *root = secure_getenv(XDP_BPFFS_ENVVAR); /* as libxdp */
+
+	snprintf(buf, len, "%s/xdp/dispatch-%u-%u", root && *root ? root : "/sys/fs/bpf",
+		 ifindex, top_id);
+}
+
+/* The components of the dispatcher in dir, in their order. */
+static int read_components(const char *dir, struct attachment *a)
+{
+	char lockdir[512], path[600], name[BPF_OBJ_NAME_LEN];
+	const char *slash;
+	__u32 id;
+	int lock_fd, i, ret = 0;
+
+	/* libxdp locks its directory (the parent of dir) while it changes a
+	 * dispatcher: read whole sets of pins only. */
+	slash = strrchr(dir, '/');
+	snprintf(lockdir, sizeof(lockdir), "%.*s", (int)(slash - dir), dir);
+	lock_fd = open(lockdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock_fd >= 0 && sluice_lock_fd(lock_fd, lockdir, NULL, 0)) {
+		close(lock_fd);
+		lock_fd = -1;
+	}
+	for (i = 0; i < XDP_MAX_COMPONENTS; i++) {
+		snprintf(path, sizeof(path), "%s/prog%d-prog", dir, i);
+		ret = prog_name(0, path, name, &id);
+		if (ret == -ENOENT) {
+			ret = 0;
+			break;
 		}
-	} else {
-		a->dispatcher = true;
-		for (p = xdp_multiprog__next_prog(NULL, mp); p;
-		     p = xdp_multiprog__next_prog(p, mp)) {
-			a->nr_progs++;
-			if (!a->prog_id && !strcmp(xdp_program__name(p), SLUICE_PROG_NAME))
-				a->prog_id = xdp_program__id(p);
+		if (ret)
+			break;
+		a->nr_progs++;
+		if (!a->prog_id && !strcmp(name, SLUICE_PROG_NAME)) {
+			a->prog_id = id;
+			a->slot = i;
 		}
 	}
-	xdp_multiprog__close(mp);
+	if (lock_fd >= 0)
+		close(lock_fd); /* releases the flock */
+	return ret;
+}
+
+int find_attachment(unsigned int ifindex, struct attachment *a)
+{
+	char name[BPF_OBJ_NAME_LEN], dir[512];
+	struct stat st;
+	__u32 id;
+	int ret, tries;
+
+	for (tries = 0;; tries++) {
+		memset(a, 0, sizeof(*a));
+		a->slot = -1;
+		ret = xdp_top(ifindex, &a->top_id, &a->mode);
+		if (ret || !a->top_id)
+			return ret == -ENODEV ? -ENODEV : ret;
+		ret = prog_name(a->top_id, NULL, name, &id);
+		/* Replaced between the two questions: ask again. */
+		if (ret == -ENOENT && tries < 5)
+			continue;
+		if (ret)
+			return ret;
+		break;
+	}
+	dispatcher_dir(ifindex, a->top_id, dir, sizeof(dir));
+	if (!strcmp(name, XDP_DISPATCHER_NAME) && stat(dir, &st) == 0) {
+		a->dispatcher = true;
+		return read_components(dir, a);
+	}
+	/* A program alone (or a dispatcher libxdp does not know: not ours). */
+	a->nr_progs = 1;
+	if (!strcmp(name, SLUICE_PROG_NAME)) {
+		a->prog_id = a->top_id;
+	} else {
+		a->other_id = a->top_id;
+		snprintf(a->other_name, sizeof(a->other_name), "%s", name);
+	}
 	return 0;
+}
+
+int attachment_check(unsigned int ifindex, struct attachment *a)
+{
+	char dir[512], path[600];
+	enum xdp_attach_mode mode;
+	struct stat st;
+	__u32 top;
+	int ret;
+
+	ret = xdp_top(ifindex, &top, &mode);
+	if (ret)
+		return ret;
+	if (top && top == a->top_id && mode == a->mode) {
+		if (!a->dispatcher)
+			return a->prog_id ? 1 : 0;
+		/* The same dispatcher: its components are fixed (libxdp makes
+		 * a new one for any change), unless the link's pin was removed
+		 * by hand. stat() opens nothing. */
+		if (a->slot < 0)
+			return 0;
+		dispatcher_dir(ifindex, top, dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/prog%d-prog", dir, a->slot);
+		if (stat(path, &st) == 0)
+			return 1;
+	}
+	/* Something changed (an upgrade, a program added or removed): look
+	 * again, once. */
+	ret = find_attachment(ifindex, a);
+	if (ret)
+		return ret;
+	return a->prog_id ? 1 : 0;
 }
 
 int lock_pin_root(char *err, size_t errlen)
 {
-	char root[128];
-	int ret;
-
-	ret = sluice_pin_root(root, sizeof(root), true, err, errlen);
-	if (ret)
-		return ret;
-	return sluice_lock_dir(root, false, err, errlen);
+	return sluice_lock_pin_root(err, errlen);
 }
 
 void unlock_pin_root(int fd)
@@ -579,7 +733,7 @@ void unlock_pin_root(int fd)
 
 	if (fd < 0)
 		return;
-	close(fd); /* releases the flock */
+	sluice_unlock_pin_root(fd);
 	/* A namespace's directory goes with its last limiter (rmdir fails,
 	 * harmlessly, while it holds any). */
 	if (sluice_netns_self(&ns, NULL, 0) == 0 && !ns.initial)

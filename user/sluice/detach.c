@@ -44,9 +44,15 @@ static int detach_legacy(unsigned int ifindex, const struct attachment *a)
 static int detach_component(unsigned int ifindex, const struct attachment *a)
 {
 	struct xdp_program *p;
-	int ret;
+	int fd, ret;
 
-	p = xdp_program__from_id(a->prog_id);
+	/* Not xdp_program__from_id(): libxdp 1.3.1 keeps the fd it opens
+	 * there. xdp_program__from_fd() works on a duplicate of ours. */
+	fd = bpf_prog_get_fd_by_id(a->prog_id);
+	if (fd < 0)
+		return -errno;
+	p = xdp_program__from_fd(fd);
+	close(fd);
 	ret = (int)libxdp_get_error(p);
 	if (ret)
 		return ret;
@@ -122,9 +128,21 @@ static int mark_kept(const char *name, unsigned int ifindex, const struct sluice
 	return 0;
 }
 
+/* ifname's state went with its interface, now called `other` (a state's
+ * name: shape:IFACE for a shaper). */
+static void say_renamed(const char *ifname, const char *other, bool shape)
+{
+	const char *to = other + (shape ? strlen(SLUICE_SHAPE_PREFIX) : 0);
+
+	p_err("interface %s was renamed to %s: its %s is %s's now, and its state moved with "
+	      "it; nothing was detached: 'sluice %sdetach %s' detaches it", ifname, to,
+	      shape ? "shaper" : "limiter", to, shape ? "shape " : "", to);
+}
+
 int sluice_detach(const char *name, bool keep_state, bool quiet)
 {
 	char err[SLUICE_ERR_LEN] = "", dir[256], path[512], where[600], ifname[IF_NAMESIZE];
+	char other[SLUICE_STATE_NAME_MAX];
 	struct sluice_config cfg;
 	struct sluice_netns ns;
 	unsigned int ifindex;
@@ -152,10 +170,25 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
+	/* A state belongs to its ifindex: follow a rename of the interface
+	 * first (rename.c), so that detach B finds what was pinned under A, and
+	 * detach A does not remove the state of the interface now called B. */
+	ret = sluice_follow_rename(name, other, sizeof(other), err, sizeof(err));
+	if (ret < 0) {
+		p_err("%s", err);
+		goto out;
+	}
+	if (ret == SLUICE_RENAMED_TO) {
+		say_renamed(ifname, other, shape);
+		status = SLUICE_EXIT_USAGE;
+		goto out;
+	}
 	has_state = read_owner(dir, &cfg);
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex && !has_state) {
-		if (sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where)))
+		if (sluice_renamed_to(name, other, sizeof(other)))
+			say_renamed(ifname, other, shape);
+		else if (sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where)))
 			p_err("there is no interface '%s' in this network namespace, so nothing "
 			      "was detached; the sluice limiter of a %s lives in %s", ifname,
 			      ifname, where);
@@ -221,11 +254,17 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		ret = mark_kept(name, ifindex, &cfg, err, sizeof(err));
 	else
 		ret = has_state ? remove_pins(dir, err, sizeof(err)) : 0;
+	if (!ret && !keep_state)
+		sluice_rename_forget(name);
 	if (ret) {
 		p_err("%s", err);
 		goto out;
 	}
 	status = SLUICE_EXIT_OK;
+	/* The claim of a run that was killed (SIGKILL) stays behind, unheld:
+	 * nothing of the interface's is left to report on. */
+	if (!keep_state && !shape)
+		run_drop_stale(ifindex ? ifindex : has_state ? cfg.owner.ifindex : 0);
 	if (quiet)
 		goto out;
 	if (!n && !ifindex)

@@ -137,7 +137,9 @@ struct attach_opts {
 	bool keep_state;
 	__u64 interval_ns;
 	struct fleet_opts fleet;
-	const char *metrics; /* ADDR:PORT */
+	const char *metrics; /* ADDR:PORT or unix:PATH */
+	const char *metrics_allow; /* --metrics-allow CIDR,...: NULL, any source */
+	const char *metrics_group; /* --metrics-group: the unix socket's group */
 };
 
 /*
@@ -211,10 +213,14 @@ int status_cmd(const char *cmd, bool shape, int argc, char **argv);
 
 struct metrics_server;
 /* Listen on ADDR:PORT ("127.0.0.1:9100", "[::1]:9100", port 0: any free
- * one), serving nothing yet. Returns 0, SLUICE_EXIT_USAGE when the text is
- * not ADDR:PORT, or SLUICE_EXIT_RUNTIME when it cannot listen, with err
- * saying why (and, for bind errors, what to do). */
-int metrics_open(const char *addr_port, struct metrics_server **m, char *err, size_t errlen);
+ * one) or unix:PATH (mode 0600, or 0660 for group's members when group is
+ * given), serving nothing yet; allow (NULL: any) lists the sources that may
+ * connect over TCP ("127.0.0.1,198.18.0.0/24"). Returns 0,
+ * SLUICE_EXIT_USAGE when the text is not ADDR:PORT, or SLUICE_EXIT_RUNTIME
+ * when it cannot listen, with err saying why (and, for bind errors, what to
+ * do). */
+int metrics_open(const char *spec, const char *allow, const char *group,
+		 struct metrics_server **m, char *err, size_t errlen);
 /* "http://127.0.0.1:41234/metrics": the address and port as bound. */
 const char *metrics_url(const struct metrics_server *m);
 /* Serve the counters of ifname (sluice_prometheus()) from threads of the
@@ -223,6 +229,9 @@ const char *metrics_url(const struct metrics_server *m);
 int metrics_start(struct metrics_server *m, const char *ifname, char *err, size_t errlen);
 /* Stop serving, close every connection and the socket, free m (may be NULL). */
 void metrics_close(struct metrics_server *m);
+/* The interface was renamed: label the counters with its new name (m may
+ * be NULL). */
+void metrics_rename(struct metrics_server *m, const char *ifname);
 
 /* ---- finding sluice on an interface (common.c) ---- */
 
@@ -233,6 +242,8 @@ void metrics_close(struct metrics_server *m);
 
 struct attachment {
 	__u32 prog_id; /* the attached sluice program; 0: none */
+	__u32 top_id; /* the program attached at the interface: ours, or the dispatcher */
+	int slot; /* ours in the dispatcher: component N (its pin progN-prog); -1: none */
 	enum xdp_attach_mode mode; /* how the interface's program is attached */
 	bool dispatcher; /* ours is one component of libxdp's dispatcher */
 	__u32 nr_progs; /* programs on the interface (dispatcher components, or 1) */
@@ -240,8 +251,14 @@ struct attachment {
 	char other_name[BPF_OBJ_NAME_LEN];
 };
 
-/* What is attached to ifindex; 0 or -errno. */
+/* What is attached to ifindex; 0 or -errno. Leaves no fd open (see
+ * common.c on libxdp). */
 int find_attachment(unsigned int ifindex, struct attachment *a);
+/* Is a sluice program still attached to ifindex, as a (from
+ * find_attachment()) says? 1 or 0, and a brought up to date, or -errno.
+ * While nothing changed on the interface, one netlink question and at most
+ * one stat(): for a loop that asks every interval. */
+int attachment_check(unsigned int ifindex, struct attachment *a);
 const char *mode_name(enum xdp_attach_mode mode);
 
 /* Serialize attach, detach and reload (of any interface of the caller's
@@ -290,11 +307,14 @@ void describe_state(struct sluice_handle *h, const struct sluice_config *before,
 		    size_t len);
 /* "kept by 'sluice detach --keep-state' at ..." */
 void describe_kept(const struct sluice_config *cfg, char *buf, size_t len);
-/* One `sluice run` per interface: claim it (a listening fd to keep open, or
- * -EADDRINUSE when another run has it), or the pid of the run that has it
- * (0: none; -1: one whose pid is not known). */
-int run_claim(unsigned int ifindex);
+/* One `sluice run` per interface: claim it (an fd to keep open, or
+ * -EWOULDBLOCK when another run has it, or -errno with err saying why);
+ * give it up; the pid of the run that has it (0: none; -1: one whose pid
+ * is not known); remove a claim a killed run left (detach). */
+int run_claim(unsigned int ifindex, char *err, size_t errlen);
+void run_release(unsigned int ifindex, int fd);
 int run_holder(unsigned int ifindex);
+void run_drop_stale(unsigned int ifindex);
 
 /* The summary lines of attach and reload: the default policy with both
  * values of every limit (sluice_policy_text()) and the settings:

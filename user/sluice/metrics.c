@@ -1,16 +1,30 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * `sluice run --metrics ADDR:PORT`: the counters of one interface in the
- * Prometheus text format (sluice_prometheus()), served by libmicrohttpd from
- * its own thread, so that no client, however slow, delays run's reports.
+ * `sluice run --metrics ADDR:PORT | unix:PATH`: the counters of one
+ * interface in the Prometheus text format (sluice_prometheus()), served by
+ * libmicrohttpd from its own thread, so that no client, however slow,
+ * delays run's reports.
  *
  * GET (or HEAD) /metrics answers 200; another path 404, another method 405.
- * Each connection serves one request and lives at most METRICS_DEADLINE_SEC
- * seconds from its accept, whatever it sends: MHD's own connection timeout
- * only counts idle time, and a client sending a byte a second would never
- * be idle, so a watcher thread ends connections past their deadline (see
- * watch()). At most METRICS_MAX_CONN connections at once,
- * METRICS_MAX_CONN_PER_IP from one address; MHD closes others on accept.
+ *
+ * Who may ask: the counters name every rule's CIDR, so anyone who can
+ * connect learns the policy. On TCP that is every local user (and more, on
+ * another address than loopback) unless --metrics-allow lists the sources
+ * allowed; the others are closed at accept, before they take any slot. On
+ * a unix socket it is whoever the socket's mode lets in: root (0600), or
+ * --metrics-group's members too (0660).
+ *
+ * Holding the slots (see admit()): at most METRICS_MAX_CONN connections at
+ * once, at most METRICS_MAX_CONN_PER_NET from one source network (an IPv4
+ * /24, an IPv6 /64; every loopback address is one, so 127.0.0.2, .3, ...
+ * are one source, not many). A connection past either limit makes room by
+ * cutting a stalled one (no request yet: the oldest), of its network or of
+ * the network that holds the most; only when there is none (every slot is
+ * being answered) is it refused. A connection lives at most
+ * METRICS_DEADLINE_SEC from its accept, whatever it sends: MHD's own
+ * timeout only counts idle time, and a client sending a byte a second would
+ * never be idle, so a watcher thread cuts connections past their deadline
+ * (see watch()).
  *
  * Threads: the render runs in MHD's thread, on a handle of its own (opened
  * in metrics_start()); it reads the pinned maps and the mmapped config only
@@ -20,6 +34,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,38 +46,14 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <microhttpd.h>
 
-#include "loader.h"
+#include "metrics.h"
 
-#define METRICS_DEADLINE_SEC 5
-#define METRICS_MAX_CONN 16
-#define METRICS_MAX_CONN_PER_IP 4
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define METRICS_EXAMPLE "e.g. 127.0.0.1:9100 or [::1]:9100"
-
-/* A connection MHD has accepted and not yet closed: its socket stays open
- * while it is on the list (MHD tells us of the close before it closes). */
-struct conn {
-	struct conn *next, **pprev;
-	int fd;
-	struct timespec deadline; /* CLOCK_MONOTONIC */
-	bool cut; /* shut down by the watcher */
-};
-
-struct metrics_server {
-	int listen_fd; /* ours until MHD takes it (MHD_stop_daemon() closes it) */
-	char url[NI_MAXHOST * 3 + NI_MAXSERV + 32]; /* room for bound_url() */
-	struct MHD_Daemon *daemon;
-	struct sluice_handle h; /* MHD's thread's only */
-	bool have_h;
-	pthread_t watcher;
-	bool have_watcher;
-	pthread_mutex_t lock;
-	pthread_cond_t wake; /* a new connection, or stop */
-	struct conn *conns; /* in order of accept, so of deadline */
-	bool stop;
-};
+#define METRICS_EXAMPLE "e.g. 127.0.0.1:9100, [::1]:9100 or unix:/run/sluice/IFACE.sock"
 
 /* ---- ADDR:PORT ---- */
 
@@ -171,17 +162,48 @@ static int bound_url(int fd, char *url, size_t len)
 	return 0;
 }
 
-int metrics_open(const char *addr_port, struct metrics_server **out, char *err, size_t errlen)
+/* --metrics-allow CIDR[,CIDR...]: the sources that may connect. */
+static int parse_allow(struct metrics_server *m, const char *list, char *err, size_t errlen)
+{
+	char buf[1024], inner[SLUICE_ERR_LEN], *tok, *save = NULL;
+
+	if (strlen(list) >= sizeof(buf)) {
+		snprintf(err, errlen, "--metrics-allow: the list is too long (at most %d "
+			 "addresses or CIDRs)", METRICS_MAX_ALLOW);
+		return SLUICE_EXIT_USAGE;
+	}
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (m->nr_allow == METRICS_MAX_ALLOW) {
+			snprintf(err, errlen, "--metrics-allow: at most %d addresses or CIDRs",
+				 METRICS_MAX_ALLOW);
+			return SLUICE_EXIT_USAGE;
+		}
+		if (sluice_parse_cidr(tok, &m->allow[m->nr_allow], inner, sizeof(inner))) {
+			snprintf(err, errlen, "--metrics-allow '%s': %s (give addresses or CIDRs, "
+				 "comma-separated: 127.0.0.1,198.18.0.0/24)", tok, inner);
+			return SLUICE_EXIT_USAGE;
+		}
+		m->nr_allow++;
+	}
+	if (!m->nr_allow) {
+		snprintf(err, errlen, "--metrics-allow '%s' lists no address: give addresses or "
+			 "CIDRs, comma-separated (127.0.0.1,198.18.0.0/24)", list);
+		return SLUICE_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ADDR:PORT: a TCP socket, listening. */
+static int open_tcp(struct metrics_server *m, const char *addr_port, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICSERV | AI_PASSIVE };
 	struct addrinfo *ai = NULL;
-	struct metrics_server *m;
 	char buf[512], *host, *port;
 	const char *what = "open a socket for", *hint;
 	int fd = -1, one = 1, ret, e;
 
-	*out = NULL;
 	ret = split(addr_port, buf, sizeof(buf), &host, &port, err, errlen);
 	if (ret)
 		return ret;
@@ -202,22 +224,13 @@ int metrics_open(const char *addr_port, struct metrics_server **out, char *err, 
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64))
 		goto sys_err;
 	freeaddrinfo(ai);
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		close(fd);
-		snprintf(err, errlen, "Couldn't serve --metrics %s: out of memory", addr_port);
-		return SLUICE_EXIT_RUNTIME;
-	}
 	m->listen_fd = fd;
 	ret = bound_url(fd, m->url, sizeof(m->url));
 	if (ret) {
 		snprintf(err, errlen, "Couldn't read the address --metrics %s is bound to: %s",
 			 addr_port, strerror(-ret));
-		close(fd);
-		free(m);
 		return SLUICE_EXIT_RUNTIME;
 	}
-	*out = m;
 	return 0;
 
 sys_err:
@@ -231,89 +244,129 @@ sys_err:
 	return SLUICE_EXIT_RUNTIME;
 }
 
+/*
+ * unix:PATH: a unix socket of mode 0600 (root's), or 0660 with group's
+ * members let in too. A socket left at PATH by a run that died is replaced;
+ * one that answers is another run's, and anything else is not ours.
+ */
+static int open_unix(struct metrics_server *m, const char *spec, const char *group, char *err,
+		     size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = spec + strlen("unix:");
+	struct group *gr = NULL;
+	struct stat st;
+	mode_t old;
+	int fd, ret;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "--metrics %s: give an absolute path of at most %zu "
+			 "characters after unix: (%s)", spec, sizeof(sa.sun_path) - 1,
+			 METRICS_EXAMPLE);
+		return SLUICE_EXIT_USAGE;
+	}
+	if (group) {
+		errno = 0;
+		gr = getgrnam(group);
+		if (!gr) {
+			snprintf(err, errlen, "--metrics-group '%s': there is no such group (see "
+				 "'getent group')", group);
+			return SLUICE_EXIT_USAGE;
+		}
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto sys_err;
+	if (lstat(path, &st) == 0) {
+		int probe;
+
+		if (!S_ISSOCK(st.st_mode)) {
+			close(fd);
+			snprintf(err, errlen, "Couldn't listen on --metrics %s: %s exists and "
+				 "is not a socket: pick another path, or remove it", spec, path);
+			return SLUICE_EXIT_RUNTIME;
+		}
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ret = probe < 0 ? -1 : connect(probe, (struct sockaddr *)&sa, sizeof(sa));
+		if (probe >= 0)
+			close(probe);
+		if (ret == 0) {
+			close(fd);
+			snprintf(err, errlen, "Couldn't listen on --metrics %s: another process "
+				 "serves it (another sluice run?): pick another path", spec);
+			return SLUICE_EXIT_RUNTIME;
+		}
+		unlink(path); /* left by a run that died */
+	}
+	/* Made 0600 from the start: no moment in which others may connect. */
+	old = umask(0177);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (ret)
+		goto sys_err;
+	if (stat(path, &m->unix_st))
+		goto sys_err_made;
+	snprintf(m->unix_path, sizeof(m->unix_path), "%s", path);
+	if (gr && (chown(path, (uid_t)-1, gr->gr_gid) || chmod(path, 0660)))
+		goto sys_err_made;
+	if (listen(fd, 64))
+		goto sys_err_made;
+	m->listen_fd = fd;
+	snprintf(m->url, sizeof(m->url), "unix:%s (mode %s; e.g. 'curl --unix-socket %s "
+		 "http://localhost/metrics')", path, gr ? "0660" : "0600", path);
+	return 0;
+
+sys_err_made:
+	unlink(path);
+	m->unix_path[0] = '\0';
+sys_err:
+	ret = errno;
+	if (fd >= 0)
+		close(fd);
+	snprintf(err, errlen, "Couldn't listen on --metrics %s: %s", spec, strerror(ret));
+	return SLUICE_EXIT_RUNTIME;
+}
+
+int metrics_open(const char *spec, const char *allow, const char *group,
+		 struct metrics_server **out, char *err, size_t errlen)
+{
+	bool is_unix = !strncmp(spec, "unix:", strlen("unix:"));
+	struct metrics_server *m;
+	int ret;
+
+	*out = NULL;
+	if (allow && is_unix) {
+		snprintf(err, errlen, "--metrics-allow is for a TCP address: who may connect to "
+			 "a unix socket is its mode (0600, root; --metrics-group GROUP: 0660)");
+		return SLUICE_EXIT_USAGE;
+	}
+	if (group && !is_unix) {
+		snprintf(err, errlen, "--metrics-group is for --metrics unix:PATH: on a TCP "
+			 "address, --metrics-allow says who may connect");
+		return SLUICE_EXIT_USAGE;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "Couldn't serve --metrics %s: out of memory", spec);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	m->listen_fd = -1;
+	ret = allow ? parse_allow(m, allow, err, errlen) : 0;
+	if (!ret)
+		ret = is_unix ? open_unix(m, spec, group, err, errlen) :
+				open_tcp(m, spec, err, errlen);
+	if (ret) {
+		metrics_close(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
 const char *metrics_url(const struct metrics_server *m)
 {
 	return m->url;
-}
-
-/* ---- the deadline of each connection ---- */
-
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
-/*
- * MHD's thread tells of each connection as it starts and as it closes. The
- * watcher shuts down the socket of one past its deadline: MHD then reads
- * its end and closes it. The socket cannot have been closed (and its number
- * reused) meanwhile: MHD closes it only after NOTIFY_CLOSED, which takes it
- * off the list under the same lock.
- */
-static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
-			  enum MHD_ConnectionNotificationCode code)
-{
-	struct metrics_server *m = cls;
-	const union MHD_ConnectionInfo *ci;
-	struct conn *n = *ctx;
-
-	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-		if (!n)
-			return;
-		pthread_mutex_lock(&m->lock);
-		*n->pprev = n->next;
-		if (n->next)
-			n->next->pprev = n->pprev;
-		pthread_mutex_unlock(&m->lock);
-		free(n);
-		*ctx = NULL;
-		return;
-	}
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	n = calloc(1, sizeof(*n));
-	if (!ci || !n) {
-		/* No deadline to keep: no connection either. */
-		free(n);
-		if (ci)
-			shutdown(ci->connect_fd, SHUT_RDWR);
-		return;
-	}
-	n->fd = ci->connect_fd;
-	clock_gettime(CLOCK_MONOTONIC, &n->deadline);
-	n->deadline.tv_sec += METRICS_DEADLINE_SEC;
-	pthread_mutex_lock(&m->lock);
-	/* Appended: the list stays in order of deadline. */
-	n->pprev = &m->conns;
-	while (*n->pprev)
-		n->pprev = &(*n->pprev)->next;
-	*n->pprev = n;
-	pthread_cond_signal(&m->wake);
-	pthread_mutex_unlock(&m->lock);
-	*ctx = n;
-}
-
-static void *watch(void *arg)
-{
-	struct metrics_server *m = arg;
-	struct timespec now;
-	struct conn *n;
-
-	pthread_mutex_lock(&m->lock);
-	while (!m->stop) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		for (n = m->conns; n && n->cut; n = n->next)
-			;
-		for (; n && !before(&now, &n->deadline); n = n->next) {
-			shutdown(n->fd, SHUT_RDWR);
-			n->cut = true;
-		}
-		if (n)
-			pthread_cond_timedwait(&m->wake, &m->lock, &n->deadline);
-		else
-			pthread_cond_wait(&m->wake, &m->lock);
-	}
-	pthread_mutex_unlock(&m->lock);
-	return NULL;
 }
 
 /* ---- the requests ---- */
@@ -353,15 +406,22 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	(void)req_ctx;
 	/* Answered at the headers: a body sent with another method is not
 	 * read (MHD closes the connection after the answer). */
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		metrics_mark_answered(m, c);
 		return answer_text(c, MHD_HTTP_METHOD_NOT_ALLOWED,
 				   "only GET (and HEAD) here: GET /metrics\n");
+	}
+	metrics_mark_answered(m, c);
 	if (strcmp(url, "/metrics"))
 		return answer_text(c, MHD_HTTP_NOT_FOUND, "the counters are at /metrics\n");
 	f = open_memstream(&body, &len);
 	if (!f)
 		return answer_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	if (sluice_prometheus(f, &m->h, err, sizeof(err))) {
+	/* Under the lock: metrics_rename() may change the name it labels. */
+	pthread_mutex_lock(&m->lock);
+	ret = sluice_prometheus(f, &m->h, err, sizeof(err)) ? MHD_NO : MHD_YES;
+	pthread_mutex_unlock(&m->lock);
+	if (ret == MHD_NO) {
 		fclose(f);
 		free(body);
 		snprintf(msg, sizeof(msg), "%s\n", err);
@@ -401,7 +461,7 @@ int metrics_start(struct metrics_server *m, const char *ifname, char *err, size_
 	 * the run loop's thread, whose poll() they end. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&m->watcher, NULL, watch, m);
+	ret = pthread_create(&m->watcher, NULL, metrics_watch, m);
 	if (ret) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return sluice_err(err, errlen, -ret, "Couldn't start the metrics server: %s",
@@ -409,13 +469,15 @@ int metrics_start(struct metrics_server *m, const char *ifname, char *err, size_
 	}
 	m->have_watcher = true;
 	errno = 0;
+	/* MHD's own per-IP limit counts exact addresses (dodged with 127.0.0.2,
+	 * .3, ...) and its connection limit refuses before admit() could make
+	 * room: admit() holds the limits, MHD only a cap above them. */
 	m->daemon = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, answer, m,
+		MHD_USE_AUTO_INTERNAL_THREAD, 0, metrics_admit, m, answer, m,
 		MHD_OPTION_LISTEN_SOCKET, m->listen_fd,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_DEADLINE_SEC,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MAX_CONN,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_MAX_CONN_PER_IP,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MHD_LIMIT,
+		MHD_OPTION_NOTIFY_CONNECTION, metrics_on_connection, m,
 		MHD_OPTION_END);
 	ret = errno ? errno : EIO;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -447,7 +509,26 @@ void metrics_close(struct metrics_server *m)
 	}
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
+	/* Our socket's path, if it is still ours (not a later run's). */
+	if (m->unix_path[0]) {
+		struct stat st;
+
+		if (lstat(m->unix_path, &st) == 0 && st.st_ino == m->unix_st.st_ino &&
+		    st.st_dev == m->unix_st.st_dev)
+			unlink(m->unix_path);
+	}
 	if (m->have_h)
 		sluice_close(&m->h);
 	free(m);
+}
+
+void metrics_rename(struct metrics_server *m, const char *ifname)
+{
+	if (!m || !m->have_h)
+		return;
+	pthread_mutex_lock(&m->lock);
+	snprintf(m->h.ifname, sizeof(m->h.ifname), "%s", ifname);
+	snprintf(m->h.name, sizeof(m->h.name), "%s", ifname);
+	sluice_pin_dir(ifname, m->h.dir, sizeof(m->h.dir), NULL, 0);
+	pthread_mutex_unlock(&m->lock);
 }

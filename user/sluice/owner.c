@@ -14,8 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include "loader.h"
 
@@ -151,56 +149,72 @@ void describe_kept(const struct sluice_config *cfg, char *buf, size_t len)
 }
 
 /*
- * One `sluice run` per interface: it binds an abstract unix socket named for
- * the interface. Such names belong to the network namespace and go away
- * with the process, however it ends, so a killed run never blocks the next.
+ * One `sluice run` per interface: it holds the claim RUN_CLAIM_PREFIX
+ * IFINDEX, a directory in the namespace's pin root flock()ed for the run's
+ * life (lock.c's sluice_claim()). The lock goes with the process however it
+ * ends, so a killed run never blocks the next; and only root can take it
+ * (the pin root is root's, mode 0700), so no other local user can stop the
+ * service by taking it first, as one could bind the abstract socket that
+ * was the claim before. The name has a ':', which no interface name has:
+ * it is never taken for a limiter's directory.
  */
-static socklen_t run_addr(unsigned int ifindex, struct sockaddr_un *sa)
-{
-	int n;
+#define RUN_CLAIM_PREFIX "run:"
 
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "sluice/run/%u", ifindex);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+static int run_claim_path(unsigned int ifindex, bool create, char *buf, size_t len, char *err,
+			  size_t errlen)
+{
+	char root[128];
+	int ret;
+
+	ret = create ? sluice_ensure_bpffs(err, errlen) : 0;
+	if (!ret)
+		ret = sluice_pin_root(root, sizeof(root), create, err, errlen);
+	if (ret)
+		return ret;
+	snprintf(buf, len, "%s/%s%u", root, RUN_CLAIM_PREFIX, ifindex);
+	return 0;
 }
 
-int run_claim(unsigned int ifindex)
+int run_claim(unsigned int ifindex, char *err, size_t errlen)
 {
-	struct sockaddr_un sa;
-	socklen_t len = run_addr(ifindex, &sa);
-	int fd, ret;
+	char path[160];
+	int ret;
 
-	/* Non-blocking: run's loop accepts what is pending and goes on. */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	ret = run_claim_path(ifindex, true, path, sizeof(path), err, errlen);
+	return ret ? ret : sluice_claim(path, err, errlen);
+}
+
+void run_release(unsigned int ifindex, int fd)
+{
+	struct sluice_netns ns;
+	char path[160];
+
 	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, 4)) {
-		ret = -errno;
+		return;
+	if (run_claim_path(ifindex, false, path, sizeof(path), NULL, 0)) {
 		close(fd);
-		return ret;
+		return;
 	}
-	return fd;
+	sluice_claim_release(path, fd);
+	/* As unlock_pin_root(): a namespace's directory goes with the last
+	 * of what it holds (rmdir fails, harmlessly, while it holds any). */
+	if (sluice_netns_self(&ns, NULL, 0) == 0 && !ns.initial)
+		rmdir(ns.root);
 }
 
 int run_holder(unsigned int ifindex)
 {
-	struct sockaddr_un sa;
-	socklen_t len = run_addr(ifindex, &sa);
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	int fd, pid = 0;
+	char path[160];
 
-	/* Non-blocking: a holder whose backlog is full is still a holder. */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
+	if (!ifindex || run_claim_path(ifindex, false, path, sizeof(path), NULL, 0))
 		return 0;
-	if (connect(fd, (struct sockaddr *)&sa, len) == 0) {
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
-			pid = cred.pid;
-	} else if (errno == EAGAIN) {
-		pid = -1;
-	}
-	close(fd);
-	return pid;
+	return sluice_claim_holder(path);
+}
+
+void run_drop_stale(unsigned int ifindex)
+{
+	char path[160];
+
+	if (ifindex && !run_claim_path(ifindex, false, path, sizeof(path), NULL, 0))
+		sluice_claim_drop_stale(path);
 }

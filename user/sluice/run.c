@@ -4,13 +4,14 @@
  * leave the interface as it was found. If sluice was not attached, run
  * attaches it and detaches it on SIGINT or SIGTERM; if it was attached, run
  * only reports, and leaves it attached with its configuration. One run per
- * interface (owner.c's run_claim()). Each report is one line: the packet
- * rates of the interval and the keys that lost the most packets in it, from
- * the sampled drop events of the sluice_events ring buffer, named as `top`
- * names them (the masked key); under dry-run, or while a dry-run rule would
- * drop, the would-drop rate and the keys that would have lost the most, from
- * the would-drop events. When the interface or the program goes away,
- * run says so and exits 1. SIGHUP reloads --config (sluice reload).
+ * interface (owner.c's run_claim(), a lock only root can take). Each report
+ * is one line: the packet rates of the interval and the keys that lost the
+ * most packets in it, from the sampled drop events of the sluice_events ring
+ * buffer, named as `top` names them (the masked key); under dry-run, or
+ * while a dry-run rule would drop, the would-drop rate and the keys that
+ * would have lost the most, from the would-drop events. When the interface
+ * or the program goes away, run says so and exits 1; a renamed interface is
+ * followed. SIGHUP reloads --config (sluice reload).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +36,7 @@ void run_usage(FILE *f)
 	fprintf(f,
 		"  sluice run IFACE [attach options] [--interval DUR] [--metrics ADDR:PORT]\n"
 		"                [--keep-state] [--redis ADDR --fleet NAME [fleet options]]\n"
+		"                [--metrics unix:PATH [--metrics-group G]] [--metrics-allow CIDR,...]\n"
 		"      report on IFACE once per interval; attach first if sluice is not\n"
 		"      attached, and then detach on Ctrl-C\n");
 }
@@ -49,7 +51,12 @@ static void run_help(void)
 	       "                      1.5s, 1m\n"
 	       "  --metrics ADDR:PORT serve the counters for Prometheus at\n"
 	       "                      http://ADDR:PORT/metrics (e.g. 127.0.0.1:9100 or\n"
-	       "                      [::1]:9100; port 0: any free one); prints the URL\n"
+	       "                      [::1]:9100; port 0: any free one); prints the URL.\n"
+	       "                      They name every rule's CIDR: anyone who can connect\n"
+	       "                      reads the policy (on 127.0.0.1, every local user)\n"
+	       "  --metrics unix:PATH on a unix socket instead, mode 0600 (root only)\n"
+	       "  --metrics-group G   the unix socket 0660, group G's members let in too\n"
+	       "  --metrics-allow CIDR[,CIDR...]  only these sources may connect over TCP\n"
 	       "  --keep-state        on exit, keep the pinned state (as detach --keep-state)\n"
 	       "\n"
 	       "When sluice is already attached to IFACE, run only reports on it and leaves\n"
@@ -210,38 +217,73 @@ static void report(struct run_state *rs, const struct sluice_stats *cur,
 	printf("%s\n", fleet);
 }
 
-/* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence. */
-static int still_there(const char *ifname, unsigned int ifindex, const char *dir, char *err,
-		       size_t errlen)
+/*
+ * The interface was renamed (its ifindex has another name now): the limiter
+ * is the ifindex's, and so is this run's claim. Follow it: its state moves
+ * to the new name's directory (rename.c), and the reports, a SIGHUP's
+ * reload, the metrics' labels and the detach on exit use the new name.
+ */
+static void follow_rename(struct attach_opts *o, struct sluice_handle *h, const char *now,
+			  struct metrics_server *metrics)
 {
-	struct attachment a;
-	char path[512];
+	static bool said; /* a failed move is said once, not every report */
+	char other[SLUICE_STATE_NAME_MAX], err[SLUICE_ERR_LEN], was[IF_NAMESIZE];
+	struct sluice_handle moved = *h;
+	int ret;
+
+	ret = sluice_follow_rename(now, other, sizeof(other), err, sizeof(err));
+	snprintf(moved.ifname, sizeof(moved.ifname), "%s", now);
+	snprintf(moved.name, sizeof(moved.name), "%s", now);
+	if (ret < 0 || sluice_pin_dir(now, moved.dir, sizeof(moved.dir), NULL, 0) ||
+	    sluice_still_pinned(&moved)) {
+		if (!said)
+			p_err("%s was renamed to %s (ifindex %u), but its state could not "
+			      "move with it%s%s: reporting on it as %s", o->ifname, now,
+			      o->ifindex, ret < 0 ? ": " : "", ret < 0 ? err : "", o->ifname);
+		said = true;
+		return;
+	}
+	snprintf(was, sizeof(was), "%s", o->ifname);
+	snprintf(o->ifname, sizeof(o->ifname), "%s", now);
+	snprintf(o->name, sizeof(o->name), "%s", now);
+	memcpy(h->ifname, moved.ifname, sizeof(h->ifname));
+	memcpy(h->name, moved.name, sizeof(h->name));
+	memcpy(h->dir, moved.dir, sizeof(h->dir));
+	metrics_rename(metrics, now);
+	printf("sluice run: %s was renamed to %s (ifindex %u): reporting on %s, its state in %s\n",
+	       was, now, o->ifindex, now, h->dir);
+}
+
+/* Is the limiter still there? 0, or -ENODEV / -ENOENT with a sentence.
+ * a is what was found attached (kept up to date): asked on every report,
+ * so nothing here opens an fd that outlives the call. */
+static int still_there(struct attach_opts *o, struct sluice_handle *h, struct attachment *a,
+		       struct metrics_server *metrics, char *err, size_t errlen)
+{
+	const char *ifname = o->ifname, *dir = h->dir;
+	unsigned int ifindex = o->ifindex;
+	char path[512], now[IF_NAMESIZE];
 	struct stat st;
 
-	if (if_nametoindex(ifname) != ifindex)
-		return sluice_err(err, errlen, -ENODEV, "%s is gone (ifindex %u): stopping the "
-				  "report", ifname, ifindex);
+	if (if_nametoindex(ifname) != ifindex) {
+		if (!if_indextoname(ifindex, now))
+			return sluice_err(err, errlen, -ENODEV, "%s is gone (ifindex %u): stopping "
+					  "the report", ifname, ifindex);
+		follow_rename(o, h, now, metrics);
+	}
 	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
 	if (stat(path, &st))
 		return sluice_err(err, errlen, -ENOENT, "the pinned state of %s was removed (by "
 				  "'sluice detach'?): stopping the report", ifname);
-	if (find_attachment(ifindex, &a) == 0 && !a.prog_id)
+	if (attachment_check(ifindex, a) == 0)
 		return sluice_err(err, errlen, -ENOENT, "sluice's program is no longer attached "
 				  "to %s (detached by 'sluice detach' or another tool): stopping the "
 				  "report", ifname);
 	return 0;
 }
 
-/* Answer anyone who asked who runs here (run_holder()): they know by now. */
-static void drain_claim(int claim_fd)
-{
-	int fd;
-
-	while ((fd = accept4(claim_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
-		close(fd);
-}
-
-static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agent *agent)
+static int run_loop(struct attach_opts *o, const struct fleet_agent *agent,
+		    struct metrics_server *metrics)
 {
 	char fleet[256];
 	static struct run_state rs;
@@ -250,12 +292,20 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 	struct ring_buffer *rb = NULL;
 	char err[SLUICE_ERR_LEN];
 	struct sluice_handle h;
+	struct attachment att;
 	double interval = (double)o->interval_ns / 1e9, last, next;
 	int ret, status = SLUICE_EXIT_OK;
 
 	ret = sluice_open(o->ifname, &h, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	/* Found once, then checked cheaply on every report. */
+	ret = find_attachment(o->ifindex, &att);
+	if (ret) {
+		p_err("Couldn't query the XDP programs of %s: %s", o->ifname, strerror(-ret));
+		sluice_close(&h);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	rb = ring_buffer__new(h.events_fd, on_event, &rs, NULL);
@@ -274,14 +324,13 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 	last = now_sec();
 	next = last + interval;
 	while (!stop_signal) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[1] = {
 			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
-			{ .fd = claim_fd, .events = POLLIN },
 		};
 		double now = now_sec();
 		int timeout = now >= next ? 0 : (int)((next - now) * 1000) + 1;
 
-		ret = poll(pfd, 2, timeout);
+		ret = poll(pfd, 1, timeout);
 		if (ret < 0 && errno != EINTR) {
 			p_err("Couldn't wait for events: %s", strerror(errno));
 			status = SLUICE_EXIT_RUNTIME;
@@ -289,8 +338,6 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 		}
 		if (ret > 0 && (pfd[0].revents & POLLIN))
 			ring_buffer__consume(rb);
-		if (ret > 0 && (pfd[1].revents & POLLIN))
-			drain_claim(claim_fd);
 		if (reload_signal) {
 			reload_signal = 0;
 			if (o->config)
@@ -302,7 +349,7 @@ static int run_loop(struct attach_opts *o, int claim_fd, const struct fleet_agen
 		now = now_sec();
 		if (now < next)
 			continue;
-		ret = still_there(o->ifname, o->ifindex, h.dir, err, sizeof(err));
+		ret = still_there(o, &h, &att, metrics, err, sizeof(err));
 		if (ret) {
 			p_err("%s", err);
 			status = SLUICE_EXIT_RUNTIME;
@@ -414,6 +461,20 @@ static int leave(struct attach_opts *o, bool owned)
 	return sluice_detach(o->ifname, o->keep_state || o->resumed_kept, false);
 }
 
+/* Test hook: SLUICE_TEST_INTERVAL=2ms reports that often, under the 100 ms
+ * that --interval takes at least, so that a test makes thousands of
+ * reports in seconds (tests/net/runleak.sh). Unset in production. */
+static void test_interval(struct attach_opts *o)
+{
+	const char *v = getenv("SLUICE_TEST_INTERVAL");
+	char err[SLUICE_ERR_LEN];
+	__u64 ns;
+
+	if (v && *v && !sluice_parse_duration("SLUICE_TEST_INTERVAL", v, &ns, err, sizeof(err)) &&
+	    ns)
+		o->interval_ns = ns;
+}
+
 int do_run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -439,12 +500,19 @@ int do_run(int argc, char **argv)
 	o.ifindex = if_nametoindex(o.ifname);
 	if (!o.ifindex) /* attach says it well, naming another namespace's */
 		return sluice_attach(&o);
-	claim_fd = run_claim(o.ifindex);
+	test_interval(&o);
+	/* A bpffs of this mount namespace only ('ip netns exec') is refused
+	 * before anything, in its own words. */
+	if (sluice_ensure_bpffs(err, sizeof(err))) {
+		p_err("%s", err);
+		return SLUICE_EXIT_RUNTIME;
+	}
+	claim_fd = run_claim(o.ifindex, err, sizeof(err));
 	if (claim_fd < 0) {
 		int pid = run_holder(o.ifindex);
 
-		if (claim_fd != -EADDRINUSE) {
-			p_err("Couldn't claim %s for this run: %s", o.ifname, strerror(-claim_fd));
+		if (claim_fd != -EWOULDBLOCK) {
+			p_err("Couldn't claim %s for this run: %s", o.ifname, err);
 			return SLUICE_EXIT_RUNTIME;
 		}
 		if (pid > 0)
@@ -457,13 +525,14 @@ int do_run(int argc, char **argv)
 	}
 	/* Listen first: a busy port must not leave an attached sluice behind. */
 	if (o.metrics) {
-		ret = metrics_open(o.metrics, &metrics, err, sizeof(err));
+		ret = metrics_open(o.metrics, o.metrics_allow, o.metrics_group, &metrics, err,
+				   sizeof(err));
 		if (ret) {
 			if (ret == SLUICE_EXIT_USAGE)
 				usage_err("run", "%s", err);
 			else
 				p_err("%s", err);
-			close(claim_fd);
+			run_release(o.ifindex, claim_fd);
 			return ret;
 		}
 	}
@@ -501,7 +570,7 @@ int do_run(int argc, char **argv)
 		}
 	}
 	if (status == SLUICE_EXIT_OK)
-		status = run_loop(&o, claim_fd, agent);
+		status = run_loop(&o, agent, metrics);
 	fleet_stop(agent);
 	/* Not one scrape more of a limiter on its way out. */
 	metrics_close(metrics);
@@ -510,6 +579,6 @@ int do_run(int argc, char **argv)
 		if (status == SLUICE_EXIT_OK)
 			status = ret;
 	}
-	close(claim_fd);
+	run_release(o.ifindex, claim_fd);
 	return status;
 }

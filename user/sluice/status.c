@@ -199,12 +199,17 @@ static void print_text(const struct iface_status *s, int ret)
 	size_t i;
 
 	struct sluice_netns ns;
-	char run[48] = "";
+	char run[64] = "";
+	/* A run that only reports holds the claim too (run_pid is the pid of
+	 * a run that attached, and detaches on exit). */
+	int holder = s->ifindex ? run_holder(s->ifindex) : 0;
 
 	if (sluice_netns_self(&ns, NULL, 0))
 		memset(&ns, 0, sizeof(ns));
-	if (s->run_pid && run_holder(s->ifindex))
-		snprintf(run, sizeof(run), ", reported on by sluice run pid %u", s->run_pid);
+	if (holder > 0)
+		snprintf(run, sizeof(run), ", reported on by sluice run pid %d", holder);
+	else if (holder < 0)
+		snprintf(run, sizeof(run), ", reported on by a sluice run");
 	else if (s->run_pid)
 		snprintf(run, sizeof(run), ", left by a killed sluice run (pid %u)", s->run_pid);
 	if (ret)
@@ -359,7 +364,8 @@ int status_cmd(const char *cmd, bool shape, int argc, char **argv)
 		}
 	}
 	if (n < 0) {
-		p_err("Couldn't list the pinned limiters: %s", strerror(-n));
+		sluice_sys_err(err, sizeof(err), n, "Couldn't list the pinned limiters");
+		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	if (json_output) {
