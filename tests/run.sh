@@ -10,6 +10,8 @@
 #   shape the tc egress shaper with fq           tests/shape/*.sh    (root; in a
 #         qemu guest of Debian 12's 6.1 when this kernel cannot make an fq qdisc)
 #   stress reproducers of kernel trouble        tests/stress/*.sh   (root; not in the default)
+#   soak  an operator's day, SOAK_S seconds      tests/soak/*.sh     (root; not in the
+#         default: make soak)
 # Ends with exactly one line "N passed, N failed, N skipped".
 # SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds).
 # GUEST_SUITES="unit bpf cli" runs those suites on Debian 12's 6.1 too, in the
@@ -53,6 +55,35 @@ run_prog() { # run_prog SUITE PROG...  (RUN_MARK: a suffix for every line)
 		emit "not ok" "$(mark "$name: reported no test (exit status $st)")"
 	elif [ "$st" != 0 ] && [ "$bad" = 0 ]; then
 		emit "not ok" "$(mark "$name: exit status $st")"
+	fi
+}
+
+# run_stream SUITE PROG...: as run_prog, but each line as it comes (the soak
+# runs for SOAK_S seconds: its progress is worth seeing), bounded by
+# SOAK_S + 900 seconds.
+run_stream() {
+	local suite=$1 name line seen=0 bad=0 stf
+	shift
+	name="$suite/$(basename "${@: -1}")"
+	stf=$(mktemp)
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) seen=1; emit "ok" "$name: ${line#ok - }" ;;
+		"not ok - "*) seen=1; bad=1; emit "not ok" "$name: ${line#not ok - }" ;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done < <(timeout --kill-after=10 $((${SOAK_S:-1800} + 900)) "$@" 2>&1 </dev/null
+		echo $? >"$stf")
+	local st
+	st=$(cat "$stf")
+	rm -f "$stf"
+	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+		emit "not ok" "$name: timed out after $((${SOAK_S:-1800} + 900))s"
+	elif [ "$seen" = 0 ]; then
+		emit "not ok" "$name: reported no test (exit status $st)"
+	elif [ "$st" != 0 ] && [ "$bad" = 0 ]; then
+		emit "not ok" "$name: exit status $st"
 	fi
 }
 
@@ -196,9 +227,9 @@ guest_start
 for suite in $SUITES; do
 	echo "# suite $suite"
 	# A suite that measures rates runs alone: not beside the guest.
-	case $suite in net | stress) guest_finish ;; esac
+	case $suite in net | stress | soak) guest_finish ;; esac
 	if { [ "$suite" = bpf ] || [ "$suite" = net ] || [ "$suite" = shape ] ||
-		[ "$suite" = stress ]; } &&
+		[ "$suite" = stress ] || [ "$suite" = soak ]; } &&
 		[ "$(id -u)" != 0 ]; then
 		emit "ok" "$suite suite # SKIP needs root (CAP_BPF and CAP_NET_ADMIN): run 'sudo make test'"
 		continue
@@ -242,6 +273,12 @@ for suite in $SUITES; do
 		for p in tests/"$suite"/*.sh; do
 			[ -f "$p" ] || continue
 			run_prog "$suite" bash "$p"
+		done
+		;;
+	soak)
+		for p in tests/soak/*.sh; do
+			[ -f "$p" ] || continue
+			run_stream "$suite" bash "$p"
 		done
 		;;
 	esac
