@@ -6,8 +6,9 @@
 # reloads, restarts (under a flood from a held source, counted by an nft
 # counter independent of sluice) and stops the service, then detaches.
 #   sudo scripts/service-demo.sh        (root; about 20 s)
-# First it starts the unit without its config file: the start fails (exit 1),
-# the unit stays failed, and nothing is attached (its attach names the file).
+# First it enables and starts the unit without its config file (enable --now
+# --runtime): that fails (exit 1), the unit stays failed (systemctl --failed),
+# and nothing is attached (its attach names the file).
 # The unit is the one `make install` writes, less its two device lines (no
 # udev in such a namespace, so no device units). It has DefaultDependencies=no
 # itself (it is ordered before network-pre.target), so starting it pulls in
@@ -48,10 +49,11 @@ netns_extra_cleanup() { kill -9 "$SDPID" 2>/dev/null; sleep 0.5; rm -rf "$D"; }
 sc() { timeout 30 nsenter -t $SDPID -m -p systemctl "$@"; }
 echo "systemd PID (host view): $SDPID, state: $(sc is-system-running)"
 mv $CONF $CONF.away
-echo '$ systemctl start sluice@'$IF_RX' (no /etc/sluice/'$IF_RX'.conf)'; sc start sluice@$IF_RX; echo "exit $?"
+echo '$ systemctl enable --now --runtime sluice@'$IF_RX' (no /etc/sluice/'$IF_RX'.conf)'
+sc enable --now --runtime sluice@$IF_RX; echo "exit $?"
 sc status sluice@$IF_RX --no-pager -n 3 | sed 's/^/  /'
-echo "program: '$(xdp_prog_id)' (none: nothing attached)"
-mv $CONF.away $CONF; sc reset-failed sluice@$IF_RX
+echo "program: '$(xdp_prog_id)' (none: nothing attached); systemctl --failed: $(sc --failed --plain --no-legend | awk '{print $1}')"
+mv $CONF.away $CONF; sc disable --runtime sluice@$IF_RX 2>/dev/null; sc reset-failed sluice@$IF_RX
 echo '$ systemctl start sluice@'$IF_RX; sc start sluice@$IF_RX; echo "exit $?"
 sc status sluice@$IF_RX --no-pager -n 8 | sed 's/^/  /'
 echo "program: $(xdp_prog_id)"
