@@ -108,6 +108,9 @@ netns_setup() {
 	RX_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_RX")"
 	RX_PINS="$RX_NETNS_DIR/$IF_RX"
 	pins_watch "$RX_NETNS_DIR" "$NS_RX" || return 1
+	# The sender's too: a test may attach there (a shaper, a second limiter).
+	pins_watch "/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_TX")" \
+		"$NS_TX" || return 1
 	# A veth takes frames sent to it with XDP (the generator's) only while
 	# its peer runs NAPI: with an XDP program attached, or with GRO on.
 	# GRO on makes the lab work with no program on the receiver too.
@@ -151,6 +154,7 @@ pins_watch() {
 			"not this test's, its cleanup leaves it"
 		return 0
 	fi
+	case " ${PINS_WATCHED[*]} " in *" $ns $ino $dir "*) return 0 ;; esac
 	PINS_WATCHED+=("$ns $ino $dir")
 }
 
