@@ -13,7 +13,8 @@
 #   soak  an operator's day, SOAK_S seconds      tests/soak/*.sh     (root; not in the
 #         default: make soak)
 # Ends with exactly one line "N passed, N failed, N skipped".
-# SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds).
+# SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds);
+# TEST_JOBS (default 2) programs of the unit, bpf and cli suites run at once.
 # GUEST_SUITES="unit bpf cli" runs those suites on Debian 12's 6.1 too, in the
 # shape suite's qemu guest (one boot; CI does: .ci/run), as make test-kernels
 # KERNELS=linux-image-amd64 KERNEL_SUITES="..." would; see "the qemu guest".
@@ -33,13 +34,35 @@ mark() {
 }
 RUN_MARK=
 
-run_prog() { # run_prog SUITE PROG...  (RUN_MARK: a suffix for every line)
-	local suite=$1 name line st seen=0 bad=0 tmp
+# run_prog SUITE PROG...: run one test program (RUN_MARK: a suffix for every
+# line) and merge its lines. Up to JOBS programs run at once (prog_start),
+# each into a file of its own; their lines are merged in the order they
+# started (prog_finish), so the stream is the same whatever JOBS is.
+JOBS=1
+PROG_Q=()
+run_prog() {
+	prog_start "$@"
+	while [ "${#PROG_Q[@]}" -ge "$JOBS" ]; do prog_finish; done
+}
+prog_start() { # prog_start SUITE PROG...
+	local suite=$1 name tmp
 	shift
 	name="$suite/$(basename "${@: -1}")"
 	tmp=$(mktemp)
-	timeout --kill-after=10 "$TEST_TIMEOUT" "$@" >"$tmp" 2>&1 </dev/null
-	st=$?
+	{
+		timeout --kill-after=10 "$TEST_TIMEOUT" "$@" >"$tmp" 2>&1 </dev/null
+		echo $? >"$tmp.st"
+	} &
+	PROG_Q+=("$! $tmp $name${RUN_MARK:+|$RUN_MARK}")
+}
+# prog_finish: wait for the oldest program running and merge its lines.
+prog_finish() {
+	local pid tmp name line st seen=0 bad=0 RUN_MARK=
+	read -r pid tmp name <<<"${PROG_Q[0]}"
+	PROG_Q=("${PROG_Q[@]:1}")
+	case $name in *"|"*) RUN_MARK=${name#*|} name=${name%%|*} ;; esac
+	wait "$pid"
+	st=$(cat "$tmp.st" 2>/dev/null)
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*) seen=1; emit "ok" "$(mark "$name: ${line#ok - }")" ;;
@@ -48,7 +71,7 @@ run_prog() { # run_prog SUITE PROG...  (RUN_MARK: a suffix for every line)
 		*) echo "# $line" ;;
 		esac
 	done <"$tmp"
-	rm -f "$tmp"
+	rm -f "$tmp" "$tmp.st"
 	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
 		emit "not ok" "$(mark "$name: timed out after ${TEST_TIMEOUT}s")"
 	elif [ "$seen" = 0 ]; then
@@ -57,6 +80,7 @@ run_prog() { # run_prog SUITE PROG...  (RUN_MARK: a suffix for every line)
 		emit "not ok" "$(mark "$name: exit status $st")"
 	fi
 }
+prog_drain() { while [ "${#PROG_Q[@]}" -gt 0 ]; do prog_finish; done; }
 
 # run_stream SUITE PROG...: as run_prog, but each line as it comes (the soak
 # runs for SOAK_S seconds: its progress is worth seeing), bounded by
@@ -234,6 +258,13 @@ for suite in $SUITES; do
 		emit "ok" "$suite suite # SKIP needs root (CAP_BPF and CAP_NET_ADMIN): run 'sudo make test'"
 		continue
 	fi
+	# The suites that time nothing run TEST_JOBS programs at once (default
+	# 2: the unit and bpf programs are mostly one thread each, and each cli
+	# script has its own namespaces and files); the others one at a time.
+	case $suite in
+	unit | bpf | cli) JOBS=${TEST_JOBS:-2} ;;
+	*) JOBS=1 ;;
+	esac
 	case $suite in
 	unit | bpf)
 		found=0
@@ -242,6 +273,7 @@ for suite in $SUITES; do
 			found=1
 			run_prog "$suite" "$p"
 		done
+		prog_drain
 		[ $found = 1 ] || emit "not ok" "$suite: no test programs in $BUILD/tests/$suite (run 'make tests')"
 		# The bpf suite again on the set-associative key table (--table
 		# sets): every program, its lines marked "[sets table]".
@@ -252,6 +284,7 @@ for suite in $SUITES; do
 				[ -x "$p" ] && [ -f "$p" ] || continue
 				run_prog "$suite" env SLUICE_TEST_TABLE=sets "$p"
 			done
+			prog_drain
 			RUN_MARK=
 		fi
 		;;
@@ -261,6 +294,7 @@ for suite in $SUITES; do
 				[ -f "$p" ] || continue
 				run_prog "$suite" bash "$p"
 			done
+			prog_drain
 		elif [ -n "${SLUICE_GUEST:-}" ]; then
 			emit "not ok" "shape: this guest's kernel ($(uname -r)) cannot make an fq qdisc (sch_fq)"
 		elif [ "$GUEST_SHAPE" = 1 ]; then
@@ -274,6 +308,7 @@ for suite in $SUITES; do
 			[ -f "$p" ] || continue
 			run_prog "$suite" bash "$p"
 		done
+		prog_drain
 		;;
 	soak)
 		for p in tests/soak/*.sh; do
