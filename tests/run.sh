@@ -129,21 +129,25 @@ fq_available() {
 #
 # One guest of Debian 12's 6.1 (scripts/test-kernels.sh, one boot) runs
 # GUEST_SUITES, then the shape suite when this kernel cannot make an fq
-# qdisc. It starts before the host's first suite and runs in the background
-# while the host runs the suites that time nothing (unit, bpf, cli; the guest
-# runs those first too); the host's suites that measure rates (net, stress)
-# wait for it to end, as the guest's shape suite runs alone: two emulated
-# CPUs take this machine's. Its TAP lines are merged into this stream when it
+# qdisc. With GUEST_SUITES it starts before the host's first suite and runs
+# in the background while the host runs the suites that time nothing (unit,
+# bpf, cli; the guest runs those first too); the host's suites that measure
+# rates (net, stress, soak) wait for it to end, and the guest's shape suite,
+# which measures too, comes last, when the host is done with the others: two
+# emulated CPUs take this machine's. Without GUEST_SUITES the guest boots at
+# the shape suite, as before, alone. Its TAP lines are merged into this stream when it
 # ends: the shape suite's as "shape/... [6.1.0-N guest]", GUEST_SUITES' as
 # make test-kernels names them ("6.1.0-N: bpf/..."). One SKIP with the reason
 # when no guest can be run (no qemu or busybox, no kernel package cached and
 # none to download).
 GUEST_KERNEL=linux-image-amd64
-GUEST_PID= GUEST_OUT= GUEST_SKIP= GUEST_SHAPE=0 GUEST_WANTED=
+GUEST_PID= GUEST_OUT= GUEST_SKIP= GUEST_SHAPE=0 GUEST_WANTED= GUEST_STARTED=0
 
-# guest_start: decide what the guest runs and boot it in the background.
+# guest_start: decide what the guest runs and boot it in the background (once).
 guest_start() {
 	local t suites=${GUEST_SUITES:-}
+	[ "$GUEST_STARTED" = 0 ] || return 0
+	GUEST_STARTED=1
 	case " $SUITES " in
 	*" shape "*)
 		if [ -z "${SLUICE_GUEST:-}" ] && [ "$(id -u)" = 0 ] && ! fq_available; then
@@ -247,7 +251,7 @@ guest_finish() {
 diag_file() { sed 's/^/# /' "$1"; }
 
 echo "TAP version 13"
-guest_start
+[ -n "${GUEST_SUITES:-}" ] && guest_start
 for suite in $SUITES; do
 	echo "# suite $suite"
 	# A suite that measures rates runs alone: not beside the guest.
@@ -297,7 +301,7 @@ for suite in $SUITES; do
 			prog_drain
 		elif [ -n "${SLUICE_GUEST:-}" ]; then
 			emit "not ok" "shape: this guest's kernel ($(uname -r)) cannot make an fq qdisc (sch_fq)"
-		elif [ "$GUEST_SHAPE" = 1 ]; then
+		elif guest_start && [ "$GUEST_SHAPE" = 1 ]; then
 			guest_finish
 		else
 			emit "not ok" "shape: this kernel cannot make an fq qdisc, and no guest was started for it"
