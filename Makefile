@@ -45,7 +45,7 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Werror -Wno-unused-function \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean help install uninstall test test-kernels bench demo deps check-deps
+.PHONY: all clean help install uninstall test test-kernels soak bench demo deps check-deps
 
 all:
 
@@ -56,6 +56,13 @@ help:
 	@echo '  test-kernels  run the unit, bpf and cli suites on Debian 12 kernels (6.1, 6.12)'
 	@echo '             under qemu (root, about 5 minutes; downloads the kernel packages)'
 	@echo '             KERNELS=pkgs KERNEL_SUITES="unit bpf cli net": see scripts/test-kernels.sh'
+	@echo '             GUEST_SUITES="unit bpf cli" make test: those on 6.1 too, in the shape'
+	@echo '             suite'"'"'s guest (one boot; what CI runs, .ci/run)'
+	@echo '  soak       an operator'"'"'s day on three boxes (root, SOAK_S seconds, default 1800):'
+	@echo '             reloads, rule edits, Redis restarted, stopped and given a new password,'
+	@echo '             agents killed, an upgrade, a rename; checks every window that held'
+	@echo '             sources stay held, exempt ones pass, denied ones do not, and that'
+	@echo '             sluice run'"'"'s fds and memory stay flat (tests/soak/day.sh); not in test'
 	@echo '  bench      run the benchmarks (root, several minutes), results in $(BUILD)/bench/'
 	@echo '  demo       install what is missing, build, show sluice holding a flood in a lab'
 	@echo '  deps       install the build and test dependencies with apt-get (root)'
@@ -168,6 +175,12 @@ tests: all $(TEST_PROGS) $(TEST_TOOLS)
 test: check-deps
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)BUILD=$(BUILD) tests/run.sh
+
+# An operator's day, SOAK_S seconds (tests/soak/day.sh): its own target, never
+# part of test.
+soak: check-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) SUITES=soak tests/run.sh
 
 # Debian 12's kernels under qemu, on this tree's build (scripts/test-kernels.sh).
 test-kernels: check-deps

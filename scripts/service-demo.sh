@@ -6,10 +6,15 @@
 # reloads, restarts (under a flood from a held source, counted by an nft
 # counter independent of sluice) and stops the service, then detaches.
 #   sudo scripts/service-demo.sh        (root; about 20 s)
+# First it enables and starts the unit without its config file (enable --now
+# --runtime): that fails (exit 1), the unit stays failed (systemctl --failed),
+# and nothing is attached (its attach names the file).
 # The unit is the one `make install` writes, less its two device lines (no
-# udev in such a namespace, so no device units) and with
-# DefaultDependencies=no (sysinit.target would run systemd-tmpfiles over the
-# machine's /tmp). Not part of `make test`: CI has no systemd to spare.
+# udev in such a namespace, so no device units). It has DefaultDependencies=no
+# itself (it is ordered before network-pre.target), so starting it pulls in
+# no sysinit.target, whose systemd-tmpfiles would clean the machine's /tmp.
+# Not part of `make test`: this systemd makes its cgroups in the machine's
+# cgroup tree (init.scope, system.slice), and leaves them.
 set -u
 cd "$(dirname "$0")/.."
 D=$(mktemp -d /var/tmp/sluice-service-demo.XXXXXX) || exit 1
@@ -25,13 +30,12 @@ cat > $D/inner.sh <<IN
 #!/bin/bash
 mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
-mkdir -p /run/systemd/system/sluice@.service.d /etc/sluice
+mkdir -p /run/systemd/system /etc/sluice
 mount --bind $D/etc /etc/sluice
 # No udev here, so no device units: the copy leaves out the two device lines
 # (a drop-in cannot reset dependencies).
 grep -v 'sys-subsystem-net-devices' $UNIT > /run/systemd/system/sluice@.service
 # This systemd shares the machine: no sysinit.target (tmpfiles would clean the host's /tmp).
-printf '[Unit]\nDefaultDependencies=no\n' > /run/systemd/system/sluice@.service.d/demo.conf
 printf '[Unit]\nDescription=demo\nDefaultDependencies=no\n' > /run/systemd/system/demo.target
 export container=sluice-demo
 exec /lib/systemd/systemd --system --unit=demo.target
@@ -44,6 +48,12 @@ SDPID=$(pgrep -f "lib/systemd/systemd --system --unit=demo.target" | head -1)
 netns_extra_cleanup() { kill -9 "$SDPID" 2>/dev/null; sleep 0.5; rm -rf "$D"; }
 sc() { timeout 30 nsenter -t $SDPID -m -p systemctl "$@"; }
 echo "systemd PID (host view): $SDPID, state: $(sc is-system-running)"
+mv $CONF $CONF.away
+echo '$ systemctl enable --now --runtime sluice@'$IF_RX' (no /etc/sluice/'$IF_RX'.conf)'
+sc enable --now --runtime sluice@$IF_RX; echo "exit $?"
+sc status sluice@$IF_RX --no-pager -n 3 | sed 's/^/  /'
+echo "program: '$(xdp_prog_id)' (none: nothing attached); systemctl --failed: $(sc --failed --plain --no-legend | awk '{print $1}')"
+mv $CONF.away $CONF; sc disable --runtime sluice@$IF_RX 2>/dev/null; sc reset-failed sluice@$IF_RX
 echo '$ systemctl start sluice@'$IF_RX; sc start sluice@$IF_RX; echo "exit $?"
 sc status sluice@$IF_RX --no-pager -n 8 | sed 's/^/  /'
 echo "program: $(xdp_prog_id)"

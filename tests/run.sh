@@ -10,8 +10,14 @@
 #   shape the tc egress shaper with fq           tests/shape/*.sh    (root; in a
 #         qemu guest of Debian 12's 6.1 when this kernel cannot make an fq qdisc)
 #   stress reproducers of kernel trouble        tests/stress/*.sh   (root; not in the default)
+#   soak  an operator's day, SOAK_S seconds      tests/soak/*.sh     (root; not in the
+#         default: make soak)
 # Ends with exactly one line "N passed, N failed, N skipped".
-# SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds).
+# SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds);
+# TEST_JOBS (default 2) programs of the unit, bpf and cli suites run at once.
+# GUEST_SUITES="unit bpf cli" runs those suites on Debian 12's 6.1 too, in the
+# shape suite's qemu guest (one boot; CI does: .ci/run), as make test-kernels
+# KERNELS=linux-image-amd64 KERNEL_SUITES="..." would; see "the qemu guest".
 set -u
 export BUILD=${BUILD:-build}
 SUITES=${SUITES:-unit bpf cli net shape}
@@ -28,13 +34,35 @@ mark() {
 }
 RUN_MARK=
 
-run_prog() { # run_prog SUITE PROG...  (RUN_MARK: a suffix for every line)
-	local suite=$1 name line st seen=0 bad=0 tmp
+# run_prog SUITE PROG...: run one test program (RUN_MARK: a suffix for every
+# line) and merge its lines. Up to JOBS programs run at once (prog_start),
+# each into a file of its own; their lines are merged in the order they
+# started (prog_finish), so the stream is the same whatever JOBS is.
+JOBS=1
+PROG_Q=()
+run_prog() {
+	prog_start "$@"
+	while [ "${#PROG_Q[@]}" -ge "$JOBS" ]; do prog_finish; done
+}
+prog_start() { # prog_start SUITE PROG...
+	local suite=$1 name tmp
 	shift
 	name="$suite/$(basename "${@: -1}")"
 	tmp=$(mktemp)
-	timeout --kill-after=10 "$TEST_TIMEOUT" "$@" >"$tmp" 2>&1 </dev/null
-	st=$?
+	{
+		timeout --kill-after=10 "$TEST_TIMEOUT" "$@" >"$tmp" 2>&1 </dev/null
+		echo $? >"$tmp.st"
+	} &
+	PROG_Q+=("$! $tmp $name${RUN_MARK:+|$RUN_MARK}")
+}
+# prog_finish: wait for the oldest program running and merge its lines.
+prog_finish() {
+	local pid tmp name line st seen=0 bad=0 RUN_MARK=
+	read -r pid tmp name <<<"${PROG_Q[0]}"
+	PROG_Q=("${PROG_Q[@]:1}")
+	case $name in *"|"*) RUN_MARK=${name#*|} name=${name%%|*} ;; esac
+	wait "$pid"
+	st=$(cat "$tmp.st" 2>/dev/null)
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*) seen=1; emit "ok" "$(mark "$name: ${line#ok - }")" ;;
@@ -43,13 +71,43 @@ run_prog() { # run_prog SUITE PROG...  (RUN_MARK: a suffix for every line)
 		*) echo "# $line" ;;
 		esac
 	done <"$tmp"
-	rm -f "$tmp"
+	rm -f "$tmp" "$tmp.st"
 	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
 		emit "not ok" "$(mark "$name: timed out after ${TEST_TIMEOUT}s")"
 	elif [ "$seen" = 0 ]; then
 		emit "not ok" "$(mark "$name: reported no test (exit status $st)")"
 	elif [ "$st" != 0 ] && [ "$bad" = 0 ]; then
 		emit "not ok" "$(mark "$name: exit status $st")"
+	fi
+}
+prog_drain() { while [ "${#PROG_Q[@]}" -gt 0 ]; do prog_finish; done; }
+
+# run_stream SUITE PROG...: as run_prog, but each line as it comes (the soak
+# runs for SOAK_S seconds: its progress is worth seeing), bounded by
+# SOAK_S + 900 seconds.
+run_stream() {
+	local suite=$1 name line seen=0 bad=0 stf
+	shift
+	name="$suite/$(basename "${@: -1}")"
+	stf=$(mktemp)
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) seen=1; emit "ok" "$name: ${line#ok - }" ;;
+		"not ok - "*) seen=1; bad=1; emit "not ok" "$name: ${line#not ok - }" ;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done < <(timeout --kill-after=10 $((${SOAK_S:-1800} + 900)) "$@" 2>&1 </dev/null
+		echo $? >"$stf")
+	local st
+	st=$(cat "$stf")
+	rm -f "$stf"
+	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+		emit "not ok" "$name: timed out after $((${SOAK_S:-1800} + 900))s"
+	elif [ "$seen" = 0 ]; then
+		emit "not ok" "$name: reported no test (exit status $st)"
+	elif [ "$st" != 0 ] && [ "$bad" = 0 ]; then
+		emit "not ok" "$name: exit status $st"
 	fi
 }
 
@@ -66,37 +124,93 @@ fq_available() {
 	return $st
 }
 
-# shape_in_guest: the shape suite in one qemu guest of Debian 12's 6.1
-# (scripts/test-kernels.sh, one boot, only this suite), its TAP lines merged
-# into this stream as "shape/...". One SKIP with the reason when no guest can
-# be run (no qemu or busybox, no kernel package cached and none to download).
-shape_in_guest() {
-	local t line out st seen=0 kernel=linux-image-amd64 tag=
+# ---- the qemu guest: the shape suite where this kernel has no fq, and
+# GUEST_SUITES (CI: "unit bpf cli" on Debian 12's 6.1) in the same boot ----
+#
+# One guest of Debian 12's 6.1 (scripts/test-kernels.sh, one boot) runs
+# GUEST_SUITES, then the shape suite when this kernel cannot make an fq
+# qdisc. With GUEST_SUITES it starts before the host's first suite and runs
+# in the background while the host runs the suites that time nothing (unit,
+# bpf, cli; the guest runs those first too); the host's suites that measure
+# rates (net, stress, soak) wait for it to end, and the guest's shape suite,
+# which measures too, comes last, when the host is done with the others: two
+# emulated CPUs take this machine's. Without GUEST_SUITES the guest boots at
+# the shape suite, as before, alone. Its TAP lines are merged into this stream when it
+# ends: the shape suite's as "shape/... [6.1.0-N guest]", GUEST_SUITES' as
+# make test-kernels names them ("6.1.0-N: bpf/..."). One SKIP with the reason
+# when no guest can be run (no qemu or busybox, no kernel package cached and
+# none to download).
+GUEST_KERNEL=linux-image-amd64
+GUEST_PID= GUEST_OUT= GUEST_SKIP= GUEST_SHAPE=0 GUEST_WANTED= GUEST_STARTED=0
+
+# guest_start: decide what the guest runs and boot it in the background (once).
+guest_start() {
+	local t suites=${GUEST_SUITES:-}
+	[ "$GUEST_STARTED" = 0 ] || return 0
+	GUEST_STARTED=1
+	case " $SUITES " in
+	*" shape "*)
+		if [ -z "${SLUICE_GUEST:-}" ] && [ "$(id -u)" = 0 ] && ! fq_available; then
+			GUEST_SHAPE=1
+			suites="$suites shape"
+		fi ;;
+	esac
+	suites=$(echo $suites)
+	[ -n "$suites" ] || return 0
+	GUEST_WANTED=$suites
+	if [ "$(id -u)" != 0 ]; then
+		GUEST_SKIP="needs root (qemu, and the bpf suite in the guest): run 'sudo make test'"
+		return 0
+	fi
 	for t in qemu-system-x86_64 busybox cpio dpkg-deb depmod apt-get; do
 		if ! command -v "$t" >/dev/null; then
-			emit "ok" "shape suite # SKIP this kernel has no fq qdisc, and '$t' for the qemu guest is not installed: run 'sudo make deps'"
-			return
+			GUEST_SKIP="'$t' for the qemu guest is not installed: run 'sudo make deps'"
+			return 0
 		fi
 	done
-	# The guest mounts a fresh tmpfs on /tmp and /run: a tree there is out of its sight.
-	case $(pwd -P)/ in
-	/tmp/* | /run/*)
-		emit "ok" "shape suite # SKIP this kernel has no fq qdisc, and a qemu guest cannot see a tree under /tmp or /run ($(pwd -P)): check it out elsewhere"
-		return ;;
-	esac
-	echo "# shape: this kernel ($(uname -r)) cannot make an fq qdisc: running the suite in a qemu guest of Debian 12's 6.1 ($kernel)"
-	out=$(mktemp)
-	KERNELS=$kernel KERNEL_SUITES=shape KERNEL_MEM=${SHAPE_GUEST_MEM:-1G} \
-		KERNEL_TIMEOUT=${SHAPE_GUEST_TIMEOUT:-900} scripts/test-kernels.sh >"$out" 2>&1
+	GUEST_OUT=$(mktemp)
+	echo "# guest: one qemu guest of Debian 12's 6.1 ($GUEST_KERNEL) runs: $suites" \
+		"(in the background; the host's net and stress suites wait for it)"
+	[ "$GUEST_SHAPE" = 1 ] &&
+		echo "# shape: this kernel ($(uname -r)) cannot make an fq qdisc: the suite runs in the guest"
+	# The bpf suite makes a 1M-key table per program: 3G, as make test-kernels.
+	local mem=${SHAPE_GUEST_MEM:-1G} tmo=${SHAPE_GUEST_TIMEOUT:-900}
+	if [ -n "${GUEST_SUITES:-}" ]; then
+		mem=${GUEST_MEM:-3G}
+		tmo=${GUEST_TIMEOUT:-1800}
+	fi
+	KERNELS=$GUEST_KERNEL KERNEL_SUITES=$suites KERNEL_MEM=$mem KERNEL_TIMEOUT=$tmo \
+		scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
+	GUEST_PID=$!
+}
+
+# guest_skip_all WHY: one SKIP for what the guest would have run.
+guest_skip_all() {
+	[ "$GUEST_SHAPE" = 1 ] && emit "ok" "shape suite # SKIP this kernel has no fq qdisc, and $1"
+	[ -n "${GUEST_SUITES:-}" ] && emit "ok" "guest suites ($GUEST_SUITES on $GUEST_KERNEL) # SKIP $1"
+	return 0
+}
+
+# guest_finish: wait for the guest (once) and merge its lines.
+guest_finish() {
+	local line st seen=0 tag
+	[ -n "$GUEST_WANTED" ] || return 0
+	GUEST_WANTED=
+	if [ -n "$GUEST_SKIP" ]; then
+		guest_skip_all "$GUEST_SKIP"
+		return 0
+	fi
+	echo "# guest: waiting for the qemu guest (pid $GUEST_PID)"
+	wait "$GUEST_PID"
 	st=$?
 	while IFS= read -r line; do
 		case $line in
-		"ok "[0-9]*" - $kernel # SKIP "*)
+		"ok "[0-9]*" - $GUEST_KERNEL # SKIP "*)
 			seen=1
-			emit "ok" "shape suite # SKIP no qemu guest: ${line#* # SKIP }" ;;
-		"not ok "[0-9]*" - $kernel ("*"apt-get download"*)
+			guest_skip_all "no qemu guest: ${line#* # SKIP }" ;;
+		"not ok "[0-9]*" - $GUEST_KERNEL ("*"apt-get download"*)
 			seen=1
-			emit "ok" "shape suite # SKIP no qemu guest: the kernel package is not cached in ${KERNEL_CACHE:-$BUILD/kernels} and ${line#*: } (no network?)" ;;
+			guest_skip_all "no qemu guest: the kernel package is not cached in ${KERNEL_CACHE:-$BUILD/kernels} and ${line#*: } (no network?)" ;;
 		"ok "[0-9]*" - "*": shape/"*)
 			seen=1 tag=${line#ok * - } tag=${tag%%: *}
 			line=${line#ok * - *: }
@@ -107,33 +221,54 @@ shape_in_guest() {
 		"not ok "[0-9]*" - "*": shape/"*)
 			seen=1 tag=${line#not ok * - } tag=${tag%%: *}
 			emit "not ok" "${line#not ok * - *: } [$tag guest]" ;;
+		# GUEST_SUITES' lines, and the guest's own (it booted, it ended), as
+		# make test-kernels names them; with the shape suite alone, the
+		# guest's own lines are the shape suite's.
 		"not ok "[0-9]*" - "*)
 			seen=1
-			emit "not ok" "shape: qemu guest: ${line#not ok * - }" ;;
+			if [ -n "${GUEST_SUITES:-}" ]; then
+				emit "not ok" "${line#not ok * - }"
+			else
+				emit "not ok" "shape: qemu guest: ${line#not ok * - }"
+			fi ;;
 		"ok "[0-9]*" - "*)
 			seen=1
-			emit "ok" "shape: qemu guest: ${line#ok * - }" ;;
+			if [ -n "${GUEST_SUITES:-}" ]; then
+				emit "ok" "${line#ok * - }"
+			else
+				emit "ok" "shape: qemu guest: ${line#ok * - }"
+			fi ;;
 		"#"*) echo "$line" ;;
 		esac
-	done <"$out"
+	done <"$GUEST_OUT"
 	[ "$seen" = 1 ] || {
-		emit "not ok" "shape: scripts/test-kernels.sh reported no test (exit status $st)"
-		diag_file "$out"
+		emit "not ok" "guest ($GUEST_KERNEL): scripts/test-kernels.sh reported no test (exit status $st)"
+		diag_file "$GUEST_OUT"
 	}
-	rm -f "$out"
+	rm -f "$GUEST_OUT"
 }
 
 diag_file() { sed 's/^/# /' "$1"; }
 
 echo "TAP version 13"
+[ -n "${GUEST_SUITES:-}" ] && guest_start
 for suite in $SUITES; do
 	echo "# suite $suite"
+	# A suite that measures rates runs alone: not beside the guest.
+	case $suite in net | stress | soak) guest_finish ;; esac
 	if { [ "$suite" = bpf ] || [ "$suite" = net ] || [ "$suite" = shape ] ||
-		[ "$suite" = stress ]; } &&
+		[ "$suite" = stress ] || [ "$suite" = soak ]; } &&
 		[ "$(id -u)" != 0 ]; then
 		emit "ok" "$suite suite # SKIP needs root (CAP_BPF and CAP_NET_ADMIN): run 'sudo make test'"
 		continue
 	fi
+	# The suites that time nothing run TEST_JOBS programs at once (default
+	# 2: the unit and bpf programs are mostly one thread each, and each cli
+	# script has its own namespaces and files); the others one at a time.
+	case $suite in
+	unit | bpf | cli) JOBS=${TEST_JOBS:-2} ;;
+	*) JOBS=1 ;;
+	esac
 	case $suite in
 	unit | bpf)
 		found=0
@@ -142,6 +277,7 @@ for suite in $SUITES; do
 			found=1
 			run_prog "$suite" "$p"
 		done
+		prog_drain
 		[ $found = 1 ] || emit "not ok" "$suite: no test programs in $BUILD/tests/$suite (run 'make tests')"
 		# The bpf suite again on the set-associative key table (--table
 		# sets): every program, its lines marked "[sets table]".
@@ -152,6 +288,7 @@ for suite in $SUITES; do
 				[ -x "$p" ] && [ -f "$p" ] || continue
 				run_prog "$suite" env SLUICE_TEST_TABLE=sets "$p"
 			done
+			prog_drain
 			RUN_MARK=
 		fi
 		;;
@@ -161,10 +298,13 @@ for suite in $SUITES; do
 				[ -f "$p" ] || continue
 				run_prog "$suite" bash "$p"
 			done
+			prog_drain
 		elif [ -n "${SLUICE_GUEST:-}" ]; then
 			emit "not ok" "shape: this guest's kernel ($(uname -r)) cannot make an fq qdisc (sch_fq)"
+		elif guest_start && [ "$GUEST_SHAPE" = 1 ]; then
+			guest_finish
 		else
-			shape_in_guest
+			emit "not ok" "shape: this kernel cannot make an fq qdisc, and no guest was started for it"
 		fi
 		;;
 	net | cli | stress)
@@ -172,7 +312,15 @@ for suite in $SUITES; do
 			[ -f "$p" ] || continue
 			run_prog "$suite" bash "$p"
 		done
+		prog_drain
+		;;
+	soak)
+		for p in tests/soak/*.sh; do
+			[ -f "$p" ] || continue
+			run_stream "$suite" bash "$p"
+		done
 		;;
 	esac
 done
+guest_finish
 tally_end

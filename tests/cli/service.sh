@@ -182,11 +182,27 @@ unit_line "ExecReload reloads the instance's config" \
 unit_line "Type=oneshot" 'Type=oneshot'
 unit_line "RemainAfterExit=yes" 'RemainAfterExit=yes'
 unit_line "optional EnvironmentFile" 'EnvironmentFile=-/etc/sluice/%I.env'
-unit_line "ConditionPathExists on the config" 'ConditionPathExists=/etc/sluice/%I.conf'
+# A missing config fails the start (its attach refuses it: tests/net/service.sh),
+# never skips it silently (a Condition reports success) and leaves the unit
+# failed (an Assert would leave it inactive).
+if grep -qE '^[[:space:]]*(Condition|Assert)' "$unit"; then
+	not_ok "unit: no Condition or Assert (a missing file fails the unit, never skips it)"
+	diag "$(grep -nE '^[[:space:]]*(Condition|Assert)' "$unit")"
+else
+	ok "unit: no Condition or Assert (a missing file fails the unit, never skips it)"
+fi
 unit_line "BindsTo the interface" 'BindsTo=sys-subsystem-net-devices-%i.device'
 unit_line "After the interface" 'After=sys-subsystem-net-devices-%i.device'
-unit_line "Before=network-pre.target" 'Before=network-pre.target'
+# Before the network for real: without DefaultDependencies=no the unit would
+# be after basic.target (late, and a cycle where /var is on the network).
+unit_line "DefaultDependencies=no (else it cannot order before the network)" \
+	'DefaultDependencies=no'
+unit_line "After=local-fs.target (what the defaults gave that it needs)" \
+	'After=local-fs.target'
+unit_line "Before=network-pre.target (and shutdown.target)" \
+	'Before=network-pre.target shutdown.target'
 unit_line "Wants=network-pre.target" 'Wants=network-pre.target'
+unit_line "Conflicts=shutdown.target" 'Conflicts=shutdown.target'
 unit_line "WantedBy=multi-user.target" 'WantedBy=multi-user.target'
 unit_line "Documentation" 'Documentation=man:sluice(8) man:sluicectl(8)'
 if grep -qE '^[[:space:]]*ExecStop(Post)?=' "$unit"; then
@@ -311,6 +327,13 @@ elif expect_status 0 "make install PREFIX=TMP" mk install PREFIX="$prefix"; then
 		not_ok "sluice-fleet@: runs TMP/sbin/sluice run after sluice@ of the same interface"
 		diag "$(grep -n '^Exec\|^Requires' "$udir/sluice-fleet@.service")"
 	fi
+	if grep -qxF 'AssertPathExists=/etc/sluice/%I.fleet' "$udir/sluice-fleet@.service" &&
+		! grep -qE '^[[:space:]]*Condition' "$udir/sluice-fleet@.service"; then
+		ok "sluice-fleet@: a missing .fleet fails the start (AssertPathExists, no Condition)"
+	else
+		not_ok "sluice-fleet@: a missing .fleet fails the start (AssertPathExists, no Condition)"
+		diag "$(grep -nE '^(Assert|Condition)' "$udir/sluice-fleet@.service")"
+	fi
 	ln -s sluice@.service "$udir/sluice@lo.service"
 	ln -s sluice-fleet@.service "$udir/sluice-fleet@lo.service"
 	if verify "$udir/sluice-fleet@lo.service"; then
@@ -319,6 +342,93 @@ elif expect_status 0 "make install PREFIX=TMP" mk install PREFIX="$prefix"; then
 		not_ok "systemd-analyze verify sluice-fleet@lo.service: no error, no warning"
 	fi
 	rm -f "$udir/sluice@lo.service" "$udir/sluice-fleet@lo.service"
+
+	# ---- the order at boot: systemd --test, the initial transaction ----
+	# `systemd --test` builds the transaction a boot into a unit would
+	# start and prints it, executing nothing (it refuses root: as nobody).
+	# A boot here: the unit, a network manager ordered as systemd-networkd
+	# and ifupdown order themselves (after network-pre.target), and /var on
+	# the network (basic.target requires /var). The unit must be ordered
+	# before the network manager with no ordering cycle: with the default
+	# dependencies it is after basic.target, hence after /var, after the
+	# network, after itself, and systemd deletes jobs to break the cycle.
+	boot_test() { # boot_test UNIT: the transaction's dump, in $BOOT
+		local as=()
+		[ "$(id -u)" = 0 ] && as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		BOOT=$(SYSTEMD_UNIT_PATH=$bdir: "${as[@]}" "$systemd" --test --system \
+			--unit="$1" --no-pager 2>&1)
+	}
+	systemd=/lib/systemd/systemd
+	bdir=$tmp/boot
+	mkdir -p "$bdir" && chmod 0755 "$bdir"
+	cp "$udir/sluice@.service" "$bdir/"
+	cat >"$bdir/sluice-test-net.service" <<-'EOF'
+		[Unit]
+		Description=a network manager, ordered as systemd-networkd and ifupdown are
+		DefaultDependencies=no
+		After=network-pre.target
+		Before=network.target
+		Wants=network.target
+		[Service]
+		Type=oneshot
+		ExecStart=/bin/true
+	EOF
+	cat >"$bdir/var.mount" <<-'EOF'
+		[Unit]
+		Description=/var on the network
+		After=network.target
+		[Mount]
+		What=198.18.0.1:/var
+		Where=/var
+		Type=nfs
+	EOF
+	cat >"$bdir/sluice-test-boot.target" <<-'EOF'
+		[Unit]
+		Description=a boot: the limiter, the network, the basic system
+		Wants=sluice@lo.service sluice-test-net.service basic.target
+	EOF
+	chmod 0644 "$bdir"/*
+	if [ ! -x "$systemd" ] || ! boot_test sluice@lo.service ||
+		! grep -q '^-> By jobs:' <<<"$BOOT"; then
+		skip "'$systemd --test' does not run here: $(head -3 <<<"$BOOT")" \
+			"the unit's order at boot (systemd --test)"
+	else
+		# The unit alone: its transaction pulls in nothing of the basic
+		# system (no sysinit.target, no basic.target).
+		jobs=$(sed -n '/^-> By jobs:/,$p' <<<"$BOOT" | sed -n 's/.*Action: \(.*\) -> start/\1/p')
+		if grep -q 'sluice@lo.service' <<<"$jobs" &&
+			! grep -qxE 'sysinit.target|basic.target' <<<"$jobs"; then
+			ok "boot order: starting the unit pulls in neither sysinit.target nor basic.target"
+		else
+			not_ok "boot order: starting the unit pulls in neither sysinit.target nor basic.target"
+			diag "its jobs: $(echo $jobs)"
+		fi
+		unit_dump=$(awk '/^\t-> Unit sluice@lo.service:/ { p = 1; next }
+			p && /^\t-> Unit / { exit } p' <<<"$BOOT")
+		if grep -qx $'\t\tBefore: network-pre.target (origin-file)' <<<"$unit_dump" &&
+			grep -qx $'\t\tWants: network-pre.target (origin-file)' <<<"$unit_dump"; then
+			ok "boot order: the unit is before network-pre.target, and pulls it in"
+		else
+			not_ok "boot order: the unit is before network-pre.target, and pulls it in"
+			diag "$(grep -E 'Before|After|Wants' <<<"$unit_dump")"
+		fi
+		boot_test sluice-test-boot.target
+		if grep -qi 'ordering cycle' <<<"$BOOT"; then
+			not_ok "boot order: a boot with /var on the network has no ordering cycle"
+			diag "$(grep -i -E 'cycle|deleted' <<<"$BOOT" | head -12)"
+		else
+			ok "boot order: a boot with /var on the network has no ordering cycle"
+		fi
+		jobs=$(sed -n '/^-> By jobs:/,$p' <<<"$BOOT" | sed -n 's/.*Action: \(.*\) -> start/\1/p')
+		if grep -qx 'sluice@lo.service' <<<"$jobs" &&
+			grep -qx 'sluice-test-net.service' <<<"$jobs" &&
+			grep -qx 'network-pre.target' <<<"$jobs"; then
+			ok "boot order: the boot starts the unit, network-pre.target and the network manager"
+		else
+			not_ok "boot order: the boot starts the unit, network-pre.target and the network manager"
+			diag "jobs: $(echo $jobs)"
+		fi
+	fi
 	if expect_status 0 "make uninstall PREFIX=TMP" mk uninstall PREFIX="$prefix"; then
 		none_left "uninstall PREFIX=TMP removed every installed file" "$prefix"
 	fi

@@ -99,9 +99,12 @@ done
 NS="shcli-$$"
 IF="shc$$"
 TMP=$(mktemp -d /tmp/sluice-shape.XXXXXX)
+# The pins, only what this test made (tests/lib/netns.sh: pins_watch,
+# pins_release), removed while the namespace still holds its inode.
+source tests/lib/netns.sh
 cleanup() {
+	pins_release
 	ip netns del "$NS" 2>/dev/null
-	[ -n "${PINS:-}" ] && rm -rf "$PINS"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -109,6 +112,7 @@ ip netns add "$NS" && ip -n "$NS" link add "$IF" type veth peer name "${IF}p" &&
 	ip -n "$NS" link set "$IF" up && ip -n "$NS" link set "${IF}p" up ||
 	{ not_ok "make the namespace and the veth"; exit 1; }
 PINS="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS")"
+pins_watch "$PINS" "$NS"
 in_ns() { nsenter --net="/var/run/netns/$NS" "$@"; }
 qdiscs() { tc -n "$NS" qdisc show dev "$IF"; }
 

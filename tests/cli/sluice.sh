@@ -43,11 +43,15 @@ if [ "$(id -u)" = 0 ]; then
 	ns="ct-cfg-$$"
 	tmp=$(mktemp -d)
 	pins=
-	trap 'rm -rf "$tmp"; [ -n "$pins" ] && rm -rf "${pins%/*}"; ip netns del "$ns" 2>/dev/null' EXIT
+	# Pins, if a refused attach made any: only what this test made
+	# (tests/lib/netns.sh), removed while the namespace holds its inode.
+	source tests/lib/netns.sh
+	trap 'rm -rf "$tmp"; pins_release; ip netns del "$ns" 2>/dev/null' EXIT
 	printf 'set --rate 100/s\nrule add 198.18.0.1/24 --rate 10/s\n' >"$tmp/bad.conf"
 	if ip netns add "$ns" 2>/dev/null &&
 		ip -n "$ns" link add "ctc$$" type veth peer name "ctp$$"; then
 		pins="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$ns")/ctc$$"
+		pins_watch "${pins%/*}" "$ns"
 		expect_status 2 "attach --config with a bad line: exit status 2" \
 			nsenter --net="/var/run/netns/$ns" "$SLUICE" attach "ctc$$" \
 			--config "$tmp/bad.conf"

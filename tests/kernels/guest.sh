@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # PID 1 inside a test-kernels guest, after tests/kernels/init switched into the
 # host's root (read-only, over 9p). Mounts what the suites need that a
-# read-only root cannot give (tmpfs on /tmp and /run, bpffs, devpts, shm),
+# read-only root cannot give (tmpfs on /tmp and /run, bpffs, devpts, shm;
+# a tree cloned under /tmp or /run is bound back over the tmpfs),
 # runs tests/run.sh of the tree with the suites of the command line
 # (sluice.suites=unit,bpf,cli) and writes its TAP to ttyS1, then powers off.
 # With sluice.run=PATH (a script of the tree, e.g. tools/bench/shape-guest.sh:
@@ -22,19 +23,46 @@ off() {
 	while [ "$SECONDS" -lt "$end" ]; do :; done
 }
 
-tree= suites= build=build run=
+tree= suites= build=build run= modules=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	sluice.run=*) run=${arg#sluice.run=} ;;
 	sluice.tree=*) tree=${arg#sluice.tree=} ;;
 	sluice.suites=*) suites=${arg#sluice.suites=} ;;
 	sluice.build=*) build=${arg#sluice.build=} ;;
+	sluice.modules=*) modules=${arg#sluice.modules=} ;;
 	esac
 done
 suites=${suites//,/ }
 
+# The tree may be cloned anywhere, /tmp and /run included, which the tmpfs
+# mounts below hide: the host's /tmp and /run stay reachable under
+# /dev/.sluice-host (a bind of the 9p root's, on the one writable place
+# there is yet), and every path the guest needs that lies under them (the
+# tree, the build, the kernel's modules) is bound back at its own path.
+hold=/dev/.sluice-host
+for d in /tmp /run; do
+	mkdir -p "$hold$d" && mount --bind "$d" "$hold$d"
+done
 mount -t tmpfs -o mode=1777 tmp /tmp
 mount -t tmpfs -o mode=0755 run /run
+case $build in /*) build_abs=$build ;; *) build_abs=$tree/$build ;; esac
+bound=
+for p in "$tree" "$build_abs" "$modules"; do
+	case $p in
+	/tmp/* | /run/*) ;;
+	*) continue ;;
+	esac
+	for b in $bound; do
+		case $p/ in "$b"/*) continue 2 ;; esac
+	done
+	if ! { mkdir -p "$p" && mount --bind "$hold$p" "$p"; }; then
+		echo "not ok - guest: $p (under /tmp or /run) could not be bound back over the guest's tmpfs" >"$out"
+		off
+	fi
+	bound="$bound $p"
+	echo "# guest: $p bound back over the guest's tmpfs" >"$out"
+done
 mount -t bpf bpf /sys/fs/bpf
 # What udev would add to a devtmpfs.
 ln -sf /proc/self/fd /dev/fd

@@ -5,16 +5,20 @@
 #       NS_TX / IF_TX  the sender's namespace and its veth end,   198.18.N.1/24  2001:2:0:N::1/64
 #       NS_RX / IF_RX  the receiver's namespace and its veth end, 198.18.N.2/24  2001:2:0:N::2/64
 #     Names carry PREFIX and $$, so runs side by side never meet. No default
-#     route, no other address. A trap removes everything on exit, failure and
-#     Ctrl-C included: sluice is detached, its pins (RX_PINS, that is
-#     /sys/fs/bpf/sluice/netns:INODE/IF_RX: the receiver's namespace is not
-#     the initial one) removed, background jobs stopped, the namespaces
-#     deleted.
+#     route, no other address. A trap removes everything the lab made on exit,
+#     failure and Ctrl-C included: sluice is detached, what is left of its pins
+#     (RX_PINS, that is /sys/fs/bpf/sluice/netns:INODE/IF_RX: the receiver's
+#     namespace is not the initial one) removed as pins_release says,
+#     background jobs stopped, the namespaces deleted.
+#   pins_watch DIR NS / pins_release  pin directories a test may remove: only
+#                                   what it made (see "Pin directories" below)
 #   rx_sluice ARGS / rx_ctl ARGS   run $SLUICE / $SLUICECTL in the receiver's namespace
 #   row MATCH / tag_of MATCH        one row of IF_RX's 'rule list -j', and its tag
 #   rx_exec CMD / tx_exec CMD       run anything in one namespace
 #   tx_gen ARGS                     run $SLUICE_GEN out of IF_TX
 #   netns_bg CMD...                 run CMD in the background, stopped by the cleanup
+#   NETNS_DEL+=(NS)                 another namespace of the test's: the cleanup deletes
+#                                   it after pins_release (which needs it alive)
 #   rx_counter_add NAME MATCH...    count at the receiver what passed XDP (nft netdev
 #   rx_counter NAME                 ingress, after XDP): e.g. rx_counter_add a ip saddr X
 #   gen_bg NAME ARGS / gen_wait NAME   tx_gen -j in the background; gen_wait sets
@@ -31,6 +35,7 @@
 # so plain `ip netns exec` is fine for it.
 
 NETNS_PIDS=()
+NETNS_DEL=() # more namespaces of the test's, deleted after pins_release
 NETNS_READY=0
 NETNS_TMP=
 declare -A NETNS_GEN_PID
@@ -102,6 +107,10 @@ netns_setup() {
 	ip -n "$NS_TX" link set "$IF_TX" up && ip -n "$NS_RX" link set "$IF_RX" up || return 1
 	RX_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_RX")"
 	RX_PINS="$RX_NETNS_DIR/$IF_RX"
+	pins_watch "$RX_NETNS_DIR" "$NS_RX" || return 1
+	# The sender's too: a test may attach there (a shaper, a second limiter).
+	pins_watch "/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_TX")" \
+		"$NS_TX" || return 1
 	# A veth takes frames sent to it with XDP (the generator's) only while
 	# its peer runs NAPI: with an XDP program attached, or with GRO on.
 	# GRO on makes the lab work with no program on the receiver too.
@@ -109,6 +118,97 @@ netns_setup() {
 		ip netns exec "$NS_RX" ethtool -K "$IF_RX" gro on >/dev/null 2>&1
 	fi
 	return 0
+}
+
+# ---- Pin directories: a test removes only what it made ----
+#
+# bpffs is the machine's, not the test's: /sys/fs/bpf/sluice/netns:INODE is
+# named by a namespace's nsfs inode, and the kernel gives a freed inode to
+# the next namespace. A directory of that name that exists when the test's
+# namespace is made was left by another namespace (a kept state, someone's
+# stale pins): it is not the test's, whatever its name. So:
+#   pins_watch DIR NS   before anything runs in namespace NS (an 'ip netns'
+#       name), note DIR (NS's directory, /sys/fs/bpf/sluice/netns:INODE, or
+#       one state's, .../IFACE) as the test's to clean up, with NS's inode.
+#       A DIR that exists already is not noted: the cleanup never touches it.
+#   pins_release        (netns_cleanup calls it; a test without the lab calls
+#       it itself) for each noted DIR, newest first, while its namespace still
+#       exists: every state directory in it (or DIR itself, for a state's)
+#       whose sluice_config records NS as its owner (owner.netns_ino, which
+#       no other namespace can have while NS exists) loses the pins sluice
+#       makes (sluice_* files: unlink, one by one) and is rmdir'ed; then a
+#       namespace's DIR is rmdir'ed. Never rm -rf: anything else (another
+#       owner's state, a file or directory sluice does not make) stays, and
+#       a comment names it. A namespace that is gone (the test deleted it)
+#       releases nothing: its inode may be another's already.
+# Call pins_release after detaching and before deleting the namespaces.
+PINS_WATCHED=()
+pins_watch() {
+	local dir=$1 ns=$2 ino
+	ino=$(stat -L -c %i "/var/run/netns/$ns") || {
+		echo "pins_watch: no namespace '$ns' (/var/run/netns/$ns)" >&2
+		return 1
+	}
+	if [ -e "$dir" ]; then
+		diag "$dir exists already (made before this test's namespace $ns):" \
+			"not this test's, its cleanup leaves it"
+		return 0
+	fi
+	case " ${PINS_WATCHED[*]} " in *" $ns $ino $dir "*) return 0 ;; esac
+	PINS_WATCHED+=("$ns $ino $dir")
+}
+
+# pins_owner_ino DIR: the nsfs inode a state's sluice_config records as its
+# owner's namespace; empty when DIR has none (no config, an older layout).
+pins_owner_ino() {
+	{ bpftool -j map dump pinned "$1/sluice_config" 2>/dev/null |
+		grep -o '"owner":{[^}]*}' | grep -o '"netns_ino":[0-9]*' | head -1 |
+		cut -d: -f2; } || true
+}
+
+# pins_release_state DIR INO: DIR's sluice pins and DIR itself, when its
+# recorded owner is namespace INO.
+pins_release_state() {
+	local dir=$1 ino=$2 owner f left=()
+	[ -d "$dir" ] || return 0
+	owner=$(pins_owner_ino "$dir")
+	if [ "$owner" != "$ino" ]; then
+		diag "left $dir: its recorded owner is net:[${owner:-none}], not this test's" \
+			"net:[$ino]"
+		return 0
+	fi
+	for f in "$dir"/* "$dir"/.[!.]*; do
+		[ -e "$f" ] || [ -L "$f" ] || continue
+		case ${f##*/} in
+		sluice_*) [ -d "$f" ] || { rm -f "$f" && continue; } ;;
+		esac
+		left+=("${f##*/}")
+	done
+	rmdir "$dir" 2>/dev/null ||
+		diag "left $dir: it holds what sluice does not make (${left[*]:-?})"
+}
+
+pins_release() {
+	local i ns ino dir d
+	for ((i = ${#PINS_WATCHED[@]} - 1; i >= 0; i--)); do
+		read -r ns ino dir <<<"${PINS_WATCHED[i]}"
+		[ -e "$dir" ] || continue
+		if [ "$(stat -L -c %i "/var/run/netns/$ns" 2>/dev/null)" != "$ino" ]; then
+			diag "left $dir: namespace $ns is gone, its inode $ino may be another's now"
+			continue
+		fi
+		case ${dir##*/} in
+		netns:*)
+			for d in "$dir"/*/; do
+				[ -d "$d" ] && pins_release_state "${d%/}" "$ino"
+			done
+			rmdir "$dir" 2>/dev/null ||
+				diag "left $dir: it holds what this test did not make: $(ls -A "$dir" | tr "\n" " ")"
+			;;
+		*) pins_release_state "$dir" "$ino" ;;
+		esac
+	done
+	PINS_WATCHED=()
 }
 
 rx_exec() { nsenter --net="/var/run/netns/$NS_RX" "$@"; }
@@ -304,7 +404,7 @@ run_exit() {
 
 
 netns_cleanup() {
-	local st=$? pid
+	local st=$? pid ns
 	trap - EXIT INT TERM
 	[ "$NETNS_READY" = 1 ] || return $st
 	NETNS_READY=0
@@ -320,11 +420,13 @@ netns_cleanup() {
 	if [ -x "$SLUICE" ] && ip netns list | grep -qw "$NS_RX"; then
 		rx_sluice detach "$IF_RX" >/dev/null 2>&1
 	fi
-	# The pins outlive the interface: remove them even when detach could not.
-	if [ -n "${RX_NETNS_DIR:-}" ]; then
-		rm -rf "$RX_NETNS_DIR"
-	fi
+	# The pins outlive the interface: remove what is left of the lab's
+	# (pins_release: only what it made), even when detach could not.
+	pins_release
 	[ -n "$NETNS_TMP" ] && rm -rf "$NETNS_TMP"
+	for ns in "${NETNS_DEL[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
 	ip netns del "$NS_TX" 2>/dev/null
 	ip netns del "$NS_RX" 2>/dev/null
 	return $st

@@ -111,8 +111,11 @@ cleanup() {
 			nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" detach "${IFR[$i]}" \
 				>/dev/null 2>&1
 		fi
-		[ -n "${NETDIR[$i]:-}" ] && rm -rf "${NETDIR[$i]}"
-		ip netns del "${NSB[$i]}" 2>/dev/null
+	done
+	# What is left of the boxes' pins, only what this test made (pins_watch).
+	pins_release
+	for i in 1 2 3; do
+		[ -n "${NSB[$i]:-}" ] && ip netns del "${NSB[$i]}" 2>/dev/null
 	done
 	ip netns del "$NS_G" 2>/dev/null
 	rm -rf "$D"
@@ -140,6 +143,7 @@ lab() {
 		RUNLOG[$i]=$D/run$i.log
 		ip netns add "${NSB[$i]}" || return 1
 		NETDIR[$i]="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/${NSB[$i]}")"
+		pins_watch "${NETDIR[$i]}" "${NSB[$i]}" || return 1
 		ip link add "${IFT[$i]}" netns "$NS_G" type veth peer name "${IFR[$i]}" \
 			netns "${NSB[$i]}" || return 1
 		# Nothing but the generators' frames: no IPv6 (no RS, MLD, DAD).

@@ -18,10 +18,9 @@ netns_need_root "lifecycle" jq
 netns_need_sluice "lifecycle"
 
 netns_setup lc 22 || { not_ok "build the namespaces and the veth pair"; exit 1; }
-netns_extra_cleanup() {
-	# Where a sluice of before the per-namespace pins put them.
-	rm -rf "/sys/fs/bpf/sluice/$IF_RX"
-}
+# Where a sluice of before the per-namespace pins put them: the cleanup
+# removes them if this test's sluice made them (pins_watch).
+pins_watch "/sys/fs/bpf/sluice/$IF_RX" "$NS_RX"
 
 # remake_veth: delete the veth pair (IF_RX and its peer) and make it again
 # with the same names and addresses: a new IF_RX, with another ifindex.

@@ -32,9 +32,10 @@ stop_holder() {
 }
 netns_extra_cleanup() {
 	stop_holder
-	# Where a sluice of before the per-namespace pins put them.
-	rm -rf "/sys/fs/bpf/sluice/$IF_RX"
 }
+# Where a sluice of before the per-namespace pins put them: the cleanup
+# removes them if this test's sluice made them (pins_watch).
+pins_watch "/sys/fs/bpf/sluice/$IF_RX" "$NS_RX"
 
 rate_of() { jq -r '.[] | select(.match == "default") | .packets.rate' <<<"$1" 2>/dev/null; }
 rate_now() { rate_of "$(rx_ctl -i "$IF_RX" -j rule list 2>/dev/null)"; }

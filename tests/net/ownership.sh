@@ -27,15 +27,17 @@ netns_extra_cleanup() {
 	if ip netns list | grep -qw "$NS_RX"; then
 		rx_sluice detach "$IF_DUMMY" >/dev/null 2>&1
 	fi
-	[ -n "$RX2_NETNS_DIR" ] && rm -rf "$RX2_NETNS_DIR"
-	# Where a sluice of before the per-namespace pins put them.
-	rm -rf "/sys/fs/bpf/sluice/$IF_RX" "/sys/fs/bpf/sluice/$IF_DUMMY"
-	ip netns del "$NS_TX2" 2>/dev/null
-	ip netns del "$NS_RX2" 2>/dev/null
+	# The lab's cleanup removes what is left of the pins (pins_watch),
+	# then deletes NS_TX2 and NS_RX2 (NETNS_DEL).
 }
+# Where a sluice of before the per-namespace pins put them.
+pins_watch "/sys/fs/bpf/sluice/$IF_RX" "$NS_RX"
+pins_watch "/sys/fs/bpf/sluice/$IF_DUMMY" "$NS_RX"
 lab2_setup() {
-	ip netns add "$NS_TX2" && ip netns add "$NS_RX2" || return 1
+	ip netns add "$NS_TX2" && NETNS_DEL+=("$NS_TX2") &&
+		ip netns add "$NS_RX2" && NETNS_DEL+=("$NS_RX2") || return 1
 	RX2_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_RX2")"
+	pins_watch "$RX2_NETNS_DIR" "$NS_RX2" || return 1
 	ip link add "$IF_TX2" netns "$NS_TX2" type veth peer name "$IF_RX" netns "$NS_RX2" &&
 		ip -n "$NS_TX2" addr add 198.18.21.1/24 dev "$IF_TX2" &&
 		ip -n "$NS_RX2" addr add 198.18.21.2/24 dev "$IF_RX" &&

@@ -15,10 +15,9 @@ netns_need_root "run" jq
 netns_need_sluice "run"
 
 netns_setup rn 25 || { not_ok "build the namespaces and the veth pair"; exit 1; }
-netns_extra_cleanup() {
-	# Where a sluice of before the per-namespace pins put them.
-	rm -rf "/sys/fs/bpf/sluice/$IF_RX"
-}
+# Where a sluice of before the per-namespace pins put them: the cleanup
+# removes them if this test's sluice made them (pins_watch).
+pins_watch "/sys/fs/bpf/sluice/$IF_RX" "$NS_RX"
 
 INTERVAL=200ms
 # goes_on_reporting NAME: the run makes two more reports (it answered a

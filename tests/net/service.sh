@@ -5,6 +5,8 @@
 # the unit's own Exec lines the way systemd would for the instance IF_RX
 # (%i/%I the interface, /etc/sluice/ a temporary directory, $VARS from its
 # EnvironmentFile), in the receiver's namespace:
+#   start    without the file: fails (its attach refuses it, naming the file;
+#            a Condition would skip it and exit 0), nothing attached;
 #   start    (ExecStart)  attaches with the file's policy and the .env's options;
 #   reload   (ExecReload) makes settings and rules exactly the file;
 #   restart  (ExecStop, then ExecStart) under a flood keeps the held source
@@ -25,13 +27,9 @@ RATE=1000 BURST=1000 SECS=4
 netns_setup sv || { not_ok "build the namespaces and the veth pair"; exit 1; }
 
 # The pins of a limiter in a test namespace live where sluice says
-# (status -j "pin_dir"); remove them even when detach could not.
+# (status -j "pin_dir"); the lab's cleanup removes what is left of them
+# (pins_release: only what this test made).
 PIN_DIR=
-netns_extra_cleanup() {
-	case $PIN_DIR in
-	/sys/fs/bpf/sluice/*"$IF_RX") rm -rf "$PIN_DIR" ;;
-	esac
-}
 
 # ---- install the unit as `make install` does ----
 
@@ -111,6 +109,45 @@ expand_line() {
 	done
 }
 
+# unit_gate: what systemd checks before a start job runs the unit's lines:
+# every Condition*= and Assert*= of the [Unit] section (PathExists= only,
+# with '!'; anything else fails as not emulated). A failed Condition skips
+# the unit, and systemctl start exits 0 (status 0 and UNIT_SKIPPED=1); a
+# failed Assert fails the start (status 1), as systemctl start does.
+UNIT_SKIPPED=0
+unit_gate() {
+	local kind key v p neg
+	UNIT_SKIPPED=0
+	while IFS= read -r v; do
+		[[ $v =~ ^(Condition|Assert)([A-Za-z]+)=(.*)$ ]] || continue
+		kind=${BASH_REMATCH[1]} key=${BASH_REMATCH[2]} p=${BASH_REMATCH[3]}
+		if [ "$key" != PathExists ]; then
+			echo "the unit's $kind$key= is not emulated by this test" >&2
+			return 1
+		fi
+		neg=0
+		[ "${p:0:1}" = '!' ] && neg=1 p=${p:1}
+		p=$(unit_path "$p")
+		if { [ -e "$p" ] && [ $neg = 0 ]; } || { [ ! -e "$p" ] && [ $neg = 1 ]; }; then
+			continue
+		fi
+		if [ "$kind" = Condition ]; then
+			echo "skipped: $kind$key=$p was not met (systemctl start exits 0)"
+			UNIT_SKIPPED=1
+			return 0
+		fi
+		echo "Assertion failed: $kind$key=$p was not met"
+		return 1
+	done < <(sed -n '/^\[Unit\]/,/^\[/p' "$UNIT" | sed 's/^[[:space:]]*//')
+}
+
+# start_unit: a start job: unit_gate, then ExecStartPre and ExecStart.
+start_unit() {
+	unit_gate || return
+	[ "$UNIT_SKIPPED" = 1 ] && return 0
+	run_unit ExecStartPre ExecStart
+}
+
 # run_unit KEY...: run every line of each KEY in turn in the receiver's
 # namespace, stopping at the first failure, as systemd does. No line: nothing
 # runs, success.
@@ -180,11 +217,30 @@ has() {
 	fi
 }
 
+# ---- start without the file: it fails, saying so, and attaches nothing ----
+# (A start skipped by a Condition would exit 0 with nothing attached: an
+# `enable --now` that looks done and limits nothing.)
+OUT=$(start_unit 2>&1)
+st=$?
+if [ "$st" != 0 ] && ! grep -q '^skipped:' <<<"$OUT"; then
+	ok "start without $IF_RX.conf: the start fails (exit status $st), not skipped"
+else
+	not_ok "start without $IF_RX.conf: the start fails, not skipped"
+	diag "exit status $st: $OUT"
+fi
+has "start without $IF_RX.conf: says which file is missing" "$CONF: No such file" "$OUT"
+if [ -z "$(xdp_prog_id)" ] && [ ! -e "$RX_PINS" ]; then
+	ok "start without $IF_RX.conf: nothing attached or pinned"
+else
+	not_ok "start without $IF_RX.conf: nothing attached or pinned"
+	diag "program '$(xdp_prog_id)'; $(ls "$RX_PINS" 2>&1)"
+fi
+
 # ---- start: the example config and an attach option from the .env ----
 
 cp "$prefix/share/doc/sluice/sluice.conf.example" "$CONF"
 echo 'SLUICE_ATTACH_OPTS=--max-keys 65536' >"$ETC/$IF_RX.env"
-expect_status 0 "start (ExecStart) with the example config" run_unit ExecStart || exit 1
+expect_status 0 "start (ExecStart) with the example config" start_unit || exit 1
 diag "$OUT"
 st=$(status_obj)
 PIN_DIR=$(jget "$st" pin_dir)
@@ -274,7 +330,7 @@ if [ "$(jget "$(grep -o '"policy":{[^}]*}' <<<"$(status_obj)")" effective_dry_ru
 fi
 PROGS=$PROG
 UPGRADED=1 RESUMED=1 KEPT=1
-restart() { run_unit ExecStop ExecStart; }
+restart() { run_unit ExecStop && start_unit; }
 
 # Each try floods from a fresh source (none of the rules' ranges) and
 # restarts the unit in the middle of it.
@@ -355,6 +411,11 @@ if command -v redis-server >/dev/null; then
 	RPID=$!
 	NETNS_PIDS+=($RPID)
 	for _ in $(seq 100); do [ -S "$RSOCK" ] && break; sleep 0.05; done
+	# Without its .fleet file the agent's start fails, saying which.
+	expect_status 1 "sluice-fleet@ without $IF_RX.fleet: the start fails (exit status 1)" \
+		unit_gate
+	has "sluice-fleet@ without $IF_RX.fleet: says which file is missing" \
+		"$ETC/$IF_RX.fleet" "$OUT"
 	echo "SLUICE_FLEET_OPTS=--redis unix:$RSOCK --fleet sv$$ --sync-interval 100ms" \
 		>"$ETC/$IF_RX.fleet"
 	rx_ctl -i "$IF_RX" set --fleet on >/dev/null

@@ -20,9 +20,9 @@ netns_need_sluice "sluice shape: the loader"
 N=41
 netns_setup shl $N || { not_ok "build the namespaces and the veth pair"; exit 1; }
 TX_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_TX")"
+pins_watch "$TX_NETNS_DIR" "$NS_TX"
 netns_extra_cleanup() {
 	rx_sluice shape detach "$IF_RX" >/dev/null 2>&1
-	rm -rf "$TX_NETNS_DIR"
 }
 if ! tc -n "$NS_RX" qdisc add dev "$IF_RX" root handle 9: fq 2>/dev/null; then
 	skip "this kernel has no fq qdisc (CONFIG_NET_SCH_FQ): run it in a guest, 'make test-kernels KERNEL_SUITES=shape'" \

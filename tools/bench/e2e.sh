@@ -54,16 +54,20 @@ IFR=${PREFIX}r0
 KEYS=1000000
 NCPU=$(nproc)
 
+# pins_watch, pins_release: what is left of the receiver's pins is removed,
+# only what this bench made, while its namespace holds its inode.
+# shellcheck source=tests/lib/tap.sh
+source tests/lib/tap.sh
+# shellcheck source=tests/lib/netns.sh
+source tests/lib/netns.sh
 cleanup() {
 	echo "$STATS_WAS" >"$STATS_SYSCTL"
 	ip netns del "$NSS" 2>/dev/null || true
 	if [ -e "/var/run/netns/$NSR" ] && [ -x "$SLUICE" ]; then
 		nsenter --net="/var/run/netns/$NSR" "$SLUICE" detach "$IFR" >/dev/null 2>&1 || true
 	fi
+	pins_release || true
 	ip netns del "$NSR" 2>/dev/null || true
-	if [ -n "${NSR_PINS:-}" ]; then
-		rm -rf "$NSR_PINS" 2>/dev/null || true
-	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -74,6 +78,7 @@ ins() { nsenter --net="/var/run/netns/$NSS" "$@"; }
 ip netns add "$NSS"
 ip netns add "$NSR"
 NSR_PINS="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NSR")"
+pins_watch "$NSR_PINS" "$NSR"
 # One queue per CPU on both ends: a sending CPU lands in its own receive queue
 # and runs its own NAPI, so two CPUs never share a ring.
 ip -n "$NSS" link add "$IFS_" numtxqueues "$NCPU" numrxqueues "$NCPU" type veth \

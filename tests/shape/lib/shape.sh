@@ -74,6 +74,7 @@ shape_lab() {
 	fi
 	netns_setup "$prefix" "$n" || return 1
 	TX_NETNS_DIR="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/$NS_TX")"
+	pins_watch "$TX_NETNS_DIR" "$NS_TX" || return 1
 	for ((i = 0; i < k; i++)); do
 		SRC4+=("198.18.$n.$((11 + i))")
 		SRC6+=("2001:2:0:$n$((11 + i))::1")
@@ -95,7 +96,6 @@ netns_extra_cleanup() {
 	if [ -x "$SLUICE" ] && ip netns list | grep -qw "$NS_TX"; then
 		tx_sluice shape detach "$IF_TX" >/dev/null 2>&1
 	fi
-	[ -n "${TX_NETNS_DIR:-}" ] && rm -rf "$TX_NETNS_DIR"
 	declare -F shape_extra_cleanup >/dev/null && shape_extra_cleanup
 	return 0
 }
