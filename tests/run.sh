@@ -22,6 +22,30 @@ set -u
 export BUILD=${BUILD:-build}
 SUITES=${SUITES:-unit bpf cli net shape}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+# A word SUITE/NAME runs only that program or script of SUITE (NAME without
+# .sh), e.g. SUITES="bpf net/multiprog": the suites in the order first named,
+# each with the names picked in it (PICK[SUITE]; none: all of them).
+declare -A PICK=()
+RUN_SUITES=
+for w in $SUITES; do
+	s=${w%%/*}
+	case " $RUN_SUITES " in *" $s "*) ;; *) RUN_SUITES="$RUN_SUITES $s" ;; esac
+	if [ "$s" != "$w" ]; then
+		PICK[$s]="${PICK[$s]:-} ${w#*/}"
+	else
+		PICK[$s]="${PICK[$s]:-} :all"
+	fi
+done
+# picked SUITE PATH: does this run take PATH of SUITE?
+picked() {
+	local n w
+	n=$(basename "$2")
+	n=${n%.sh}
+	for w in ${PICK[$1]:-}; do
+		[ "$w" = ":all" ] || [ "$w" = "$n" ] || [ "$w" = "$n.sh" ] && return 0
+	done
+	return 1
+}
 # shellcheck source=tests/lib/tally.sh
 source "$(dirname "$0")/lib/tally.sh"
 
@@ -148,7 +172,7 @@ guest_start() {
 	local t suites=${GUEST_SUITES:-}
 	[ "$GUEST_STARTED" = 0 ] || return 0
 	GUEST_STARTED=1
-	case " $SUITES " in
+	case " $RUN_SUITES " in
 	*" shape "*)
 		if [ -z "${SLUICE_GUEST:-}" ] && [ "$(id -u)" = 0 ] && ! fq_available; then
 			GUEST_SHAPE=1
@@ -252,7 +276,7 @@ diag_file() { sed 's/^/# /' "$1"; }
 
 echo "TAP version 13"
 [ -n "${GUEST_SUITES:-}" ] && guest_start
-for suite in $SUITES; do
+for suite in $RUN_SUITES; do
 	echo "# suite $suite"
 	# A suite that measures rates runs alone: not beside the guest.
 	case $suite in net | stress | soak) guest_finish ;; esac
@@ -271,31 +295,40 @@ for suite in $SUITES; do
 	esac
 	case $suite in
 	unit | bpf)
-		found=0
+		found=0 users=$(mktemp)
 		for p in "$BUILD"/tests/"$suite"/*; do
-			[ -x "$p" ] && [ -f "$p" ] || continue
+			[ -x "$p" ] && [ -f "$p" ] && picked "$suite" "$p" || continue
 			found=1
-			run_prog "$suite" "$p"
+			run_prog "$suite" env SLUICE_TEST_TABLE_USERS="$users" "$p"
 		done
 		prog_drain
 		[ $found = 1 ] || emit "not ok" "$suite: no test programs in $BUILD/tests/$suite (run 'make tests')"
 		# The bpf suite again on the set-associative key table (--table
-		# sets): every program, its lines marked "[sets table]".
+		# sets), its lines marked "[sets table]": every program whose
+		# behaviour depends on the table, i.e. that asked for the run's
+		# default table (tests/lib/bpfrun.c lists it in $users). The
+		# others open each table they test themselves, and would repeat
+		# their lines word for word.
 		if [ "$suite" = bpf ] && [ $found = 1 ]; then
 			echo "# suite bpf on the sets table (SLUICE_TEST_TABLE=sets)"
 			RUN_MARK=" [sets table]"
 			for p in "$BUILD"/tests/bpf/*; do
-				[ -x "$p" ] && [ -f "$p" ] || continue
-				run_prog "$suite" env SLUICE_TEST_TABLE=sets "$p"
+				[ -x "$p" ] && [ -f "$p" ] && picked bpf "$p" || continue
+				if grep -qx "$(basename "$p")" "$users"; then
+					run_prog "$suite" env SLUICE_TEST_TABLE=sets "$p"
+				else
+					echo "# bpf/$(basename "$p"): opens the tables it tests itself: not run again on the sets table"
+				fi
 			done
 			prog_drain
 			RUN_MARK=
 		fi
+		rm -f "$users"
 		;;
 	shape)
 		if fq_available; then
 			for p in tests/shape/*.sh; do
-				[ -f "$p" ] || continue
+				[ -f "$p" ] && picked shape "$p" || continue
 				run_prog "$suite" bash "$p"
 			done
 			prog_drain
@@ -309,14 +342,14 @@ for suite in $SUITES; do
 		;;
 	net | cli | stress)
 		for p in tests/"$suite"/*.sh; do
-			[ -f "$p" ] || continue
+			[ -f "$p" ] && picked "$suite" "$p" || continue
 			run_prog "$suite" bash "$p"
 		done
 		prog_drain
 		;;
 	soak)
 		for p in tests/soak/*.sh; do
-			[ -f "$p" ] || continue
+			[ -f "$p" ] && picked soak "$p" || continue
 			run_stream "$suite" bash "$p"
 		done
 		;;

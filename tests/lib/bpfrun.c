@@ -72,10 +72,36 @@ void bpfrun_one_cpu(void)
 	sched_setaffinity(0, sizeof(one), &one);
 }
 
+/* The program asked which table the run is for: its behaviour depends on
+ * SLUICE_TEST_TABLE. With SLUICE_TEST_TABLE_USERS=FILE (tests/run.sh's first
+ * bpf pass) its name is added to FILE, once: the pass on the sets table runs
+ * only the programs listed there (the others fix their tables themselves and
+ * would repeat every line). */
+static void note_table_user(void)
+{
+	static bool noted;
+	const char *path = getenv("SLUICE_TEST_TABLE_USERS");
+	FILE *f;
+
+	if (noted || !path || !*path)
+		return;
+	noted = true;
+	f = fopen(path, "a");
+	if (!f) {
+		tap_diag("Couldn't open %s: %s", path, strerror(errno));
+		return;
+	}
+	/* One short line in append mode: one write, whole, beside the other
+	 * programs of the pass. */
+	fprintf(f, "%s\n", program_invocation_short_name);
+	fclose(f);
+}
+
 const char *bpfrun_default_table(void)
 {
 	const char *e = getenv("SLUICE_TEST_TABLE");
 
+	note_table_user();
 	return e && !strcmp(e, "sets") ? "sets" : "lru";
 }
 

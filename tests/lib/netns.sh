@@ -423,6 +423,10 @@ netns_cleanup() {
 	# The pins outlive the interface: remove what is left of the lab's
 	# (pins_release: only what it made), even when detach could not.
 	pins_release
+	# Whatever still runs in the test's namespaces is the test's (a child
+	# of a backgrounded function outlives the subshell whose pid it has):
+	# it goes with them, not on as an orphan in the root namespace's list.
+	netns_kill_all "${NETNS_DEL[@]}" "$NS_TX" "$NS_RX"
 	[ -n "$NETNS_TMP" ] && rm -rf "$NETNS_TMP"
 	for ns in "${NETNS_DEL[@]}"; do
 		ip netns del "$ns" 2>/dev/null
@@ -430,4 +434,20 @@ netns_cleanup() {
 	ip netns del "$NS_TX" 2>/dev/null
 	ip netns del "$NS_RX" 2>/dev/null
 	return $st
+}
+
+# netns_kill_all NS...: kill -9 every process in the namespaces NS (this
+# test's own: the names are unique to it), and wait until none is left.
+netns_kill_all() {
+	local ns pids i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		pids=
+		for ns in "$@"; do
+			[ -n "$ns" ] && pids="$pids $(ip netns pids "$ns" 2>/dev/null)"
+		done
+		[ -n "${pids// /}" ] || return 0
+		# shellcheck disable=SC2086
+		kill -9 $pids 2>/dev/null
+		sleep 0.1
+	done
 }

@@ -21,6 +21,7 @@ shape_lab shgw 51 || { not_ok "shape gateway: lab set up"; exit 1; }
 NS_SV="shgw-sv-$$" IF_GW="shgwg$$" IF_SV="shgws$$"
 shape_extra_cleanup() {
 	rx_exec "$SLUICE" shape detach "$IF_GW" >/dev/null 2>&1
+	netns_kill_all "$NS_SV"
 	ip netns del "$NS_SV" 2>/dev/null
 }
 sv_exec() { nsenter --net="/var/run/netns/$NS_SV" "$@"; }
