@@ -197,9 +197,9 @@ demo: deps
 deps:
 	$(Q)scripts/deps.sh
 
-# Cheap: only calls apt-get when a needed tool or header is missing.
+# Installs nothing: a missing package is an error naming `make deps`.
 check-deps:
-	$(Q)scripts/deps.sh --if-missing
+	$(Q)scripts/deps.sh --check
 
 # ---- install ----
 # The unit names the installed sluice: @SBINDIR@ becomes $(SBINDIR) (without

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Install what sluice needs to build, test, bench and demo, from Debian.
-#   scripts/deps.sh              install every package that is missing
-#   scripts/deps.sh --if-missing do nothing when everything is already there
+#   scripts/deps.sh          install every package that is missing
+#   scripts/deps.sh --check  install nothing: name what is missing and exit 1
+#                            (make test, test-kernels, soak and bench: a test
+#                            run never installs; `make deps` does)
 set -euo pipefail
 
 PKGS=(clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
@@ -17,8 +19,14 @@ for p in "${PKGS[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	[ "${1:-}" = "--if-missing" ] || echo "deps: everything is installed"
+	[ "${1:-}" = "--check" ] || echo "deps: everything is installed"
 	exit 0
+fi
+
+if [ "${1:-}" = "--check" ]; then
+	echo "deps: missing packages: ${missing[*]}" >&2
+	echo "deps: run 'sudo make deps' to install them, then run this again" >&2
+	exit 1
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
