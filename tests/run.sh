@@ -74,8 +74,10 @@ prog_start() { # prog_start SUITE PROG...
 	name="$suite/$(basename "${@: -1}")"
 	tmp=$(mktemp)
 	{
+		local t0=$EPOCHREALTIME st
 		timeout --kill-after=10 "$TEST_TIMEOUT" "$@" >"$tmp" 2>&1 </dev/null
-		echo $? >"$tmp.st"
+		st=$?
+		echo "$st $t0 $EPOCHREALTIME" >"$tmp.st"
 	} &
 	PROG_Q+=("$! $tmp $name${RUN_MARK:+|$RUN_MARK}")
 }
@@ -86,7 +88,8 @@ prog_finish() {
 	PROG_Q=("${PROG_Q[@]:1}")
 	case $name in *"|"*) RUN_MARK=${name#*|} name=${name%%|*} ;; esac
 	wait "$pid"
-	st=$(cat "$tmp.st" 2>/dev/null)
+	local t0 t1
+	read -r st t0 t1 <"$tmp.st" 2>/dev/null
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*) seen=1; emit "ok" "$(mark "$name: ${line#ok - }")" ;;
@@ -96,6 +99,7 @@ prog_finish() {
 		esac
 	done <"$tmp"
 	rm -f "$tmp" "$tmp.st"
+	prog_time "$name${RUN_MARK}" "${t0:-}" "${t1:-}"
 	if [ "$st" = 124 ] || [ "$st" = 137 ]; then
 		emit "not ok" "$(mark "$name: timed out after ${TEST_TIMEOUT}s")"
 	elif [ "$seen" = 0 ]; then
@@ -105,6 +109,23 @@ prog_finish() {
 	fi
 }
 prog_drain() { while [ "${#PROG_Q[@]}" -gt 0 ]; do prog_finish; done; }
+
+# prog_time NAME T0 T1: one comment with the program's wall time, kept for
+# the slowest-ten summary at the end (where the suite's time goes).
+PROG_TIMES=()
+prog_time() {
+	[ -n "$2" ] && [ -n "$3" ] || return 0
+	local ms
+	ms=$(awk -v a="$2" -v b="$3" 'BEGIN { printf "%d", (b - a) * 1000 }')
+	echo "# time: $1 $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s"
+	PROG_TIMES+=("$ms $1")
+}
+prog_times_end() {
+	[ "${#PROG_TIMES[@]}" -gt 0 ] || return 0
+	echo "# the slowest programs (wall seconds; TEST_JOBS ran some side by side):"
+	printf '%s\n' "${PROG_TIMES[@]}" | sort -rn | head -10 |
+		awk '{ ms = $1; $1 = ""; printf "#   %7.1f %s\n", ms / 1000, substr($0, 2) }'
+}
 
 # run_stream SUITE PROG...: as run_prog, but each line as it comes (the soak
 # runs for SOAK_S seconds: its progress is worth seeing), bounded by
@@ -356,4 +377,5 @@ for suite in $RUN_SUITES; do
 	esac
 done
 guest_finish
+prog_times_end
 tally_end

@@ -188,7 +188,10 @@ n=$(src_field post "${SRC4[0]}" count)
 last=$(jq -r --arg s "${SRC4[0]}" '[.sources[] | select(.src == $s) | .packets[][1]] | max // "none"' \
 	"$NETNS_TMP/post.json")
 diag "after detach: $n of 20 arrived, the last $last us after the first; $((r2 - r1)) redirected"
-if [ "$n" = 20 ] && fcmp "$last < $T / 2" && [ $((r2 - r1)) -ge 20 ]; then
+# Unshaped, the 20 arrive as the sender sends them, not 19 x T (190 ms) apart;
+# the bar is a quarter of that, as a guest under emulation may take several
+# ms to send 20 (6.8 ms seen on a loaded machine).
+if [ "$n" = 20 ] && fcmp "$last < 19 * $T / 4" && [ $((r2 - r1)) -ge 20 ]; then
 	ok "detach: traffic goes on through the ifb, unshaped"
 else
 	not_ok "detach: traffic goes on through the ifb, unshaped"
