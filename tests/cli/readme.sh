@@ -216,10 +216,14 @@ done <<<"$real"
 list=$(cat "${DOCS[@]}" | sed -n '/^Each pin directory holds/,/^$/p')
 missing=
 for m in $pinned; do grep -qF "\`$m\`" <<<"$list" || missing="$missing $m"; done
-for m in $(grep -o '{ SLUICE_MAP_[A-Z0-9_]*' user/sluice/common.c | cut -c3-); do
-	name=$(grep -E "#define $m[[:space:]]+\"" include/sluice/sluice.h | grep -o '"[a-z0-9_]*"' | tr -d '"')
+# every map name the tree defines (today the SLUICE_MAP_* of sluice.h; a
+# registry of maps names them on its SLUICE_MAP lines too), pinned or not
+names=$(cat include/sluice/*.h user/*/*.h | grep -E 'SLUICE_MAP|MAP\(' |
+	grep -oE '"sluice_[a-z0-9_]+"' | tr -d '"' | sort -u)
+for name in $names; do
 	grep -qF "\`$name\`" <<<"$list" || missing="$missing $name"
 done
+[ "$(wc -w <<<"$names")" -ge 15 ] || missing="$missing (only $(wc -w <<<"$names") map names found in include/sluice/ and user/)"
 [ -n "$pinned" ] && [ -z "$missing" ] && ok "the pin directory of docs/ lists every map attach pins" ||
 	not_ok "the pin directory of docs/ lists every map attach pins: not$missing"
 sample=$(awk '/^\$ sluice run eth0 --rate 100\/s --metrics/ { on = 1 } on && /^```/ { exit } on' "${DOCS[@]}")
