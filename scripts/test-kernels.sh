@@ -31,6 +31,10 @@
 #   KERNEL_ACCEL    auto (default), kvm or tcg
 #   KVM_PROBE       seconds KVM gets to show the first console line (default 20)
 #   KERNEL_CACHE    where packages, extracted kernels and logs go (default BUILD/kernels)
+#   KERNEL_GATE     a path P with FIFOs P.in and P.out (mkfifo): the guest's
+#                   shape suite waits for a line written to P.in (the guest's
+#                   ttyS2): tests/run.sh lets it start when the host's own
+#                   suites that load the machine are done
 #   BUILD           the build tree the guest tests (default build; `make tests` first)
 #   KERNEL_RUN      instead of the suites, run this one script of the tree in the
 #                   guest (a path relative to the tree, e.g. tools/bench/shape-guest.sh:
@@ -202,9 +206,10 @@ boot() {
 		-smp 2 -m "$KERNEL_MEM" -nographic -no-reboot -nic none -monitor none \
 		-chardev file,id=con,path="$con" -serial chardev:con \
 		-chardev file,id=tap,path="$tap" -serial chardev:tap \
+		${KERNEL_GATE:+-chardev pipe,id=gate,path=$KERNEL_GATE -serial chardev:gate} \
 		-kernel "$kdir/root/boot/vmlinuz-$kver" -initrd "$kdir/initrd.gz" \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
-		-append "console=ttyS0 panic=-1 oops=panic sluice.tree=$TREE sluice.build=$BUILD_REL sluice.modules=$kdir/root/lib/modules/$kver sluice.suites=${KERNEL_SUITES// /,}${KERNEL_RUN:+ sluice.run=$KERNEL_RUN}" \
+		-append "console=ttyS0 panic=-1 oops=panic sluice.tree=$TREE sluice.build=$BUILD_REL sluice.modules=$kdir/root/lib/modules/$kver sluice.suites=${KERNEL_SUITES// /,}${KERNEL_RUN:+ sluice.run=$KERNEL_RUN}${KERNEL_GATE:+ sluice.gate=1}" \
 		</dev/null >"$kdir/qemu-$accel.log" 2>&1
 	r=$?
 	exit $r) 2>/dev/null &
@@ -233,8 +238,15 @@ boot() {
 kvm_ok=
 [ "$KERNEL_ACCEL" = tcg ] && kvm_ok=no
 [ -w /dev/kvm ] || kvm_ok=no
+# A PVM /dev/kvm (kvm_pvm loaded): Debian's kernels never get past their
+# decompressor there, so auto goes straight to TCG rather than spend
+# KVM_PROBE seconds showing it again (KERNEL_ACCEL=kvm still tries).
+if [ "$KERNEL_ACCEL" = auto ] && [ -d /sys/module/kvm_pvm ] && [ -z "$kvm_ok" ]; then
+	kvm_ok=pvm
+fi
 
 echo "TAP version 13"
+[ "$kvm_ok" = pvm ] && echo "# /dev/kvm is PVM's (the kvm_pvm module): using TCG" && kvm_ok=no
 t_all=$(date +%s)
 for spec in $KERNELS; do
 	why=

@@ -197,7 +197,10 @@ guest_start() {
 	*" shape "*)
 		if [ -z "${SLUICE_GUEST:-}" ] && [ "$(id -u)" = 0 ] && ! fq_available; then
 			GUEST_SHAPE=1
-			suites="$suites shape"
+			# The shape scripts SUITES picked (shape/NAME), or all.
+			for t in ${PICK[shape]}; do
+				case $t in :all) suites="$suites shape" ;; *) suites="$suites shape/$t" ;; esac
+			done
 		fi ;;
 	esac
 	suites=$(echo $suites)
@@ -224,9 +227,56 @@ guest_start() {
 		mem=${GUEST_MEM:-3G}
 		tmo=${GUEST_TIMEOUT:-1800}
 	fi
+	# With GUEST_SUITES the guest starts beside the host's unit, bpf and cli
+	# suites, which load both CPUs: its shape suite, which measures, waits
+	# at a gate (KERNEL_GATE, the guest's ttyS2) until guest_go.
+	local gate=
+	if [ -n "${GUEST_SUITES:-}" ]; then
+		GUEST_GATE=$(mktemp -d)/gate
+		mkfifo "$GUEST_GATE.in" "$GUEST_GATE.out" && gate=$GUEST_GATE
+	fi
 	KERNELS=$GUEST_KERNEL KERNEL_SUITES=$suites KERNEL_MEM=$mem KERNEL_TIMEOUT=$tmo \
-		scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
+		KERNEL_GATE=$gate scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
 	GUEST_PID=$!
+}
+
+# guest_go: open the guest's gate (once): the host no longer loads the
+# machine. A line, once a second until the guest ends: one written before the
+# guest opened its ttyS2 is lost (the UART's FIFO is cleared at the open).
+# qemu holds both FIFOs open read-write, so a write does not wait for a
+# reader; each is bounded all the same.
+GUEST_GATE= GUEST_GO_PID=
+guest_go() {
+	[ -n "$GUEST_GATE" ] && [ -z "$GUEST_GO_PID" ] || return 0
+	[ -n "$GUEST_PID" ] && kill -0 "$GUEST_PID" 2>/dev/null || return 0
+	echo "# guest: the host's unit, bpf and cli suites are done: the guest's suites that measure may start"
+	(
+		while kill -0 "$GUEST_PID" 2>/dev/null &&
+			timeout 5 sh -c 'echo go >"$1"' sh "$GUEST_GATE.in" 2>/dev/null; do
+			sleep 1
+		done
+	) &
+	GUEST_GO_PID=$!
+}
+# guest_gate_end: the guest ended: stop the go line, remove the FIFOs.
+guest_gate_end() {
+	[ -n "$GUEST_GATE" ] || return 0
+	[ -n "$GUEST_GO_PID" ] && { kill "$GUEST_GO_PID" 2>/dev/null; wait "$GUEST_GO_PID" 2>/dev/null; }
+	rm -rf "$(dirname "$GUEST_GATE")"
+	GUEST_GATE= GUEST_GO_PID=
+}
+
+# guest_gate_wait: in a guest booted with a gate, wait for the host's go.
+guest_gate_wait() {
+	[ -n "${SLUICE_GUEST_GATE_FD:-}" ] || return 0
+	local line t0=$SECONDS
+	echo "# guest: the suites that measure wait for the host's go (its own suites load the machine)"
+	if read -r -t "${GUEST_GATE_TIMEOUT:-1800}" line <&"$SLUICE_GUEST_GATE_FD"; then
+		echo "# guest: go after $((SECONDS - t0)) s"
+	else
+		echo "# guest: no go from the host within ${GUEST_GATE_TIMEOUT:-1800} s: going on anyway"
+	fi
+	SLUICE_GUEST_GATE_FD=
 }
 
 # guest_skip_all WHY: one SKIP for what the guest would have run.
@@ -248,6 +298,7 @@ guest_finish() {
 	echo "# guest: waiting for the qemu guest (pid $GUEST_PID)"
 	wait "$GUEST_PID"
 	st=$?
+	guest_gate_end
 	while IFS= read -r line; do
 		case $line in
 		"ok "[0-9]*" - $GUEST_KERNEL # SKIP "*)
@@ -299,8 +350,9 @@ echo "TAP version 13"
 [ -n "${GUEST_SUITES:-}" ] && guest_start
 for suite in $RUN_SUITES; do
 	echo "# suite $suite"
-	# A suite that measures rates runs alone: not beside the guest.
-	case $suite in net | stress | soak) guest_finish ;; esac
+	# A suite that measures rates runs alone: not beside the guest (on the
+	# host), not beside the host's other suites (in a guest with a gate).
+	case $suite in net | stress | soak) guest_gate_wait; guest_go; guest_finish ;; esac
 	if { [ "$suite" = bpf ] || [ "$suite" = net ] || [ "$suite" = shape ] ||
 		[ "$suite" = stress ] || [ "$suite" = soak ]; } &&
 		[ "$(id -u)" != 0 ]; then
@@ -348,6 +400,7 @@ for suite in $RUN_SUITES; do
 		;;
 	shape)
 		if fq_available; then
+			guest_gate_wait
 			for p in tests/shape/*.sh; do
 				[ -f "$p" ] && picked shape "$p" || continue
 				run_prog "$suite" bash "$p"
@@ -356,6 +409,7 @@ for suite in $RUN_SUITES; do
 		elif [ -n "${SLUICE_GUEST:-}" ]; then
 			emit "not ok" "shape: this guest's kernel ($(uname -r)) cannot make an fq qdisc (sch_fq)"
 		elif guest_start && [ "$GUEST_SHAPE" = 1 ]; then
+			guest_go
 			guest_finish
 		else
 			emit "not ok" "shape: this kernel cannot make an fq qdisc, and no guest was started for it"
@@ -376,6 +430,7 @@ for suite in $RUN_SUITES; do
 		;;
 	esac
 done
+guest_go
 guest_finish
 prog_times_end
 tally_end

@@ -23,7 +23,7 @@ off() {
 	while [ "$SECONDS" -lt "$end" ]; do :; done
 }
 
-tree= suites= build=build run= modules=
+tree= suites= build=build run= modules= gate=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	sluice.run=*) run=${arg#sluice.run=} ;;
@@ -31,9 +31,18 @@ for arg in $(cat /proc/cmdline); do
 	sluice.suites=*) suites=${arg#sluice.suites=} ;;
 	sluice.build=*) build=${arg#sluice.build=} ;;
 	sluice.modules=*) modules=${arg#sluice.modules=} ;;
+	sluice.gate=1) gate=1 ;;
 	esac
 done
 suites=${suites//,/ }
+# sluice.gate=1: the shape suite waits for the host's line on ttyS2. Opened
+# now, so that a line the host writes early waits in the tty, not lost to
+# the UART's FIFO being cleared at a later open; tests/run.sh reads fd 9.
+if [ -n "$gate" ]; then
+	stty -F /dev/ttyS2 raw -echo 2>/dev/null
+	exec 9</dev/ttyS2
+	export SLUICE_GUEST_GATE_FD=9
+fi
 
 # The tree may be cloned anywhere, /tmp and /run included, which the tmpfs
 # mounts below hide: the host's /tmp and /run stay reachable under
