@@ -14,6 +14,7 @@
 #include <net/if.h>
 #include <linux/pkt_sched.h>
 #include <linux/types.h>
+#include <sluice/maps.h>
 #include <sluice/sluice.h>
 
 /* ---- logging (log.c) ---- */
@@ -263,24 +264,19 @@ struct sluice_handle {
 	char ifname[IF_NAMESIZE]; /* its interface */
 	bool shape; /* the shaper's state (sluice shape), not the limiter's */
 	char dir[256]; /* SLUICE_PIN_ROOT[/netns:INODE]/<name> */
-	int config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
+	/* One fd per pinned map (<sluice/maps.h>): buckets_fd, config_fd, ...;
+	 * -1 for a map added in a later layout than the state was pinned in,
+	 * until the next attach adds it. */
+#define SLUICE_HANDLE_FD(name, layout, fd) int fd;
+	SLUICE_MAPS(SLUICE_HANDLE_FD)
+#undef SLUICE_HANDLE_FD
 	struct sluice_config *cfg; /* the mmapped config entry */
-	int ruletab_fd; /* -1 in a state made before sluice_ruletab existed */
-	int hash_fd; /* sluice_rulehash; -1 in a state made before it existed */
 	struct sluice_rule_entry *ruletab; /* mmapped; ruletab_max entries */
 	__u32 ruletab_max;
 	int lock_fd; /* flock()ed while a change is being made */
 	unsigned int ifindex; /* of ifname in this namespace now; 0: none */
 	enum sluice_standing standing;
-	/* Maps a newer sluice added to the layout (SLUICE_MAP_RWOULD): -1 when
-	 * the state was pinned without them, until the next attach adds them. */
-	int rwould_fd;
-	int fleet_fd, fleet_use_fd; /* sluice_fleet, sluice_fleet_use */
 	struct sluice_fleet *fleet; /* mmapped; NULL without sluice_fleet */
-	int shape_stats_fd; /* sluice_shape_stats; -1 without it */
-	/* sluice_sets4, sluice_sets6: -1 in a state pinned before they existed
-	 * (an LRU table's, then) */
-	int sets_fd[2];
 	/* The key table, as config.kind says (SLUICE_KIND_SETS): mapped when
 	 * it is the set table. Read and change keys through it. */
 	struct sluice_keytab keys;

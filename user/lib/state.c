@@ -281,11 +281,10 @@ bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq)
 void sluice_handle_init(struct sluice_handle *h)
 {
 	memset(h, 0, sizeof(*h));
-	h->config_fd = h->buckets_fd = h->logs_fd = h->rules_fd = -1;
-	h->stats_fd = h->rstats_fd = h->events_fd = h->lock_fd = -1;
-	h->ruletab_fd = h->hash_fd = h->rwould_fd = -1;
-	h->fleet_fd = h->fleet_use_fd = h->shape_stats_fd = -1;
-	h->sets_fd[0] = h->sets_fd[1] = -1;
+#define INIT_FD(name, layout, fd) h->fd = -1;
+	SLUICE_MAPS(INIT_FD)
+#undef INIT_FD
+	h->lock_fd = -1;
 	h->keys.buckets_fd = h->keys.fd[0] = h->keys.fd[1] = -1;
 }
 
@@ -351,10 +350,9 @@ static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 
 void sluice_close(struct sluice_handle *h)
 {
-	int *fds[] = { &h->config_fd, &h->buckets_fd, &h->logs_fd, &h->rules_fd,
-		       &h->stats_fd, &h->rstats_fd, &h->events_fd, &h->lock_fd,
-		       &h->ruletab_fd, &h->hash_fd, &h->rwould_fd, &h->fleet_fd,
-		       &h->fleet_use_fd, &h->shape_stats_fd, &h->sets_fd[0], &h->sets_fd[1] };
+#define FD_OF(name, layout, fd) &h->fd,
+	int *fds[] = { SLUICE_MAPS(FD_OF) &h->lock_fd };
+#undef FD_OF
 	size_t i;
 
 	sluice_keytab_close(&h->keys);
@@ -515,32 +513,44 @@ int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *e
 	return 0;
 }
 
+/* A pinned map as sluice_open() opens it: fd is the offset of its field in
+ * struct sluice_handle. */
+struct map_slot {
+	const char *name;
+	size_t fd;
+	bool added_later;
+};
+
+static int *slot_fd(struct sluice_handle *h, const struct map_slot *m)
+{
+	return (int *)((char *)h + m->fd);
+}
+
+static const struct map_slot *map_slot_of(const struct map_slot *maps, size_t nr,
+					  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nr && strcmp(maps[i].name, name); i++)
+		;
+	return &maps[i];
+}
+
 int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
 {
-	/* The config first (its absence means nothing is pinned). A map that a
-	 * newer sluice added to the layout (added_later, as in the loader's
-	 * sluice_maps[]) may be missing from a state that an older one pinned:
-	 * its fd stays -1 and what it counts is unknown until the next attach
+	/* The config first (its absence means nothing is pinned), then the
+	 * others in the registry's order (<sluice/maps.h>); the rule table and
+	 * the rule hash are open_ruletab()'s. A map added in a later layout
+	 * may be missing from a state that an older sluice pinned: its fd
+	 * stays -1 and what it counts is unknown until the next attach
 	 * creates it. */
-	struct {
-		const char *name;
-		int *fd;
-		bool added_later;
-	} maps[] = {
-		{ SLUICE_MAP_CONFIG, &h->config_fd, false },
-		{ SLUICE_MAP_BUCKETS, &h->buckets_fd, false },
-		{ SLUICE_MAP_LOGS, &h->logs_fd, false },
-		{ SLUICE_MAP_RULES, &h->rules_fd, false },
-		{ SLUICE_MAP_STATS, &h->stats_fd, false },
-		{ SLUICE_MAP_RSTATS, &h->rstats_fd, false },
-		{ SLUICE_MAP_EVENTS, &h->events_fd, false },
-		{ SLUICE_MAP_RWOULD, &h->rwould_fd, true },
-		{ SLUICE_MAP_FLEET, &h->fleet_fd, true },
-		{ SLUICE_MAP_FLEET_USE, &h->fleet_use_fd, true },
-		{ SLUICE_MAP_SHAPE_STATS, &h->shape_stats_fd, true },
-		{ SLUICE_MAP_SETS4, &h->sets_fd[0], true },
-		{ SLUICE_MAP_SETS6, &h->sets_fd[1], true },
-	};
+#define OPEN_SLOT(n, layout, f)                                                                \
+	{ .name = n, .fd = offsetof(struct sluice_handle, f),                                  \
+	  .added_later = SLUICE_MAP_ADDED_LATER(layout) },
+	static const struct map_slot maps[] = { SLUICE_MAPS(OPEN_SLOT) };
+#undef OPEN_SLOT
+	const size_t nr = sizeof(maps) / sizeof(maps[0]);
+	const struct map_slot *m;
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
 	char other[SLUICE_STATE_NAME_MAX];
@@ -561,12 +571,18 @@ again:
 		ret = sluice_pin_dir(h->name, h->dir, sizeof(h->dir), err, errlen);
 	if (ret)
 		return ret;
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		*maps[i].fd = open_pin(h->dir, maps[i].name);
-		if (*maps[i].fd >= 0)
+	/* i 0: the config; i > 0: maps[i - 1] */
+	for (i = 0; i <= nr; i++) {
+		m = i ? &maps[i - 1] : map_slot_of(maps, nr, SLUICE_MAP_CONFIG);
+		if (i && (m->fd == offsetof(struct sluice_handle, config_fd) ||
+			  m->fd == offsetof(struct sluice_handle, ruletab_fd) ||
+			  m->fd == offsetof(struct sluice_handle, hash_fd)))
+			continue;
+		*slot_fd(h, m) = open_pin(h->dir, m->name);
+		if (*slot_fd(h, m) >= 0)
 			continue;
 		ret = -errno;
-		if (ret == -ENOENT && maps[i].added_later)
+		if (ret == -ENOENT && m->added_later)
 			continue;
 		/* Nothing pinned for this name: is its interface's state under
 		 * the name it had before a rename? (rename.c) */
@@ -581,13 +597,12 @@ again:
 		else if (ret == -ENOENT && i == 0)
 			not_here(ifname, h->ifindex, err, errlen);
 		else if (sluice_is_perm_err(ret))
-			sluice_sys_err(err, errlen, ret, "Couldn't open %s/%s", h->dir,
-				       maps[i].name);
+			sluice_sys_err(err, errlen, ret, "Couldn't open %s/%s", h->dir, m->name);
 		else
 			fail(err, errlen, ret,
 			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice %sdetach %s' "
 			     "and attach again)",
-			     h->dir, maps[i].name, strerror(-ret), sluice_state_verb(h), h->ifname);
+			     h->dir, m->name, strerror(-ret), sluice_state_verb(h), h->ifname);
 		if (ret == -ENOENT && i == 0 && !h->ifindex)
 			ret = -ENODEV;
 		goto out_err;
@@ -630,7 +645,7 @@ again:
 		bool sets = h->cfg->kind & SLUICE_KIND_SETS;
 
 		ret = sluice_keytab_open(&h->keys, sets, h->cfg->set_seed, h->buckets_fd,
-					 h->sets_fd[0], h->sets_fd[1]);
+					 h->sets4_fd, h->sets6_fd);
 		if (ret)
 			fail(err, errlen, ret,
 			     "Couldn't map the key table of %s (%s/%s, %s): %s (a damaged "
