@@ -42,12 +42,12 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
 	__u64 longest, horizon_ns;
 
 	if (d != SLUICE_NODELAY && d > l->burst)
-		return usage(err, errlen,
-			     "%s is more than --burst %u of the %s rate %s: at most the queue "
-			     "(--burst) can go at once; to send every accepted packet at once "
-			     "use --nodelay",
-			     sluice_delay_words(d, dw, sizeof(dw)), l->burst, bytes ? "byte" : "packet",
-			     rate);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s is more than --burst %u of the %s rate %s: at most the queue "
+				  "(--burst) can go at once; to send every accepted packet at once "
+				  "use --nodelay",
+				  sluice_delay_words(d, dw, sizeof(dw)), l->burst,
+				  bytes ? "byte" : "packet", rate);
 	horizon_ns = h && h->cfg ? (__u64)h->cfg->shape_horizon_us * 1000ULL : 0;
 	if (!horizon_ns)
 		return 0;
@@ -56,13 +56,14 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
 		return 0;
 	sluice_format_duration(longest, wait, sizeof(wait));
 	sluice_format_duration(horizon_ns, hz, sizeof(hz));
-	return usage(err, errlen,
-		     "the %s rate %s with --burst %u and %s delays a packet up to %s, which "
-		     "reaches the fq horizon of %s of %s (fq would drop it): lower --burst, "
-		     "raise --delay (or --nodelay), or raise the horizon: sluice shape attach "
-		     "%s --horizon DUR",
-		     bytes ? "byte" : "packet", rate, l->burst, sluice_delay_words(d, dw, sizeof(dw)),
-		     wait, hz, h->name[0] ? h->name : h->ifname, h->ifname);
+	return sluice_err(err, errlen, -EINVAL,
+			  "the %s rate %s with --burst %u and %s delays a packet up to %s, which "
+			  "reaches the fq horizon of %s of %s (fq would drop it): lower --burst, "
+			  "raise --delay (or --nodelay), or raise the horizon: sluice shape attach "
+			  "%s --horizon DUR",
+			  bytes ? "byte" : "packet", rate, l->burst,
+			  sluice_delay_words(d, dw, sizeof(dw)), wait, hz,
+			  h->name[0] ? h->name : h->ifname, h->ifname);
 }
 
 /*
@@ -115,9 +116,9 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			struct rate_arg *r = pkt.given ? &pkt : &bytes;
 
 			if (!r->given)
-				return usage(err, errlen,
-					     "%s needs a --rate: the policy has none",
-					     e->burst_given ? "--burst" : e->delay_text);
+				return sluice_err(err, errlen, -EINVAL,
+						  "%s needs a --rate: the policy has none",
+						  e->burst_given ? "--burst" : e->delay_text);
 		}
 		if (e->burst_size || e->delay_size) {
 			struct rate_arg *r = pkt.given ? &pkt : &bytes;
@@ -134,11 +135,12 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			struct rate_arg *r = pkt.given ? &pkt : &bytes;
 
 			if (r == &bytes && e->burst && e->burst < MIN_BYTE_BURST)
-				return usage(err, errlen,
-					     "--burst %llu is for the byte rate, and is smaller "
-					     "than one full %llu-byte frame: use at least %llu",
-					     (unsigned long long)e->burst, MIN_BYTE_BURST,
-					     MIN_BYTE_BURST);
+				return sluice_err(
+					err, errlen, -EINVAL,
+					"--burst %llu is for the byte rate, and is smaller "
+					"than one full %llu-byte frame: use at least %llu",
+					(unsigned long long)e->burst, MIN_BYTE_BURST,
+					MIN_BYTE_BURST);
 			r->burst = e->burst;
 			r->burst_given = true;
 		}
@@ -157,45 +159,50 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	np->algo = (__u8)algo;
 	if (sluice_algo_is_window(algo)) {
 		if (bytes.given && inherited)
-			return usage(err, errlen,
-				     "%s counts packets, and the policy has a byte rate: give the "
-				     "packet rate alone (e.g. --algo %s --rate 100/s)",
-				     sluice_algo_name(algo), sluice_algo_name(algo));
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"%s counts packets, and the policy has a byte rate: give the "
+				"packet rate alone (e.g. --algo %s --rate 100/s)",
+				sluice_algo_name(algo), sluice_algo_name(algo));
 		if (bytes.given)
-			return usage(err, errlen,
-				     "%s counts packets: a byte rate needs token-bucket or "
-				     "leaky-bucket", sluice_algo_name(algo));
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s counts packets: a byte rate needs token-bucket or "
+					  "leaky-bucket",
+					  sluice_algo_name(algo));
 		if (!pkt.given)
-			return usage(err, errlen, "%s needs a packet --rate",
-				     sluice_algo_name(algo));
+			return sluice_err(err, errlen, -EINVAL, "%s needs a packet --rate",
+					  sluice_algo_name(algo));
 		if (sluice_edit_burst_given(e))
-			return usage(err, errlen,
-				     "%s has no --burst: it admits the rate's count per --window "
-				     "(leave --burst out, or use token-bucket)",
-				     sluice_algo_name(algo));
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"%s has no --burst: it admits the rate's count per --window "
+				"(leave --burst out, or use token-bucket)",
+				sluice_algo_name(algo));
 		if (sluice_edit_delay_given(e))
-			return usage(err, errlen,
-				     "%s on a shaper is a meter (its excess is dropped, nothing "
-				     "waits), so it takes no %s: use token-bucket or leaky-bucket "
-				     "to delay", sluice_algo_name(algo), e->delay_text);
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"%s on a shaper is a meter (its excess is dropped, nothing "
+				"waits), so it takes no %s: use token-bucket or leaky-bucket "
+				"to delay",
+				sluice_algo_name(algo), e->delay_text);
 		if (!window_ns)
 			window_ns = sluice_edit_period_ns(&pkt);
 		np->window = window_ns << SLUICE_TICK_SHIFT;
 		if (sluice_window_set(np, pkt.rate.count, pkt.rate.period_ns, inner,
 				      sizeof(inner)))
-			return usage(err, errlen, "%s", inner);
+			return sluice_err(err, errlen, -EINVAL, "%s", inner);
 		/* The rate is kept in pkt too, for display and for a later
 		 * change of algorithm; the window algorithms never read it. */
 		if (sluice_limit_set(&np->pkt, pkt.rate.count, pkt.rate.period_ns,
 				     np->window_limit, inner, sizeof(inner)))
-			return usage(err, errlen, "%s", inner);
+			return sluice_err(err, errlen, -EINVAL, "%s", inner);
 		memset(&np->bytes, 0, sizeof(np->bytes));
 	} else {
 		if (e->window_ns)
-			return usage(err, errlen,
-				     "--window applies to sliding-window, fixed-window and "
-				     "sliding-log, not to %s (whose burst is --burst)",
-				     sluice_algo_name(algo));
+			return sluice_err(err, errlen, -EINVAL,
+					  "--window applies to sliding-window, fixed-window and "
+					  "sliding-log, not to %s (whose burst is --burst)",
+					  sluice_algo_name(algo));
 		/* The delays share their place with the window (a union):
 		 * each is set here, a limiter's to 0, never left to chance. */
 		np->pkt_delay = 0;
@@ -209,7 +216,7 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 									 pkt.rate.period_ns);
 
 			if (limit_set(&np->pkt, &pkt, b, false, inner, sizeof(inner)))
-				return usage(err, errlen, "packet rate: %s", inner);
+				return sluice_err(err, errlen, -EINVAL, "packet rate: %s", inner);
 		}
 		if (bytes.given) {
 			__u64 b = bytes.burst;
@@ -220,7 +227,7 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 					b = MIN_BYTE_BURST;
 			}
 			if (limit_set(&np->bytes, &bytes, b, true, inner, sizeof(inner)))
-				return usage(err, errlen, "byte rate: %s", inner);
+				return sluice_err(err, errlen, -EINVAL, "byte rate: %s", inner);
 		}
 		if (shape) {
 			char rt[48];
@@ -255,15 +262,16 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	/* The fleet flag kept from the policy, not given now: name where it
 	 * comes from and how to change it, not an option that was not given. */
 	if (e->fleet < 0 && (np->flags & SLUICE_POLICY_FLEET) && sluice_algo_is_window(algo))
-		return usage(err, errlen,
-			     "%s counts within one box, and this policy is fleet-wide (its fleet "
-			     "flag, set by an earlier --fleet on, is kept): give --fleet off with "
-			     "it (%s --algo %s --fleet off) to count per box, or keep "
-			     "token-bucket or leaky-bucket to share the limit",
-			     sluice_algo_name(algo), e->op == EDIT_SET ? "set" : "rule add CIDR",
-			     sluice_algo_name(algo));
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"%s counts within one box, and this policy is fleet-wide (its fleet "
+			"flag, set by an earlier --fleet on, is kept): give --fleet off with "
+			"it (%s --algo %s --fleet off) to count per box, or keep "
+			"token-bucket or leaky-bucket to share the limit",
+			sluice_algo_name(algo), e->op == EDIT_SET ? "set" : "rule add CIDR",
+			sluice_algo_name(algo));
 	if (sluice_policy_check(np, inner, sizeof(inner)))
-		return usage(err, errlen, "%s", inner);
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
 	return 0;
 }
 
@@ -298,7 +306,7 @@ static int build_rule_policy(const struct edit *e, const struct sluice_policy *d
 	if (e->dry_run > 0)
 		np->flags |= SLUICE_POLICY_DRY_RUN;
 	if (sluice_policy_check(np, inner, sizeof(inner)))
-		return usage(err, errlen, "%s", inner);
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
 	return 0;
 }
 

@@ -18,8 +18,6 @@
 
 #include "rules.h"
 
-#define fail sluice_err
-
 struct rules_walk {
 	__u8 gen;
 	struct sluice_txn_rule *rules;
@@ -399,7 +397,8 @@ static int lock_readers_way(const struct sluice_handle *h, char *err, size_t err
 	int fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
 
 	if (fd < 0)
-		return fail(err, errlen, -errno, "Couldn't open %s: %s", h->dir, strerror(errno));
+		return sluice_err(err, errlen, -errno, "Couldn't open %s: %s", h->dir,
+				  strerror(errno));
 	ret = sluice_lock_fd_shared(fd, h->dir, err, errlen);
 	if (ret) {
 		close(fd);
@@ -424,7 +423,7 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 		/* Rules may share a slot: each slot is read once. */
 		by_slot = calloc(SLUICE_MAX_RULES, sizeof(*by_slot) + sizeof(*would_slot) + 1);
 		if (!by_slot)
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return sluice_err(err, errlen, -ENOMEM, "out of memory");
 		would_slot = (struct sluice_rwould *)(by_slot + SLUICE_MAX_RULES);
 		have = (unsigned char *)(would_slot + SLUICE_MAX_RULES);
 	}
@@ -450,8 +449,8 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 		sluice_read_settings(h, &pol->set, &seq);
 		ret = sluice_read_rules(h, &pol->set, seq, &pol->rules, &pol->nr_rules, &from_tab);
 		if (ret) {
-			ret = fail(err, errlen, ret, "Couldn't read the rules of %s: %s",
-				   h->ifname, strerror(-ret));
+			ret = sluice_err(err, errlen, ret, "Couldn't read the rules of %s: %s",
+					 h->ifname, strerror(-ret));
 			goto out;
 		}
 		/* Sorted first: rstats[i] is the counters of rules[i]. */
@@ -465,7 +464,7 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			if (!pol->rstats || !pol->slot_users ||
 			    (h->rwould_fd >= 0 && !pol->rwould)) {
 				sluice_free_policies(pol);
-				ret = fail(err, errlen, -ENOMEM, "out of memory");
+				ret = sluice_err(err, errlen, -ENOMEM, "out of memory");
 				goto out;
 			}
 		}
@@ -487,9 +486,11 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			pol->slot_users[slot]++;
 			if (ret) {
 				sluice_free_policies(pol);
-				ret = fail(err, errlen, ret,
-					   "Couldn't read the counters of policy slot %u of %s: "
-					   "%s", slot, h->ifname, strerror(-ret));
+				ret = sluice_err(
+					err, errlen, ret,
+					"Couldn't read the counters of policy slot %u of %s: "
+					"%s",
+					slot, h->ifname, strerror(-ret));
 				goto out;
 			}
 		}

@@ -18,8 +18,6 @@
 
 #include "libsluice.h"
 
-#define fail sluice_err
-
 bool sluice_is_perm_err(int ret)
 {
 	return ret == -EACCES || ret == -EPERM;
@@ -34,15 +32,16 @@ int sluice_sys_err(char *err, size_t errlen, int ret, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	if (!sluice_is_perm_err(ret))
-		return fail(err, errlen, ret, "%s: %s", what, strerror(-ret));
+		return sluice_err(err, errlen, ret, "%s: %s", what, strerror(-ret));
 	/* The loader attaches (netlink: CAP_NET_ADMIN); sluicectl only reads
 	 * and writes the maps. */
-	return fail(err, errlen, ret,
-		    "%s: %s: %s needs root, or CAP_BPF with read access to /sys/fs/bpf "
-		    "(CAP_DAC_OVERRIDE)%s: run it as root (e.g. with sudo)", what, strerror(-ret),
-		    program_invocation_short_name,
-		    strcmp(program_invocation_short_name, "sluice") ? "" :
-		    ", and CAP_NET_ADMIN for attach, detach, run and shape");
+	return sluice_err(err, errlen, ret,
+			  "%s: %s: %s needs root, or CAP_BPF with read access to /sys/fs/bpf "
+			  "(CAP_DAC_OVERRIDE)%s: run it as root (e.g. with sudo)",
+			  what, strerror(-ret), program_invocation_short_name,
+			  strcmp(program_invocation_short_name, "sluice") ?
+				  "" :
+				  ", and CAP_NET_ADMIN for attach, detach, run and shape");
 }
 
 static bool is_bpffs(const char *path, struct stat *st)
@@ -138,14 +137,14 @@ static int check_bpffs_shared(bool mounted, const struct stat *ours, char *err, 
 	else
 		snprintf(where, sizeof(where), "the initial network namespace: run 'nsenter "
 			 "--mount=/proc/1/ns/mnt %s'", sluice_cmdline());
-	return fail(err, errlen, -EXDEV,
-		    "/sys/fs/bpf here is %s, not the bpffs of the mount namespace this command "
-		    "came from: it runs in a mount namespace of its own ('ip netns exec' makes "
-		    "one, with a /sys of its own), where sluice's pins would vanish with the "
-		    "command and a limiter would run with nothing to manage it; nothing was done. "
-		    "This is %s",
-		    mounted ? "a bpffs mounted only in this mount namespace" : "not mounted",
-		    where);
+	return sluice_err(
+		err, errlen, -EXDEV,
+		"/sys/fs/bpf here is %s, not the bpffs of the mount namespace this command "
+		"came from: it runs in a mount namespace of its own ('ip netns exec' makes "
+		"one, with a /sys of its own), where sluice's pins would vanish with the "
+		"command and a limiter would run with nothing to manage it; nothing was done. "
+		"This is %s",
+		mounted ? "a bpffs mounted only in this mount namespace" : "not mounted", where);
 }
 
 int sluice_ensure_bpffs(char *err, size_t errlen)
@@ -297,14 +296,18 @@ int sluice_state_name(const char *name, char *ifname, bool *shape, char *err, si
 	if (*shape)
 		ifn = name + plen;
 	if (!*ifn)
-		return fail(err, errlen, -EINVAL, "'%s' names no interface: give %sIFACE", name,
-			    *shape ? SLUICE_SHAPE_PREFIX : "");
+		return sluice_err(err, errlen, -EINVAL, "'%s' names no interface: give %sIFACE",
+				  name, *shape ? SLUICE_SHAPE_PREFIX : "");
 	if (strlen(ifn) >= IF_NAMESIZE)
-		return fail(err, errlen, -EINVAL, "interface name '%s' is too long (at most %d "
-			    "characters)", ifn, IF_NAMESIZE - 1);
+		return sluice_err(err, errlen, -EINVAL,
+				  "interface name '%s' is too long (at most %d "
+				  "characters)",
+				  ifn, IF_NAMESIZE - 1);
 	if (strchr(ifn, ':') || strchr(ifn, '/'))
-		return fail(err, errlen, -EINVAL, "'%s' is no interface name: give IFACE (the "
-			    "limiter on IFACE) or %sIFACE (its shaper)", name, SLUICE_SHAPE_PREFIX);
+		return sluice_err(err, errlen, -EINVAL,
+				  "'%s' is no interface name: give IFACE (the "
+				  "limiter on IFACE) or %sIFACE (its shaper)",
+				  name, SLUICE_SHAPE_PREFIX);
 	strcpy(ifname, ifn);
 	return 0;
 }
@@ -327,23 +330,23 @@ static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 {
 	h->hash_fd = open_pin(h->dir, SLUICE_MAP_RULEHASH);
 	if (h->hash_fd < 0 && errno != ENOENT)
-		return fail(err, errlen, -errno, "Couldn't open %s/%s: %s", h->dir,
-			    SLUICE_MAP_RULEHASH, strerror(errno));
+		return sluice_err(err, errlen, -errno, "Couldn't open %s/%s: %s", h->dir,
+				  SLUICE_MAP_RULEHASH, strerror(errno));
 	h->ruletab_fd = open_pin(h->dir, SLUICE_MAP_RULETAB);
 	if (h->ruletab_fd < 0)
 		return errno == ENOENT ? 0 :
-			fail(err, errlen, -errno, "Couldn't open %s/%s: %s", h->dir,
-			     SLUICE_MAP_RULETAB, strerror(errno));
+					 sluice_err(err, errlen, -errno, "Couldn't open %s/%s: %s",
+						    h->dir, SLUICE_MAP_RULETAB, strerror(errno));
 	h->ruletab_max = sluice_map_max_entries(h->ruletab_fd);
 	if (!h->ruletab_max)
-		return fail(err, errlen, -EPROTO, "Couldn't read %s/%s", h->dir,
-			    SLUICE_MAP_RULETAB);
+		return sluice_err(err, errlen, -EPROTO, "Couldn't read %s/%s", h->dir,
+				  SLUICE_MAP_RULETAB);
 	h->ruletab = mmap(NULL, ruletab_bytes(h->ruletab_max), PROT_READ | PROT_WRITE,
 			  MAP_SHARED, h->ruletab_fd, 0);
 	if (h->ruletab == MAP_FAILED) {
 		h->ruletab = NULL;
-		return fail(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
-			    SLUICE_MAP_RULETAB, strerror(errno));
+		return sluice_err(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
+				  SLUICE_MAP_RULETAB, strerror(errno));
 	}
 	return 0;
 }
@@ -378,15 +381,17 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 	if (cfg->layout == SLUICE_LAYOUT_VERSION)
 		return 0;
 	if (cfg->layout == 3 || cfg->layout == 4)
-		return fail(err, errlen, -EPROTO,
-			    "the pinned maps of %s have layout version %u, from an older sluice: "
-			    "'sluice attach %s' upgrades them to layout %u in place, keeping every "
-			    "bucket and rule (with --resume when sluice is not attached to it now)",
-			    ifname, cfg->layout, ifname, SLUICE_LAYOUT_VERSION);
-	return fail(err, errlen, -EPROTO,
-		    "the pinned maps of %s have layout version %u, this sluice uses %u: detach with "
-		    "the sluice that attached them ('sluice detach %s'), then attach again",
-		    ifname, cfg->layout, SLUICE_LAYOUT_VERSION, ifname);
+		return sluice_err(
+			err, errlen, -EPROTO,
+			"the pinned maps of %s have layout version %u, from an older sluice: "
+			"'sluice attach %s' upgrades them to layout %u in place, keeping every "
+			"bucket and rule (with --resume when sluice is not attached to it now)",
+			ifname, cfg->layout, ifname, SLUICE_LAYOUT_VERSION);
+	return sluice_err(
+		err, errlen, -EPROTO,
+		"the pinned maps of %s have layout version %u, this sluice uses %u: detach with "
+		"the sluice that attached them ('sluice detach %s'), then attach again",
+		ifname, cfg->layout, SLUICE_LAYOUT_VERSION, ifname);
 }
 
 /* name's state went with its interface, now called other. */
@@ -399,12 +404,13 @@ static int renamed_to(const char *name, const char *other, __u32 ifindex, char *
 	sluice_pin_dir(other, dir, sizeof(dir), NULL, 0);
 	if (sluice_state_name(name, ifn, &shape, NULL, 0) ||
 	    sluice_state_name(other, oifn, &shape, NULL, 0))
-		return fail(err, errlen, -ENODEV, "%s was renamed to %s", name, other);
-	return fail(err, errlen, -ENODEV,
-		    "interface %s was renamed to %s (ifindex %u): its %s is %s's now, and its "
-		    "state moved with it to %s: give %s (e.g. 'sluice %sstatus %s')", ifn, oifn,
-		    ifindex, shape ? "shaper" : "limiter", oifn, dir, oifn, shape ? "shape " : "",
-		    oifn);
+		return sluice_err(err, errlen, -ENODEV, "%s was renamed to %s", name, other);
+	return sluice_err(
+		err, errlen, -ENODEV,
+		"interface %s was renamed to %s (ifindex %u): its %s is %s's now, and its "
+		"state moved with it to %s: give %s (e.g. 'sluice %sstatus %s')",
+		ifn, oifn, ifindex, shape ? "shaper" : "limiter", oifn, dir, oifn,
+		shape ? "shape " : "", oifn);
 }
 
 /* Why there is no shaper of ifname here, in words. */
@@ -417,10 +423,12 @@ static int no_shaper(const char *name, const char *ifname, unsigned int ifindex,
 		return renamed_to(name, to, if_nametoindex(to + strlen(SLUICE_SHAPE_PREFIX)), err,
 				  errlen);
 	if (!ifindex)
-		return fail(err, errlen, -ENODEV, "there is no interface '%s' (see 'ip link')",
-			    ifname);
-	return fail(err, errlen, -ENOENT, "no sluice shaper is attached to %s: run 'sluice shape "
-		    "attach %s'", ifname, ifname);
+		return sluice_err(err, errlen, -ENODEV,
+				  "there is no interface '%s' (see 'ip link')", ifname);
+	return sluice_err(err, errlen, -ENOENT,
+			  "no sluice shaper is attached to %s: run 'sluice shape "
+			  "attach %s'",
+			  ifname, ifname);
 }
 
 /* Why there is nothing pinned for ifname here, in words. */
@@ -441,19 +449,22 @@ static int not_here(const char *ifname, unsigned int ifindex, char *err, size_t 
 	n = sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where));
 
 	if (!ifindex && n)
-		return fail(err, errlen, -ENODEV,
-			    "there is no interface '%s' in this network namespace; the sluice "
-			    "limiter of a %s lives in %s", ifname, ifname, where);
+		return sluice_err(
+			err, errlen, -ENODEV,
+			"there is no interface '%s' in this network namespace; the sluice "
+			"limiter of a %s lives in %s",
+			ifname, ifname, where);
 	if (!ifindex)
-		return fail(err, errlen, -ENODEV, "there is no interface '%s' (see 'ip link')",
-			    ifname);
+		return sluice_err(err, errlen, -ENODEV,
+				  "there is no interface '%s' (see 'ip link')", ifname);
 	if (n)
-		return fail(err, errlen, -ENOENT,
-			    "sluice is not attached to %s in this network namespace (run 'sluice "
-			    "attach %s'); the limiter of another %s lives in %s", ifname, ifname,
-			    ifname, where);
-	return fail(err, errlen, -ENOENT, "sluice is not attached to %s: run 'sluice attach %s'",
-		    ifname, ifname);
+		return sluice_err(
+			err, errlen, -ENOENT,
+			"sluice is not attached to %s in this network namespace (run 'sluice "
+			"attach %s'); the limiter of another %s lives in %s",
+			ifname, ifname, ifname, where);
+	return sluice_err(err, errlen, -ENOENT,
+			  "sluice is not attached to %s: run 'sluice attach %s'", ifname, ifname);
 }
 
 static enum sluice_standing standing_of(const struct sluice_config *cfg, unsigned int ifindex)
@@ -483,32 +494,39 @@ int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *e
 		return 0;
 	case SLUICE_STANDING_GONE:
 		if (!h->ifindex)
-			return fail(err, errlen, -ESTALE,
-				    "%s is gone: its %s (ifindex %u) was left pinned in %s when "
-				    "the interface went away%s; 'sluice %sdetach %s' removes it", n,
-				    what, o->ifindex, h->dir,
-				    for_write ? ", so nothing was changed" : "", v, n);
-		return fail(err, errlen, -ESTALE,
-			    "the state pinned for %s belongs to an earlier %s (ifindex %u; this one "
-			    "is %u)%s: 'sluice %sattach %s --resume' applies it to this %s, 'sluice "
-			    "%sattach %s --fresh' starts this one empty, 'sluice %sdetach %s' removes "
-			    "it", h->name, n, o->ifindex, h->ifindex,
-			    for_write ? ", so nothing was changed" : "", v, n, n, v, n, v, n);
+			return sluice_err(
+				err, errlen, -ESTALE,
+				"%s is gone: its %s (ifindex %u) was left pinned in %s when "
+				"the interface went away%s; 'sluice %sdetach %s' removes it",
+				n, what, o->ifindex, h->dir,
+				for_write ? ", so nothing was changed" : "", v, n);
+		return sluice_err(
+			err, errlen, -ESTALE,
+			"the state pinned for %s belongs to an earlier %s (ifindex %u; this one "
+			"is %u)%s: 'sluice %sattach %s --resume' applies it to this %s, 'sluice "
+			"%sattach %s --fresh' starts this one empty, 'sluice %sdetach %s' removes "
+			"it",
+			h->name, n, o->ifindex, h->ifindex,
+			for_write ? ", so nothing was changed" : "", v, n, n, v, n, v, n);
 	case SLUICE_STANDING_ORPHAN:
-		return fail(err, errlen, -ESTALE,
-			    "the state pinned in %s was made in a network namespace that is gone "
-			    "(net:[%llu])%s: 'sluice %sdetach %s' removes it", h->dir,
-			    (unsigned long long)o->netns_ino,
-			    for_write ? ", so nothing was changed" : "", v, n);
+		return sluice_err(
+			err, errlen, -ESTALE,
+			"the state pinned in %s was made in a network namespace that is gone "
+			"(net:[%llu])%s: 'sluice %sdetach %s' removes it",
+			h->dir, (unsigned long long)o->netns_ino,
+			for_write ? ", so nothing was changed" : "", v, n);
 	case SLUICE_STANDING_UNFINISHED:
 		if (!for_write)
-			return fail(err, errlen, -EBUSY,
-				    "sluice is being attached to %s, or an attach of it died "
-				    "half way", h->name);
-		return fail(err, errlen, -EBUSY,
-			    "sluice is being attached to %s, or an attach of it died half way: "
-			    "nothing was changed; see 'sluice %sstatus %s', then 'sluice %sattach %s "
-			    "--resume' or '--fresh'", h->name, v, n, v, n);
+			return sluice_err(err, errlen, -EBUSY,
+					  "sluice is being attached to %s, or an attach of it died "
+					  "half way",
+					  h->name);
+		return sluice_err(
+			err, errlen, -EBUSY,
+			"sluice is being attached to %s, or an attach of it died half way: "
+			"nothing was changed; see 'sluice %sstatus %s', then 'sluice %sattach %s "
+			"--resume' or '--fresh'",
+			h->name, v, n, v, n);
 	}
 	return 0;
 }
@@ -599,26 +617,28 @@ again:
 		else if (sluice_is_perm_err(ret))
 			sluice_sys_err(err, errlen, ret, "Couldn't open %s/%s", h->dir, m->name);
 		else
-			fail(err, errlen, ret,
-			     "Couldn't open %s/%s: %s (a damaged attachment: run 'sluice %sdetach %s' "
-			     "and attach again)",
-			     h->dir, m->name, strerror(-ret), sluice_state_verb(h), h->ifname);
+			sluice_err(
+				err, errlen, ret,
+				"Couldn't open %s/%s: %s (a damaged attachment: run 'sluice %sdetach %s' "
+				"and attach again)",
+				h->dir, m->name, strerror(-ret), sluice_state_verb(h), h->ifname);
 		if (ret == -ENOENT && i == 0 && !h->ifindex)
 			ret = -ENODEV;
 		goto out_err;
 	}
 	if (bpf_obj_get_info_by_fd(h->config_fd, &info, &info_len) ||
 	    info.value_size != sizeof(struct sluice_config)) {
-		ret = fail(err, errlen, -EPROTO,
-			   "the pinned config of %s has another layout (value size %u, expected %zu): "
-			   "detach with the sluice that attached it, then attach again",
-			   ifname, info.value_size, sizeof(struct sluice_config));
+		ret = sluice_err(
+			err, errlen, -EPROTO,
+			"the pinned config of %s has another layout (value size %u, expected %zu): "
+			"detach with the sluice that attached it, then attach again",
+			ifname, info.value_size, sizeof(struct sluice_config));
 		goto out_err;
 	}
 	h->cfg = mmap(NULL, sizeof(*h->cfg), PROT_READ | PROT_WRITE, MAP_SHARED, h->config_fd, 0);
 	if (h->cfg == MAP_FAILED) {
-		ret = fail(err, errlen, -errno, "Couldn't map the config of %s: %s", ifname,
-			   strerror(errno));
+		ret = sluice_err(err, errlen, -errno, "Couldn't map the config of %s: %s", ifname,
+				 strerror(errno));
 		h->cfg = NULL;
 		goto out_err;
 	}
@@ -626,8 +646,8 @@ again:
 		h->fleet = mmap(NULL, sizeof(*h->fleet), PROT_READ | PROT_WRITE, MAP_SHARED,
 				h->fleet_fd, 0);
 		if (h->fleet == MAP_FAILED) {
-			ret = fail(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
-				   SLUICE_MAP_FLEET, strerror(errno));
+			ret = sluice_err(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
+					 SLUICE_MAP_FLEET, strerror(errno));
 			h->fleet = NULL;
 			goto out_err;
 		}
@@ -635,10 +655,12 @@ again:
 	ret = sluice_check_layout(h->cfg, ifname, err, errlen);
 	if (!ret && h->cfg->layout >= SLUICE_LAYOUT_OWNER && h->cfg->owner.life &&
 	    !(h->cfg->kind & SLUICE_KIND_SHAPE) != !h->shape)
-		ret = fail(err, errlen, -EPROTO,
-			   "the state pinned in %s is a %s's, not a %s's (a damaged attachment: "
-			   "remove %s and attach again)", h->dir, h->shape ? "limiter" : "shaper",
-			   h->shape ? "shaper" : "limiter", h->dir);
+		ret = sluice_err(
+			err, errlen, -EPROTO,
+			"the state pinned in %s is a %s's, not a %s's (a damaged attachment: "
+			"remove %s and attach again)",
+			h->dir, h->shape ? "limiter" : "shaper", h->shape ? "shaper" : "limiter",
+			h->dir);
 	if (!ret)
 		ret = open_ruletab(h, err, errlen);
 	if (!ret) {
@@ -647,11 +669,11 @@ again:
 		ret = sluice_keytab_open(&h->keys, sets, h->cfg->set_seed, h->buckets_fd,
 					 h->sets4_fd, h->sets6_fd);
 		if (ret)
-			fail(err, errlen, ret,
-			     "Couldn't map the key table of %s (%s/%s, %s): %s (a damaged "
-			     "attachment: run 'sluice %sdetach %s' and attach again)", ifname,
-			     h->dir, SLUICE_MAP_SETS4, SLUICE_MAP_SETS6, strerror(-ret),
-			     sluice_state_verb(h), h->ifname);
+			sluice_err(err, errlen, ret,
+				   "Couldn't map the key table of %s (%s/%s, %s): %s (a damaged "
+				   "attachment: run 'sluice %sdetach %s' and attach again)",
+				   ifname, h->dir, SLUICE_MAP_SETS4, SLUICE_MAP_SETS6,
+				   strerror(-ret), sluice_state_verb(h), h->ifname);
 	}
 	if (ret)
 		goto out_err;
@@ -747,14 +769,16 @@ int sluice_pick_iface(const char *given, char *out, char *err, size_t errlen)
 	if (n < 0)
 		return sluice_sys_err(err, errlen, n, "Couldn't list the pinned limiters");
 	if (n == 0)
-		return fail(err, errlen, -ENOENT,
-			    "sluice is not attached to any interface in this network namespace: "
-			    "run 'sluice attach IFACE' (or give -i IFACE)");
+		return sluice_err(
+			err, errlen, -ENOENT,
+			"sluice is not attached to any interface in this network namespace: "
+			"run 'sluice attach IFACE' (or give -i IFACE)");
 	if (n > 1)
-		return fail(err, errlen, -EINVAL,
-			    "sluice has %d states here (%s, %s%s): say which with -i IFACE (a "
-			    "limiter) or -i shape:IFACE (a shaper)",
-			    n, names[0], names[1], n > 2 ? ", ..." : "");
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"sluice has %d states here (%s, %s%s): say which with -i IFACE (a "
+			"limiter) or -i shape:IFACE (a shaper)",
+			n, names[0], names[1], n > 2 ? ", ..." : "");
 	strcpy(out, names[0]);
 	return 0;
 }
