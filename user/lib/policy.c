@@ -195,12 +195,6 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
 			  (unsigned long long)SLUICE_MAX_WINDOW_LIMIT, fit);
 }
 
-bool sluice_algo_is_window(unsigned int algo)
-{
-	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
-	       algo == SLUICE_ALGO_SLIDING_LOG;
-}
-
 int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
 {
 	if (p->algo >= SLUICE_ALGO_MAX)

@@ -195,31 +195,6 @@ int sluice_pin_dir(const char *ifname, char *buf, size_t len, char *err, size_t 
 	return 0;
 }
 
-static char cmdline[512];
-
-void sluice_set_cmdline(int argc, char **argv)
-{
-	size_t n = 0;
-	int i;
-
-	cmdline[0] = '\0';
-	for (i = 0; i < argc && n < sizeof(cmdline); i++) {
-		const char *a = argv[i];
-
-		if (i == 0) {
-			const char *slash = strrchr(a, '/');
-
-			a = slash ? slash + 1 : a;
-		}
-		n += (size_t)snprintf(cmdline + n, sizeof(cmdline) - n, "%s%s", i ? " " : "", a);
-	}
-}
-
-const char *sluice_cmdline(void)
-{
-	return cmdline[0] ? cmdline : "sluice ...";
-}
-
 static int open_pin(const char *dir, const char *name)
 {
 	char path[512];
