@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "cmd_edit.h"
 
 #define MAX_WORDS 64
@@ -227,17 +228,11 @@ static int read_whole(const char *path, bool any_input, char **out, size_t *len,
 			goto out;
 	}
 	for (;;) {
-		if (n + 1 >= cap) {
-			size_t ncap = cap ? 2 * cap : 4096;
-			char *nb = realloc(buf, ncap);
-
-			if (!nb) {
-				ret = sluice_err(err, errlen, -ENOMEM, "Couldn't read %s: %s", path,
-						 strerror(ENOMEM));
-				break;
-			}
-			buf = nb;
-			cap = ncap;
+		/* room for what read() gives and a NUL */
+		if (sluice_array_room(buf, n + 1, cap, 4096)) {
+			ret = sluice_err(err, errlen, -ENOMEM, "Couldn't read %s: %s", path,
+					 strerror(ENOMEM));
+			break;
 		}
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
@@ -281,15 +276,8 @@ static int add_line(struct sluice_cmd_file *f, unsigned int lineno, int argc, ch
 	struct cmd_line *lines;
 	char **words;
 
-	if (f->nr == f->cap) {
-		int cap = f->cap ? 2 * f->cap : 64;
-
-		lines = realloc(f->lines, cap * sizeof(*lines));
-		if (!lines)
-			return -ENOMEM;
-		f->lines = lines;
-		f->cap = cap;
-	}
+	if (sluice_array_room(f->lines, f->nr, f->cap, 64))
+		return -ENOMEM;
 	lines = f->lines;
 	words = malloc((argc + 1) * sizeof(*words));
 	if (!words)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "array.h"
 #include "rules.h"
 
 struct rules_walk {
@@ -31,15 +32,8 @@ static int collect_rule(const void *key, const void *val, void *ctx)
 
 	if (k->gen != w->gen)
 		return 0;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-		struct sluice_txn_rule *r = realloc(w->rules, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		w->rules = r;
-		w->cap = cap;
-	}
+	if (sluice_array_room(w->rules, w->n, w->cap, 16))
+		return -ENOMEM;
 	memcpy(&w->rules[w->n].rule, val, sizeof(struct sluice_rule));
 	w->rules[w->n].key = *k;
 	w->rules[w->n].key.gen = 0;
@@ -182,15 +176,8 @@ static int collect_gen_key(const void *key, const void *val, void *ctx)
 	(void)val;
 	if (k->gen != g->gen)
 		return 0;
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 64;
-		struct sluice_rule_key *n = realloc(g->keys, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->keys = n;
-		g->cap = cap;
-	}
+	if (sluice_array_room(g->keys, g->n, g->cap, 64))
+		return -ENOMEM;
 	g->keys[g->n++] = *k;
 	return 0;
 }

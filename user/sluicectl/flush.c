@@ -6,6 +6,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "array.h"
 #include "sluicectl.h"
 
 void flush_help(FILE *f)
@@ -54,15 +55,8 @@ static int pick(const void *key, const void *val, void *ctx)
 	f->seen++;
 	if (f->match && !overlaps(key, f->match))
 		return 0;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 1024;
-		struct sluice_key *k = realloc(f->keys, cap * sizeof(*k));
-
-		if (!k)
-			return -ENOMEM;
-		f->keys = k;
-		f->cap = cap;
-	}
+	if (sluice_array_room(f->keys, f->n, f->cap, 1024))
+		return -ENOMEM;
 	memcpy(&f->keys[f->n++], key, sizeof(*f->keys));
 	return 0;
 }

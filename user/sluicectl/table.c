@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "sluicectl.h"
 
 void ctl_table_init(struct ctl_table *t, const char *const *head, const char *align)
@@ -20,18 +21,15 @@ void ctl_table_init(struct ctl_table *t, const char *const *head, const char *al
 
 int ctl_table_row(struct ctl_table *t, ...)
 {
+	char **cells;
 	va_list ap;
 	int c;
 
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		char **cells = realloc(t->cells, cap * t->ncols * sizeof(*cells));
-
-		if (!cells)
-			return -ENOMEM;
-		t->cells = cells;
-		t->cap = cap;
-	}
+	/* an element is a row of ncols cells */
+	cells = sluice_array_grow(t->cells, &t->cap, t->nrows, t->ncols * sizeof(*cells), 16);
+	if (!cells)
+		return -ENOMEM;
+	t->cells = cells;
 	va_start(ap, t);
 	for (c = 0; c < t->ncols; c++) {
 		const char *s = va_arg(ap, const char *);
