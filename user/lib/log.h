@@ -35,6 +35,17 @@ void sluice_report(const char *prog, bool json, const char *fmt, va_list ap)
  * or "(see 'PROG help')" when what is NULL. Returns SLUICE_EXIT_USAGE. */
 int sluice_report_usage(const char *prog, bool json, const char *what, const char *fmt,
 			va_list ap) __attribute__((format(printf, 4, 0)));
+/*
+ * The errors of the two command-line tools, in one idiom: main() names the
+ * program and where its -j flag is, once; then
+ * `return sluice_cli_err(ret, "%s", err);` reports (sluice_report()) and
+ * returns the exit status for ret: SLUICE_EXIT_USAGE for -EINVAL, else
+ * SLUICE_EXIT_RUNTIME; sluice_cli_usage() reports a usage error of the
+ * command `what` (sluice_report_usage()) and returns SLUICE_EXIT_USAGE.
+ */
+void sluice_cli_init(const char *prog, const bool *json);
+int sluice_cli_err(int ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sluice_cli_usage(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "help", "-h" and "--help" all ask for help. */
 bool sluice_is_help(const char *word);
 

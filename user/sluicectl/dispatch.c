@@ -1,33 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluicectl: errors (as text, or as JSON under -j) and the dispatch of
- * command words, for main.c and every object. */
-#include <errno.h>
-#include <stdarg.h>
+/* sluicectl: the dispatch of command words, for main.c and every object. */
 #include <stdio.h>
 #include <string.h>
 
 #include "sluicectl.h"
-
-int ctl_err(int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sluice_report("sluicectl", ctl.json, fmt, ap);
-	va_end(ap);
-	return ret == -EINVAL ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
-}
-
-int ctl_usage(const char *object, const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = sluice_report_usage("sluicectl", ctl.json, object, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
 		 void (*help)(FILE *f))
@@ -62,16 +38,18 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 		}
 	}
 	if (nr == 1 && len > 0 && !exact && found->changes)
-		return ctl_usage(object, "'%s' is short for '%s%s%s', which changes state: only "
-				 "commands that read may be shortened; write it in full, "
-				 "'sluicectl %s%s%s'", argv[0], object ? object : "",
-				 object ? " " : "", found->name, object ? object : "",
-				 object ? " " : "", found->name);
+		return sluice_cli_usage(object,
+					"'%s' is short for '%s%s%s', which changes state: only "
+					"commands that read may be shortened; write it in full, "
+					"'sluicectl %s%s%s'",
+					argv[0], object ? object : "", object ? " " : "",
+					found->name, object ? object : "", object ? " " : "",
+					found->name);
 	if (nr == 1 && len > 0)
 		return found->func(argc - 1, argv + 1);
 	if (nr > 1 && len > 0)
-		return ctl_usage(object, "%s '%s' is ambiguous", what, argv[0]);
+		return sluice_cli_usage(object, "%s '%s' is ambiguous", what, argv[0]);
 	if (object)
-		return ctl_usage(object, "unknown command '%s %s'", object, argv[0]);
-	return ctl_usage(NULL, "unknown object '%s'", argv[0]);
+		return sluice_cli_usage(object, "unknown command '%s %s'", object, argv[0]);
+	return sluice_cli_usage(NULL, "unknown object '%s'", argv[0]);
 }

@@ -110,7 +110,7 @@ int ctl_edit(const char *object, const char *verb, int argc, char **argv,
 			ret = sluice_cmd_check(argc, argv, err, sizeof(err));
 	}
 	if (ret)
-		return ctl_err(ret, "%s", err);
+		return sluice_cli_err(ret, "%s", err);
 	st = ctl_open_write(&h);
 	if (st)
 		return st;
@@ -124,5 +124,5 @@ int ctl_edit(const char *object, const char *verb, int argc, char **argv,
 		sluice_txn_end(&t);
 	}
 	sluice_close(&h);
-	return ret ? ctl_err(ret, "%s", err) : SLUICE_EXIT_OK;
+	return ret ? sluice_cli_err(ret, "%s", err) : SLUICE_EXIT_OK;
 }

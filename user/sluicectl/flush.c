@@ -100,11 +100,12 @@ int do_flush(int argc, char **argv)
 		return SLUICE_EXIT_OK;
 	}
 	if (argc > 1)
-		return ctl_usage("flush", "flush takes at most one address or CIDR, not '%s'",
-				 argv[1]);
+		return sluice_cli_usage("flush",
+					"flush takes at most one address or CIDR, not '%s'",
+					argv[1]);
 	if (argc == 1) {
 		if (sluice_parse_cidr(argv[0], &c, err, sizeof(err)))
-			return ctl_usage("flush", "%s", err);
+			return sluice_cli_usage("flush", "%s", err);
 		f.match = &c;
 		sluice_format_cidr(&c, true, what, sizeof(what));
 	}
@@ -117,7 +118,8 @@ int do_flush(int argc, char **argv)
 	if (buckets < 0 || logs < 0) {
 		int ret = buckets < 0 ? (int)buckets : (int)logs;
 
-		st = ctl_err(ret, "Couldn't flush the keys of %s: %s", h.ifname, strerror(-ret));
+		st = sluice_cli_err(ret, "Couldn't flush the keys of %s: %s", h.ifname,
+				    strerror(-ret));
 		goto out;
 	}
 	if (ctl.json) {

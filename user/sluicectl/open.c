@@ -17,12 +17,12 @@ static int open_iface(struct sluice_handle *h, bool for_write)
 	/* An interface that does not exist is a wrong -i, as for sluice(8):
 	 * exit status 2; one without sluice attached is runtime (1). */
 	if (ret)
-		return ctl_err(ret == -ENODEV ? -EINVAL : ret, "%s", err);
+		return sluice_cli_err(ret == -ENODEV ? -EINVAL : ret, "%s", err);
 	ctl.shape = h->shape;
 	ret = sluice_check_standing(h, for_write, err, sizeof(err));
 	if (ret && for_write) {
 		sluice_close(h);
-		return ctl_err(ret, "%s", err);
+		return sluice_cli_err(ret, "%s", err);
 	}
 	/* A reader still shows what is there, and says whose it is. */
 	if (ret)
@@ -46,5 +46,5 @@ int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool
 	int ret;
 
 	ret = sluice_read_policies(h, pol, with_stats, err, sizeof(err));
-	return ret ? ctl_err(ret, "%s", err) : 0;
+	return ret ? sluice_cli_err(ret, "%s", err) : 0;
 }

@@ -38,13 +38,7 @@ struct ctl_cmd {
 int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
 		 void (*help)(FILE *f));
 
-/*
- * Report an error (stderr, or {"error": "..."} on stdout under -j) and
- * return the exit status for ret: 2 for -EINVAL (a usage error), else 1.
- */
-int ctl_err(int ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A usage error of `object` (NULL: the top level), with a pointer to its help. */
-int ctl_usage(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Errors: sluice_cli_err() and sluice_cli_usage() (libsluice, log.h). */
 
 /* ---- open.c ---- */
 
