@@ -529,14 +529,12 @@ static int check_rate(const struct rate_arg *r, char *err, size_t errlen)
 	return 0;
 }
 
-int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t errlen)
+/* The command's words: e->op and e->name, and the index of the word after
+ * them; 0 for rule flush, which takes nothing after them. */
+static int parse_command(int argc, char **argv, struct edit *e, char *err, size_t errlen)
 {
-	int i, ret;
+	int i;
 
-	memset(e, 0, sizeof(*e));
-	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
-	e->fleet = -1;
-	e->fail_closed = -1;
 	if (argc < 1 || !argv[0])
 		return sluice_err(err, errlen, -EINVAL,
 				  "missing command: use set, rule add, rule del or rule flush");
@@ -581,34 +579,65 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 				  "rule flush",
 				  argv[0]);
 	}
+	return i;
+}
 
-	while (i < argc) {
-		const char *a = argv[i];
-
-		if (!strncmp(a, "--", 2) && a[2]) {
-			ret = parse_opt(e, argc, argv, i, err, errlen);
-			if (ret < 0)
-				return ret;
-			i += ret;
-			continue;
-		}
-		if (a[0] == '-')
-			return sluice_err(err, errlen, -EINVAL, "unknown option '%s' for %s: %s", a,
-					  e->name, help_of(e));
-		if (e->op == EDIT_SET)
+/* The checks of rule add: <0 a refusal, 1 a complete exempt or deny rule,
+ * 0 a limit for the checks every policy gets. */
+static int check_rule_add(const struct edit *e, char *err, size_t errlen)
+{
+	if (!e->have_cidr)
+		return sluice_err(err, errlen, -EINVAL,
+				  "rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
+	if (e->action >= 0) {
+		if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
+		    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e))
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"--%s takes no --rate, --burst, --delay, --algo, --window "
+				"or --prefix: its sources are %s",
+				e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
+				e->action == SLUICE_ACT_EXEMPT ? "never limited" :
+								 "always dropped");
+		/* --deny --dry-run counts what it would drop; an exempt
+		 * rule drops nothing, so there is nothing to try. */
+		if (e->fleet > 0)
 			return sluice_err(err, errlen, -EINVAL,
-					  "unexpected argument '%s' to set: %s", a, help_of(e));
-		if (e->have_cidr)
+					  "--%s takes no --fleet: only a limit can be shared by a "
+					  "fleet",
+					  e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny");
+		if (e->action == SLUICE_ACT_EXEMPT && e->dry_run > 0)
 			return sluice_err(err, errlen, -EINVAL,
-					  "unexpected argument '%s': %s takes one CIDR", a,
-					  e->name);
-		if (sluice_parse_cidr(a, &e->cidr, err, errlen))
-			return -EINVAL;
-		e->have_cidr = true;
-		e->cidr_text = a;
-		i++;
+					  "--exempt takes no --dry-run: an exempt rule never "
+					  "drops, so there is nothing to try out; leave "
+					  "--dry-run out");
+		return 1;
 	}
+	if (!e->pkt.given && !e->bytes.given)
+		return sluice_err(err, errlen, -EINVAL,
+				  "rule add %s needs --rate RATE, --exempt or --deny",
+				  e->cidr_text);
+	if (e->prefix > (e->cidr.family == 4 ? 32 : 128))
+		return sluice_err(err, errlen, -EINVAL,
+				  "--prefix %d is out of range for the IPv%u rule %s: 1 to %u",
+				  e->prefix, e->cidr.family, e->cidr_text,
+				  e->cidr.family == 4 ? 32 : 128);
+	/* A key wider than the rule would hold sources the rule does
+	 * not match: its bucket would mean nothing anyone asked for. */
+	if (e->prefix >= 0 && e->prefix < e->cidr.prefixlen)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--prefix %d is shorter than the rule %s itself (/%u): give "
+				  "--prefix %u to %u (one bucket for the whole rule is --prefix "
+				  "%u), or a rule as wide as /%d",
+				  e->prefix, e->cidr_text, e->cidr.prefixlen, e->cidr.prefixlen,
+				  e->cidr.family == 4 ? 32 : 128, e->cidr.prefixlen, e->prefix);
+	return 0;
+}
 
+/* What each command needs: <0 a refusal, 1 an edit complete as it is, 0 one
+ * with a policy for the checks of its algorithm and rates. */
+static int check_op(const struct edit *e, char *err, size_t errlen)
+{
 	switch (e->op) {
 	case EDIT_SET:
 		if (!e->nr_policy_opts && e->dry_run < 0 && e->fail_closed < 0 &&
@@ -620,66 +649,21 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 				"--dry-run, --new-keys or --fail-closed");
 		break;
 	case EDIT_RULE_FLUSH:
-		return 0;
+		return 1;
 	case EDIT_RULE_DEL:
 		if (!e->have_cidr)
 			return sluice_err(err, errlen, -EINVAL,
 					  "rule del needs a CIDR: rule del 198.18.0.0/15");
-		return 0;
+		return 1;
 	case EDIT_RULE_ADD:
-		if (!e->have_cidr)
-			return sluice_err(
-				err, errlen, -EINVAL,
-				"rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
-		if (e->action >= 0) {
-			if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
-			    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e))
-				return sluice_err(
-					err, errlen, -EINVAL,
-					"--%s takes no --rate, --burst, --delay, --algo, --window "
-					"or --prefix: its sources are %s",
-					e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
-					e->action == SLUICE_ACT_EXEMPT ? "never limited" :
-									 "always dropped");
-			/* --deny --dry-run counts what it would drop; an exempt
-			 * rule drops nothing, so there is nothing to try. */
-			if (e->fleet > 0)
-				return sluice_err(
-					err, errlen, -EINVAL,
-					"--%s takes no --fleet: only a limit can be shared by a "
-					"fleet",
-					e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny");
-			if (e->action == SLUICE_ACT_EXEMPT && e->dry_run > 0)
-				return sluice_err(
-					err, errlen, -EINVAL,
-					"--exempt takes no --dry-run: an exempt rule never "
-					"drops, so there is nothing to try out; leave "
-					"--dry-run out");
-			return 0;
-		}
-		if (!e->pkt.given && !e->bytes.given)
-			return sluice_err(err, errlen, -EINVAL,
-					  "rule add %s needs --rate RATE, --exempt or --deny",
-					  e->cidr_text);
-		if (e->prefix > (e->cidr.family == 4 ? 32 : 128))
-			return sluice_err(
-				err, errlen, -EINVAL,
-				"--prefix %d is out of range for the IPv%u rule %s: 1 to %u",
-				e->prefix, e->cidr.family, e->cidr_text,
-				e->cidr.family == 4 ? 32 : 128);
-		/* A key wider than the rule would hold sources the rule does
-		 * not match: its bucket would mean nothing anyone asked for. */
-		if (e->prefix >= 0 && e->prefix < e->cidr.prefixlen)
-			return sluice_err(
-				err, errlen, -EINVAL,
-				"--prefix %d is shorter than the rule %s itself (/%u): give "
-				"--prefix %u to %u (one bucket for the whole rule is --prefix "
-				"%u), or a rule as wide as /%d",
-				e->prefix, e->cidr_text, e->cidr.prefixlen, e->cidr.prefixlen,
-				e->cidr.family == 4 ? 32 : 128, e->cidr.prefixlen, e->prefix);
-		break;
+		return check_rule_add(e, err, errlen);
 	}
+	return 0;
+}
 
+/* The algorithm against the rates, burst, delay and window given. */
+static int check_algo(const struct edit *e, char *err, size_t errlen)
+{
 	if (e->algo >= 0 && sluice_algo_is_window(e->algo)) {
 		if (e->bytes.given)
 			return sluice_err(
@@ -707,7 +691,53 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 			"--window applies to sliding-window, fixed-window and sliding-log, "
 			"not to %s (whose burst is --burst)",
 			sluice_algo_name(e->algo));
-	ret = check_rate(&e->pkt, err, errlen);
+	return 0;
+}
+
+int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t errlen)
+{
+	int i, ret;
+
+	memset(e, 0, sizeof(*e));
+	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
+	e->fleet = -1;
+	e->fail_closed = -1;
+	i = parse_command(argc, argv, e, err, errlen);
+	if (i <= 0)
+		return i;
+	while (i < argc) {
+		const char *a = argv[i];
+
+		if (!strncmp(a, "--", 2) && a[2]) {
+			ret = parse_opt(e, argc, argv, i, err, errlen);
+			if (ret < 0)
+				return ret;
+			i += ret;
+			continue;
+		}
+		if (a[0] == '-')
+			return sluice_err(err, errlen, -EINVAL, "unknown option '%s' for %s: %s", a,
+					  e->name, help_of(e));
+		if (e->op == EDIT_SET)
+			return sluice_err(err, errlen, -EINVAL,
+					  "unexpected argument '%s' to set: %s", a, help_of(e));
+		if (e->have_cidr)
+			return sluice_err(err, errlen, -EINVAL,
+					  "unexpected argument '%s': %s takes one CIDR", a,
+					  e->name);
+		if (sluice_parse_cidr(a, &e->cidr, err, errlen))
+			return -EINVAL;
+		e->have_cidr = true;
+		e->cidr_text = a;
+		i++;
+	}
+
+	ret = check_op(e, err, errlen);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	ret = check_algo(e, err, errlen);
+	if (!ret)
+		ret = check_rate(&e->pkt, err, errlen);
 	if (!ret)
 		ret = check_rate(&e->bytes, err, errlen);
 	return ret;

@@ -75,6 +75,179 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
  * h is the state the edit is for (NULL: a check with no state); shape says
  * whether it is a shaper's, whose token and leaky buckets take a delay.
  */
+/* No rate given: the policy's own, their bursts (and a shaper's delays)
+ * where they still mean one, and a --burst or --delay given for them. */
+static int inherit_rates(const struct edit *e, const struct sluice_policy *base,
+			 struct rate_arg *pkt, struct rate_arg *bytes, char *err, size_t errlen)
+{
+	/* keep the rates; their bursts (and a shaper's delays) only if
+	 * they still mean a burst: the window algorithms hold their
+	 * window where the delays are (a union) */
+	bool keep_burst = !sluice_algo_is_window(base->algo);
+
+	if (base->pkt.period_ns) {
+		pkt->given = true;
+		pkt->rate.count = base->pkt.rate;
+		pkt->rate.period_ns = base->pkt.period_ns;
+		pkt->burst = keep_burst ? base->pkt.burst : 0;
+		pkt->burst_given = keep_burst;
+		pkt->delay = keep_burst ? base->pkt_delay : 0;
+		pkt->delay_given = false;
+	}
+	if (base->bytes.period_ns) {
+		bytes->given = true;
+		bytes->rate.count = base->bytes.rate;
+		bytes->rate.period_ns = base->bytes.period_ns;
+		bytes->rate.is_bytes = true;
+		bytes->burst = keep_burst ? base->bytes.burst : 0;
+		bytes->burst_given = keep_burst;
+		bytes->delay = keep_burst ? base->byte_delay : 0;
+		bytes->delay_given = false;
+	}
+	if (e->burst_given || e->delay_given) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+
+		if (!r->given)
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s needs a --rate: the policy has none",
+					  e->burst_given ? "--burst" : e->delay_text);
+	}
+	if (e->burst_size || e->delay_size) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+		char rt[48];
+
+		sluice_format_rate(&base->pkt, false, rt, sizeof(rt));
+		if (sluice_edit_size_for_rate("--burst", e->burst_size, r, rt, err, errlen) ||
+		    sluice_edit_size_for_rate("--delay", e->delay_size, r, rt, err, errlen))
+			return -EINVAL;
+	}
+	if (e->burst_given) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+
+		if (r == bytes && e->burst && e->burst < MIN_BYTE_BURST)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--burst %llu is for the byte rate, and is smaller "
+					  "than one full %llu-byte frame: use at least %llu",
+					  (unsigned long long)e->burst, MIN_BYTE_BURST,
+					  MIN_BYTE_BURST);
+		r->burst = e->burst;
+		r->burst_given = true;
+	}
+	if (e->delay_given) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+
+		r->delay = e->delay;
+		r->delay_given = true;
+	}
+	return 0;
+}
+
+/* np as a window algorithm's (algo) from the packet rate and the window. */
+static int window_policy(const struct edit *e, int algo, bool inherited, const struct rate_arg *pkt,
+			 const struct rate_arg *bytes, __u64 window_ns, struct sluice_policy *np,
+			 char *err, size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+
+	if (bytes->given && inherited)
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s counts packets, and the policy has a byte rate: give the "
+				  "packet rate alone (e.g. --algo %s --rate 100/s)",
+				  sluice_algo_name(algo), sluice_algo_name(algo));
+	if (bytes->given)
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s counts packets: a byte rate needs token-bucket or "
+				  "leaky-bucket",
+				  sluice_algo_name(algo));
+	if (!pkt->given)
+		return sluice_err(err, errlen, -EINVAL, "%s needs a packet --rate",
+				  sluice_algo_name(algo));
+	if (sluice_edit_burst_given(e))
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s has no --burst: it admits the rate's count per --window "
+				  "(leave --burst out, or use token-bucket)",
+				  sluice_algo_name(algo));
+	if (sluice_edit_delay_given(e))
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s on a shaper is a meter (its excess is dropped, nothing "
+				  "waits), so it takes no %s: use token-bucket or leaky-bucket "
+				  "to delay",
+				  sluice_algo_name(algo), e->delay_text);
+	if (!window_ns)
+		window_ns = sluice_edit_period_ns(pkt);
+	np->window = window_ns << SLUICE_TICK_SHIFT;
+	if (sluice_window_set(np, pkt->rate.count, pkt->rate.period_ns, inner, sizeof(inner)))
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
+	/* The rate is kept in pkt too, for display and for a later
+	 * change of algorithm; the window algorithms never read it. */
+	if (sluice_limit_set(&np->pkt, pkt->rate.count, pkt->rate.period_ns, np->window_limit,
+			     inner, sizeof(inner)))
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
+	memset(&np->bytes, 0, sizeof(np->bytes));
+	return 0;
+}
+
+/* np as a bucket algorithm's from the rates, their bursts and (shape) a
+ * shaper's delays. */
+static int bucket_policy(const struct edit *e, int algo, const struct rate_arg *pkt,
+			 const struct rate_arg *bytes, const struct sluice_handle *h, bool shape,
+			 struct sluice_policy *np, char *err, size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+
+	if (e->window_ns)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--window applies to sliding-window, fixed-window and "
+				  "sliding-log, not to %s (whose burst is --burst)",
+				  sluice_algo_name(algo));
+	/* The delays share their place with the window (a union):
+	 * each is set here, a limiter's to 0, never left to chance. */
+	np->pkt_delay = 0;
+	np->byte_delay = 0;
+	np->window_limit = 0;
+	memset(&np->pkt, 0, sizeof(np->pkt));
+	memset(&np->bytes, 0, sizeof(np->bytes));
+	if (pkt->given) {
+		__u64 b = pkt->burst_given ?
+				  pkt->burst :
+				  sluice_default_burst(pkt->rate.count, pkt->rate.period_ns);
+
+		if (limit_set(&np->pkt, pkt, b, false, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "packet rate: %s", inner);
+	}
+	if (bytes->given) {
+		__u64 b = bytes->burst;
+
+		if (!bytes->burst_given) {
+			b = sluice_default_burst(bytes->rate.count, bytes->rate.period_ns);
+			if (b < MIN_BYTE_BURST)
+				b = MIN_BYTE_BURST;
+		}
+		if (limit_set(&np->bytes, bytes, b, true, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "byte rate: %s", inner);
+	}
+	if (shape) {
+		char rt[48];
+		int ret;
+
+		if (pkt->given) {
+			np->pkt_delay = pkt->delay;
+			sluice_format_rate(&np->pkt, false, rt, sizeof(rt));
+			ret = check_delay(h, &np->pkt, np->pkt_delay, false, rt, err, errlen);
+			if (ret)
+				return ret;
+		}
+		if (bytes->given) {
+			np->byte_delay = bytes->delay;
+			sluice_format_rate(&np->bytes, true, rt, sizeof(rt));
+			ret = check_delay(h, &np->bytes, np->byte_delay, true, rt, err, errlen);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			const struct sluice_handle *h, bool shape, struct sluice_policy *np,
 			char *err, size_t errlen)
@@ -84,72 +257,14 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	bool inherited = false;
 	char inner[SLUICE_ERR_LEN];
 	__u64 window_ns = e->window_ns;
+	int ret;
 
 	*np = *base;
 	if (!pkt.given && !bytes.given) {
-		/* keep the rates; their bursts (and a shaper's delays) only if
-		 * they still mean a burst: the window algorithms hold their
-		 * window where the delays are (a union) */
-		bool keep_burst = !sluice_algo_is_window(base->algo);
-
 		inherited = true;
-		if (base->pkt.period_ns) {
-			pkt.given = true;
-			pkt.rate.count = base->pkt.rate;
-			pkt.rate.period_ns = base->pkt.period_ns;
-			pkt.burst = keep_burst ? base->pkt.burst : 0;
-			pkt.burst_given = keep_burst;
-			pkt.delay = keep_burst ? base->pkt_delay : 0;
-			pkt.delay_given = false;
-		}
-		if (base->bytes.period_ns) {
-			bytes.given = true;
-			bytes.rate.count = base->bytes.rate;
-			bytes.rate.period_ns = base->bytes.period_ns;
-			bytes.rate.is_bytes = true;
-			bytes.burst = keep_burst ? base->bytes.burst : 0;
-			bytes.burst_given = keep_burst;
-			bytes.delay = keep_burst ? base->byte_delay : 0;
-			bytes.delay_given = false;
-		}
-		if (e->burst_given || e->delay_given) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-
-			if (!r->given)
-				return sluice_err(err, errlen, -EINVAL,
-						  "%s needs a --rate: the policy has none",
-						  e->burst_given ? "--burst" : e->delay_text);
-		}
-		if (e->burst_size || e->delay_size) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-			char rt[48];
-
-			sluice_format_rate(&base->pkt, false, rt, sizeof(rt));
-			if (sluice_edit_size_for_rate("--burst", e->burst_size, r, rt, err,
-						      errlen) ||
-			    sluice_edit_size_for_rate("--delay", e->delay_size, r, rt, err,
-						      errlen))
-				return -EINVAL;
-		}
-		if (e->burst_given) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-
-			if (r == &bytes && e->burst && e->burst < MIN_BYTE_BURST)
-				return sluice_err(
-					err, errlen, -EINVAL,
-					"--burst %llu is for the byte rate, and is smaller "
-					"than one full %llu-byte frame: use at least %llu",
-					(unsigned long long)e->burst, MIN_BYTE_BURST,
-					MIN_BYTE_BURST);
-			r->burst = e->burst;
-			r->burst_given = true;
-		}
-		if (e->delay_given) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-
-			r->delay = e->delay;
-			r->delay_given = true;
-		}
+		ret = inherit_rates(e, base, &pkt, &bytes, err, errlen);
+		if (ret)
+			return ret;
 	}
 	/* A window is kept like any setting: a new rate alone must not move
 	 * the window, which would start every source afresh. */
@@ -157,100 +272,12 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 		window_ns = base->window >> SLUICE_TICK_SHIFT;
 
 	np->algo = (__u8)algo;
-	if (sluice_algo_is_window(algo)) {
-		if (bytes.given && inherited)
-			return sluice_err(
-				err, errlen, -EINVAL,
-				"%s counts packets, and the policy has a byte rate: give the "
-				"packet rate alone (e.g. --algo %s --rate 100/s)",
-				sluice_algo_name(algo), sluice_algo_name(algo));
-		if (bytes.given)
-			return sluice_err(err, errlen, -EINVAL,
-					  "%s counts packets: a byte rate needs token-bucket or "
-					  "leaky-bucket",
-					  sluice_algo_name(algo));
-		if (!pkt.given)
-			return sluice_err(err, errlen, -EINVAL, "%s needs a packet --rate",
-					  sluice_algo_name(algo));
-		if (sluice_edit_burst_given(e))
-			return sluice_err(
-				err, errlen, -EINVAL,
-				"%s has no --burst: it admits the rate's count per --window "
-				"(leave --burst out, or use token-bucket)",
-				sluice_algo_name(algo));
-		if (sluice_edit_delay_given(e))
-			return sluice_err(
-				err, errlen, -EINVAL,
-				"%s on a shaper is a meter (its excess is dropped, nothing "
-				"waits), so it takes no %s: use token-bucket or leaky-bucket "
-				"to delay",
-				sluice_algo_name(algo), e->delay_text);
-		if (!window_ns)
-			window_ns = sluice_edit_period_ns(&pkt);
-		np->window = window_ns << SLUICE_TICK_SHIFT;
-		if (sluice_window_set(np, pkt.rate.count, pkt.rate.period_ns, inner,
-				      sizeof(inner)))
-			return sluice_err(err, errlen, -EINVAL, "%s", inner);
-		/* The rate is kept in pkt too, for display and for a later
-		 * change of algorithm; the window algorithms never read it. */
-		if (sluice_limit_set(&np->pkt, pkt.rate.count, pkt.rate.period_ns,
-				     np->window_limit, inner, sizeof(inner)))
-			return sluice_err(err, errlen, -EINVAL, "%s", inner);
-		memset(&np->bytes, 0, sizeof(np->bytes));
-	} else {
-		if (e->window_ns)
-			return sluice_err(err, errlen, -EINVAL,
-					  "--window applies to sliding-window, fixed-window and "
-					  "sliding-log, not to %s (whose burst is --burst)",
-					  sluice_algo_name(algo));
-		/* The delays share their place with the window (a union):
-		 * each is set here, a limiter's to 0, never left to chance. */
-		np->pkt_delay = 0;
-		np->byte_delay = 0;
-		np->window_limit = 0;
-		memset(&np->pkt, 0, sizeof(np->pkt));
-		memset(&np->bytes, 0, sizeof(np->bytes));
-		if (pkt.given) {
-			__u64 b = pkt.burst_given ? pkt.burst :
-						    sluice_default_burst(pkt.rate.count,
-									 pkt.rate.period_ns);
-
-			if (limit_set(&np->pkt, &pkt, b, false, inner, sizeof(inner)))
-				return sluice_err(err, errlen, -EINVAL, "packet rate: %s", inner);
-		}
-		if (bytes.given) {
-			__u64 b = bytes.burst;
-
-			if (!bytes.burst_given) {
-				b = sluice_default_burst(bytes.rate.count, bytes.rate.period_ns);
-				if (b < MIN_BYTE_BURST)
-					b = MIN_BYTE_BURST;
-			}
-			if (limit_set(&np->bytes, &bytes, b, true, inner, sizeof(inner)))
-				return sluice_err(err, errlen, -EINVAL, "byte rate: %s", inner);
-		}
-		if (shape) {
-			char rt[48];
-			int ret;
-
-			if (pkt.given) {
-				np->pkt_delay = pkt.delay;
-				sluice_format_rate(&np->pkt, false, rt, sizeof(rt));
-				ret = check_delay(h, &np->pkt, np->pkt_delay, false, rt, err,
-						  errlen);
-				if (ret)
-					return ret;
-			}
-			if (bytes.given) {
-				np->byte_delay = bytes.delay;
-				sluice_format_rate(&np->bytes, true, rt, sizeof(rt));
-				ret = check_delay(h, &np->bytes, np->byte_delay, true, rt, err,
-						  errlen);
-				if (ret)
-					return ret;
-			}
-		}
-	}
+	if (sluice_algo_is_window(algo))
+		ret = window_policy(e, algo, inherited, &pkt, &bytes, window_ns, np, err, errlen);
+	else
+		ret = bucket_policy(e, algo, &pkt, &bytes, h, shape, np, err, errlen);
+	if (ret)
+		return ret;
 	if (e->prefix4 >= 0)
 		np->prefix4 = (__u8)e->prefix4;
 	if (e->prefix6 >= 0)
