@@ -529,7 +529,11 @@ static const struct map_slot *map_slot_of(const struct map_slot *maps, size_t nr
 	return &maps[i];
 }
 
-int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
+/* Open the pinned maps of h->dir into h. 0; SLUICE_RENAMED_FROM when there
+ * is none and the interface's state moved in from another name (unless
+ * followed: once is enough), to open again; or -errno with err. */
+static int open_maps(struct sluice_handle *h, const char *ifname, bool followed, char *err,
+		     size_t errlen)
 {
 	/* The config first (its absence means nothing is pinned), then the
 	 * others in the registry's order (<sluice/maps.h>); the rule table and
@@ -543,27 +547,11 @@ int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t e
 	static const struct map_slot maps[] = { SLUICE_MAPS(OPEN_SLOT) };
 #undef OPEN_SLOT
 	const size_t nr = sizeof(maps) / sizeof(maps[0]);
-	const struct map_slot *m;
-	struct bpf_map_info info = {};
-	__u32 info_len = sizeof(info);
 	char other[SLUICE_STATE_NAME_MAX];
-	bool followed = false;
+	const struct map_slot *m;
 	size_t i;
 	int ret;
 
-again:
-	sluice_handle_init(h);
-	ret = sluice_state_name(ifname, h->ifname, &h->shape, err, errlen);
-	if (ret)
-		return ret;
-	strcpy(h->name, ifname); /* fits: sluice_state_name() checked it */
-	h->ifindex = if_nametoindex(h->ifname);
-
-	ret = sluice_ensure_bpffs(err, errlen);
-	if (!ret)
-		ret = sluice_pin_dir(h->name, h->dir, sizeof(h->dir), err, errlen);
-	if (ret)
-		return ret;
 	/* i 0: the config; i > 0: maps[i - 1] */
 	for (i = 0; i <= nr; i++) {
 		m = i ? &maps[i - 1] : map_slot_of(maps, nr, SLUICE_MAP_CONFIG);
@@ -581,10 +569,8 @@ again:
 		 * the name it had before a rename? (rename.c) */
 		if (ret == -ENOENT && i == 0 && h->ifindex && !followed &&
 		    sluice_follow_rename(ifname, other, sizeof(other), NULL, 0) ==
-			    SLUICE_RENAMED_FROM) {
-			followed = true;
-			goto again;
-		}
+			    SLUICE_RENAMED_FROM)
+			return SLUICE_RENAMED_FROM;
 		if (ret == -ENOENT && i == 0 && h->shape)
 			no_shaper(h->name, h->ifname, h->ifindex, err, errlen);
 		else if (ret == -ENOENT && i == 0)
@@ -599,23 +585,32 @@ again:
 				h->dir, m->name, strerror(-ret), sluice_state_verb(h), h->ifname);
 		if (ret == -ENOENT && i == 0 && !h->ifindex)
 			ret = -ENODEV;
-		goto out_err;
+		return ret;
 	}
+	return 0;
+}
+
+/* Map and check what open_maps() opened: the config, the fleet's state, the
+ * layout and kind, the rule table, the key table. 0 or -errno with err. */
+static int map_state(struct sluice_handle *h, const char *ifname, char *err, size_t errlen)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	int ret;
+
 	if (bpf_obj_get_info_by_fd(h->config_fd, &info, &info_len) ||
-	    info.value_size != sizeof(struct sluice_config)) {
-		ret = sluice_err(
+	    info.value_size != sizeof(struct sluice_config))
+		return sluice_err(
 			err, errlen, -EPROTO,
 			"the pinned config of %s has another layout (value size %u, expected %zu): "
 			"detach with the sluice that attached it, then attach again",
 			ifname, info.value_size, sizeof(struct sluice_config));
-		goto out_err;
-	}
 	h->cfg = mmap(NULL, sizeof(*h->cfg), PROT_READ | PROT_WRITE, MAP_SHARED, h->config_fd, 0);
 	if (h->cfg == MAP_FAILED) {
 		ret = sluice_err(err, errlen, -errno, "Couldn't map the config of %s: %s", ifname,
 				 strerror(errno));
 		h->cfg = NULL;
-		goto out_err;
+		return ret;
 	}
 	if (h->fleet_fd >= 0) {
 		h->fleet = mmap(NULL, sizeof(*h->fleet), PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -624,7 +619,7 @@ again:
 			ret = sluice_err(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
 					 SLUICE_MAP_FLEET, strerror(errno));
 			h->fleet = NULL;
-			goto out_err;
+			return ret;
 		}
 	}
 	ret = sluice_check_layout(h->cfg, ifname, err, errlen);
@@ -650,6 +645,36 @@ again:
 				   ifname, h->dir, SLUICE_MAP_SETS4, SLUICE_MAP_SETS6,
 				   strerror(-ret), sluice_state_verb(h), h->ifname);
 	}
+	return ret;
+}
+
+int sluice_open(const char *ifname, struct sluice_handle *h, char *err, size_t errlen)
+{
+	char other[SLUICE_STATE_NAME_MAX];
+	bool followed = false;
+	int ret;
+
+again:
+	sluice_handle_init(h);
+	ret = sluice_state_name(ifname, h->ifname, &h->shape, err, errlen);
+	if (ret)
+		return ret;
+	strcpy(h->name, ifname); /* fits: sluice_state_name() checked it */
+	h->ifindex = if_nametoindex(h->ifname);
+
+	ret = sluice_ensure_bpffs(err, errlen);
+	if (!ret)
+		ret = sluice_pin_dir(h->name, h->dir, sizeof(h->dir), err, errlen);
+	if (ret)
+		return ret;
+	ret = open_maps(h, ifname, followed, err, errlen);
+	/* nothing was open yet: the config is the first map */
+	if (ret == SLUICE_RENAMED_FROM) {
+		followed = true;
+		goto again;
+	}
+	if (!ret)
+		ret = map_state(h, ifname, err, errlen);
 	if (ret)
 		goto out_err;
 	h->standing = standing_of(h->cfg, h->ifindex);
