@@ -45,7 +45,7 @@ enum opt_id {
 #define FOR_SET (1U << EDIT_SET)
 #define FOR_ADD (1U << EDIT_RULE_ADD)
 
-static const struct {
+static const struct opt {
 	const char *name;
 	enum opt_id id;
 	bool has_arg;
@@ -311,13 +311,129 @@ static bool looks_like_cidr(const struct edit *e, const char *word)
 }
 
 /* Returns how many words the option used (1 or 2), or -EINVAL. */
+/* --dry-run and --fleet: set needs on|off; rule add takes an optional on|off.
+ * How many words it used, or -EINVAL. */
+static int parse_onoff_opt(struct edit *e, enum opt_id id, int argc, char **argv, int i,
+			   const char *eq, char *err, size_t errlen)
+{
+	const char *v = NULL;
+	int used = 1;
+	bool fleet = id == OPT_FLEET;
+	int *dst = fleet ? &e->fleet : &e->dry_run;
+	const char *o = fleet ? "--fleet" : "--dry-run";
+	char what[40];
+
+	snprintf(what, sizeof(what), "%s of %s", o, e->op == EDIT_SET ? "set" : "rule add");
+	if (eq) {
+		v = eq + 1;
+	} else if (i + 1 < argc && (e->op == EDIT_SET || !strcmp(argv[i + 1], "on") ||
+				    !strcmp(argv[i + 1], "off"))) {
+		v = argv[i + 1];
+		used = 2;
+	} else if (i + 1 < argc && argv[i + 1][0] != '-' && !looks_like_cidr(e, argv[i + 1])) {
+		/* Not the rule's CIDR: a value meant for this option. */
+		static const char *const words[] = { "on", "off" };
+		const char *lower = sluice_case_hint(argv[i + 1], words, 2);
+
+		if (lower)
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s takes 'on' or 'off' (lower case), not '%s': write "
+					  "'%s'",
+					  what, argv[i + 1], lower);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s takes no value (or 'on' or 'off'), not '%s': write %s "
+				  "alone",
+				  what, argv[i + 1], o);
+	}
+	if (*dst >= 0)
+		return sluice_err(err, errlen, -EINVAL, "%s is given twice", o);
+	if (!v && e->op == EDIT_SET)
+		return sluice_err(err, errlen, -EINVAL, "%s needs 'on' or 'off'", what);
+	if (v) {
+		bool on;
+
+		if (sluice_parse_onoff(what, v, &on, err, errlen))
+			return -EINVAL;
+		*dst = on;
+	} else {
+		*dst = 1;
+	}
+	/* set --dry-run is a setting; --fleet is the policy's. */
+	if (e->op != EDIT_SET || fleet)
+		e->nr_policy_opts++;
+	return used;
+}
+
+/* An option of a policy, o, with its value v (NULL for one that takes
+ * none): used (the words it took), or -EINVAL. */
+static int parse_policy_opt(struct edit *e, const struct opt *o, const char *arg, const char *v,
+			    int used, char *err, size_t errlen)
+{
+	__u64 n;
+	int ret;
+
+	switch (o->id) {
+	case OPT_RATE:
+		return parse_rate_opt(e, v, err, errlen) ?: used;
+	case OPT_BURST:
+		return parse_burst_opt(e, v, err, errlen) ?: used;
+	case OPT_DELAY:
+	case OPT_NODELAY:
+		return parse_delay_opt(e, o->id == OPT_DELAY ? v : NULL, err, errlen) ?: used;
+	case OPT_ALGO:
+		if (e->algo >= 0)
+			return sluice_err(err, errlen, -EINVAL, "--algo is given twice");
+		e->algo = sluice_parse_algo(v, err, errlen);
+		return e->algo < 0 ? -EINVAL : used;
+	case OPT_WINDOW:
+		if (e->window_ns)
+			return sluice_err(err, errlen, -EINVAL, "--window is given twice");
+		ret = sluice_parse_duration("--window", v, &n, err, errlen);
+		if (ret && ret != -ERANGE)
+			return -EINVAL;
+		if (ret || n < SLUICE_MIN_WINDOW_NS || n > SLUICE_MAX_WINDOW_NS)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--window %s is out of range: give 100ms to 1h", v);
+		e->window_ns = n;
+		return used;
+	case OPT_PREFIX4:
+	case OPT_PREFIX6:
+	case OPT_PREFIX: {
+		int *dst = o->id == OPT_PREFIX4 ? &e->prefix4 :
+			   o->id == OPT_PREFIX6 ? &e->prefix6 :
+						  &e->prefix;
+		char what[16];
+
+		snprintf(what, sizeof(what), "--%s", o->name);
+		if (*dst >= 0)
+			return sluice_err(err, errlen, -EINVAL, "%s is given twice", what);
+		if (sluice_parse_uint(what, v, o->id == OPT_PREFIX4 ? 32 : 128, &n, err, errlen))
+			return -EINVAL;
+		*dst = (int)n;
+		return used;
+	}
+	case OPT_EXEMPT:
+	case OPT_DENY:
+		if (e->action >= 0)
+			return sluice_err(err, errlen, -EINVAL,
+					  "give one of --exempt and --deny, not both");
+		e->action = o->id == OPT_EXEMPT ? SLUICE_ACT_EXEMPT : SLUICE_ACT_DENY;
+		return used;
+	case OPT_DRY_RUN:
+	case OPT_FLEET:
+	case OPT_NEW_KEYS:
+	case OPT_FAIL_CLOSED:
+		break;
+	}
+	return sluice_err(err, errlen, -EINVAL, "unknown option '%s'", arg);
+}
+
 static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
 {
 	const char *word = argv[i] + 2, *eq = strchr(word, '='), *v = NULL;
 	size_t len = eq ? (size_t)(eq - word) : strlen(word);
 	unsigned int k;
-	int used = 1, ret;
-	__u64 n;
+	int used = 1;
 
 	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
 		if (strlen(opts[k].name) == len && !strncmp(opts[k].name, word, len))
@@ -326,56 +442,8 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 		return sluice_err(err, errlen, -EINVAL, "unknown option '%s' for %s: %s", argv[i],
 				  e->name, help_of(e));
 
-	if (opts[k].id == OPT_DRY_RUN || opts[k].id == OPT_FLEET) {
-		/* set needs on|off; rule add takes an optional on|off */
-		bool fleet = opts[k].id == OPT_FLEET;
-		int *dst = fleet ? &e->fleet : &e->dry_run;
-		const char *o = fleet ? "--fleet" : "--dry-run";
-		char what[40];
-
-		snprintf(what, sizeof(what), "%s of %s", o, e->op == EDIT_SET ? "set" : "rule add");
-		if (eq) {
-			v = eq + 1;
-		} else if (i + 1 < argc && (e->op == EDIT_SET || !strcmp(argv[i + 1], "on") ||
-					    !strcmp(argv[i + 1], "off"))) {
-			v = argv[i + 1];
-			used = 2;
-		} else if (i + 1 < argc && argv[i + 1][0] != '-' &&
-			   !looks_like_cidr(e, argv[i + 1])) {
-			/* Not the rule's CIDR: a value meant for this option. */
-			static const char *const words[] = { "on", "off" };
-			const char *lower = sluice_case_hint(argv[i + 1], words, 2);
-
-			if (lower)
-				return sluice_err(
-					err, errlen, -EINVAL,
-					"%s takes 'on' or 'off' (lower case), not '%s': write "
-					"'%s'",
-					what, argv[i + 1], lower);
-			return sluice_err(
-				err, errlen, -EINVAL,
-				"%s takes no value (or 'on' or 'off'), not '%s': write %s "
-				"alone",
-				what, argv[i + 1], o);
-		}
-		if (*dst >= 0)
-			return sluice_err(err, errlen, -EINVAL, "%s is given twice", o);
-		if (!v && e->op == EDIT_SET)
-			return sluice_err(err, errlen, -EINVAL, "%s needs 'on' or 'off'", what);
-		if (v) {
-			bool on;
-
-			if (sluice_parse_onoff(what, v, &on, err, errlen))
-				return -EINVAL;
-			*dst = on;
-		} else {
-			*dst = 1;
-		}
-		/* set --dry-run is a setting; --fleet is the policy's. */
-		if (e->op != EDIT_SET || fleet)
-			e->nr_policy_opts++;
-		return used;
-	}
+	if (opts[k].id == OPT_DRY_RUN || opts[k].id == OPT_FLEET)
+		return parse_onoff_opt(e, opts[k].id, argc, argv, i, eq, err, errlen);
 
 	if (opts[k].has_arg) {
 		if (eq) {
@@ -397,62 +465,7 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 	if (opts[k].id == OPT_NEW_KEYS || opts[k].id == OPT_FAIL_CLOSED)
 		return parse_setting(e, opts[k].id, v, err, errlen) ?: used;
 	e->nr_policy_opts++;
-
-	switch (opts[k].id) {
-	case OPT_RATE:
-		return parse_rate_opt(e, v, err, errlen) ?: used;
-	case OPT_BURST:
-		return parse_burst_opt(e, v, err, errlen) ?: used;
-	case OPT_DELAY:
-	case OPT_NODELAY:
-		return parse_delay_opt(e, opts[k].id == OPT_DELAY ? v : NULL, err, errlen) ?:
-			       used;
-	case OPT_ALGO:
-		if (e->algo >= 0)
-			return sluice_err(err, errlen, -EINVAL, "--algo is given twice");
-		e->algo = sluice_parse_algo(v, err, errlen);
-		return e->algo < 0 ? -EINVAL : used;
-	case OPT_WINDOW:
-		if (e->window_ns)
-			return sluice_err(err, errlen, -EINVAL, "--window is given twice");
-		ret = sluice_parse_duration("--window", v, &n, err, errlen);
-		if (ret && ret != -ERANGE)
-			return -EINVAL;
-		if (ret || n < SLUICE_MIN_WINDOW_NS || n > SLUICE_MAX_WINDOW_NS)
-			return sluice_err(err, errlen, -EINVAL,
-					  "--window %s is out of range: give 100ms to 1h", v);
-		e->window_ns = n;
-		return used;
-	case OPT_PREFIX4:
-	case OPT_PREFIX6:
-	case OPT_PREFIX: {
-		int *dst = opts[k].id == OPT_PREFIX4 ? &e->prefix4 :
-			   opts[k].id == OPT_PREFIX6 ? &e->prefix6 : &e->prefix;
-		char what[16];
-
-		snprintf(what, sizeof(what), "--%s", opts[k].name);
-		if (*dst >= 0)
-			return sluice_err(err, errlen, -EINVAL, "%s is given twice", what);
-		if (sluice_parse_uint(what, v, opts[k].id == OPT_PREFIX4 ? 32 : 128, &n, err,
-				      errlen))
-			return -EINVAL;
-		*dst = (int)n;
-		return used;
-	}
-	case OPT_EXEMPT:
-	case OPT_DENY:
-		if (e->action >= 0)
-			return sluice_err(err, errlen, -EINVAL,
-					  "give one of --exempt and --deny, not both");
-		e->action = opts[k].id == OPT_EXEMPT ? SLUICE_ACT_EXEMPT : SLUICE_ACT_DENY;
-		return used;
-	case OPT_DRY_RUN:
-	case OPT_FLEET:
-	case OPT_NEW_KEYS:
-	case OPT_FAIL_CLOSED:
-		break;
-	}
-	return sluice_err(err, errlen, -EINVAL, "unknown option '%s'", argv[i]);
+	return parse_policy_opt(e, &opts[k], argv[i], v, used, err, errlen);
 }
 
 /*

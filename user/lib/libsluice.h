@@ -26,7 +26,9 @@
 #include "rename.h" /* a renamed interface */
 #include "maps.h" /* walking and sizing a map; a shaper's counters */
 #include "keytab.h" /* the key table */
+#include "pins.h" /* the bpffs and the pin directories */
 #include "state.h" /* the pinned state of one interface */
+#include "counters.h" /* its counters */
 #include "txn.h" /* changes: one transaction per command */
 #include "slots.h" /* counter slots of a rule set */
 #include "policies.h" /* a snapshot of the live policies */
