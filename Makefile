@@ -106,7 +106,7 @@ LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 host_srcs = $(filter-out %.bpf.c,$(wildcard $(1)/*.c))
 SLUICE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,user/sluice))
-CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/sluicectl))
+CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,user/sluicectl))
 GEN_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/gen))
 BENCH_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/bench))
 PROBE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(call host_srcs,tools/probe))
@@ -123,13 +123,14 @@ $(BUILD):
 
 # Objects embed a skeleton (the BPF object's bytes): a changed program must
 # rebuild them, so the skeletons are real prerequisites, not order-only.
-$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h user/sluice/*.h tests/lib/*.h) $(SKELS)
+$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h user/sluice/*.h user/sluicectl/*.h \
+		tests/lib/*.h) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
 # The two main.c print the version: a new VERSION rebuilds them.
-$(BUILD)/obj/user/sluice/main.o $(BUILD)/obj/tools/sluicectl/main.o: VERSION
+$(BUILD)/obj/user/sluice/main.o $(BUILD)/obj/user/sluicectl/main.o: VERSION
 
 $(BUILD)/libsluice.a: $(LIB_OBJS)
 	$(call msg,AR,$@)

@@ -37,7 +37,7 @@
 /*
  * Maps added after a layout was first pinned: an attach creates one that an
  * existing state lacks (keeping every other map), and a reader of a state
- * without it does without (user/sluice/common.c, sluice_open()).
+ * without it does without (the registry of pinned maps: <sluice/maps.h>).
  */
 #define SLUICE_MAP_RWOULD  "sluice_rwould"
 #define SLUICE_MAP_FLEET   "sluice_fleet"      /* the fleet agent's state (layout 5 on) */

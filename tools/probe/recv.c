@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "probe.h"
 
 struct rec {
@@ -101,15 +102,8 @@ static int add(struct flow *f, const struct probe_hdr *h, int64_t arrive)
 		f->reordered++;
 	if (seq > f->max_seq)
 		f->max_seq = seq;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 256;
-		struct rec *r = realloc(f->r, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		f->r = r;
-		f->cap = cap;
-	}
+	if (sluice_array_room(f->r, f->n, f->cap, 256))
+		return -ENOMEM;
 	f->r[f->n].seq = seq;
 	f->r[f->n].arrive_ns = arrive;
 	f->r[f->n].send_ns = (int64_t)be64toh(h->send_ns);

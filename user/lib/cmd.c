@@ -45,7 +45,7 @@ enum opt_id {
 #define FOR_SET (1U << EDIT_SET)
 #define FOR_ADD (1U << EDIT_RULE_ADD)
 
-static const struct {
+static const struct opt {
 	const char *name;
 	enum opt_id id;
 	bool has_arg;
@@ -88,10 +88,11 @@ static int parse_rate_opt(struct edit *e, const char *v, char *err, size_t errle
 		return -EINVAL;
 	slot = r.is_bytes ? &e->bytes : &e->pkt;
 	if (slot->given)
-		return usage(err, errlen,
-			     "two %s rates given (%s and %s): give at most one packet rate and one "
-			     "byte rate, e.g. --rate 100/s --rate 10mbit",
-			     r.is_bytes ? "byte" : "packet", slot->text, v);
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"two %s rates given (%s and %s): give at most one packet rate and one "
+			"byte rate, e.g. --rate 100/s --rate 10mbit",
+			r.is_bytes ? "byte" : "packet", slot->text, v);
 	slot->given = true;
 	slot->text = v;
 	slot->rate = r;
@@ -138,10 +139,12 @@ int sluice_edit_size_for_rate(const char *opt, const char *size, const struct ra
 {
 	if (!size || r->rate.is_bytes)
 		return 0;
-	return usage(err, errlen,
-		     "%s %s is a byte size, but it belongs to the packet rate %s, which counts "
-		     "packets: give a count (%s 64), or put it after a byte rate (--rate 10mbit "
-		     "%s %s)", opt, size, rate_text, opt, opt, size);
+	return sluice_err(
+		err, errlen, -EINVAL,
+		"%s %s is a byte size, but it belongs to the packet rate %s, which counts "
+		"packets: give a count (%s 64), or put it after a byte rate (--rate 10mbit "
+		"%s %s)",
+		opt, size, rate_text, opt, opt, size);
 }
 
 static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errlen)
@@ -155,17 +158,18 @@ static int parse_burst_opt(struct edit *e, const char *v, char *err, size_t errl
 		return -EINVAL;
 	if (e->last_rate) {
 		if (e->last_rate->burst_given)
-			return usage(err, errlen,
-				     "two --burst values for --rate %s: "
-				     "give one --burst after each --rate", e->last_rate->text);
+			return sluice_err(err, errlen, -EINVAL,
+					  "two --burst values for --rate %s: "
+					  "give one --burst after each --rate",
+					  e->last_rate->text);
 		e->last_rate->burst = b;
 		e->last_rate->burst_given = true;
 		e->last_rate->burst_size = size;
 		return 0;
 	}
 	if (e->burst_given)
-		return usage(err, errlen,
-			     "two --burst values: give one --burst after each --rate");
+		return sluice_err(err, errlen, -EINVAL,
+				  "two --burst values: give one --burst after each --rate");
 	e->burst = b;
 	e->burst_given = true;
 	e->burst_size = size;
@@ -192,11 +196,13 @@ static int parse_delay_opt(struct edit *e, const char *v, char *err, size_t errl
 		e->delay_size = size;
 	if (*given) {
 		if (e->last_rate)
-			return usage(err, errlen,
-				     "two of --delay and --nodelay for --rate %s: give one after "
-				     "each --rate", e->last_rate->text);
-		return usage(err, errlen,
-			     "two of --delay and --nodelay: give one after each --rate");
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"two of --delay and --nodelay for --rate %s: give one after "
+				"each --rate",
+				e->last_rate->text);
+		return sluice_err(err, errlen, -EINVAL,
+				  "two of --delay and --nodelay: give one after each --rate");
 	}
 	*given = true;
 	*dst = (__u32)d;
@@ -224,20 +230,21 @@ int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err,
 	const struct rate_arg *zero = NULL;
 
 	if (delay && kind == EDIT_FOR_LIMITER)
-		return usage(err, errlen,
-			     "a limiter drops and never delays: %s is for a shaper, "
-			     "sluicectl -i shape:IFACE or sluice shape attach",
-			     e->delay_text ? e->delay_text : "--delay");
+		return sluice_err(err, errlen, -EINVAL,
+				  "a limiter drops and never delays: %s is for a shaper, "
+				  "sluicectl -i shape:IFACE or sluice shape attach",
+				  e->delay_text ? e->delay_text : "--delay");
 	if (e->pkt.burst_given && !e->pkt.burst)
 		zero = &e->pkt;
 	else if (e->bytes.burst_given && !e->bytes.burst)
 		zero = &e->bytes;
 	if (!shaper && (zero || (e->burst_given && !e->burst)))
-		return usage(err, errlen,
-			     "--burst is 0: it must be at least 1 (1 to %llu); only a shaper "
-			     "(sluicectl -i shape:IFACE, sluice shape attach) takes --burst 0, "
-			     "which queues nothing beyond the packet being sent",
-			     MAX_BURST);
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"--burst is 0: it must be at least 1 (1 to %llu); only a shaper "
+			"(sluicectl -i shape:IFACE, sluice shape attach) takes --burst 0, "
+			"which queues nothing beyond the packet being sent",
+			MAX_BURST);
 	return 0;
 }
 
@@ -255,14 +262,14 @@ static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *er
 
 	if (id == OPT_FAIL_CLOSED) {
 		if (e->fail_closed >= 0)
-			return usage(err, errlen, "--fail-closed is given twice");
+			return sluice_err(err, errlen, -EINVAL, "--fail-closed is given twice");
 		if (sluice_parse_onoff("--fail-closed", v, &on, err, errlen))
 			return -EINVAL;
 		e->fail_closed = on;
 		return 0;
 	}
 	if (e->new_keys_given)
-		return usage(err, errlen, "--new-keys is given twice");
+		return sluice_err(err, errlen, -EINVAL, "--new-keys is given twice");
 	e->new_keys_given = true;
 	if (!strcmp(v, "off")) {
 		e->new_keys_off = true;
@@ -273,21 +280,23 @@ static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *er
 
 		/* A zero rate of new sources is not a deny: name what is meant. */
 		if (z && (v[z] == '/' || !strcmp(v + z, "pps")))
-			return usage(err, errlen,
-				     "--new-keys '%s' is zero, which would admit no new source "
-				     "ever: give at least 1/h (e.g. 1000/s), or 'off' for no limit",
-				     v);
-		return usage(err, errlen, "--new-keys: %s (or 'off' for no limit)", inner);
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"--new-keys '%s' is zero, which would admit no new source "
+				"ever: give at least 1/h (e.g. 1000/s), or 'off' for no limit",
+				v);
+		return sluice_err(err, errlen, -EINVAL, "--new-keys: %s (or 'off' for no limit)",
+				  inner);
 	}
 	if (e->new_keys.is_bytes)
-		return usage(err, errlen,
-			     "--new-keys counts new sources, not bytes: write a rate like "
-			     "1000/s, or 'off'");
+		return sluice_err(err, errlen, -EINVAL,
+				  "--new-keys counts new sources, not bytes: write a rate like "
+				  "1000/s, or 'off'");
 	/* Refuse here what apply_edit() could not set, so a check is enough. */
 	if (sluice_limit_set(&l, e->new_keys.count, e->new_keys.period_ns,
 			     sluice_default_burst(e->new_keys.count, e->new_keys.period_ns), inner,
 			     sizeof(inner)))
-		return usage(err, errlen, "--new-keys %s: %s", v, inner);
+		return sluice_err(err, errlen, -EINVAL, "--new-keys %s: %s", v, inner);
 	return 0;
 }
 
@@ -302,125 +311,103 @@ static bool looks_like_cidr(const struct edit *e, const char *word)
 }
 
 /* Returns how many words the option used (1 or 2), or -EINVAL. */
-static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
+/* --dry-run and --fleet: set needs on|off; rule add takes an optional on|off.
+ * How many words it used, or -EINVAL. */
+static int parse_onoff_opt(struct edit *e, enum opt_id id, int argc, char **argv, int i,
+			   const char *eq, char *err, size_t errlen)
 {
-	const char *word = argv[i] + 2, *eq = strchr(word, '='), *v = NULL;
-	size_t len = eq ? (size_t)(eq - word) : strlen(word);
-	unsigned int k;
-	int used = 1, ret;
+	const char *v = NULL;
+	int used = 1;
+	bool fleet = id == OPT_FLEET;
+	int *dst = fleet ? &e->fleet : &e->dry_run;
+	const char *o = fleet ? "--fleet" : "--dry-run";
+	char what[40];
+
+	snprintf(what, sizeof(what), "%s of %s", o, e->op == EDIT_SET ? "set" : "rule add");
+	if (eq) {
+		v = eq + 1;
+	} else if (i + 1 < argc && (e->op == EDIT_SET || !strcmp(argv[i + 1], "on") ||
+				    !strcmp(argv[i + 1], "off"))) {
+		v = argv[i + 1];
+		used = 2;
+	} else if (i + 1 < argc && argv[i + 1][0] != '-' && !looks_like_cidr(e, argv[i + 1])) {
+		/* Not the rule's CIDR: a value meant for this option. */
+		static const char *const words[] = { "on", "off" };
+		const char *lower = sluice_case_hint(argv[i + 1], words, 2);
+
+		if (lower)
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s takes 'on' or 'off' (lower case), not '%s': write "
+					  "'%s'",
+					  what, argv[i + 1], lower);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s takes no value (or 'on' or 'off'), not '%s': write %s "
+				  "alone",
+				  what, argv[i + 1], o);
+	}
+	if (*dst >= 0)
+		return sluice_err(err, errlen, -EINVAL, "%s is given twice", o);
+	if (!v && e->op == EDIT_SET)
+		return sluice_err(err, errlen, -EINVAL, "%s needs 'on' or 'off'", what);
+	if (v) {
+		bool on;
+
+		if (sluice_parse_onoff(what, v, &on, err, errlen))
+			return -EINVAL;
+		*dst = on;
+	} else {
+		*dst = 1;
+	}
+	/* set --dry-run is a setting; --fleet is the policy's. */
+	if (e->op != EDIT_SET || fleet)
+		e->nr_policy_opts++;
+	return used;
+}
+
+/* An option of a policy, o, with its value v (NULL for one that takes
+ * none): used (the words it took), or -EINVAL. */
+static int parse_policy_opt(struct edit *e, const struct opt *o, const char *arg, const char *v,
+			    int used, char *err, size_t errlen)
+{
 	__u64 n;
+	int ret;
 
-	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
-		if (strlen(opts[k].name) == len && !strncmp(opts[k].name, word, len))
-			break;
-	if (k == sizeof(opts) / sizeof(opts[0]) || !(opts[k].ops & (1U << e->op)))
-		return usage(err, errlen, "unknown option '%s' for %s: %s", argv[i], e->name,
-			     help_of(e));
-
-	if (opts[k].id == OPT_DRY_RUN || opts[k].id == OPT_FLEET) {
-		/* set needs on|off; rule add takes an optional on|off */
-		bool fleet = opts[k].id == OPT_FLEET;
-		int *dst = fleet ? &e->fleet : &e->dry_run;
-		const char *o = fleet ? "--fleet" : "--dry-run";
-		char what[40];
-
-		snprintf(what, sizeof(what), "%s of %s", o, e->op == EDIT_SET ? "set" : "rule add");
-		if (eq) {
-			v = eq + 1;
-		} else if (i + 1 < argc && (e->op == EDIT_SET || !strcmp(argv[i + 1], "on") ||
-					    !strcmp(argv[i + 1], "off"))) {
-			v = argv[i + 1];
-			used = 2;
-		} else if (i + 1 < argc && argv[i + 1][0] != '-' &&
-			   !looks_like_cidr(e, argv[i + 1])) {
-			/* Not the rule's CIDR: a value meant for this option. */
-			static const char *const words[] = { "on", "off" };
-			const char *lower = sluice_case_hint(argv[i + 1], words, 2);
-
-			if (lower)
-				return usage(err, errlen,
-					     "%s takes 'on' or 'off' (lower case), not '%s': write "
-					     "'%s'", what, argv[i + 1], lower);
-			return usage(err, errlen,
-				     "%s takes no value (or 'on' or 'off'), not '%s': write %s "
-				     "alone", what, argv[i + 1], o);
-		}
-		if (*dst >= 0)
-			return usage(err, errlen, "%s is given twice", o);
-		if (!v && e->op == EDIT_SET)
-			return usage(err, errlen, "%s needs 'on' or 'off'", what);
-		if (v) {
-			bool on;
-
-			if (sluice_parse_onoff(what, v, &on, err, errlen))
-				return -EINVAL;
-			*dst = on;
-		} else {
-			*dst = 1;
-		}
-		/* set --dry-run is a setting; --fleet is the policy's. */
-		if (e->op != EDIT_SET || fleet)
-			e->nr_policy_opts++;
-		return used;
-	}
-
-	if (opts[k].has_arg) {
-		if (eq) {
-			v = eq + 1;
-		} else {
-			if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
-				return usage(err, errlen, "--%s needs %s: %s", opts[k].name,
-					     opts[k].id == OPT_FAIL_CLOSED ? "'on' or 'off'" :
-					     opts[k].id == OPT_NEW_KEYS ? "a rate or 'off'" :
-									   "a value",
-					     help_of(e));
-			v = argv[i + 1];
-			used = 2;
-		}
-	} else if (eq) {
-		return usage(err, errlen, "--%s takes no value", opts[k].name);
-	}
-	if (opts[k].id == OPT_NEW_KEYS || opts[k].id == OPT_FAIL_CLOSED)
-		return parse_setting(e, opts[k].id, v, err, errlen) ?: used;
-	e->nr_policy_opts++;
-
-	switch (opts[k].id) {
+	switch (o->id) {
 	case OPT_RATE:
 		return parse_rate_opt(e, v, err, errlen) ?: used;
 	case OPT_BURST:
 		return parse_burst_opt(e, v, err, errlen) ?: used;
 	case OPT_DELAY:
 	case OPT_NODELAY:
-		return parse_delay_opt(e, opts[k].id == OPT_DELAY ? v : NULL, err, errlen) ?:
-			       used;
+		return parse_delay_opt(e, o->id == OPT_DELAY ? v : NULL, err, errlen) ?: used;
 	case OPT_ALGO:
 		if (e->algo >= 0)
-			return usage(err, errlen, "--algo is given twice");
+			return sluice_err(err, errlen, -EINVAL, "--algo is given twice");
 		e->algo = sluice_parse_algo(v, err, errlen);
 		return e->algo < 0 ? -EINVAL : used;
 	case OPT_WINDOW:
 		if (e->window_ns)
-			return usage(err, errlen, "--window is given twice");
+			return sluice_err(err, errlen, -EINVAL, "--window is given twice");
 		ret = sluice_parse_duration("--window", v, &n, err, errlen);
 		if (ret && ret != -ERANGE)
 			return -EINVAL;
 		if (ret || n < SLUICE_MIN_WINDOW_NS || n > SLUICE_MAX_WINDOW_NS)
-			return usage(err, errlen, "--window %s is out of range: give 100ms to 1h",
-				     v);
+			return sluice_err(err, errlen, -EINVAL,
+					  "--window %s is out of range: give 100ms to 1h", v);
 		e->window_ns = n;
 		return used;
 	case OPT_PREFIX4:
 	case OPT_PREFIX6:
 	case OPT_PREFIX: {
-		int *dst = opts[k].id == OPT_PREFIX4 ? &e->prefix4 :
-			   opts[k].id == OPT_PREFIX6 ? &e->prefix6 : &e->prefix;
+		int *dst = o->id == OPT_PREFIX4 ? &e->prefix4 :
+			   o->id == OPT_PREFIX6 ? &e->prefix6 :
+						  &e->prefix;
 		char what[16];
 
-		snprintf(what, sizeof(what), "--%s", opts[k].name);
+		snprintf(what, sizeof(what), "--%s", o->name);
 		if (*dst >= 0)
-			return usage(err, errlen, "%s is given twice", what);
-		if (sluice_parse_uint(what, v, opts[k].id == OPT_PREFIX4 ? 32 : 128, &n, err,
-				      errlen))
+			return sluice_err(err, errlen, -EINVAL, "%s is given twice", what);
+		if (sluice_parse_uint(what, v, o->id == OPT_PREFIX4 ? 32 : 128, &n, err, errlen))
 			return -EINVAL;
 		*dst = (int)n;
 		return used;
@@ -428,8 +415,9 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 	case OPT_EXEMPT:
 	case OPT_DENY:
 		if (e->action >= 0)
-			return usage(err, errlen, "give one of --exempt and --deny, not both");
-		e->action = opts[k].id == OPT_EXEMPT ? SLUICE_ACT_EXEMPT : SLUICE_ACT_DENY;
+			return sluice_err(err, errlen, -EINVAL,
+					  "give one of --exempt and --deny, not both");
+		e->action = o->id == OPT_EXEMPT ? SLUICE_ACT_EXEMPT : SLUICE_ACT_DENY;
 		return used;
 	case OPT_DRY_RUN:
 	case OPT_FLEET:
@@ -437,7 +425,47 @@ static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, si
 	case OPT_FAIL_CLOSED:
 		break;
 	}
-	return usage(err, errlen, "unknown option '%s'", argv[i]);
+	return sluice_err(err, errlen, -EINVAL, "unknown option '%s'", arg);
+}
+
+static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
+{
+	const char *word = argv[i] + 2, *eq = strchr(word, '='), *v = NULL;
+	size_t len = eq ? (size_t)(eq - word) : strlen(word);
+	unsigned int k;
+	int used = 1;
+
+	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+		if (strlen(opts[k].name) == len && !strncmp(opts[k].name, word, len))
+			break;
+	if (k == sizeof(opts) / sizeof(opts[0]) || !(opts[k].ops & (1U << e->op)))
+		return sluice_err(err, errlen, -EINVAL, "unknown option '%s' for %s: %s", argv[i],
+				  e->name, help_of(e));
+
+	if (opts[k].id == OPT_DRY_RUN || opts[k].id == OPT_FLEET)
+		return parse_onoff_opt(e, opts[k].id, argc, argv, i, eq, err, errlen);
+
+	if (opts[k].has_arg) {
+		if (eq) {
+			v = eq + 1;
+		} else {
+			if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
+				return sluice_err(err, errlen, -EINVAL, "--%s needs %s: %s",
+						  opts[k].name,
+						  opts[k].id == OPT_FAIL_CLOSED ? "'on' or 'off'" :
+						  opts[k].id == OPT_NEW_KEYS ? "a rate or 'off'" :
+									       "a value",
+						  help_of(e));
+			v = argv[i + 1];
+			used = 2;
+		}
+	} else if (eq) {
+		return sluice_err(err, errlen, -EINVAL, "--%s takes no value", opts[k].name);
+	}
+	if (opts[k].id == OPT_NEW_KEYS || opts[k].id == OPT_FAIL_CLOSED)
+		return parse_setting(e, opts[k].id, v, err, errlen) ?: used;
+	e->nr_policy_opts++;
+	return parse_policy_opt(e, &opts[k], argv[i], v, used, err, errlen);
 }
 
 /*
@@ -492,24 +520,190 @@ static int check_rate(const struct rate_arg *r, char *err, size_t errlen)
 	/* A shaper's --delay beyond its queue could never be reached. */
 	if (r->delay_given && r->delay != SLUICE_NODELAY && r->burst_given &&
 	    r->delay > r->burst)
-		return usage(err, errlen,
-			     "%s is more than --burst %llu of --rate %s: at most the queue "
-			     "(--burst) can go at once; to send every accepted packet at once "
-			     "use --nodelay",
-			     sluice_delay_words(r->delay, dw, sizeof(dw)), (unsigned long long)r->burst,
-			     r->text);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s is more than --burst %llu of --rate %s: at most the queue "
+				  "(--burst) can go at once; to send every accepted packet at once "
+				  "use --nodelay",
+				  sluice_delay_words(r->delay, dw, sizeof(dw)),
+				  (unsigned long long)r->burst, r->text);
 	if (r->rate.is_bytes && burst && burst < MIN_BYTE_BURST)
-		return usage(err, errlen,
-			     "--burst %llu for the byte rate %s is smaller than one full %llu-byte "
-			     "frame, which then could never pass: use at least %llu (a byte "
-			     "rate's burst counts bytes)",
-			     (unsigned long long)burst, r->text, MIN_BYTE_BURST, MIN_BYTE_BURST);
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"--burst %llu for the byte rate %s is smaller than one full %llu-byte "
+			"frame, which then could never pass: use at least %llu (a byte "
+			"rate's burst counts bytes)",
+			(unsigned long long)burst, r->text, MIN_BYTE_BURST, MIN_BYTE_BURST);
 	if (!r->burst_given)
 		burst = sluice_default_burst(r->rate.count, r->rate.period_ns);
 	else if (!burst)
 		burst = 1; /* a shaper's 0: the rate alone is checked */
 	if (sluice_limit_set(&l, r->rate.count, r->rate.period_ns, burst, inner, sizeof(inner)))
-		return usage(err, errlen, "--rate %s: %s", r->text, inner);
+		return sluice_err(err, errlen, -EINVAL, "--rate %s: %s", r->text, inner);
+	return 0;
+}
+
+/* The command's words: e->op and e->name, and the index of the word after
+ * them; 0 for rule flush, which takes nothing after them. */
+static int parse_command(int argc, char **argv, struct edit *e, char *err, size_t errlen)
+{
+	int i;
+
+	if (argc < 1 || !argv[0])
+		return sluice_err(err, errlen, -EINVAL,
+				  "missing command: use set, rule add, rule del or rule flush");
+	if (!strcmp(argv[0], "set")) {
+		e->op = EDIT_SET;
+		e->name = "set";
+		i = 1;
+	} else if (!strcmp(argv[0], "rule")) {
+		if (argc < 2)
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"rule needs a command: rule add CIDR ..., rule del CIDR or "
+				"rule flush");
+		if (!strcmp(argv[1], "add")) {
+			e->op = EDIT_RULE_ADD;
+			e->name = "rule add";
+		} else if (!strcmp(argv[1], "del")) {
+			e->op = EDIT_RULE_DEL;
+			e->name = "rule del";
+		} else if (!strcmp(argv[1], "flush")) {
+			/* Every rule: a word after it is a mistake, maybe a
+			 * CIDR meant for rule del, never something to ignore. */
+			if (argc > 2)
+				return sluice_err(
+					err, errlen, -EINVAL,
+					"rule flush takes no arguments, not '%s': it removes "
+					"every rule (to remove one: rule del CIDR)",
+					argv[2]);
+			e->op = EDIT_RULE_FLUSH;
+			e->name = "rule flush";
+			return 0;
+		} else {
+			return sluice_err(err, errlen, -EINVAL,
+					  "unknown command 'rule %s': use rule add, rule del or "
+					  "rule flush",
+					  argv[1]);
+		}
+		i = 2;
+	} else {
+		return sluice_err(err, errlen, -EINVAL,
+				  "unknown editing command '%s': use set, rule add, rule del or "
+				  "rule flush",
+				  argv[0]);
+	}
+	return i;
+}
+
+/* The checks of rule add: <0 a refusal, 1 a complete exempt or deny rule,
+ * 0 a limit for the checks every policy gets. */
+static int check_rule_add(const struct edit *e, char *err, size_t errlen)
+{
+	if (!e->have_cidr)
+		return sluice_err(err, errlen, -EINVAL,
+				  "rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
+	if (e->action >= 0) {
+		if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
+		    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e))
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"--%s takes no --rate, --burst, --delay, --algo, --window "
+				"or --prefix: its sources are %s",
+				e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
+				e->action == SLUICE_ACT_EXEMPT ? "never limited" :
+								 "always dropped");
+		/* --deny --dry-run counts what it would drop; an exempt
+		 * rule drops nothing, so there is nothing to try. */
+		if (e->fleet > 0)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--%s takes no --fleet: only a limit can be shared by a "
+					  "fleet",
+					  e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny");
+		if (e->action == SLUICE_ACT_EXEMPT && e->dry_run > 0)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--exempt takes no --dry-run: an exempt rule never "
+					  "drops, so there is nothing to try out; leave "
+					  "--dry-run out");
+		return 1;
+	}
+	if (!e->pkt.given && !e->bytes.given)
+		return sluice_err(err, errlen, -EINVAL,
+				  "rule add %s needs --rate RATE, --exempt or --deny",
+				  e->cidr_text);
+	if (e->prefix > (e->cidr.family == 4 ? 32 : 128))
+		return sluice_err(err, errlen, -EINVAL,
+				  "--prefix %d is out of range for the IPv%u rule %s: 1 to %u",
+				  e->prefix, e->cidr.family, e->cidr_text,
+				  e->cidr.family == 4 ? 32 : 128);
+	/* A key wider than the rule would hold sources the rule does
+	 * not match: its bucket would mean nothing anyone asked for. */
+	if (e->prefix >= 0 && e->prefix < e->cidr.prefixlen)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--prefix %d is shorter than the rule %s itself (/%u): give "
+				  "--prefix %u to %u (one bucket for the whole rule is --prefix "
+				  "%u), or a rule as wide as /%d",
+				  e->prefix, e->cidr_text, e->cidr.prefixlen, e->cidr.prefixlen,
+				  e->cidr.family == 4 ? 32 : 128, e->cidr.prefixlen, e->prefix);
+	return 0;
+}
+
+/* What each command needs: <0 a refusal, 1 an edit complete as it is, 0 one
+ * with a policy for the checks of its algorithm and rates. */
+static int check_op(const struct edit *e, char *err, size_t errlen)
+{
+	switch (e->op) {
+	case EDIT_SET:
+		if (!e->nr_policy_opts && e->dry_run < 0 && e->fail_closed < 0 &&
+		    !e->new_keys_given)
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"set needs something to change: --rate, --burst, --delay, "
+				"--nodelay, --algo, --window, --prefix4, --prefix6, --fleet, "
+				"--dry-run, --new-keys or --fail-closed");
+		break;
+	case EDIT_RULE_FLUSH:
+		return 1;
+	case EDIT_RULE_DEL:
+		if (!e->have_cidr)
+			return sluice_err(err, errlen, -EINVAL,
+					  "rule del needs a CIDR: rule del 198.18.0.0/15");
+		return 1;
+	case EDIT_RULE_ADD:
+		return check_rule_add(e, err, errlen);
+	}
+	return 0;
+}
+
+/* The algorithm against the rates, burst, delay and window given. */
+static int check_algo(const struct edit *e, char *err, size_t errlen)
+{
+	if (e->algo >= 0 && sluice_algo_is_window(e->algo)) {
+		if (e->bytes.given)
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"%s counts packets: the byte rate %s needs token-bucket or "
+				"leaky-bucket",
+				sluice_algo_name(e->algo), e->bytes.text);
+		if (sluice_edit_burst_given(e))
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"%s has no --burst: it admits the rate's count per --window "
+				"(leave --burst out, or use token-bucket)",
+				sluice_algo_name(e->algo));
+		if (sluice_edit_delay_given(e))
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"%s on a shaper is a meter (its excess is dropped, nothing "
+				"waits), so it takes no %s: use token-bucket or leaky-bucket "
+				"to delay",
+				sluice_algo_name(e->algo), e->delay_text);
+	}
+	if (e->algo >= 0 && !sluice_algo_is_window(e->algo) && e->window_ns)
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"--window applies to sliding-window, fixed-window and sliding-log, "
+			"not to %s (whose burst is --burst)",
+			sluice_algo_name(e->algo));
 	return 0;
 }
 
@@ -521,46 +715,9 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
 	e->fleet = -1;
 	e->fail_closed = -1;
-	if (argc < 1 || !argv[0])
-		return usage(err, errlen,
-			     "missing command: use set, rule add, rule del or rule flush");
-	if (!strcmp(argv[0], "set")) {
-		e->op = EDIT_SET;
-		e->name = "set";
-		i = 1;
-	} else if (!strcmp(argv[0], "rule")) {
-		if (argc < 2)
-			return usage(err, errlen,
-				     "rule needs a command: rule add CIDR ..., rule del CIDR or "
-				     "rule flush");
-		if (!strcmp(argv[1], "add")) {
-			e->op = EDIT_RULE_ADD;
-			e->name = "rule add";
-		} else if (!strcmp(argv[1], "del")) {
-			e->op = EDIT_RULE_DEL;
-			e->name = "rule del";
-		} else if (!strcmp(argv[1], "flush")) {
-			/* Every rule: a word after it is a mistake, maybe a
-			 * CIDR meant for rule del, never something to ignore. */
-			if (argc > 2)
-				return usage(err, errlen,
-					     "rule flush takes no arguments, not '%s': it removes "
-					     "every rule (to remove one: rule del CIDR)", argv[2]);
-			e->op = EDIT_RULE_FLUSH;
-			e->name = "rule flush";
-			return 0;
-		} else {
-			return usage(err, errlen,
-				     "unknown command 'rule %s': use rule add, rule del or "
-				     "rule flush", argv[1]);
-		}
-		i = 2;
-	} else {
-		return usage(err, errlen,
-			     "unknown editing command '%s': use set, rule add, rule del or "
-			     "rule flush", argv[0]);
-	}
-
+	i = parse_command(argc, argv, e, err, errlen);
+	if (i <= 0)
+		return i;
 	while (i < argc) {
 		const char *a = argv[i];
 
@@ -572,14 +729,15 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 			continue;
 		}
 		if (a[0] == '-')
-			return usage(err, errlen, "unknown option '%s' for %s: %s", a, e->name,
-				     help_of(e));
+			return sluice_err(err, errlen, -EINVAL, "unknown option '%s' for %s: %s", a,
+					  e->name, help_of(e));
 		if (e->op == EDIT_SET)
-			return usage(err, errlen, "unexpected argument '%s' to set: %s", a,
-				     help_of(e));
+			return sluice_err(err, errlen, -EINVAL,
+					  "unexpected argument '%s' to set: %s", a, help_of(e));
 		if (e->have_cidr)
-			return usage(err, errlen, "unexpected argument '%s': %s takes one CIDR", a,
-				     e->name);
+			return sluice_err(err, errlen, -EINVAL,
+					  "unexpected argument '%s': %s takes one CIDR", a,
+					  e->name);
 		if (sluice_parse_cidr(a, &e->cidr, err, errlen))
 			return -EINVAL;
 		e->have_cidr = true;
@@ -587,90 +745,12 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 		i++;
 	}
 
-	switch (e->op) {
-	case EDIT_SET:
-		if (!e->nr_policy_opts && e->dry_run < 0 && e->fail_closed < 0 &&
-		    !e->new_keys_given)
-			return usage(err, errlen,
-				     "set needs something to change: --rate, --burst, --delay, "
-				     "--nodelay, --algo, --window, --prefix4, --prefix6, --fleet, "
-				     "--dry-run, --new-keys or --fail-closed");
-		break;
-	case EDIT_RULE_FLUSH:
-		return 0;
-	case EDIT_RULE_DEL:
-		if (!e->have_cidr)
-			return usage(err, errlen, "rule del needs a CIDR: rule del 198.18.0.0/15");
-		return 0;
-	case EDIT_RULE_ADD:
-		if (!e->have_cidr)
-			return usage(err, errlen,
-				     "rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
-		if (e->action >= 0) {
-			if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
-			    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e))
-				return usage(err, errlen,
-					     "--%s takes no --rate, --burst, --delay, --algo, --window "
-					     "or --prefix: its sources are %s",
-					     e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
-					     e->action == SLUICE_ACT_EXEMPT ? "never limited" :
-									      "always dropped");
-			/* --deny --dry-run counts what it would drop; an exempt
-			 * rule drops nothing, so there is nothing to try. */
-			if (e->fleet > 0)
-				return usage(err, errlen,
-					     "--%s takes no --fleet: only a limit can be shared by a "
-					     "fleet", e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny");
-			if (e->action == SLUICE_ACT_EXEMPT && e->dry_run > 0)
-				return usage(err, errlen,
-					     "--exempt takes no --dry-run: an exempt rule never "
-					     "drops, so there is nothing to try out; leave "
-					     "--dry-run out");
-			return 0;
-		}
-		if (!e->pkt.given && !e->bytes.given)
-			return usage(err, errlen,
-				     "rule add %s needs --rate RATE, --exempt or --deny",
-				     e->cidr_text);
-		if (e->prefix > (e->cidr.family == 4 ? 32 : 128))
-			return usage(err, errlen,
-				     "--prefix %d is out of range for the IPv%u rule %s: 1 to %u",
-				     e->prefix, e->cidr.family, e->cidr_text,
-				     e->cidr.family == 4 ? 32 : 128);
-		/* A key wider than the rule would hold sources the rule does
-		 * not match: its bucket would mean nothing anyone asked for. */
-		if (e->prefix >= 0 && e->prefix < e->cidr.prefixlen)
-			return usage(err, errlen,
-				     "--prefix %d is shorter than the rule %s itself (/%u): give "
-				     "--prefix %u to %u (one bucket for the whole rule is --prefix "
-				     "%u), or a rule as wide as /%d",
-				     e->prefix, e->cidr_text, e->cidr.prefixlen, e->cidr.prefixlen,
-				     e->cidr.family == 4 ? 32 : 128, e->cidr.prefixlen, e->prefix);
-		break;
-	}
-
-	if (e->algo >= 0 && sluice_algo_is_window(e->algo)) {
-		if (e->bytes.given)
-			return usage(err, errlen,
-				     "%s counts packets: the byte rate %s needs token-bucket or "
-				     "leaky-bucket",
-				     sluice_algo_name(e->algo), e->bytes.text);
-		if (sluice_edit_burst_given(e))
-			return usage(err, errlen,
-				     "%s has no --burst: it admits the rate's count per --window "
-				     "(leave --burst out, or use token-bucket)",
-				     sluice_algo_name(e->algo));
-		if (sluice_edit_delay_given(e))
-			return usage(err, errlen,
-				     "%s on a shaper is a meter (its excess is dropped, nothing "
-				     "waits), so it takes no %s: use token-bucket or leaky-bucket "
-				     "to delay", sluice_algo_name(e->algo), e->delay_text);
-	}
-	if (e->algo >= 0 && !sluice_algo_is_window(e->algo) && e->window_ns)
-		return usage(err, errlen,
-			     "--window applies to sliding-window, fixed-window and sliding-log, "
-			     "not to %s (whose burst is --burst)", sluice_algo_name(e->algo));
-	ret = check_rate(&e->pkt, err, errlen);
+	ret = check_op(e, err, errlen);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	ret = check_algo(e, err, errlen);
+	if (!ret)
+		ret = check_rate(&e->pkt, err, errlen);
 	if (!ret)
 		ret = check_rate(&e->bytes, err, errlen);
 	return ret;

@@ -42,12 +42,12 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
 	__u64 longest, horizon_ns;
 
 	if (d != SLUICE_NODELAY && d > l->burst)
-		return usage(err, errlen,
-			     "%s is more than --burst %u of the %s rate %s: at most the queue "
-			     "(--burst) can go at once; to send every accepted packet at once "
-			     "use --nodelay",
-			     sluice_delay_words(d, dw, sizeof(dw)), l->burst, bytes ? "byte" : "packet",
-			     rate);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s is more than --burst %u of the %s rate %s: at most the queue "
+				  "(--burst) can go at once; to send every accepted packet at once "
+				  "use --nodelay",
+				  sluice_delay_words(d, dw, sizeof(dw)), l->burst,
+				  bytes ? "byte" : "packet", rate);
 	horizon_ns = h && h->cfg ? (__u64)h->cfg->shape_horizon_us * 1000ULL : 0;
 	if (!horizon_ns)
 		return 0;
@@ -56,13 +56,14 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
 		return 0;
 	sluice_format_duration(longest, wait, sizeof(wait));
 	sluice_format_duration(horizon_ns, hz, sizeof(hz));
-	return usage(err, errlen,
-		     "the %s rate %s with --burst %u and %s delays a packet up to %s, which "
-		     "reaches the fq horizon of %s of %s (fq would drop it): lower --burst, "
-		     "raise --delay (or --nodelay), or raise the horizon: sluice shape attach "
-		     "%s --horizon DUR",
-		     bytes ? "byte" : "packet", rate, l->burst, sluice_delay_words(d, dw, sizeof(dw)),
-		     wait, hz, h->name[0] ? h->name : h->ifname, h->ifname);
+	return sluice_err(err, errlen, -EINVAL,
+			  "the %s rate %s with --burst %u and %s delays a packet up to %s, which "
+			  "reaches the fq horizon of %s of %s (fq would drop it): lower --burst, "
+			  "raise --delay (or --nodelay), or raise the horizon: sluice shape attach "
+			  "%s --horizon DUR",
+			  bytes ? "byte" : "packet", rate, l->burst,
+			  sluice_delay_words(d, dw, sizeof(dw)), wait, hz,
+			  h->name[0] ? h->name : h->ifname, h->ifname);
 }
 
 /*
@@ -74,6 +75,179 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
  * h is the state the edit is for (NULL: a check with no state); shape says
  * whether it is a shaper's, whose token and leaky buckets take a delay.
  */
+/* No rate given: the policy's own, their bursts (and a shaper's delays)
+ * where they still mean one, and a --burst or --delay given for them. */
+static int inherit_rates(const struct edit *e, const struct sluice_policy *base,
+			 struct rate_arg *pkt, struct rate_arg *bytes, char *err, size_t errlen)
+{
+	/* keep the rates; their bursts (and a shaper's delays) only if
+	 * they still mean a burst: the window algorithms hold their
+	 * window where the delays are (a union) */
+	bool keep_burst = !sluice_algo_is_window(base->algo);
+
+	if (base->pkt.period_ns) {
+		pkt->given = true;
+		pkt->rate.count = base->pkt.rate;
+		pkt->rate.period_ns = base->pkt.period_ns;
+		pkt->burst = keep_burst ? base->pkt.burst : 0;
+		pkt->burst_given = keep_burst;
+		pkt->delay = keep_burst ? base->pkt_delay : 0;
+		pkt->delay_given = false;
+	}
+	if (base->bytes.period_ns) {
+		bytes->given = true;
+		bytes->rate.count = base->bytes.rate;
+		bytes->rate.period_ns = base->bytes.period_ns;
+		bytes->rate.is_bytes = true;
+		bytes->burst = keep_burst ? base->bytes.burst : 0;
+		bytes->burst_given = keep_burst;
+		bytes->delay = keep_burst ? base->byte_delay : 0;
+		bytes->delay_given = false;
+	}
+	if (e->burst_given || e->delay_given) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+
+		if (!r->given)
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s needs a --rate: the policy has none",
+					  e->burst_given ? "--burst" : e->delay_text);
+	}
+	if (e->burst_size || e->delay_size) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+		char rt[48];
+
+		sluice_format_rate(&base->pkt, false, rt, sizeof(rt));
+		if (sluice_edit_size_for_rate("--burst", e->burst_size, r, rt, err, errlen) ||
+		    sluice_edit_size_for_rate("--delay", e->delay_size, r, rt, err, errlen))
+			return -EINVAL;
+	}
+	if (e->burst_given) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+
+		if (r == bytes && e->burst && e->burst < MIN_BYTE_BURST)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--burst %llu is for the byte rate, and is smaller "
+					  "than one full %llu-byte frame: use at least %llu",
+					  (unsigned long long)e->burst, MIN_BYTE_BURST,
+					  MIN_BYTE_BURST);
+		r->burst = e->burst;
+		r->burst_given = true;
+	}
+	if (e->delay_given) {
+		struct rate_arg *r = pkt->given ? pkt : bytes;
+
+		r->delay = e->delay;
+		r->delay_given = true;
+	}
+	return 0;
+}
+
+/* np as a window algorithm's (algo) from the packet rate and the window. */
+static int window_policy(const struct edit *e, int algo, bool inherited, const struct rate_arg *pkt,
+			 const struct rate_arg *bytes, __u64 window_ns, struct sluice_policy *np,
+			 char *err, size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+
+	if (bytes->given && inherited)
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s counts packets, and the policy has a byte rate: give the "
+				  "packet rate alone (e.g. --algo %s --rate 100/s)",
+				  sluice_algo_name(algo), sluice_algo_name(algo));
+	if (bytes->given)
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s counts packets: a byte rate needs token-bucket or "
+				  "leaky-bucket",
+				  sluice_algo_name(algo));
+	if (!pkt->given)
+		return sluice_err(err, errlen, -EINVAL, "%s needs a packet --rate",
+				  sluice_algo_name(algo));
+	if (sluice_edit_burst_given(e))
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s has no --burst: it admits the rate's count per --window "
+				  "(leave --burst out, or use token-bucket)",
+				  sluice_algo_name(algo));
+	if (sluice_edit_delay_given(e))
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s on a shaper is a meter (its excess is dropped, nothing "
+				  "waits), so it takes no %s: use token-bucket or leaky-bucket "
+				  "to delay",
+				  sluice_algo_name(algo), e->delay_text);
+	if (!window_ns)
+		window_ns = sluice_edit_period_ns(pkt);
+	np->window = window_ns << SLUICE_TICK_SHIFT;
+	if (sluice_window_set(np, pkt->rate.count, pkt->rate.period_ns, inner, sizeof(inner)))
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
+	/* The rate is kept in pkt too, for display and for a later
+	 * change of algorithm; the window algorithms never read it. */
+	if (sluice_limit_set(&np->pkt, pkt->rate.count, pkt->rate.period_ns, np->window_limit,
+			     inner, sizeof(inner)))
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
+	memset(&np->bytes, 0, sizeof(np->bytes));
+	return 0;
+}
+
+/* np as a bucket algorithm's from the rates, their bursts and (shape) a
+ * shaper's delays. */
+static int bucket_policy(const struct edit *e, int algo, const struct rate_arg *pkt,
+			 const struct rate_arg *bytes, const struct sluice_handle *h, bool shape,
+			 struct sluice_policy *np, char *err, size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+
+	if (e->window_ns)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--window applies to sliding-window, fixed-window and "
+				  "sliding-log, not to %s (whose burst is --burst)",
+				  sluice_algo_name(algo));
+	/* The delays share their place with the window (a union):
+	 * each is set here, a limiter's to 0, never left to chance. */
+	np->pkt_delay = 0;
+	np->byte_delay = 0;
+	np->window_limit = 0;
+	memset(&np->pkt, 0, sizeof(np->pkt));
+	memset(&np->bytes, 0, sizeof(np->bytes));
+	if (pkt->given) {
+		__u64 b = pkt->burst_given ?
+				  pkt->burst :
+				  sluice_default_burst(pkt->rate.count, pkt->rate.period_ns);
+
+		if (limit_set(&np->pkt, pkt, b, false, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "packet rate: %s", inner);
+	}
+	if (bytes->given) {
+		__u64 b = bytes->burst;
+
+		if (!bytes->burst_given) {
+			b = sluice_default_burst(bytes->rate.count, bytes->rate.period_ns);
+			if (b < MIN_BYTE_BURST)
+				b = MIN_BYTE_BURST;
+		}
+		if (limit_set(&np->bytes, bytes, b, true, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "byte rate: %s", inner);
+	}
+	if (shape) {
+		char rt[48];
+		int ret;
+
+		if (pkt->given) {
+			np->pkt_delay = pkt->delay;
+			sluice_format_rate(&np->pkt, false, rt, sizeof(rt));
+			ret = check_delay(h, &np->pkt, np->pkt_delay, false, rt, err, errlen);
+			if (ret)
+				return ret;
+		}
+		if (bytes->given) {
+			np->byte_delay = bytes->delay;
+			sluice_format_rate(&np->bytes, true, rt, sizeof(rt));
+			ret = check_delay(h, &np->bytes, np->byte_delay, true, rt, err, errlen);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 static int build_policy(const struct edit *e, const struct sluice_policy *base,
 			const struct sluice_handle *h, bool shape, struct sluice_policy *np,
 			char *err, size_t errlen)
@@ -83,71 +257,14 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	bool inherited = false;
 	char inner[SLUICE_ERR_LEN];
 	__u64 window_ns = e->window_ns;
+	int ret;
 
 	*np = *base;
 	if (!pkt.given && !bytes.given) {
-		/* keep the rates; their bursts (and a shaper's delays) only if
-		 * they still mean a burst: the window algorithms hold their
-		 * window where the delays are (a union) */
-		bool keep_burst = !sluice_algo_is_window(base->algo);
-
 		inherited = true;
-		if (base->pkt.period_ns) {
-			pkt.given = true;
-			pkt.rate.count = base->pkt.rate;
-			pkt.rate.period_ns = base->pkt.period_ns;
-			pkt.burst = keep_burst ? base->pkt.burst : 0;
-			pkt.burst_given = keep_burst;
-			pkt.delay = keep_burst ? base->pkt_delay : 0;
-			pkt.delay_given = false;
-		}
-		if (base->bytes.period_ns) {
-			bytes.given = true;
-			bytes.rate.count = base->bytes.rate;
-			bytes.rate.period_ns = base->bytes.period_ns;
-			bytes.rate.is_bytes = true;
-			bytes.burst = keep_burst ? base->bytes.burst : 0;
-			bytes.burst_given = keep_burst;
-			bytes.delay = keep_burst ? base->byte_delay : 0;
-			bytes.delay_given = false;
-		}
-		if (e->burst_given || e->delay_given) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-
-			if (!r->given)
-				return usage(err, errlen,
-					     "%s needs a --rate: the policy has none",
-					     e->burst_given ? "--burst" : e->delay_text);
-		}
-		if (e->burst_size || e->delay_size) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-			char rt[48];
-
-			sluice_format_rate(&base->pkt, false, rt, sizeof(rt));
-			if (sluice_edit_size_for_rate("--burst", e->burst_size, r, rt, err,
-						      errlen) ||
-			    sluice_edit_size_for_rate("--delay", e->delay_size, r, rt, err,
-						      errlen))
-				return -EINVAL;
-		}
-		if (e->burst_given) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-
-			if (r == &bytes && e->burst && e->burst < MIN_BYTE_BURST)
-				return usage(err, errlen,
-					     "--burst %llu is for the byte rate, and is smaller "
-					     "than one full %llu-byte frame: use at least %llu",
-					     (unsigned long long)e->burst, MIN_BYTE_BURST,
-					     MIN_BYTE_BURST);
-			r->burst = e->burst;
-			r->burst_given = true;
-		}
-		if (e->delay_given) {
-			struct rate_arg *r = pkt.given ? &pkt : &bytes;
-
-			r->delay = e->delay;
-			r->delay_given = true;
-		}
+		ret = inherit_rates(e, base, &pkt, &bytes, err, errlen);
+		if (ret)
+			return ret;
 	}
 	/* A window is kept like any setting: a new rate alone must not move
 	 * the window, which would start every source afresh. */
@@ -155,95 +272,12 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 		window_ns = base->window >> SLUICE_TICK_SHIFT;
 
 	np->algo = (__u8)algo;
-	if (sluice_algo_is_window(algo)) {
-		if (bytes.given && inherited)
-			return usage(err, errlen,
-				     "%s counts packets, and the policy has a byte rate: give the "
-				     "packet rate alone (e.g. --algo %s --rate 100/s)",
-				     sluice_algo_name(algo), sluice_algo_name(algo));
-		if (bytes.given)
-			return usage(err, errlen,
-				     "%s counts packets: a byte rate needs token-bucket or "
-				     "leaky-bucket", sluice_algo_name(algo));
-		if (!pkt.given)
-			return usage(err, errlen, "%s needs a packet --rate",
-				     sluice_algo_name(algo));
-		if (sluice_edit_burst_given(e))
-			return usage(err, errlen,
-				     "%s has no --burst: it admits the rate's count per --window "
-				     "(leave --burst out, or use token-bucket)",
-				     sluice_algo_name(algo));
-		if (sluice_edit_delay_given(e))
-			return usage(err, errlen,
-				     "%s on a shaper is a meter (its excess is dropped, nothing "
-				     "waits), so it takes no %s: use token-bucket or leaky-bucket "
-				     "to delay", sluice_algo_name(algo), e->delay_text);
-		if (!window_ns)
-			window_ns = sluice_edit_period_ns(&pkt);
-		np->window = window_ns << SLUICE_TICK_SHIFT;
-		if (sluice_window_set(np, pkt.rate.count, pkt.rate.period_ns, inner,
-				      sizeof(inner)))
-			return usage(err, errlen, "%s", inner);
-		/* The rate is kept in pkt too, for display and for a later
-		 * change of algorithm; the window algorithms never read it. */
-		if (sluice_limit_set(&np->pkt, pkt.rate.count, pkt.rate.period_ns,
-				     np->window_limit, inner, sizeof(inner)))
-			return usage(err, errlen, "%s", inner);
-		memset(&np->bytes, 0, sizeof(np->bytes));
-	} else {
-		if (e->window_ns)
-			return usage(err, errlen,
-				     "--window applies to sliding-window, fixed-window and "
-				     "sliding-log, not to %s (whose burst is --burst)",
-				     sluice_algo_name(algo));
-		/* The delays share their place with the window (a union):
-		 * each is set here, a limiter's to 0, never left to chance. */
-		np->pkt_delay = 0;
-		np->byte_delay = 0;
-		np->window_limit = 0;
-		memset(&np->pkt, 0, sizeof(np->pkt));
-		memset(&np->bytes, 0, sizeof(np->bytes));
-		if (pkt.given) {
-			__u64 b = pkt.burst_given ? pkt.burst :
-						    sluice_default_burst(pkt.rate.count,
-									 pkt.rate.period_ns);
-
-			if (limit_set(&np->pkt, &pkt, b, false, inner, sizeof(inner)))
-				return usage(err, errlen, "packet rate: %s", inner);
-		}
-		if (bytes.given) {
-			__u64 b = bytes.burst;
-
-			if (!bytes.burst_given) {
-				b = sluice_default_burst(bytes.rate.count, bytes.rate.period_ns);
-				if (b < MIN_BYTE_BURST)
-					b = MIN_BYTE_BURST;
-			}
-			if (limit_set(&np->bytes, &bytes, b, true, inner, sizeof(inner)))
-				return usage(err, errlen, "byte rate: %s", inner);
-		}
-		if (shape) {
-			char rt[48];
-			int ret;
-
-			if (pkt.given) {
-				np->pkt_delay = pkt.delay;
-				sluice_format_rate(&np->pkt, false, rt, sizeof(rt));
-				ret = check_delay(h, &np->pkt, np->pkt_delay, false, rt, err,
-						  errlen);
-				if (ret)
-					return ret;
-			}
-			if (bytes.given) {
-				np->byte_delay = bytes.delay;
-				sluice_format_rate(&np->bytes, true, rt, sizeof(rt));
-				ret = check_delay(h, &np->bytes, np->byte_delay, true, rt, err,
-						  errlen);
-				if (ret)
-					return ret;
-			}
-		}
-	}
+	if (sluice_algo_is_window(algo))
+		ret = window_policy(e, algo, inherited, &pkt, &bytes, window_ns, np, err, errlen);
+	else
+		ret = bucket_policy(e, algo, &pkt, &bytes, h, shape, np, err, errlen);
+	if (ret)
+		return ret;
 	if (e->prefix4 >= 0)
 		np->prefix4 = (__u8)e->prefix4;
 	if (e->prefix6 >= 0)
@@ -255,15 +289,16 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	/* The fleet flag kept from the policy, not given now: name where it
 	 * comes from and how to change it, not an option that was not given. */
 	if (e->fleet < 0 && (np->flags & SLUICE_POLICY_FLEET) && sluice_algo_is_window(algo))
-		return usage(err, errlen,
-			     "%s counts within one box, and this policy is fleet-wide (its fleet "
-			     "flag, set by an earlier --fleet on, is kept): give --fleet off with "
-			     "it (%s --algo %s --fleet off) to count per box, or keep "
-			     "token-bucket or leaky-bucket to share the limit",
-			     sluice_algo_name(algo), e->op == EDIT_SET ? "set" : "rule add CIDR",
-			     sluice_algo_name(algo));
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"%s counts within one box, and this policy is fleet-wide (its fleet "
+			"flag, set by an earlier --fleet on, is kept): give --fleet off with "
+			"it (%s --algo %s --fleet off) to count per box, or keep "
+			"token-bucket or leaky-bucket to share the limit",
+			sluice_algo_name(algo), e->op == EDIT_SET ? "set" : "rule add CIDR",
+			sluice_algo_name(algo));
 	if (sluice_policy_check(np, inner, sizeof(inner)))
-		return usage(err, errlen, "%s", inner);
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
 	return 0;
 }
 
@@ -298,7 +333,7 @@ static int build_rule_policy(const struct edit *e, const struct sluice_policy *d
 	if (e->dry_run > 0)
 		np->flags |= SLUICE_POLICY_DRY_RUN;
 	if (sluice_policy_check(np, inner, sizeof(inner)))
-		return usage(err, errlen, "%s", inner);
+		return sluice_err(err, errlen, -EINVAL, "%s", inner);
 	return 0;
 }
 

@@ -18,10 +18,6 @@
 #define MIN_BYTE_BURST 1514ULL
 #define MAX_BURST 0xffffffffULL
 
-#define fail sluice_err
-
-#define usage(err, errlen, ...) fail(err, errlen, -EINVAL, __VA_ARGS__)
-
 enum edit_op { EDIT_SET, EDIT_RULE_ADD, EDIT_RULE_DEL, EDIT_RULE_FLUSH };
 
 struct rate_arg {

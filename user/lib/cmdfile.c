@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "cmd_edit.h"
 
 #define MAX_WORDS 64
@@ -135,11 +136,12 @@ static void give_lease(int fd, enum lease l)
 /* -EAGAIN (a runtime condition: try again): the file was being written. */
 static int being_written(const char *path, const char *what, char *err, size_t errlen)
 {
-	return fail(err, errlen, -EAGAIN,
-		    "%s %s: it is being written, and nothing was applied. Write the new file "
-		    "beside it and rename it into place ('mv FILE.new FILE': the path then names "
-		    "the old file or the new one, whole), then try again",
-		    path, what);
+	return sluice_err(
+		err, errlen, -EAGAIN,
+		"%s %s: it is being written, and nothing was applied. Write the new file "
+		"beside it and rename it into place ('mv FILE.new FILE': the path then names "
+		"the old file or the new one, whole), then try again",
+		path, what);
 }
 
 /* Wait until the file of fd (st: its status now) is open for writing by no
@@ -164,8 +166,8 @@ static int wait_settled(int fd, const char *path, struct stat *st, enum lease *l
 		usleep(SETTLE_POLL_MS * 1000);
 		waited += SETTLE_POLL_MS;
 		if (fstat(fd, &now))
-			return fail(err, errlen, -errno, "Couldn't read %s: %s", path,
-				    strerror(errno));
+			return sluice_err(err, errlen, -errno, "Couldn't read %s: %s", path,
+					  strerror(errno));
 		still = same_file(st, &now) ? still + SETTLE_POLL_MS : 0;
 		*st = now;
 	}
@@ -195,24 +197,29 @@ static int read_whole(const char *path, bool any_input, char **out, size_t *len,
 	} else
 		fd = open(path, O_RDONLY | O_CLOEXEC | (any_input ? 0 : O_NONBLOCK));
 	if (fd < 0)
-		return fail(err, errlen, errno == ENOENT ? -EINVAL : -errno, "Couldn't open %s: %s",
-			    path, strerror(errno));
+		return sluice_err(err, errlen, errno == ENOENT ? -EINVAL : -errno,
+				  "Couldn't open %s: %s", path, strerror(errno));
 	if (fstat(fd, &st)) {
-		ret = fail(err, errlen, -errno, "Couldn't read %s: %s", path, strerror(errno));
+		ret = sluice_err(err, errlen, -errno, "Couldn't read %s: %s", path,
+				 strerror(errno));
 		goto out;
 	}
 	/* A directory opens, and only read() would refuse it. */
 	if (S_ISDIR(st.st_mode)) {
-		ret = fail(err, errlen, -EINVAL, "Couldn't open %s: %s", path, strerror(EISDIR));
+		ret = sluice_err(err, errlen, -EINVAL, "Couldn't open %s: %s", path,
+				 strerror(EISDIR));
 		goto out;
 	}
 	if (!any_input && !S_ISREG(st.st_mode)) {
-		ret = usage(err, errlen,
-			    "%s is not a regular file (%s): a config file is read whole at every "
-			    "reload, so it must be a file; write one and give its path",
-			    path, S_ISFIFO(st.st_mode) ? "a FIFO" :
-				  S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
-				  S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+		ret = sluice_err(
+			err, errlen, -EINVAL,
+			"%s is not a regular file (%s): a config file is read whole at every "
+			"reload, so it must be a file; write one and give its path",
+			path,
+			S_ISFIFO(st.st_mode)			   ? "a FIFO" :
+			S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+			S_ISSOCK(st.st_mode)			   ? "a socket" :
+								     "not a file");
 		goto out;
 	}
 	if (S_ISREG(st.st_mode)) {
@@ -221,33 +228,28 @@ static int read_whole(const char *path, bool any_input, char **out, size_t *len,
 			goto out;
 	}
 	for (;;) {
-		if (n + 1 >= cap) {
-			size_t ncap = cap ? 2 * cap : 4096;
-			char *nb = realloc(buf, ncap);
-
-			if (!nb) {
-				ret = fail(err, errlen, -ENOMEM, "Couldn't read %s: %s", path,
-					   strerror(ENOMEM));
-				break;
-			}
-			buf = nb;
-			cap = ncap;
+		/* room for what read() gives and a NUL */
+		if (sluice_array_room(buf, n + 1, cap, 4096)) {
+			ret = sluice_err(err, errlen, -ENOMEM, "Couldn't read %s: %s", path,
+					 strerror(ENOMEM));
+			break;
 		}
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			ret = fail(err, errlen, -errno, "Couldn't read %s: %s", path,
-				   strerror(errno));
+			ret = sluice_err(err, errlen, -errno, "Couldn't read %s: %s", path,
+					 strerror(errno));
 			break;
 		}
 		if (!r)
 			break;
 		n += (size_t)r;
 		if (n > MAX_FILE_SIZE) {
-			ret = usage(err, errlen,
-				    "%s is larger than %u MiB: is it a file of editing commands?",
-				    path, MAX_FILE_SIZE >> 20);
+			ret = sluice_err(
+				err, errlen, -EINVAL,
+				"%s is larger than %u MiB: is it a file of editing commands?", path,
+				MAX_FILE_SIZE >> 20);
 			break;
 		}
 	}
@@ -274,15 +276,8 @@ static int add_line(struct sluice_cmd_file *f, unsigned int lineno, int argc, ch
 	struct cmd_line *lines;
 	char **words;
 
-	if (f->nr == f->cap) {
-		int cap = f->cap ? 2 * f->cap : 64;
-
-		lines = realloc(f->lines, cap * sizeof(*lines));
-		if (!lines)
-			return -ENOMEM;
-		f->lines = lines;
-		f->cap = cap;
-	}
+	if (sluice_array_room(f->lines, f->nr, f->cap, 64))
+		return -ENOMEM;
 	lines = f->lines;
 	words = malloc((argc + 1) * sizeof(*words));
 	if (!words)
@@ -310,7 +305,8 @@ static int file_read(const char *path, bool any_input, struct sluice_cmd_file **
 		f->path = strdup(any_input && !strcmp(path, STDIN_PATH) ? STDIN_NAME : path);
 	if (!f || !f->path) {
 		free(f);
-		return fail(err, errlen, -ENOMEM, "Couldn't read %s: %s", path, strerror(ENOMEM));
+		return sluice_err(err, errlen, -ENOMEM, "Couldn't read %s: %s", path,
+				  strerror(ENOMEM));
 	}
 	ret = read_whole(path, any_input, &f->text, &len, err, errlen);
 	path = f->path; /* for messages: "<stdin>" for "-" */
@@ -322,15 +318,16 @@ static int file_read(const char *path, bool any_input, struct sluice_cmd_file **
 			nl = end; /* a last line without its newline */
 		lineno++;
 		if (memchr(p, '\0', (size_t)(nl - p))) {
-			ret = usage(err, errlen, "%s:%u: a NUL byte: is this a text file?", path,
-				    lineno);
+			ret = sluice_err(err, errlen, -EINVAL,
+					 "%s:%u: a NUL byte: is this a text file?", path, lineno);
 			goto out_free;
 		}
 		*nl = '\0';
 		argc = split_words(p, argv, MAX_WORDS);
 		if (argc < 0) {
-			ret = usage(err, errlen, "%s:%u: more than %d words on one line", path,
-				    lineno, MAX_WORDS);
+			ret = sluice_err(err, errlen, -EINVAL,
+					 "%s:%u: more than %d words on one line", path, lineno,
+					 MAX_WORDS);
 			goto out_free;
 		}
 		if (!argc)
@@ -339,12 +336,12 @@ static int file_read(const char *path, bool any_input, struct sluice_cmd_file **
 		 * depends on its kind (--delay, --burst 0) line by line. */
 		ret = sluice_cmd_check_for(argc, argv, EDIT_FOR_EITHER, inner, sizeof(inner));
 		if (ret) {
-			fail(err, errlen, ret, "%s:%u: %s", path, lineno, inner);
+			sluice_err(err, errlen, ret, "%s:%u: %s", path, lineno, inner);
 			goto out_free;
 		}
 		ret = add_line(f, lineno, argc, argv);
 		if (ret) {
-			fail(err, errlen, ret, "Couldn't read %s: %s", path, strerror(-ret));
+			sluice_err(err, errlen, ret, "Couldn't read %s: %s", path, strerror(-ret));
 			goto out_free;
 		}
 	}
@@ -399,7 +396,7 @@ static int edit_lines(struct sluice_txn *t, const struct sluice_cmd_file *f, cha
 
 		ret = sluice_cmd_edit(t, l->argc, l->argv, inner, sizeof(inner));
 		if (ret)
-			return fail(err, errlen, ret, "%s:%u: %s", f->path, l->lineno, inner);
+			return sluice_err(err, errlen, ret, "%s:%u: %s", f->path, l->lineno, inner);
 	}
 	return 0;
 }
@@ -419,7 +416,7 @@ int sluice_cmd_file_edit(struct sluice_txn *t, const struct sluice_cmd_file *f, 
 	if (nr) {
 		saved = malloc(nr * sizeof(*saved));
 		if (!saved)
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return sluice_err(err, errlen, -ENOMEM, "out of memory");
 		memcpy(saved, t->rules, nr * sizeof(*saved));
 	}
 	ret = edit_lines(t, f, err, errlen);
@@ -485,7 +482,7 @@ static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct slu
 	held = calloc(SLUICE_MAX_RULES, 1);
 	old = calloc(n->nr_rules + 1, sizeof(*old));
 	if (!sl || !held || !old) {
-		ret = fail(err, errlen, -ENOMEM, "out of memory");
+		ret = sluice_err(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < t->nr_rules; i++)

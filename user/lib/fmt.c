@@ -1,17 +1,143 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * What sluice writes about a policy, its settings and its key table, once:
- * as text and as JSON, for `sluice status`, `sluice attach` and reload's
+ * What sluice writes about a value (a rate, a duration, a CIDR, an
+ * algorithm's name), a policy, its settings and its key table, once: values
+ * as the options read them back (parse.c), the rest as text and as JSON, for `sluice status`, `sluice attach` and reload's
  * summaries, and every sluicectl command that prints a policy. A field has
  * one name everywhere (sluicectl(8) and sluice(8), JSON OUTPUT, list them);
  * a text line of `name value` pairs uses the JSON name, its objects joined
  * by '_' (fleet.sync_errors is fleet_sync_errors).
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "libsluice.h"
 #include <sluice/sets.h>
+
+static const char *const algo_names[SLUICE_ALGO_MAX] = {
+	[SLUICE_ALGO_TOKEN_BUCKET] = "token-bucket",
+	[SLUICE_ALGO_LEAKY_BUCKET] = "leaky-bucket",
+	[SLUICE_ALGO_SLIDING_WINDOW] = "sliding-window",
+	[SLUICE_ALGO_FIXED_WINDOW] = "fixed-window",
+	[SLUICE_ALGO_SLIDING_LOG] = "sliding-log",
+};
+
+const char *sluice_algo_name(unsigned int algo)
+{
+	return algo < SLUICE_ALGO_MAX ? algo_names[algo] : "unknown";
+}
+
+void sluice_format_cidr(const struct sluice_cidr *c, bool with_len, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(c->family == 4 ? AF_INET : AF_INET6, c->addr, a, sizeof(a));
+	if (with_len)
+		snprintf(buf, len, "%s/%u", a, c->prefixlen);
+	else
+		snprintf(buf, len, "%s", a);
+}
+
+/* n scaled by 1000 while whole, with the unit names for each step. */
+static void print_scaled(unsigned __int128 n, const char *const *units, int nunits, char *buf,
+			 size_t len)
+{
+	int i = 0;
+
+	while (i < nunits - 1 && n >= 1000 && n % 1000 == 0) {
+		n /= 1000;
+		i++;
+	}
+	snprintf(buf, len, "%llu%s", (unsigned long long)n, units[i]);
+}
+
+void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len)
+{
+	static const char *const bit_units[] = { "bit", "kbit", "mbit", "gbit", "tbit" };
+	static const char *const byte_units[] = { "bps", "kbps", "mbps", "gbps", "tbps" };
+	static const struct {
+		const char *unit;
+		__u64 ns;
+	} pkt_units[] = {
+		{ "/s", SLUICE_NS_PER_SEC },
+		{ "/m", 60 * SLUICE_NS_PER_SEC },
+		{ "/h", 3600 * SLUICE_NS_PER_SEC },
+	};
+	__u64 p = l->period_ns;
+	unsigned __int128 n;
+	size_t i;
+
+	if (!p) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	if (is_bytes) {
+		/* Whole bits per second in bit units, else whole bytes in bps units. */
+		n = (unsigned __int128)l->rate * 8 * SLUICE_NS_PER_SEC;
+		if (n % p == 0 && (n / p) % 8 != 0) {
+			print_scaled(n / p, bit_units, 5, buf, len);
+			return;
+		}
+		n = (unsigned __int128)l->rate * SLUICE_NS_PER_SEC;
+		if (n % p == 0) {
+			/* Whole bytes: prefer bits when they scale as far (10mbit). */
+			unsigned __int128 bits = n / p * 8;
+
+			if (bits % 1000 == 0)
+				print_scaled(bits, bit_units, 5, buf, len);
+			else
+				print_scaled(n / p, byte_units, 5, buf, len);
+			return;
+		}
+		snprintf(buf, len, "%.3fbps", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
+		return;
+	}
+	/* Packets: the largest rate unit that keeps the count whole (30/m). */
+	for (i = 0; i < sizeof(pkt_units) / sizeof(pkt_units[0]); i++) {
+		n = (unsigned __int128)l->rate * pkt_units[i].ns;
+		if (n % p == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(n / p), pkt_units[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, len, "%.6g/s", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
+}
+
+/*
+ * The largest unit that holds ns whole, as sluice_parse_duration() reads it
+ * back (1h, 10s, 1500ms); only what no option can be given in (a wait of
+ * 1.2345 ms) gets a fraction.
+ */
+void sluice_format_duration(__u64 ns, char *buf, size_t len)
+{
+	static const struct {
+		const char *unit;
+		__u64 ns;
+	} units[] = {
+		{ "h", 3600 * SLUICE_NS_PER_SEC },
+		{ "m", 60 * SLUICE_NS_PER_SEC },
+		{ "s", SLUICE_NS_PER_SEC },
+		{ "ms", 1000000ULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]) && ns; i++) {
+		if (ns % units[i].ns == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns),
+				 units[i].unit);
+			return;
+		}
+	}
+	if (ns >= SLUICE_NS_PER_SEC)
+		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+}
 
 const char *sluice_action_name(unsigned int action)
 {

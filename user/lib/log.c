@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,36 @@ int sluice_report_usage(const char *prog, bool json, const char *what, const cha
 	else
 		report_line(prog, json, "%s (see '%s help')", msg, prog);
 	return SLUICE_EXIT_USAGE;
+}
+
+static const char *cli_prog = "sluice";
+static const bool *cli_json;
+
+void sluice_cli_init(const char *prog, const bool *json)
+{
+	cli_prog = prog;
+	cli_json = json;
+}
+
+int sluice_cli_err(int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sluice_report(cli_prog, cli_json && *cli_json, fmt, ap);
+	va_end(ap);
+	return ret == -EINVAL ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+}
+
+int sluice_cli_usage(const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = sluice_report_usage(cli_prog, cli_json && *cli_json, what, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 bool sluice_is_help(const char *word)

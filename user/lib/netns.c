@@ -228,3 +228,28 @@ int sluice_netns_elsewhere(const char *ifname, const char *cmd, char *buf, size_
 	}
 	return n;
 }
+
+static char cmdline[512];
+
+void sluice_set_cmdline(int argc, char **argv)
+{
+	size_t n = 0;
+	int i;
+
+	cmdline[0] = '\0';
+	for (i = 0; i < argc && n < sizeof(cmdline); i++) {
+		const char *a = argv[i];
+
+		if (i == 0) {
+			const char *slash = strrchr(a, '/');
+
+			a = slash ? slash + 1 : a;
+		}
+		n += (size_t)snprintf(cmdline + n, sizeof(cmdline) - n, "%s%s", i ? " " : "", a);
+	}
+}
+
+const char *sluice_cmdline(void)
+{
+	return cmdline[0] ? cmdline : "sluice ...";
+}

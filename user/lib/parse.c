@@ -11,8 +11,6 @@
 
 #include "libsluice.h"
 
-#define fail(err, errlen, ...) sluice_err(err, errlen, -EINVAL, __VA_ARGS__)
-
 /* Leading decimal digits of s as a u64: -ERANGE on overflow, -EINVAL if none. */
 static int parse_digits(const char **sp, __u64 *out)
 {
@@ -124,46 +122,55 @@ int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t
 	int ret;
 
 	if (!s || !*s)
-		return fail(err, errlen, "missing rate: write it as " RATE_FORMS);
+		return sluice_err(err, errlen, -EINVAL, "missing rate: write it as " RATE_FORMS);
 	if (*p == '-')
-		return fail(err, errlen, "rate '%s' is negative: a rate must be positive", s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "rate '%s' is negative: a rate must be positive", s);
 	ret = parse_digits(&p, &count);
 	if (ret == -ERANGE) {
 		/* Skip the digits to the unit, to name the largest of it. */
 		while (isdigit((unsigned char)*p))
 			p++;
 	} else if (ret) {
-		return fail(err, errlen, "rate '%s' is not a number: write it as " RATE_FORMS, s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "rate '%s' is not a number: write it as " RATE_FORMS, s);
 	}
 	if (*p == '.' || *p == ',')
-		return fail(err, errlen,
-			    "rate '%s' is not a whole number: use a longer period (90/m, not 1.5/s)",
-			    s);
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"rate '%s' is not a whole number: use a longer period (90/m, not 1.5/s)",
+			s);
 	u = rate_unit(p, false);
 	other = u ? NULL : rate_unit(p, true);
 	if (!u && !*p)
-		return fail(err, errlen, "rate '%s' has no unit: write it as " RATE_FORMS, s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "rate '%s' has no unit: write it as " RATE_FORMS, s);
 	if (other && other->bytes && !other->bits && other->mult > 1)
-		return fail(err, errlen,
-			    "rate '%s': units are lower case; write '%.*s%s' for %sbytes a second "
-			    "or '%.*s%.*sbit' for %sbits", s, (int)(p - s), s, other->name,
-			    mult_name(other->mult), (int)(p - s), s, (int)(strlen(other->name) - 3),
-			    other->name, mult_name(other->mult));
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"rate '%s': units are lower case; write '%.*s%s' for %sbytes a second "
+			"or '%.*s%.*sbit' for %sbits",
+			s, (int)(p - s), s, other->name, mult_name(other->mult), (int)(p - s), s,
+			(int)(strlen(other->name) - 3), other->name, mult_name(other->mult));
 	if (other)
-		return fail(err, errlen, "rate '%s': units are lower case, write '%.*s%s'", s,
-			    (int)(p - s), s, other->name);
+		return sluice_err(err, errlen, -EINVAL,
+				  "rate '%s': units are lower case, write '%.*s%s'", s,
+				  (int)(p - s), s, other->name);
 	if (!u)
-		return fail(err, errlen, "rate '%s' has an unknown unit '%s': write it as "
-			    RATE_FORMS, s, p);
+		return sluice_err(err, errlen, -EINVAL,
+				  "rate '%s' has an unknown unit '%s': write it as " RATE_FORMS, s,
+				  p);
 	if (ret != -ERANGE && count == 0)
-		return fail(err, errlen, "rate '%s' is zero: a limit must admit something "
-			    "(to drop everything use a --deny rule)", s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "rate '%s' is zero: a limit must admit something "
+				  "(to drop everything use a --deny rule)",
+				  s);
 	if (ret == -ERANGE || count > max_rate_count(u))
-		return fail(err, errlen,
-			    "rate '%s' is too large: at most %llu%s per source key (the "
-			    "datapath tells no faster %s apart)",
-			    s, (unsigned long long)max_rate_count(u), u->name,
-			    u->bytes ? "bytes" : "packets");
+		return sluice_err(err, errlen, -EINVAL,
+				  "rate '%s' is too large: at most %llu%s per source key (the "
+				  "datapath tells no faster %s apart)",
+				  s, (unsigned long long)max_rate_count(u), u->name,
+				  u->bytes ? "bytes" : "packets");
 	/* Kept as written (30/m stays 30 per minute): the period is what a
 	 * window algorithm's window defaults to. */
 	rate->count = count * u->mult;
@@ -180,19 +187,21 @@ int sluice_parse_uint(const char *what, const char *s, __u64 max, __u64 *out, ch
 	int ret;
 
 	if (!s || !*s)
-		return fail(err, errlen, "missing value for %s", what);
+		return sluice_err(err, errlen, -EINVAL, "missing value for %s", what);
 	if (*p == '-')
-		return fail(err, errlen, "%s '%s' is negative: it must be a positive whole number",
-			    what, s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s '%s' is negative: it must be a positive whole number", what,
+				  s);
 	ret = parse_digits(&p, &v);
 	if (ret == -ERANGE || (!ret && !*p && v > max))
-		return fail(err, errlen, "%s '%s' is too large: at most %llu", what, s,
-			    (unsigned long long)max);
+		return sluice_err(err, errlen, -EINVAL, "%s '%s' is too large: at most %llu", what,
+				  s, (unsigned long long)max);
 	if (ret || *p)
-		return fail(err, errlen, "%s '%s' is not a whole number", what, s);
+		return sluice_err(err, errlen, -EINVAL, "%s '%s' is not a whole number", what, s);
 	if (v == 0)
-		return fail(err, errlen, "%s is 0: it must be at least 1 (1 to %llu)", what,
-			    (unsigned long long)max);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s is 0: it must be at least 1 (1 to %llu)", what,
+				  (unsigned long long)max);
 	*out = v;
 	return 0;
 }
@@ -212,37 +221,45 @@ int sluice_parse_size(const char *what, const char *s, __u64 max, __u64 *out, bo
 
 	*sized = false;
 	if (!s || !*s)
-		return fail(err, errlen, "missing value for %s", what);
+		return sluice_err(err, errlen, -EINVAL, "missing value for %s", what);
 	if (*p == '-')
-		return fail(err, errlen, "%s '%s' is negative: it must be a positive whole number",
-			    what, s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s '%s' is negative: it must be a positive whole number", what,
+				  s);
 	ret = parse_digits(&p, &v);
 	if (ret == -EINVAL)
-		return fail(err, errlen, "%s '%s' is not a whole number", what, s);
+		return sluice_err(err, errlen, -EINVAL, "%s '%s' is not a whole number", what, s);
 	if (*p == '.' || *p == ',')
-		return fail(err, errlen, "%s '%s' is not a whole number (a byte size is whole "
-			    "bytes: 1536 or 64k, not 1.5k)", what, s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s '%s' is not a whole number (a byte size is whole "
+				  "bytes: 1536 or 64k, not 1.5k)",
+				  what, s);
 	for (i = 0; *p && i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(p, units[i].name))
 			break;
 	if (*p && i == sizeof(units) / sizeof(units[0])) {
 		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 			if (!strcasecmp(p, units[i].name))
-				return fail(err, errlen, "%s '%s': units are lower case, write "
-					    "'%.*s%s'", what, s, (int)(p - s), s, units[i].name);
-		return fail(err, errlen, "%s '%s' has an unknown unit '%s': a count is a whole "
-			    "number, a byte size may end in k, m or g (1024, 1024^2, 1024^3 bytes)",
-			    what, s, p);
+				return sluice_err(err, errlen, -EINVAL,
+						  "%s '%s': units are lower case, write "
+						  "'%.*s%s'",
+						  what, s, (int)(p - s), s, units[i].name);
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"%s '%s' has an unknown unit '%s': a count is a whole "
+			"number, a byte size may end in k, m or g (1024, 1024^2, 1024^3 bytes)",
+			what, s, p);
 	}
 	if (*p) {
 		*sized = true;
 		if (ret == -ERANGE || v > (max >> units[i].shift))
-			return fail(err, errlen, "%s '%s' is too large: at most %llu bytes", what,
-				    s, (unsigned long long)max);
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s '%s' is too large: at most %llu bytes", what, s,
+					  (unsigned long long)max);
 		v <<= units[i].shift;
 	} else if (ret == -ERANGE || v > max) {
-		return fail(err, errlen, "%s '%s' is too large: at most %llu", what, s,
-			    (unsigned long long)max);
+		return sluice_err(err, errlen, -EINVAL, "%s '%s' is too large: at most %llu", what,
+				  s, (unsigned long long)max);
 	}
 	*out = v;
 	return 0;
@@ -272,28 +289,31 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 	int ret;
 
 	if (!s || !*s)
-		return fail(err, errlen, "missing value for %s", what);
+		return sluice_err(err, errlen, -EINVAL, "missing value for %s", what);
 	if (*p == '-')
-		return fail(err, errlen, "%s '%s' is negative", what, s);
+		return sluice_err(err, errlen, -EINVAL, "%s '%s' is negative", what, s);
 	ret = parse_digits(&p, &v);
 	/* -ERANGE: a caller that knows a narrower range names it instead */
 	if (ret == -ERANGE)
 		return sluice_err(err, errlen, -ERANGE, "%s '%s' is too long: at most %llus", what,
 				  s, (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
 	if (ret)
-		return fail(err, errlen, "%s '%s' is not a duration: write 100ms, 1.5s, 1m or 1h",
-			    what, s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s '%s' is not a duration: write 100ms, 1.5s, 1m or 1h", what,
+				  s);
 	if (*p == '.') {
 		frac = ++p;
 		while (isdigit((unsigned char)*p))
 			p++;
 		nfrac = (size_t)(p - frac);
 		if (!nfrac)
-			return fail(err, errlen, "%s '%s' has no digit after the point: write 1.5s "
-				    "or 1s", what, s);
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s '%s' has no digit after the point: write 1.5s "
+					  "or 1s",
+					  what, s);
 	} else if (*p == ',') {
-		return fail(err, errlen, "%s '%s' has a comma: a fraction takes a point (1.5s)",
-			    what, s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s '%s' has a comma: a fraction takes a point (1.5s)", what, s);
 	}
 	unit = p;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
@@ -304,10 +324,14 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 
 		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
 			if (*unit && !strcasecmp(unit, units[k].name))
-				return fail(err, errlen, "%s '%s': units are lower case, write "
-					    "'%.*s%s'", what, s, (int)(unit - s), s, units[k].name);
-		return fail(err, errlen, "%s '%s' has an unknown unit: write 100ms, 1.5s, 1m or "
-			    "1h (or us, ns)", what, s);
+				return sluice_err(err, errlen, -EINVAL,
+						  "%s '%s': units are lower case, write "
+						  "'%.*s%s'",
+						  what, s, (int)(unit - s), s, units[k].name);
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s '%s' has an unknown unit: write 100ms, 1.5s, 1m or "
+				  "1h (or us, ns)",
+				  what, s);
 	}
 	/* whole units, then the fraction F of n digits: F x unit / 10^n ns,
 	 * which must be whole (trailing zeros do not count) */
@@ -323,12 +347,14 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 			scale *= 10;
 		}
 		if (nfrac > 18 || (f * units[i].ns) % scale)
-			return fail(err, errlen, "%s '%s' is finer than a nanosecond: give a "
-				    "whole number of ns (1.5s, 1.000000001s, 2500us)", what, s);
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s '%s' is finer than a nanosecond: give a "
+					  "whole number of ns (1.5s, 1.000000001s, 2500us)",
+					  what, s);
 		total += f * units[i].ns / scale;
 	}
 	if (total == 0)
-		return fail(err, errlen, "%s '%s' is 0: it must be longer", what, s);
+		return sluice_err(err, errlen, -EINVAL, "%s '%s' is 0: it must be longer", what, s);
 	if (total > ~0ULL)
 		return sluice_err(err, errlen, -ERANGE, "%s '%s' is too long: at most %llus", what,
 				  s, (unsigned long long)(~0ULL / SLUICE_NS_PER_SEC));
@@ -336,34 +362,26 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 	return 0;
 }
 
-static const char *const algo_names[SLUICE_ALGO_MAX] = {
-	[SLUICE_ALGO_TOKEN_BUCKET] = "token-bucket",
-	[SLUICE_ALGO_LEAKY_BUCKET] = "leaky-bucket",
-	[SLUICE_ALGO_SLIDING_WINDOW] = "sliding-window",
-	[SLUICE_ALGO_FIXED_WINDOW] = "fixed-window",
-	[SLUICE_ALGO_SLIDING_LOG] = "sliding-log",
-};
-
 int sluice_parse_algo(const char *s, char *err, size_t errlen)
 {
-	const char *lower = sluice_case_hint(s, algo_names, SLUICE_ALGO_MAX);
+	const char *algo_names[SLUICE_ALGO_MAX], *lower;
 	int i;
 
+	for (i = 0; i < SLUICE_ALGO_MAX; i++)
+		algo_names[i] = sluice_algo_name(i);
+	lower = sluice_case_hint(s, algo_names, SLUICE_ALGO_MAX);
 	for (i = 0; i < SLUICE_ALGO_MAX; i++)
 		if (s && !strcmp(s, algo_names[i]))
 			return i;
 	if (lower)
-		return fail(err, errlen, "unknown algorithm '%s': names are lower case, write "
-			    "'%s'", s, lower);
-	return fail(err, errlen,
-		    "unknown algorithm '%s': use token-bucket, leaky-bucket, sliding-window, "
-		    "fixed-window or sliding-log",
-		    s ? s : "");
-}
-
-const char *sluice_algo_name(unsigned int algo)
-{
-	return algo < SLUICE_ALGO_MAX ? algo_names[algo] : "unknown";
+		return sluice_err(err, errlen, -EINVAL,
+				  "unknown algorithm '%s': names are lower case, write "
+				  "'%s'",
+				  s, lower);
+	return sluice_err(err, errlen, -EINVAL,
+			  "unknown algorithm '%s': use token-bucket, leaky-bucket, sliding-window, "
+			  "fixed-window or sliding-log",
+			  s ? s : "");
 }
 
 int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, size_t errlen)
@@ -380,9 +398,12 @@ int sluice_parse_onoff(const char *what, const char *s, bool *out, char *err, si
 	const char *lower = sluice_case_hint(s, words, 2);
 
 	if (lower)
-		return fail(err, errlen, "%s takes 'on' or 'off' (lower case), not '%s': write "
-			    "'%s'", what, s, lower);
-	return fail(err, errlen, "%s takes 'on' or 'off', not '%s'", what, s ? s : "");
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s takes 'on' or 'off' (lower case), not '%s': write "
+				  "'%s'",
+				  what, s, lower);
+	return sluice_err(err, errlen, -EINVAL, "%s takes 'on' or 'off', not '%s'", what,
+			  s ? s : "");
 }
 
 void sluice_mask(__u8 *addr, unsigned int prefixlen)
@@ -416,7 +437,8 @@ static int parse_ip(const char *s, struct sluice_cidr *c)
 int sluice_parse_addr(const char *s, struct sluice_cidr *c, char *err, size_t errlen)
 {
 	if (!s || parse_ip(s, c))
-		return fail(err, errlen, "'%s' is not an IPv4 or IPv6 address", s ? s : "");
+		return sluice_err(err, errlen, -EINVAL, "'%s' is not an IPv4 or IPv6 address",
+				  s ? s : "");
 	c->prefixlen = c->family == 4 ? 32 : 128;
 	return 0;
 }
@@ -430,13 +452,15 @@ int sluice_parse_cidr(const char *s, struct sluice_cidr *c, char *err, size_t er
 	unsigned int max;
 
 	if (!s || strlen(s) >= sizeof(buf))
-		return fail(err, errlen, "'%s' is not an address or CIDR", s ? s : "");
+		return sluice_err(err, errlen, -EINVAL, "'%s' is not an address or CIDR",
+				  s ? s : "");
 	strcpy(buf, s);
 	slash = strchr(buf, '/');
 	if (slash)
 		*slash = '\0';
 	if (parse_ip(buf, c))
-		return fail(err, errlen, "'%s' is not an IPv4 or IPv6 address or CIDR", s);
+		return sluice_err(err, errlen, -EINVAL,
+				  "'%s' is not an IPv4 or IPv6 address or CIDR", s);
 	max = c->family == 4 ? 32 : 128;
 	if (!slash) {
 		c->prefixlen = max;
@@ -446,7 +470,8 @@ int sluice_parse_cidr(const char *s, struct sluice_cidr *c, char *err, size_t er
 		const char *p = slash + 1;
 
 		if (parse_digits(&p, &len) || *p || len > max)
-			return fail(err, errlen, "prefix length in '%s' must be 0 to %u", s, max);
+			return sluice_err(err, errlen, -EINVAL,
+					  "prefix length in '%s' must be 0 to %u", s, max);
 	}
 	c->prefixlen = len;
 	memcpy(masked, c->addr, 16);
@@ -455,119 +480,9 @@ int sluice_parse_cidr(const char *s, struct sluice_cidr *c, char *err, size_t er
 		char net[INET6_ADDRSTRLEN];
 
 		inet_ntop(c->family == 4 ? AF_INET : AF_INET6, masked, net, sizeof(net));
-		return fail(err, errlen, "'%s' has host bits set: did you mean %s/%u?", s, net,
-			    c->prefixlen);
+		return sluice_err(err, errlen, -EINVAL,
+				  "'%s' has host bits set: did you mean %s/%u?", s, net,
+				  c->prefixlen);
 	}
 	return 0;
-}
-
-void sluice_format_cidr(const struct sluice_cidr *c, bool with_len, char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	inet_ntop(c->family == 4 ? AF_INET : AF_INET6, c->addr, a, sizeof(a));
-	if (with_len)
-		snprintf(buf, len, "%s/%u", a, c->prefixlen);
-	else
-		snprintf(buf, len, "%s", a);
-}
-
-/* n scaled by 1000 while whole, with the unit names for each step. */
-static void print_scaled(unsigned __int128 n, const char *const *units, int nunits, char *buf,
-			 size_t len)
-{
-	int i = 0;
-
-	while (i < nunits - 1 && n >= 1000 && n % 1000 == 0) {
-		n /= 1000;
-		i++;
-	}
-	snprintf(buf, len, "%llu%s", (unsigned long long)n, units[i]);
-}
-
-void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, size_t len)
-{
-	static const char *const bit_units[] = { "bit", "kbit", "mbit", "gbit", "tbit" };
-	static const char *const byte_units[] = { "bps", "kbps", "mbps", "gbps", "tbps" };
-	static const struct {
-		const char *unit;
-		__u64 ns;
-	} pkt_units[] = {
-		{ "/s", SLUICE_NS_PER_SEC },
-		{ "/m", 60 * SLUICE_NS_PER_SEC },
-		{ "/h", 3600 * SLUICE_NS_PER_SEC },
-	};
-	__u64 p = l->period_ns;
-	unsigned __int128 n;
-	size_t i;
-
-	if (!p) {
-		snprintf(buf, len, "none");
-		return;
-	}
-	if (is_bytes) {
-		/* Whole bits per second in bit units, else whole bytes in bps units. */
-		n = (unsigned __int128)l->rate * 8 * SLUICE_NS_PER_SEC;
-		if (n % p == 0 && (n / p) % 8 != 0) {
-			print_scaled(n / p, bit_units, 5, buf, len);
-			return;
-		}
-		n = (unsigned __int128)l->rate * SLUICE_NS_PER_SEC;
-		if (n % p == 0) {
-			/* Whole bytes: prefer bits when they scale as far (10mbit). */
-			unsigned __int128 bits = n / p * 8;
-
-			if (bits % 1000 == 0)
-				print_scaled(bits, bit_units, 5, buf, len);
-			else
-				print_scaled(n / p, byte_units, 5, buf, len);
-			return;
-		}
-		snprintf(buf, len, "%.3fbps", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
-		return;
-	}
-	/* Packets: the largest rate unit that keeps the count whole (30/m). */
-	for (i = 0; i < sizeof(pkt_units) / sizeof(pkt_units[0]); i++) {
-		n = (unsigned __int128)l->rate * pkt_units[i].ns;
-		if (n % p == 0) {
-			snprintf(buf, len, "%llu%s", (unsigned long long)(n / p), pkt_units[i].unit);
-			return;
-		}
-	}
-	snprintf(buf, len, "%.6g/s", (double)l->rate * SLUICE_NS_PER_SEC / (double)p);
-}
-
-/*
- * The largest unit that holds ns whole, as sluice_parse_duration() reads it
- * back (1h, 10s, 1500ms); only what no option can be given in (a wait of
- * 1.2345 ms) gets a fraction.
- */
-void sluice_format_duration(__u64 ns, char *buf, size_t len)
-{
-	static const struct {
-		const char *unit;
-		__u64 ns;
-	} units[] = {
-		{ "h", 3600 * SLUICE_NS_PER_SEC },
-		{ "m", 60 * SLUICE_NS_PER_SEC },
-		{ "s", SLUICE_NS_PER_SEC },
-		{ "ms", 1000000ULL },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(units) / sizeof(units[0]) && ns; i++) {
-		if (ns % units[i].ns == 0) {
-			snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns),
-				 units[i].unit);
-			return;
-		}
-	}
-	if (ns >= SLUICE_NS_PER_SEC)
-		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
-	else if (ns >= 1000000)
-		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
-	else
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
 }

@@ -13,8 +13,6 @@
 
 #include "libsluice.h"
 
-#define fail(err, errlen, ...) sluice_err(err, errlen, -ERANGE, __VA_ARGS__)
-
 /* Largest packet the datapath charges for; byte costs are computed for it. */
 #define MAX_PKT_LEN 65535ULL
 
@@ -34,12 +32,12 @@ int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64
 	unsigned __int128 interval, rem, frac, tol, unit;
 
 	if (!count || !period_ns)
-		return fail(err, errlen, "a rate must be positive");
+		return sluice_err(err, errlen, -ERANGE, "a rate must be positive");
 	if (!burst)
-		return fail(err, errlen, "burst is 0: it must be at least 1");
+		return sluice_err(err, errlen, -ERANGE, "burst is 0: it must be at least 1");
 	if (burst > 0xffffffffULL)
-		return fail(err, errlen, "burst %llu is too large: at most %u",
-			    (unsigned long long)burst, 0xffffffffU);
+		return sluice_err(err, errlen, -ERANGE, "burst %llu is too large: at most %u",
+				  (unsigned long long)burst, 0xffffffffU);
 	interval = ticks / count;
 	rem = ticks % count;
 	/* The fraction of a tick, rounded up: rounding may only admit less. */
@@ -49,24 +47,27 @@ int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64
 		frac = 0;
 	}
 	if (interval == 0 && frac < (1ULL << 28))
-		return fail(err, errlen,
-			    "rate is too high: at most %llu units per second per key can be told apart",
-			    (unsigned long long)(SLUICE_TICKS_PER_SEC << 4));
+		return sluice_err(
+			err, errlen, -ERANGE,
+			"rate is too high: at most %llu units per second per key can be told apart",
+			(unsigned long long)(SLUICE_TICKS_PER_SEC << 4));
 	if (interval * MAX_PKT_LEN > SLUICE_MAX_TOLERANCE)
-		return fail(err, errlen, "rate is too slow: one unit per more than %llu hours",
-			    (unsigned long long)(SLUICE_MAX_TOLERANCE / MAX_PKT_LEN /
-						 SLUICE_TICKS_PER_SEC / 3600));
+		return sluice_err(err, errlen, -ERANGE,
+				  "rate is too slow: one unit per more than %llu hours",
+				  (unsigned long long)(SLUICE_MAX_TOLERANCE / MAX_PKT_LEN /
+						       SLUICE_TICKS_PER_SEC / 3600));
 	/* Whole units: burst x the per-unit cost, which is what burst back-to-back
 	 * units cost (sluice_limit_cost rounds each one up). */
 	unit = interval + (frac != 0);
 	tol = unit * burst;
 	if (tol > SLUICE_MAX_TOLERANCE)
-		return fail(err, errlen,
-			    "burst %llu at this rate takes too long to refill (over %llu years): "
-			    "lower --burst or raise --rate",
-			    (unsigned long long)burst,
-			    (unsigned long long)(SLUICE_MAX_TOLERANCE / SLUICE_TICKS_PER_SEC /
-						 (365ULL * 86400)));
+		return sluice_err(
+			err, errlen, -ERANGE,
+			"burst %llu at this rate takes too long to refill (over %llu years): "
+			"lower --burst or raise --rate",
+			(unsigned long long)burst,
+			(unsigned long long)(SLUICE_MAX_TOLERANCE / SLUICE_TICKS_PER_SEC /
+					     (365ULL * 86400)));
 	l->interval = (__u64)interval;
 	l->interval_frac = (__u32)frac;
 	l->burst = (__u32)burst;
@@ -113,16 +114,19 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
 		window_ns = period_ns < SLUICE_MIN_WINDOW_NS ? SLUICE_NS_PER_SEC : period_ns;
 	sluice_format_duration(window_ns, win, sizeof(win));
 	if (window_ns < SLUICE_MIN_WINDOW_NS || window_ns > SLUICE_MAX_WINDOW_NS)
-		return fail(err, errlen, "window %s is out of range: give a --window from 100ms "
-			    "to 1h", win);
+		return sluice_err(err, errlen, -ERANGE,
+				  "window %s is out of range: give a --window from 100ms "
+				  "to 1h",
+				  win);
 	rate_text(count, period_ns, rate, sizeof(rate));
 	limit = (unsigned __int128)count * window_ns;
 	if (limit % period_ns) {
 		sluice_format_duration(period_ns, per, sizeof(per));
-		return fail(err, errlen,
-			    "%s is not a whole number of packets per %s window: give a --window "
-			    "that holds whole packets (--window %s does) or a rate that divides it",
-			    rate, win, per);
+		return sluice_err(
+			err, errlen, -ERANGE,
+			"%s is not a whole number of packets per %s window: give a --window "
+			"that holds whole packets (--window %s does) or a rate that divides it",
+			rate, win, per);
 	}
 	limit /= period_ns;
 	max = p->algo == SLUICE_ALGO_SLIDING_LOG ? SLUICE_LOG_MAX : SLUICE_MAX_WINDOW_LIMIT;
@@ -178,50 +182,54 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
 		}
 	}
 	if (p->algo == SLUICE_ALGO_SLIDING_LOG)
-		return fail(err, errlen,
-			    "sliding-log keeps at most %d timestamps per key, and %s over its %s "
-			    "window needs %llu: use %s, or another --algo (sliding-window keeps "
-			    "a count, not timestamps)",
-			    SLUICE_LOG_MAX, rate, win, (unsigned long long)limit, fit);
-	return fail(err, errlen,
-		    "%s over a %s window is %llu packets per window, more than the %llu one "
-		    "window counts: use %s",
-		    rate, win, (unsigned long long)limit,
-		    (unsigned long long)SLUICE_MAX_WINDOW_LIMIT, fit);
-}
-
-bool sluice_algo_is_window(unsigned int algo)
-{
-	return algo == SLUICE_ALGO_SLIDING_WINDOW || algo == SLUICE_ALGO_FIXED_WINDOW ||
-	       algo == SLUICE_ALGO_SLIDING_LOG;
+		return sluice_err(
+			err, errlen, -ERANGE,
+			"sliding-log keeps at most %d timestamps per key, and %s over its %s "
+			"window needs %llu: use %s, or another --algo (sliding-window keeps "
+			"a count, not timestamps)",
+			SLUICE_LOG_MAX, rate, win, (unsigned long long)limit, fit);
+	return sluice_err(err, errlen, -ERANGE,
+			  "%s over a %s window is %llu packets per window, more than the %llu one "
+			  "window counts: use %s",
+			  rate, win, (unsigned long long)limit,
+			  (unsigned long long)SLUICE_MAX_WINDOW_LIMIT, fit);
 }
 
 int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
 {
 	if (p->algo >= SLUICE_ALGO_MAX)
-		return fail(err, errlen, "unknown algorithm %u", p->algo);
+		return sluice_err(err, errlen, -ERANGE, "unknown algorithm %u", p->algo);
 	if (p->prefix4 < 1 || p->prefix4 > 32)
-		return fail(err, errlen, "IPv4 key prefix /%u is out of range: 1 to 32", p->prefix4);
+		return sluice_err(err, errlen, -ERANGE,
+				  "IPv4 key prefix /%u is out of range: 1 to 32", p->prefix4);
 	if (p->prefix6 < 1 || p->prefix6 > 128)
-		return fail(err, errlen, "IPv6 key prefix /%u is out of range: 1 to 128", p->prefix6);
+		return sluice_err(err, errlen, -ERANGE,
+				  "IPv6 key prefix /%u is out of range: 1 to 128", p->prefix6);
 	if (p->action != SLUICE_ACT_LIMIT)
 		return 0;
 	if ((p->flags & SLUICE_POLICY_FLEET) && sluice_algo_is_window(p->algo))
-		return fail(err, errlen, "%s counts within one box and cannot be shared by a fleet: "
-			    "--fleet needs token-bucket or leaky-bucket", sluice_algo_name(p->algo));
+		return sluice_err(err, errlen, -ERANGE,
+				  "%s counts within one box and cannot be shared by a fleet: "
+				  "--fleet needs token-bucket or leaky-bucket",
+				  sluice_algo_name(p->algo));
 	if (sluice_algo_is_window(p->algo)) {
 		if (p->bytes.period_ns)
-			return fail(err, errlen, "%s counts packets: byte limits need token-bucket "
-				    "or leaky-bucket", sluice_algo_name(p->algo));
+			return sluice_err(err, errlen, -ERANGE,
+					  "%s counts packets: byte limits need token-bucket "
+					  "or leaky-bucket",
+					  sluice_algo_name(p->algo));
 		if (!p->window || !p->window_limit)
-			return fail(err, errlen, "%s needs a packet rate", sluice_algo_name(p->algo));
+			return sluice_err(err, errlen, -ERANGE, "%s needs a packet rate",
+					  sluice_algo_name(p->algo));
 		if (p->algo == SLUICE_ALGO_SLIDING_LOG && p->window_limit > SLUICE_LOG_MAX)
-			return fail(err, errlen, "sliding-log allows at most %d packets per window",
-				    SLUICE_LOG_MAX);
+			return sluice_err(err, errlen, -ERANGE,
+					  "sliding-log allows at most %d packets per window",
+					  SLUICE_LOG_MAX);
 		return 0;
 	}
 	if (!p->pkt.period_ns && !p->bytes.period_ns)
-		return fail(err, errlen, "the policy has neither a packet nor a byte rate");
+		return sluice_err(err, errlen, -ERANGE,
+				  "the policy has neither a packet nor a byte rate");
 	return 0;
 }
 

@@ -16,9 +16,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "array.h"
 #include "rules.h"
-
-#define fail sluice_err
 
 struct rules_walk {
 	__u8 gen;
@@ -33,15 +32,8 @@ static int collect_rule(const void *key, const void *val, void *ctx)
 
 	if (k->gen != w->gen)
 		return 0;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-		struct sluice_txn_rule *r = realloc(w->rules, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		w->rules = r;
-		w->cap = cap;
-	}
+	if (sluice_array_room(w->rules, w->n, w->cap, 16))
+		return -ENOMEM;
 	memcpy(&w->rules[w->n].rule, val, sizeof(struct sluice_rule));
 	w->rules[w->n].key = *k;
 	w->rules[w->n].key.gen = 0;
@@ -184,15 +176,8 @@ static int collect_gen_key(const void *key, const void *val, void *ctx)
 	(void)val;
 	if (k->gen != g->gen)
 		return 0;
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 64;
-		struct sluice_rule_key *n = realloc(g->keys, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->keys = n;
-		g->cap = cap;
-	}
+	if (sluice_array_room(g->keys, g->n, g->cap, 64))
+		return -ENOMEM;
 	g->keys[g->n++] = *k;
 	return 0;
 }
@@ -399,7 +384,8 @@ static int lock_readers_way(const struct sluice_handle *h, char *err, size_t err
 	int fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
 
 	if (fd < 0)
-		return fail(err, errlen, -errno, "Couldn't open %s: %s", h->dir, strerror(errno));
+		return sluice_err(err, errlen, -errno, "Couldn't open %s: %s", h->dir,
+				  strerror(errno));
 	ret = sluice_lock_fd_shared(fd, h->dir, err, errlen);
 	if (ret) {
 		close(fd);
@@ -424,7 +410,7 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 		/* Rules may share a slot: each slot is read once. */
 		by_slot = calloc(SLUICE_MAX_RULES, sizeof(*by_slot) + sizeof(*would_slot) + 1);
 		if (!by_slot)
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return sluice_err(err, errlen, -ENOMEM, "out of memory");
 		would_slot = (struct sluice_rwould *)(by_slot + SLUICE_MAX_RULES);
 		have = (unsigned char *)(would_slot + SLUICE_MAX_RULES);
 	}
@@ -450,8 +436,8 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 		sluice_read_settings(h, &pol->set, &seq);
 		ret = sluice_read_rules(h, &pol->set, seq, &pol->rules, &pol->nr_rules, &from_tab);
 		if (ret) {
-			ret = fail(err, errlen, ret, "Couldn't read the rules of %s: %s",
-				   h->ifname, strerror(-ret));
+			ret = sluice_err(err, errlen, ret, "Couldn't read the rules of %s: %s",
+					 h->ifname, strerror(-ret));
 			goto out;
 		}
 		/* Sorted first: rstats[i] is the counters of rules[i]. */
@@ -465,7 +451,7 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			if (!pol->rstats || !pol->slot_users ||
 			    (h->rwould_fd >= 0 && !pol->rwould)) {
 				sluice_free_policies(pol);
-				ret = fail(err, errlen, -ENOMEM, "out of memory");
+				ret = sluice_err(err, errlen, -ENOMEM, "out of memory");
 				goto out;
 			}
 		}
@@ -487,9 +473,11 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			pol->slot_users[slot]++;
 			if (ret) {
 				sluice_free_policies(pol);
-				ret = fail(err, errlen, ret,
-					   "Couldn't read the counters of policy slot %u of %s: "
-					   "%s", slot, h->ifname, strerror(-ret));
+				ret = sluice_err(
+					err, errlen, ret,
+					"Couldn't read the counters of policy slot %u of %s: "
+					"%s",
+					slot, h->ifname, strerror(-ret));
 				goto out;
 			}
 		}

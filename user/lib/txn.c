@@ -37,8 +37,6 @@
 
 #include "rules.h"
 
-#define fail sluice_err
-
 static void wait_grace_period(void)
 {
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
@@ -144,8 +142,8 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	if (h->lock_fd < 0) {
 		h->lock_fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (h->lock_fd < 0)
-			return fail(err, errlen, -errno, "Couldn't open %s: %s", h->dir,
-				    strerror(errno));
+			return sluice_err(err, errlen, -errno, "Couldn't open %s: %s", h->dir,
+					  strerror(errno));
 	}
 	ret = sluice_lock_fd(h->lock_fd, h->dir, err, errlen);
 	if (ret)
@@ -170,8 +168,8 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 		b->nr_live = t->nr_rules;
 	if (ret) {
 		sluice_txn_end(t);
-		return fail(err, errlen, ret, "Couldn't read the rules of %s: %s", h->ifname,
-			    strerror(-ret));
+		return sluice_err(err, errlen, ret, "Couldn't read the rules of %s: %s", h->ifname,
+				  strerror(-ret));
 	}
 	b->live_known = true;
 	b->live_gen = t->set.rules_gen & 1;
@@ -242,10 +240,10 @@ __u32 sluice_max_rules(const struct sluice_handle *h)
 
 static int too_many_rules(const struct sluice_txn *t, char *err, size_t errlen)
 {
-	return fail(err, errlen, -ENOSPC,
-		    "too many rules for %s: it holds at most %u (attach it again with a "
-		    "larger --max-rules after 'sluice detach %s')",
-		    t->h->ifname, sluice_max_rules(t->h), t->h->ifname);
+	return sluice_err(err, errlen, -ENOSPC,
+			  "too many rules for %s: it holds at most %u (attach it again with a "
+			  "larger --max-rules after 'sluice detach %s')",
+			  t->h->ifname, sluice_max_rules(t->h), t->h->ifname);
 }
 
 /*
@@ -277,11 +275,12 @@ int sluice_txn_place(struct sluice_txn *t, struct sluice_slots *sl, struct sluic
 	} else {
 		slot = sluice_slots_find_same(sl, np);
 		if (!slot)
-			return fail(err, errlen, -ENOSPC,
-				    "too many different policies: the rules have %d counter slots, "
-				    "each for one rule or for rules of one policy; give more rules "
-				    "the same rate, --exempt or --deny, or fewer rules",
-				    SLUICE_MAX_RULES - 1);
+			return sluice_err(
+				err, errlen, -ENOSPC,
+				"too many different policies: the rules have %d counter slots, "
+				"each for one rule or for rules of one policy; give more rules "
+				"the same rate, --exempt or --deny, or fewer rules",
+				SLUICE_MAX_RULES - 1);
 		np->tag = sluice_slots_policy(sl, slot)->tag;
 	}
 	sluice_slots_add(sl, np);
@@ -304,7 +303,7 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 	int ret;
 
 	if (!b)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
 	ret = sluice_policy_check(&np, err, errlen);
 	if (ret)
 		return ret;
@@ -341,7 +340,7 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 		n = realloc(t->rules, (t->nr_rules + 1) * sizeof(*n));
 		if (!n) {
 			sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(np.tag));
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return sluice_err(err, errlen, -ENOMEM, "out of memory");
 		}
 		t->rules = n;
 		r = &t->rules[t->nr_rules++];
@@ -354,7 +353,7 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 			t->nr_rules--;
 			b->base = NULL;
 			b->built = false; /* rules[] is as it was: rebuild, not an edit */
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return sluice_err(err, errlen, -ENOMEM, "out of memory");
 		}
 	}
 	r->rule.policy = np;
@@ -373,12 +372,12 @@ int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char 
 	size_t i;
 
 	if (!b)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
 	r = sluice_txn_find_rule(t, c);
 	if (!r) {
 		sluice_format_cidr(c, true, buf, sizeof(buf));
-		return fail(err, errlen, -ENOENT, "there is no rule for %s: see 'sluicectl rule list'",
-			    buf);
+		return sluice_err(err, errlen, -ENOENT,
+				  "there is no rule for %s: see 'sluicectl rule list'", buf);
 	}
 	i = (size_t)(r - t->rules);
 	sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(r->rule.policy.tag));
@@ -610,8 +609,10 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 	if (ret) {
 		/* Nothing changed: the table still holds the live rules. */
 		__atomic_store_n(&h->cfg->ruletab_seq, h->cfg->seq, __ATOMIC_RELEASE);
-		return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing was "
-			    "changed", h->ifname, strerror(-ret));
+		return sluice_err(err, errlen, ret,
+				  "Couldn't write the rules of %s: %s; nothing was "
+				  "changed",
+				  h->ifname, strerror(-ret));
 	}
 	t->set.nr_rules = (__u32)t->nr_rules;
 	flip_settings(t);
@@ -655,8 +656,10 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 		sluice_delete_rules(h, &place, t->rules, written, new_gen);
 		if (b->from_tab)
 			__atomic_store_n(&h->cfg->ruletab_seq, h->cfg->seq, __ATOMIC_RELEASE);
-		return fail(err, errlen, ret, "Couldn't write the rules of %s: %s; nothing "
-			    "was changed", h->ifname, strerror(-ret));
+		return sluice_err(err, errlen, ret,
+				  "Couldn't write the rules of %s: %s; nothing "
+				  "was changed",
+				  h->ifname, strerror(-ret));
 	}
 	t->set.rules_gen = new_gen;
 	t->set.nr_rules = (__u32)t->nr_rules;
@@ -728,8 +731,10 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	if (!b || !b->live_known)
-		return fail(err, errlen, -EINVAL, "internal error: a change of %s committed "
-			    "without sluice_txn_begin()", t->h->ifname);
+		return sluice_err(err, errlen, -EINVAL,
+				  "internal error: a change of %s committed "
+				  "without sluice_txn_begin()",
+				  t->h->ifname);
 	/*
 	 * Where the rules are is the commit's to say, never the caller's: a
 	 * copy of the settings built from the defaults (a config file), or

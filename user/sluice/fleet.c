@@ -185,10 +185,10 @@ static int load_progs(struct fleet_agent *a, char *err, size_t errlen)
 		s->rodata->sets_n[1] = a->h.keys.nsets[1];
 	}
 	ret = bpf_map__reuse_fd(s->maps.sluice_buckets, a->h.buckets_fd);
-	if (!ret && a->h.sets_fd[0] >= 0)
-		ret = bpf_map__reuse_fd(s->maps.sluice_sets4, a->h.sets_fd[0]);
-	if (!ret && a->h.sets_fd[1] >= 0)
-		ret = bpf_map__reuse_fd(s->maps.sluice_sets6, a->h.sets_fd[1]);
+	if (!ret && a->h.sets4_fd >= 0)
+		ret = bpf_map__reuse_fd(s->maps.sluice_sets4, a->h.sets4_fd);
+	if (!ret && a->h.sets6_fd >= 0)
+		ret = bpf_map__reuse_fd(s->maps.sluice_sets6, a->h.sets6_fd);
 	if (!ret)
 		ret = bpf_map__reuse_fd(s->maps.sluice_fleet, a->h.fleet_fd);
 	if (!ret)

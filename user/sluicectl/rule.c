@@ -153,14 +153,14 @@ static int do_list(int argc, char **argv)
 		return SLUICE_EXIT_OK;
 	}
 	if (argc >= 1)
-		return ctl_usage("rule", "rule list takes no arguments, not '%s'", argv[0]);
+		return sluice_cli_usage("rule", "rule list takes no arguments, not '%s'", argv[0]);
 	st = ctl_open(&h);
 	if (st)
 		return st;
 	/* NULL pol.rwould: the state has no sluice_rwould, would-drops unknown. */
 	ret = sluice_read_policies(&h, &pol, true, err, sizeof(err));
 	if (ret) {
-		st = ctl_err(ret, "%s", err);
+		st = sluice_cli_err(ret, "%s", err);
 		goto out_close;
 	}
 	global_dry = pol.set.flags & SLUICE_DRY_RUN;
@@ -201,7 +201,7 @@ static int do_list(int argc, char **argv)
 			       "slots rules of one policy share one (see sluicectl(8))\n",
 			       SLUICE_OWN_SLOTS);
 	} else {
-		st = ctl_err(ret, "out of memory");
+		st = sluice_cli_err(ret, "out of memory");
 	}
 	ctl_table_free(&t);
 	sluice_free_policies(&pol);

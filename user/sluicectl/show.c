@@ -233,9 +233,10 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 		return 0;
 	sluice_format_cidr(c, true, key, sizeof(key));
 	if (p->action != SLUICE_ACT_LIMIT)
-		return ctl_usage("show", "%s is not a key: its policy (%s) is %s, which keeps no "
-				 "state per source; show an address", key, match,
-				 sluice_action_name(p->action));
+		return sluice_cli_usage("show",
+					"%s is not a key: its policy (%s) is %s, which keeps no "
+					"state per source; show an address",
+					key, match, sluice_action_name(p->action));
 	*own = len == own_len;
 	*agg = len == agg_len;
 	if (*agg && !*own && !set->new_keys.period_ns) {
@@ -249,12 +250,18 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 	if (*own || *agg)
 		return 0;
 	if (set->new_keys.period_ns)
-		return ctl_usage("show", "%s is not a key of its policy (%s): its sources are "
-				 "keyed by /%u, past the new-key limit by /%u; show an address, or "
-				 "a key of one of those lengths", key, match, own_len, agg_len);
-	return ctl_usage("show", "%s is not a key of its policy (%s): its sources are keyed by "
-			 "/%u (the new-key limit is off, so no /%u aggregate exists); show an "
-			 "address, or a key of that length", key, match, own_len, agg_len);
+		return sluice_cli_usage(
+			"show",
+			"%s is not a key of its policy (%s): its sources are "
+			"keyed by /%u, past the new-key limit by /%u; show an address, or "
+			"a key of one of those lengths",
+			key, match, own_len, agg_len);
+	return sluice_cli_usage(
+		"show",
+		"%s is not a key of its policy (%s): its sources are keyed by "
+		"/%u (the new-key limit is off, so no /%u aggregate exists); show an "
+		"address, or a key of that length",
+		key, match, own_len, agg_len);
 }
 
 int do_show(int argc, char **argv)
@@ -277,13 +284,13 @@ int do_show(int argc, char **argv)
 		return SLUICE_EXIT_OK;
 	}
 	if (argc < 1)
-		return ctl_usage("show", "show needs an address: show 198.18.0.5");
+		return sluice_cli_usage("show", "show needs an address: show 198.18.0.5");
 	if (argc > 1)
-		return ctl_usage("show", "show takes one address, not '%s'", argv[1]);
+		return sluice_cli_usage("show", "show takes one address, not '%s'", argv[1]);
 	/* An address, or a key as top prints it (a CIDR). */
 	if (sluice_parse_addr(argv[0], &c, err, sizeof(err)) &&
 	    (!strchr(argv[0], '/') || sluice_parse_cidr(argv[0], &c, err, sizeof(err))))
-		return ctl_usage("show", "%s", err);
+		return sluice_cli_usage("show", "%s", err);
 	sluice_format_cidr(&c, c.prefixlen != (c.family == 4 ? 32U : 128U), addr, sizeof(addr));
 
 	st = ctl_open(&h);
@@ -311,7 +318,8 @@ int do_show(int argc, char **argv)
 		ret = lookup_key(&h, p, &c, p->tag | SLUICE_TAG_AGGREGATE,
 				 c.family == 4 ? set.agg4 : set.agg6, now, &agg);
 	if (ret) {
-		st = ctl_err(ret, "Couldn't look up the state of %s: %s", addr, strerror(-ret));
+		st = sluice_cli_err(ret, "Couldn't look up the state of %s: %s", addr,
+				    strerror(-ret));
 		goto out_close;
 	}
 	dry = dry_now(p);

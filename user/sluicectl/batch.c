@@ -41,7 +41,7 @@ int do_batch(const char *path)
 	 * attached, and a pipe has nothing left to give a second read. */
 	ret = sluice_cmd_input_read(path, &f, err, sizeof(err));
 	if (ret)
-		return ctl_err(sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret, "%s", err);
+		return sluice_cli_err(sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret, "%s", err);
 	st = ctl_open_write(&h);
 	if (st)
 		goto out_free;
@@ -53,7 +53,7 @@ int do_batch(const char *path)
 		sluice_txn_end(&t);
 	}
 	sluice_close(&h);
-	st = ret ? ctl_err(ret, "%s", err) : SLUICE_EXIT_OK;
+	st = ret ? sluice_cli_err(ret, "%s", err) : SLUICE_EXIT_OK;
 out_free:
 	sluice_cmd_file_free(f);
 	return st;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * sluicectl: what its subcommands share. One file per object (set, rule,
- * stats, top, show, flush, batch); common.c holds the helpers below.
+ * stats, top, show, flush, batch); the helpers below each name their file
+ * (dispatch.c, open.c, keystate.c, table.c, edit.c).
  */
 #ifndef SLUICECTL_H
 #define SLUICECTL_H
@@ -28,6 +29,8 @@ struct ctl_cmd {
 	bool changes;
 };
 
+/* ---- dispatch.c ---- */
+
 /* Run the command argv[0] names; help is the fallback for a missing word.
  * A unique prefix names a command that only reads ("rule l"); one that
  * changes state must be written in full, so that a slip of one letter
@@ -35,13 +38,9 @@ struct ctl_cmd {
 int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char **argv,
 		 void (*help)(FILE *f));
 
-/*
- * Report an error (stderr, or {"error": "..."} on stdout under -j) and
- * return the exit status for ret: 2 for -EINVAL (a usage error), else 1.
- */
-int ctl_err(int ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A usage error of `object` (NULL: the top level), with a pointer to its help. */
-int ctl_usage(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Errors: sluice_cli_err() and sluice_cli_usage() (libsluice, log.h). */
+
+/* ---- open.c ---- */
 
 /* Resolve -i and open the pinned maps of this namespace's interface; on
  * failure report and return the exit status (nonzero). ctl_open() is for
@@ -53,6 +52,9 @@ int ctl_open_write(struct sluice_handle *h);
 /* Read the live policies (sluice_read_policies()); on failure report and
  * return the exit status (nonzero). */
 int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats);
+
+/* ---- keystate.c ---- */
+
 /* The policy that owns a key's tag, NULL if none does any more (a key of
  * an older generation, waiting to be evicted); match gets its name. */
 const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
@@ -89,6 +91,8 @@ void ctl_json_state(struct sluice_json *j, const struct ctl_state *s);
 /* A key as "198.18.0.5/32". */
 void ctl_fmt_key(const struct sluice_key *k, char *buf, size_t len);
 
+/* ---- table.c ---- */
+
 /* A text table with columns sized to fit. */
 #define CTL_MAX_COLS 13
 struct ctl_table {
@@ -103,7 +107,8 @@ int ctl_table_row(struct ctl_table *t, ...); /* ncols const char * */
 void ctl_table_print(const struct ctl_table *t, FILE *f);
 void ctl_table_free(struct ctl_table *t);
 
-/* The objects. */
+/* ---- the objects, one file each (set.c, rule.c, stats.c, ...) ---- */
+
 int do_set(int argc, char **argv);
 int do_rule(int argc, char **argv);
 int do_stats(int argc, char **argv);
@@ -118,6 +123,8 @@ void top_help(FILE *f);
 void show_help(FILE *f);
 void flush_help(FILE *f);
 void batch_help(FILE *f);
+
+/* ---- edit.c ---- */
 
 /* Run one editing command (set, rule add, rule del) as its own transaction:
  * the words object [verb] and then argv; a help word first prints help. */

@@ -102,8 +102,10 @@ static int do_help(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		}
 	}
-	return ctl_usage(NULL, "no help for '%s': give one of set, rule, stats, top, show, "
-			 "flush or batch", argv[0]);
+	return sluice_cli_usage(NULL,
+				"no help for '%s': give one of set, rule, stats, top, show, "
+				"flush or batch",
+				argv[0]);
 }
 
 static const struct ctl_cmd objects[] = {
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
 	/* Line-buffered: --watch output is read line by line by people and pipes. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sluice_set_cmdline(argc, argv);
+	sluice_cli_init("sluicectl", &ctl.json);
 	sluice_set_log_level(SLUICE_LOG_INFO);
 	sluice_quiet_libs();
 
@@ -162,42 +165,50 @@ int main(int argc, char **argv)
 			const char *first = ctl.iface;
 
 			if (a[1] == '-' && a[skip] && a[skip] != '=')
-				return ctl_usage(NULL, "unknown option '%s'", a);
+				return sluice_cli_usage(NULL, "unknown option '%s'", a);
 			ctl.iface = opt_value(argc, argv, &i, skip);
 			if (!ctl.iface || !*ctl.iface)
-				return ctl_usage(NULL, "-i needs an interface name: -i eth0");
+				return sluice_cli_usage(NULL,
+							"-i needs an interface name: -i eth0");
 			/* One command, one interface: of two, one would be ignored. */
 			if (first)
-				return ctl_usage(NULL, "-i is given twice ('%s' and '%s'): a "
-						 "command is for one interface", first,
-						 ctl.iface);
+				return sluice_cli_usage(NULL,
+							"-i is given twice ('%s' and '%s'): a "
+							"command is for one interface",
+							first, ctl.iface);
 		} else if (!strncmp(a, "-b", 2) || !strncmp(a, "--batch", 7)) {
 			size_t skip = a[1] == '-' ? 7 : 2;
 			const char *first = batch;
 
 			if (a[1] == '-' && a[skip] && a[skip] != '=')
-				return ctl_usage(NULL, "unknown option '%s'", a);
+				return sluice_cli_usage(NULL, "unknown option '%s'", a);
 			batch = opt_value(argc, argv, &i, skip);
 			if (!batch || !*batch)
-				return ctl_usage(NULL, "-b needs a file: -b rules.conf");
+				return sluice_cli_usage(NULL, "-b needs a file: -b rules.conf");
 			/* A file is one change; of two, one would be dropped unsaid. */
 			if (first)
-				return ctl_usage(NULL, "-b is given twice ('%s' and '%s'): put the "
-						 "commands in one file", first, batch);
+				return sluice_cli_usage(
+					NULL,
+					"-b is given twice ('%s' and '%s'): put the "
+					"commands in one file",
+					first, batch);
 		} else if (a[1] != '-' && strspn(a + 1, "jv") == strlen(a + 1)) {
 			/* grouped short flags: -jv */
 			ctl.json = ctl.json || strchr(a, 'j');
 			if (strchr(a, 'v'))
 				sluice_set_log_level(SLUICE_LOG_DEBUG);
 		} else {
-			return ctl_usage(NULL, "unknown option '%s'", a);
+			return sluice_cli_usage(NULL, "unknown option '%s'", a);
 		}
 	}
 
 	if (batch) {
 		if (i < argc)
-			return ctl_usage(NULL, "-b FILE takes no command, but '%s' follows it: put "
-					 "the commands in the file", argv[i]);
+			return sluice_cli_usage(
+				NULL,
+				"-b FILE takes no command, but '%s' follows it: put "
+				"the commands in the file",
+				argv[i]);
 		return do_batch(batch);
 	}
 	if (i >= argc) {

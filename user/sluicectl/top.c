@@ -228,15 +228,17 @@ int do_top(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "-n")) {
 			if (i + 1 >= argc)
-				return ctl_usage("top", "-n needs a number: top -n 20");
+				return sluice_cli_usage("top", "-n needs a number: top -n 20");
 			if (n_given)
-				return ctl_usage("top", "-n is given twice ('%s' and '%s'): give "
-						 "it once", n_given, argv[i + 1]);
+				return sluice_cli_usage("top",
+							"-n is given twice ('%s' and '%s'): give "
+							"it once",
+							n_given, argv[i + 1]);
 			n_given = argv[i + 1];
 			if (sluice_parse_uint("-n", argv[++i], TOP_MAX, &n, err, sizeof(err)))
-				return ctl_usage("top", "%s", err);
+				return sluice_cli_usage("top", "%s", err);
 		} else {
-			return ctl_usage("top", "unknown argument '%s' to top", a);
+			return sluice_cli_usage("top", "unknown argument '%s' to top", a);
 		}
 	}
 
@@ -249,8 +251,9 @@ int do_top(int argc, char **argv)
 	t.max = n;
 	t.heap = calloc(n, sizeof(*t.heap));
 	if (!t.heap) {
-		st = ctl_err(-ENOMEM, "out of memory for %llu entries: ask for fewer with -n",
-			     (unsigned long long)n);
+		st = sluice_cli_err(-ENOMEM,
+				    "out of memory for %llu entries: ask for fewer with -n",
+				    (unsigned long long)n);
 		goto out_free;
 	}
 	t.is_log = false;
@@ -260,8 +263,8 @@ int do_top(int argc, char **argv)
 		ret = sluice_map_walk(h.logs_fd, collect, &t);
 	}
 	if (ret < 0) {
-		st = ctl_err((int)ret, "Couldn't read the keys of %s: %s", h.ifname,
-			     strerror((int)-ret));
+		st = sluice_cli_err((int)ret, "Couldn't read the keys of %s: %s", h.ifname,
+				    strerror((int)-ret));
 		goto out_free;
 	}
 	qsort(t.heap, t.n, sizeof(*t.heap), cmp_dropped);

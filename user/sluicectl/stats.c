@@ -224,8 +224,8 @@ static int read_counters(struct sluice_handle *h, struct sluice_counters *c,
 	int ret = sluice_read_counters(h, c);
 
 	if (ret)
-		return ctl_err(ret, "Couldn't read the counters of %s: %s", h->name,
-			       strerror(-ret));
+		return sluice_cli_err(ret, "Couldn't read the counters of %s: %s", h->name,
+				      strerror(-ret));
 	if (*sc && (!h->shape || sluice_read_shape_stats(h, *sc)))
 		*sc = NULL;
 	return 0;
@@ -283,8 +283,9 @@ static int watch(struct sluice_handle *h, __u64 every_ns)
 		 * attach (new maps) is followed from its own counters. */
 		ret = sluice_still_pinned(h);
 		if (ret == -ENOENT)
-			return ctl_err(ret, "sluice was detached from %s: nothing more to watch",
-				       h->ifname);
+			return sluice_cli_err(ret,
+					      "sluice was detached from %s: nothing more to watch",
+					      h->ifname);
 		if (ret == -ESTALE) {
 			char ifname[SLUICE_STATE_NAME_MAX], err[SLUICE_ERR_LEN];
 
@@ -292,7 +293,7 @@ static int watch(struct sluice_handle *h, __u64 every_ns)
 			sluice_close(h);
 			ret = open_finished(ifname, h, err, sizeof(err));
 			if (ret)
-				return ctl_err(ret, "%s", err);
+				return sluice_cli_err(ret, "%s", err);
 			fprintf(stderr, "sluicectl: %s was attached again with a new state: "
 				"watching that one, from its own counters\n", ifname);
 			sprev = &sprev_s;
@@ -334,33 +335,41 @@ int do_stats(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		} else if (!strcmp(a, "--prometheus")) {
 			if (prometheus)
-				return ctl_usage("stats", "--prometheus is given twice: give it "
-						 "once");
+				return sluice_cli_usage("stats",
+							"--prometheus is given twice: give it "
+							"once");
 			prometheus = true;
 		} else if (!strcmp(a, "--watch") || !strncmp(a, "--watch=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
 
 			if (!v)
-				return ctl_usage("stats", "--watch needs a duration: --watch 1 (a "
-						 "second), --watch 500ms");
+				return sluice_cli_usage("stats",
+							"--watch needs a duration: --watch 1 (a "
+							"second), --watch 500ms");
 			if (watch_given)
-				return ctl_usage("stats", "--watch is given twice ('%s' and '%s'): "
-						 "give it once", watch_given, v);
+				return sluice_cli_usage("stats",
+							"--watch is given twice ('%s' and '%s'): "
+							"give it once",
+							watch_given, v);
 			watch_given = v;
 			ret = sluice_parse_duration("--watch", v, &secs, err, sizeof(err));
 			if (ret && ret != -ERANGE)
-				return ctl_usage("stats", "%s", err);
+				return sluice_cli_usage("stats", "%s", err);
 			if (ret || secs < WATCH_MIN_NS || secs > WATCH_MAX_NS)
-				return ctl_usage("stats", "--watch '%s' is out of range: give "
-						 "100ms to 1h (a bare number is seconds: 1, "
-						 "1.5)", v);
+				return sluice_cli_usage("stats",
+							"--watch '%s' is out of range: give "
+							"100ms to 1h (a bare number is seconds: 1, "
+							"1.5)",
+							v);
 		} else {
-			return ctl_usage("stats", "unknown argument '%s' to stats", a);
+			return sluice_cli_usage("stats", "unknown argument '%s' to stats", a);
 		}
 	}
 	if (prometheus && (secs || ctl.json))
-		return ctl_usage("stats", "--prometheus prints one snapshot in its own format: "
-				 "leave out %s", secs ? "--watch" : "-j");
+		return sluice_cli_usage("stats",
+					"--prometheus prints one snapshot in its own format: "
+					"leave out %s",
+					secs ? "--watch" : "-j");
 
 	st = ctl_open(&h);
 	if (st)
@@ -369,7 +378,7 @@ int do_stats(int argc, char **argv)
 		st = watch(&h, secs);
 	} else if (prometheus) {
 		ret = sluice_prometheus(stdout, &h, err, sizeof(err));
-		st = ret ? ctl_err(ret, "%s", err) : SLUICE_EXIT_OK;
+		st = ret ? sluice_cli_err(ret, "%s", err) : SLUICE_EXIT_OK;
 	} else {
 		struct sluice_shape_stats *none = NULL; /* print_once() reads its own */
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "array.h"
 #include "sluicectl.h"
 
 void flush_help(FILE *f)
@@ -54,15 +55,8 @@ static int pick(const void *key, const void *val, void *ctx)
 	f->seen++;
 	if (f->match && !overlaps(key, f->match))
 		return 0;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 1024;
-		struct sluice_key *k = realloc(f->keys, cap * sizeof(*k));
-
-		if (!k)
-			return -ENOMEM;
-		f->keys = k;
-		f->cap = cap;
-	}
+	if (sluice_array_room(f->keys, f->n, f->cap, 1024))
+		return -ENOMEM;
 	memcpy(&f->keys[f->n++], key, sizeof(*f->keys));
 	return 0;
 }
@@ -106,11 +100,12 @@ int do_flush(int argc, char **argv)
 		return SLUICE_EXIT_OK;
 	}
 	if (argc > 1)
-		return ctl_usage("flush", "flush takes at most one address or CIDR, not '%s'",
-				 argv[1]);
+		return sluice_cli_usage("flush",
+					"flush takes at most one address or CIDR, not '%s'",
+					argv[1]);
 	if (argc == 1) {
 		if (sluice_parse_cidr(argv[0], &c, err, sizeof(err)))
-			return ctl_usage("flush", "%s", err);
+			return sluice_cli_usage("flush", "%s", err);
 		f.match = &c;
 		sluice_format_cidr(&c, true, what, sizeof(what));
 	}
@@ -123,7 +118,8 @@ int do_flush(int argc, char **argv)
 	if (buckets < 0 || logs < 0) {
 		int ret = buckets < 0 ? (int)buckets : (int)logs;
 
-		st = ctl_err(ret, "Couldn't flush the keys of %s: %s", h.ifname, strerror(-ret));
+		st = sluice_cli_err(ret, "Couldn't flush the keys of %s: %s", h.ifname,
+				    strerror(-ret));
 		goto out;
 	}
 	if (ctl.json) {
