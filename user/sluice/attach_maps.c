@@ -59,7 +59,7 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 				      "per family, not %llu: detach first to resize ('sluice %sdetach "
 				      "%s' drops its state), then attach with --max-keys %llu",
 				      ifn, (unsigned long long)info.max_entries * SLUICE_SET_WAYS,
-				      (unsigned long long)want, c->o->shape ? "shape " : "", ifn,
+				      (unsigned long long)want, c->t->verb, ifn,
 				      (unsigned long long)want);
 		return 0;
 	}
@@ -223,7 +223,7 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 				     "the pinned state of %s is of the sets table but %s/%s is "
 				     "missing: run 'sluice %sdetach %s' to remove it, then attach "
 				     "again", c->o->ifname, c->dir, SLUICE_MAP_SETS4,
-				     c->o->shape ? "shape " : "", c->o->ifname);
+				     c->t->verb, c->o->ifname);
 	}
 	for (i = 0; i < sluice_nr_maps && !ret; i++)
 		if (fds[i] >= 0 && fds[i] != cfd)
@@ -323,7 +323,7 @@ int attach_create_maps(struct attach_ctx *c)
 		sluice_settings_init(&cfg.settings[0]);
 		cfg.settings[1] = cfg.settings[0];
 		cfg.layout = SLUICE_LAYOUT_VERSION;
-		cfg.kind = (c->o->shape ? SLUICE_KIND_SHAPE | c->o->key_kind : 0) |
+		cfg.kind = (c->t->new_kind ? c->t->new_kind(c) : 0) |
 			   (c->sets ? SLUICE_KIND_SETS : 0);
 		/* Whose it is from the start; "attaching" until the program
 		 * runs, so that a state this call leaves behind when it is
@@ -337,7 +337,7 @@ int attach_create_maps(struct attach_ctx *c)
 		 * let us take it (an upgrade, or --resume), so it is ours. */
 		cfg.layout = SLUICE_LAYOUT_VERSION;
 		owner_set(&cfg, c->o->ifindex,
-			  c->a.prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
+			  c->prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
 			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
 				     c->o->ifname, strerror(errno));
@@ -381,7 +381,7 @@ void attach_size_keys(struct attach_ctx *c, bool sets)
 int attach_check_table(struct attach_ctx *c)
 {
 	const struct attach_opts *o = c->o;
-	const char *verb = o->shape ? "shape " : "";
+	const char *verb = c->t->verb;
 	const char *have = c->pinned_sets ? "sets" : "lru";
 	const char *want = o->table == ATTACH_TABLE_SETS ? "sets" : "lru";
 
@@ -392,7 +392,7 @@ int attach_check_table(struct attach_ctx *c)
 		attach_size_keys(c, o->table == ATTACH_TABLE_SETS);
 		return 0;
 	}
-	if (c->a.prog_id || (o->shape && c->sh.prog_id))
+	if (c->prog_id)
 		return refuse(c, -EEXIST,
 			      "sluice runs on %s with the %s key table: --table %s is a fresh "
 			      "attach, not an upgrade; detach first ('sluice %sdetach %s' drops "

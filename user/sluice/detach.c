@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluice detach IFACE [--keep-state]: remove the program, and its state. */
+/*
+ * sluice detach IFACE [--keep-state]: remove the program, and its state; the
+ * target (target.h: XDP, or the shaper's tc egress) removes its program and
+ * undoes what it made around it.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <linux/if_link.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "loader.h"
+#include "cli.h"
+#include "opts.h"
+#include "owner.h"
+#include "pins.h"
+#include "target.h"
 
 void detach_usage(FILE *f)
 {
@@ -18,76 +23,6 @@ void detach_usage(FILE *f)
 		"  sluice detach IFACE [--keep-state]\n"
 		"      detach sluice from IFACE and remove its pinned state, unless\n"
 		"      --keep-state: then a later attach resumes every bucket and rule\n");
-}
-
-/*
- * A program attached alone is removed with XDP_FLAGS_REPLACE against its own
- * fd, so that a program someone else attached meanwhile is never removed.
- */
-static int detach_legacy(unsigned int ifindex, const struct attachment *a)
-{
-	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	int fd, ret;
-
-	fd = bpf_prog_get_fd_by_id(a->prog_id);
-	if (fd < 0)
-		return -errno;
-	opts.old_prog_fd = fd;
-	ret = bpf_xdp_detach((int)ifindex,
-			     XDP_FLAGS_REPLACE | (a->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE :
-									    XDP_FLAGS_DRV_MODE),
-			     &opts);
-	close(fd);
-	return ret;
-}
-
-static int detach_component(unsigned int ifindex, const struct attachment *a)
-{
-	struct xdp_program *p;
-	int fd, ret;
-
-	/* Not xdp_program__from_id(): libxdp 1.3.1 keeps the fd it opens
-	 * there. xdp_program__from_fd() works on a duplicate of ours. */
-	fd = bpf_prog_get_fd_by_id(a->prog_id);
-	if (fd < 0)
-		return -errno;
-	p = xdp_program__from_fd(fd);
-	close(fd);
-	ret = (int)libxdp_get_error(p);
-	if (ret)
-		return ret;
-	ret = xdp_program__detach(p, (int)ifindex, a->mode, 0);
-	xdp_program__close(p);
-	return ret;
-}
-
-/* Detach every sluice program from ifindex (one, unless someone attached
- * more through the dispatcher). Returns how many, or -errno. */
-static int detach_programs(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
-{
-	struct attachment a;
-	int n, ret;
-
-	for (n = 0; n < 16; n++) {
-		ret = find_attachment(ifindex, &a);
-		if (ret) {
-			snprintf(err, errlen, "Couldn't query the XDP programs of %s: %s", ifname,
-				 strerror(-ret));
-			return ret;
-		}
-		if (!a.prog_id)
-			return n;
-		ret = a.dispatcher ? detach_component(ifindex, &a) : detach_legacy(ifindex, &a);
-		/* Gone meanwhile (ENOENT, EEXIST): look again. */
-		if (ret && ret != -ENOENT && ret != -EEXIST) {
-			snprintf(err, errlen, "Couldn't detach program %u from %s: %s", a.prog_id,
-				 ifname, strerror(-ret));
-			return ret;
-		}
-		pr_debug("detached program %u from %s\n", a.prog_id, ifname);
-	}
-	snprintf(err, errlen, "Couldn't detach sluice from %s: programs keep appearing", ifname);
-	return -EAGAIN;
 }
 
 /* The owner recorded in dir's config; false when there is none to read. */
@@ -107,10 +42,10 @@ static bool read_owner(const char *dir, struct sluice_config *cfg)
 	return ok;
 }
 
-/* Mark the state kept for ifindex: a later attach resumes it silently. A
- * shaper's records what detach left of its qdiscs (cfg). */
-static int mark_kept(const char *name, unsigned int ifindex, const struct sluice_config *cfg,
-		     char *err, size_t errlen)
+/* Mark the state kept for ifindex: a later attach resumes it silently. The
+ * target keeps what detach left around its program (cfg). */
+static int mark_kept(const struct attach_target *t, const char *name, unsigned int ifindex,
+		     const struct sluice_config *cfg, char *err, size_t errlen)
 {
 	struct sluice_handle h;
 	int ret;
@@ -119,10 +54,8 @@ static int mark_kept(const char *name, unsigned int ifindex, const struct sluice
 	if (ret)
 		return ret;
 	h.cfg->run_pid = 0;
-	if (h.shape) {
-		h.cfg->shape_qdisc = cfg->shape_qdisc;
-		h.cfg->shape_flags = cfg->shape_flags;
-	}
+	if (t->keep)
+		t->keep(h.cfg, cfg);
 	owner_set(h.cfg, ifindex, SLUICE_LIFE_KEPT);
 	sluice_close(&h);
 	return 0;
@@ -130,13 +63,13 @@ static int mark_kept(const char *name, unsigned int ifindex, const struct sluice
 
 /* ifname's state went with its interface, now called `other` (a state's
  * name: shape:IFACE for a shaper). */
-static void say_renamed(const char *ifname, const char *other, bool shape)
+static void say_renamed(const char *ifname, const char *other, const struct attach_target *t)
 {
-	const char *to = other + (shape ? strlen(SLUICE_SHAPE_PREFIX) : 0);
+	const char *to = other + strlen(t->prefix);
 
 	p_err("interface %s was renamed to %s: its %s is %s's now, and its state moved with "
 	      "it; nothing was detached: 'sluice %sdetach %s' detaches it", ifname, to,
-	      shape ? "shaper" : "limiter", to, shape ? "shape " : "", to);
+	      t->kind, to, t->verb, to);
 }
 
 int sluice_detach(const char *name, bool keep_state, bool quiet)
@@ -146,6 +79,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	struct sluice_config cfg;
 	struct sluice_netns ns;
 	unsigned int ifindex;
+	const struct attach_target *t;
 	bool has_state, ours = false, shape;
 	const char *v; /* "shape " in a shaper's messages: "sluice shape attach" */
 	int lock_fd, n = 0, ret, status = SLUICE_EXIT_RUNTIME;
@@ -155,7 +89,8 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		p_err("%s", err);
 		return SLUICE_EXIT_USAGE;
 	}
-	v = shape ? "shape " : "";
+	t = target_of(shape);
+	v = t->verb;
 	ret = sluice_ensure_bpffs(err, sizeof(err));
 	if (!ret)
 		ret = sluice_netns_self(&ns, err, sizeof(err));
@@ -179,7 +114,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		goto out;
 	}
 	if (ret == SLUICE_RENAMED_TO) {
-		say_renamed(ifname, other, shape);
+		say_renamed(ifname, other, t);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
@@ -187,7 +122,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex && !has_state) {
 		if (sluice_renamed_to(name, other, sizeof(other)))
-			say_renamed(ifname, other, shape);
+			say_renamed(ifname, other, t);
 		else if (sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where)))
 			p_err("there is no interface '%s' in this network namespace, so nothing "
 			      "was detached; the sluice limiter of a %s lives in %s", ifname,
@@ -203,8 +138,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		ours = ifindex && (cfg.layout < SLUICE_LAYOUT_OWNER ||
 				   (cfg.owner.ifindex == ifindex && sluice_netns_same(&ns, &cfg.owner)));
 	if (ifindex) {
-		n = shape ? shape_detach_filter(ifname, ifindex, dir, err, sizeof(err)) :
-			    detach_programs(ifname, ifindex, err, sizeof(err));
+		n = t->detach(ifname, ifindex, dir, err, sizeof(err));
 		if (n < 0) {
 			p_err("%s", err);
 			goto out;
@@ -228,20 +162,19 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 			p_err("sluice was attached to %s without pinned state: detached it, with "
 			      "no state to keep", ifname);
 		else
-			p_err(shape ? "no sluice shaper is attached to %s" :
-				      "sluice is not attached to %s", ifname);
+			p_err(t->none, ifname);
 		goto out;
 	}
 	if (!n && !has_state) {
-		p_err(shape ? "no sluice shaper is attached to %s" : "sluice is not attached to %s",
-		      ifname);
+		p_err(t->none, ifname);
 		goto out;
 	}
 
-	/* The shaper's fq and clsact, whether its program ran or not
-	 * (a removed filter stamps no packet for it any more). */
-	if (shape && ifindex &&
-	    shape_restore_qdiscs(ifname, ifindex, &cfg, has_state && ours, err, sizeof(err))) {
+	/* What the target made around its program (the shaper's fq and
+	 * clsact), whether its program ran or not (a removed filter stamps no
+	 * packet for it any more). */
+	if (t->restore && ifindex &&
+	    t->restore(ifname, ifindex, &cfg, has_state && ours, err, sizeof(err))) {
 		p_err("%s", err);
 		goto out;
 	}
@@ -251,7 +184,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	if (unlink(path) && errno != ENOENT)
 		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
 	if (keep_state)
-		ret = mark_kept(name, ifindex, &cfg, err, sizeof(err));
+		ret = mark_kept(t, name, ifindex, &cfg, err, sizeof(err));
 	else
 		ret = has_state ? remove_pins(dir, err, sizeof(err)) : 0;
 	if (!ret && !keep_state)
@@ -263,7 +196,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	status = SLUICE_EXIT_OK;
 	/* The claim of a run that was killed (SIGKILL) stays behind, unheld:
 	 * nothing of the interface's is left to report on. */
-	if (!keep_state && !shape)
+	if (!keep_state && t->run_claims)
 		run_drop_stale(ifindex ? ifindex : has_state ? cfg.owner.ifindex : 0);
 	if (quiet)
 		goto out;
@@ -280,25 +213,16 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		       "resumes every bucket\n", v, ifname, dir, v, ifname);
 	else
 		printf("sluice %sdetached from %s; its pinned state is removed\n", v, ifname);
-	if (shape && !quiet && ifindex)
-		printf("  qdisc: the kernel's default is the root of %s again\n", ifname);
+	if (t->detached && ifindex)
+		printf(t->detached, ifname);
 out:
 	unlock_pin_root(lock_fd);
 	return status;
 }
 
-static void detach_help(bool shape)
+static void detach_help(void)
 {
 	printf("Usage:\n");
-	if (shape) {
-		printf("  sluice shape detach IFACE [--keep-state]\n"
-		       "\nRemoves sluice's tc filter from the egress of IFACE (only if its\n"
-		       "program is the one pinned with the state), deletes sluice's fq root qdisc\n"
-		       "(the kernel puts its default back; never another root), and the clsact\n"
-		       "qdisc if sluice made it and no filter is left on it. Without --keep-state\n"
-		       "the pins in %s/shape:IFACE/ are removed too.\n", SLUICE_PIN_ROOT);
-		return;
-	}
 	detach_usage(stdout);
 	printf("\nWithout --keep-state every pin of IFACE (in %s/IFACE/, or\n"
 	       "%s/netns:INODE/IFACE/ outside the initial network namespace) is removed.\n"
@@ -309,10 +233,11 @@ static void detach_help(bool shape)
 
 int do_detach(int argc, char **argv)
 {
-	return detach_cmd("detach", false, argc, argv);
+	return detach_cmd("detach", &xdp_target, detach_help, argc, argv);
 }
 
-int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
+int detach_cmd(const char *cmd, const struct attach_target *t, void (*help)(void), int argc,
+	       char **argv)
 {
 	char name[SLUICE_STATE_NAME_MAX];
 	static const struct option longopts[] = {
@@ -325,7 +250,7 @@ int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
 	int c;
 
 	if (argc >= 2 && sluice_is_help(argv[1])) {
-		detach_help(shape);
+		help();
 		return SLUICE_EXIT_OK;
 	}
 	opterr = 0;
@@ -339,7 +264,7 @@ int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
 			keep_state = true;
 			break;
 		case 'h':
-			detach_help(shape);
+			help();
 			return SLUICE_EXIT_OK;
 		default:
 			return usage_err(cmd, "unknown option '%s' for 'sluice %s'",
@@ -352,13 +277,14 @@ int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
 		return usage_err(cmd, "one interface at a time: '%s' is extra",
 				 argv[optind + 1]);
 	if (sluice_is_help(argv[optind])) {
-		detach_help(shape);
+		help();
 		return SLUICE_EXIT_OK;
 	}
-	if (!shape && refuse_shape_name(cmd, argv[optind]))
+	/* shape:IFACE is a shaper's name: a command of the shaper takes IFACE. */
+	if (!t->shape && refuse_shape_name(cmd, argv[optind]))
 		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
 		return usage_err(cmd, "'%s' is not an interface name", argv[optind]);
-	snprintf(name, sizeof(name), "%s%s", shape ? SLUICE_SHAPE_PREFIX : "", argv[optind]);
+	snprintf(name, sizeof(name), "%s%s", t->prefix, argv[optind]);
 	return sluice_detach(name, keep_state, false);
 }
