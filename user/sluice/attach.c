@@ -338,6 +338,80 @@ static bool test_hook(const char *env, const char *step)
 	return v && !strcmp(v, step);
 }
 
+/* An edit's error is a usage error (-EINVAL, -ERANGE: a bad value), or not. */
+static int edit_status(int ret)
+{
+	return ret == -EINVAL || ret == -ERANGE ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+}
+
+/* The interface, or a usage error in c->err that says where it went. */
+static int find_iface(struct attach_ctx *c)
+{
+	struct attach_opts *o = c->o;
+	char where[600], to[SLUICE_STATE_NAME_MAX];
+	/* to: a state's name, shape:IFACE for a shaper */
+	const char *b = to + strlen(c->t->prefix);
+
+	o->ifindex = if_nametoindex(o->ifname);
+	if (o->ifindex)
+		return 0;
+	if (sluice_renamed_to(o->name, to, sizeof(to)))
+		refuse(c, -ENODEV, "there is no interface '%s': it was renamed to %s, and its "
+		       "state moved with it ('sluice %sstatus %s')", o->ifname, b, c->t->verb, b);
+	else if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
+		refuse(c, -ENODEV, "there is no interface '%s' in this network namespace; the "
+		       "sluice limiter of a %s lives in %s", o->ifname, o->ifname, where);
+	else
+		refuse(c, -ENODEV, "there is no interface '%s' (see 'ip link')", o->ifname);
+	return -ENODEV;
+}
+
+/* Step 1: look, touch nothing (probe: the object, kept for the caller to
+ * destroy). Returns an exit status. */
+static int look(struct attach_ctx *c, struct sluice_bpf **probe)
+{
+	struct attach_opts *o = c->o;
+	int ret;
+
+	*probe = attach_open_skel(c);
+	if (!*probe)
+		return SLUICE_EXIT_RUNTIME;
+	ret = attach_inspect_pins(c, *probe);
+	if (!ret)
+		ret = c->t->inspect(c);
+	if (!ret)
+		ret = plan_resume(o->ifname, o->ifindex, c->have_old_cfg ? &c->old_cfg : NULL,
+				  c->prog_id != 0, o->resume, o->fresh, &c->plan, c->err,
+				  sizeof(c->err));
+	if (!ret)
+		ret = attach_check_table(c);
+	if (ret)
+		return SLUICE_EXIT_RUNTIME;
+	ret = validate_edits(c);
+	return ret ? edit_status(ret) : SLUICE_EXIT_OK;
+}
+
+/* The program of step 3, or the failure a test injects. */
+static int attach_or_fail(struct attach_ctx *c, __u32 *new_id)
+{
+	if (test_hook("SLUICE_TEST_FAIL_AT", "program"))
+		return refuse(c, -EIO, "Couldn't attach sluice to %s: failure injected by "
+			      "SLUICE_TEST_FAIL_AT=program", c->o->ifname);
+	return attach_program(c, new_id);
+}
+
+/* The program runs with this state: it is the interface's now. */
+static void take_state(struct attach_ctx *c, struct sluice_handle *h, char *run_msg, size_t len)
+{
+	h->cfg->layout = SLUICE_LAYOUT_VERSION;
+	if (c->t->record)
+		c->t->record(c, h->cfg);
+	owner_set(h->cfg, c->o->ifindex, SLUICE_LIFE_ATTACHED);
+	hand_over_run(c, h->cfg, run_msg, len);
+	if (c->o->run_owned)
+		__atomic_store_n(&h->cfg->run_pid, (__u32)getpid(), __ATOMIC_RELEASE);
+}
+
 int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 {
 	struct attach_ctx c = { .o = o, .t = t };
@@ -364,23 +438,7 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 		ret = sluice_pin_dir(o->name, c.dir, sizeof(c.dir), c.err, sizeof(c.err));
 	if (ret)
 		goto out;
-	o->ifindex = if_nametoindex(o->ifname);
-	if (!o->ifindex) {
-		char where[600], to[SLUICE_STATE_NAME_MAX];
-		/* to: a state's name, shape:IFACE for a shaper */
-		const char *b = to + strlen(t->prefix);
-
-		if (sluice_renamed_to(o->name, to, sizeof(to)))
-			refuse(&c, -ENODEV, "there is no interface '%s': it was renamed to %s, and "
-			       "its state moved with it ('sluice %sstatus %s')", o->ifname, b,
-			       t->verb, b);
-		else if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
-			refuse(&c, -ENODEV, "there is no interface '%s' in this network namespace; "
-			       "the sluice limiter of a %s lives in %s", o->ifname, o->ifname,
-			       where);
-		else
-			refuse(&c, -ENODEV, "there is no interface '%s' (see 'ip link')",
-			       o->ifname);
+	if (find_iface(&c)) {
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
@@ -388,27 +446,10 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 	if (lock_fd < 0)
 		goto out;
 
-	/* Step 1: look, touch nothing. */
-	probe = attach_open_skel(&c);
-	if (!probe)
+	status = look(&c, &probe);
+	if (status != SLUICE_EXIT_OK)
 		goto out;
-	ret = attach_inspect_pins(&c, probe);
-	if (!ret)
-		ret = t->inspect(&c);
-	if (!ret)
-		ret = plan_resume(o->ifname, o->ifindex, c.have_old_cfg ? &c.old_cfg : NULL,
-				  c.prog_id != 0, o->resume, o->fresh, &c.plan, c.err,
-				  sizeof(c.err));
-	if (!ret)
-		ret = attach_check_table(&c);
-	if (ret)
-		goto out;
-	ret = validate_edits(&c);
-	if (ret) {
-		if (ret == -EINVAL || ret == -ERANGE)
-			status = SLUICE_EXIT_USAGE;
-		goto out;
-	}
+	status = SLUICE_EXIT_RUNTIME;
 
 	/* Step 2. */
 	if (c.plan.kind == RESUME_DROP) {
@@ -420,9 +461,8 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 	existing = c.pins_existed && !c.fresh_config;
 	ret = attach_create_maps(&c);
 	maps_made = true;
-	if (ret)
-		goto undo;
-	ret = sluice_open(o->name, &h, c.err, sizeof(c.err));
+	if (!ret)
+		ret = sluice_open(o->name, &h, c.err, sizeof(c.err));
 	if (ret)
 		goto undo;
 	if (t->prepare)
@@ -434,28 +474,17 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 	if (!existing) {
 		ret = apply_settings(&c, &h);
 		if (ret) {
-			if (ret == -EINVAL || ret == -ERANGE)
-				status = SLUICE_EXIT_USAGE;
+			status = edit_status(ret);
 			goto undo;
 		}
 	}
 	/* From here a new program may run with the maps: an existing state
 	 * keeps even the ones this call added. */
 	prog_tried = true;
-	ret = test_hook("SLUICE_TEST_FAIL_AT", "program") ?
-		      refuse(&c, -EIO, "Couldn't attach sluice to %s: failure injected by "
-			     "SLUICE_TEST_FAIL_AT=program", o->ifname) :
-		      attach_program(&c, &new_id);
+	ret = attach_or_fail(&c, &new_id);
 	if (ret)
 		goto undo;
-	/* The program runs with this state: it is the interface's now. */
-	h.cfg->layout = SLUICE_LAYOUT_VERSION;
-	if (t->record)
-		t->record(&c, h.cfg);
-	owner_set(h.cfg, o->ifindex, SLUICE_LIFE_ATTACHED);
-	hand_over_run(&c, h.cfg, run_msg, sizeof(run_msg));
-	if (o->run_owned)
-		__atomic_store_n(&h.cfg->run_pid, (__u32)getpid(), __ATOMIC_RELEASE);
+	take_state(&c, &h, run_msg, sizeof(run_msg));
 	/* What was resumed, before the settings change it. */
 	describe_state(&h, c.have_old_cfg ? &c.old_cfg : NULL, resumed, sizeof(resumed));
 	if (existing) {
@@ -464,9 +493,7 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 			p_err("sluice runs on %s, but its settings were not changed: %s", o->ifname,
 			      c.err);
 			c.err[0] = '\0';
-			status = ret == -EINVAL || ret == -ERANGE ?
-					 SLUICE_EXIT_USAGE :
-					 SLUICE_EXIT_RUNTIME;
+			status = edit_status(ret);
 			goto out_quiet;
 		}
 	}

@@ -256,14 +256,71 @@ void attach_undo_pins(struct attach_ctx *c)
 		rmdir(c->dir);
 }
 
+/* A new config gets the defaults now, before any program can read it; an
+ * older layout is brought to this one. fd: the config map. */
+static int init_config(struct attach_ctx *c, int fd)
+{
+	struct sluice_config cfg;
+	__u32 zero = 0;
+	int ret = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg))
+		return refuse(c, -errno, "Couldn't read the config of %s: %s", c->o->ifname,
+			      strerror(errno));
+	if (cfg.layout == 0) {
+		memset(&cfg, 0, sizeof(cfg));
+		/* The sets table's hash key: random, so that no sender can aim
+		 * its sources at one set; kept for the state's life. */
+		if (c->sets && getrandom(&cfg.set_seed, sizeof(cfg.set_seed), 0) !=
+				       (ssize_t)sizeof(cfg.set_seed))
+			return refuse(c, -errno, "Couldn't draw the hash key of the sets table "
+				      "of %s (getrandom): %s", c->o->ifname, strerror(errno));
+		sluice_settings_init(&cfg.settings[0]);
+		cfg.settings[1] = cfg.settings[0];
+		cfg.layout = SLUICE_LAYOUT_VERSION;
+		cfg.kind = (c->t->new_kind ? c->t->new_kind(c) : 0) |
+			   (c->sets ? SLUICE_KIND_SETS : 0);
+		/* Whose it is from the start; "attaching" until the program
+		 * runs, so that a state this call leaves behind when it is
+		 * killed is never taken for a finished one. */
+		owner_set(&cfg, c->o->ifindex, SLUICE_LIFE_ATTACHING);
+		if (bpf_map_update_elem(fd, &zero, &cfg, 0))
+			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+	} else if (cfg.layout == 3) {
+		/* Layout 3 is this layout with the owner left zero; the plan
+		 * let us take it (an upgrade, or --resume), so it is ours. */
+		cfg.layout = SLUICE_LAYOUT_VERSION;
+		owner_set(&cfg, c->o->ifindex,
+			  c->prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
+		if (bpf_map_update_elem(fd, &zero, &cfg, 0))
+			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+	} else if (cfg.layout == 4) {
+		/* Its rule_maps and ruletab fields are 0: every rule in the
+		 * trie, no rule table yet, as this layout reads them. The
+		 * program is replaced before anything writes the new fields.
+		 * Only the layout word is written: the rest may be changing. */
+		struct sluice_config *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
+					       MAP_SHARED, fd, 0);
+
+		if (m == MAP_FAILED) {
+			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+		} else {
+			__atomic_store_n(&m->layout, SLUICE_LAYOUT_VERSION, __ATOMIC_RELEASE);
+			munmap(m, sizeof(*m));
+		}
+	}
+	return ret;
+}
+
 /* Step 2: create or reuse the pinned maps; a new config gets the defaults
  * now, before any program can read it. */
 int attach_create_maps(struct attach_ctx *c)
 {
 	struct sluice_bpf *skel;
 	struct bpf_program *p;
-	struct sluice_config cfg;
-	__u32 zero = 0;
 	int ret;
 
 	skel = attach_open_skel(c);
@@ -305,58 +362,7 @@ int attach_create_maps(struct attach_ctx *c)
 			       "see libbpf's reason)", c->o->ifname, c->dir, strerror(-ret));
 		goto out;
 	}
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg)) {
-		ret = refuse(c, -errno, "Couldn't read the config of %s: %s", c->o->ifname,
-			     strerror(errno));
-		goto out;
-	}
-	if (cfg.layout == 0) {
-		memset(&cfg, 0, sizeof(cfg));
-		/* The sets table's hash key: random, so that no sender can aim
-		 * its sources at one set; kept for the state's life. */
-		if (c->sets && getrandom(&cfg.set_seed, sizeof(cfg.set_seed), 0) !=
-				       (ssize_t)sizeof(cfg.set_seed)) {
-			ret = refuse(c, -errno, "Couldn't draw the hash key of the sets table of "
-				     "%s (getrandom): %s", c->o->ifname, strerror(errno));
-			goto out;
-		}
-		sluice_settings_init(&cfg.settings[0]);
-		cfg.settings[1] = cfg.settings[0];
-		cfg.layout = SLUICE_LAYOUT_VERSION;
-		cfg.kind = (c->t->new_kind ? c->t->new_kind(c) : 0) |
-			   (c->sets ? SLUICE_KIND_SETS : 0);
-		/* Whose it is from the start; "attaching" until the program
-		 * runs, so that a state this call leaves behind when it is
-		 * killed is never taken for a finished one. */
-		owner_set(&cfg, c->o->ifindex, SLUICE_LIFE_ATTACHING);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
-			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 3) {
-		/* Layout 3 is this layout with the owner left zero; the plan
-		 * let us take it (an upgrade, or --resume), so it is ours. */
-		cfg.layout = SLUICE_LAYOUT_VERSION;
-		owner_set(&cfg, c->o->ifindex,
-			  c->prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
-			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 4) {
-		/* Its rule_maps and ruletab fields are 0: every rule in the
-		 * trie, no rule table yet, as this layout reads them. The
-		 * program is replaced before anything writes the new fields.
-		 * Only the layout word is written: the rest may be changing. */
-		struct sluice_config *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
-					       MAP_SHARED, bpf_map__fd(skel->maps.sluice_config), 0);
-
-		if (m == MAP_FAILED) {
-			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-		} else {
-			__atomic_store_n(&m->layout, SLUICE_LAYOUT_VERSION, __ATOMIC_RELEASE);
-			munmap(m, sizeof(*m));
-		}
-	}
+	ret = init_config(c, bpf_map__fd(skel->maps.sluice_config));
 out:
 	sluice_bpf__destroy(skel);
 	return ret;

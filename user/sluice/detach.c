@@ -72,30 +72,119 @@ static void say_renamed(const char *ifname, const char *other, const struct atta
 	      t->kind, to, t->verb, to);
 }
 
+/* One detach: the state, its interface, what was found and removed. */
+struct detach {
+	const struct attach_target *t;
+	const char *name; /* the state's: IFACE or shape:IFACE */
+	char ifname[IF_NAMESIZE];
+	char dir[256];
+	unsigned int ifindex; /* 0: the interface is gone */
+	bool has_state; /* a config is pinned in dir, read into cfg */
+	bool ours; /* it is this interface's (ifindex) */
+	struct sluice_config cfg;
+	int n; /* programs detached */
+	bool keep_state;
+};
+
+/* Neither an interface nor a state of the name: where it went. */
+static void say_no_iface(const struct detach *d)
+{
+	char other[SLUICE_STATE_NAME_MAX], where[600];
+
+	if (sluice_renamed_to(d->name, other, sizeof(other)))
+		say_renamed(d->ifname, other, d->t);
+	else if (sluice_netns_elsewhere(d->ifname, sluice_cmdline(), where, sizeof(where)))
+		p_err("there is no interface '%s' in this network namespace, so nothing was "
+		      "detached; the sluice limiter of a %s lives in %s", d->ifname, d->ifname,
+		      where);
+	else
+		p_err("there is no interface '%s' (see 'ip link'), and no sluice state for it",
+		      d->ifname);
+}
+
+/* --keep-state, but nothing of this interface's runs: why not. */
+static void say_nothing_to_keep(const struct detach *d)
+{
+	const char *ifname = d->ifname, *dir = d->dir, *v = d->t->verb;
+
+	if (d->has_state && !d->ours)
+		p_err("nothing to keep for %s: the state pinned in %s is not this %s's (ifindex "
+		      "%u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
+		      d->cfg.owner.ifindex, v, ifname);
+	else if (d->has_state && d->cfg.owner.life == SLUICE_LIFE_ATTACHING)
+		p_err("sluice is not attached to %s: its state in %s was left by an attach that "
+		      "did not finish ('sluice %sattach %s --resume' adopts it, '--fresh' drops "
+		      "it, 'sluice %sdetach %s' removes it)", ifname, dir, v, ifname, v, ifname);
+	else if (d->has_state)
+		p_err("sluice is not attached to %s (its state is kept in %s: 'sluice %sattach %s' "
+		      "resumes it, 'sluice %sdetach %s' removes it)", ifname, dir, v, ifname, v,
+		      ifname);
+	else if (d->n)
+		p_err("sluice was attached to %s without pinned state: detached it, with no state "
+		      "to keep", ifname);
+	else
+		p_err(d->t->none, ifname);
+}
+
+/* The program's pin, and the state unless kept: 0, or -errno with err. */
+static int remove_state(struct detach *d, char *err, size_t errlen)
+{
+	char path[512];
+	int ret;
+
+	/* A detached program's pin would only keep it in memory. */
+	snprintf(path, sizeof(path), "%s/%s", d->dir, SLUICE_PROG_PIN);
+	if (unlink(path) && errno != ENOENT)
+		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
+	if (d->keep_state)
+		ret = mark_kept(d->t, d->name, d->ifindex, &d->cfg, err, errlen);
+	else
+		ret = d->has_state ? remove_pins(d->dir, err, errlen) : 0;
+	if (!ret && !d->keep_state)
+		sluice_rename_forget(d->name);
+	return ret;
+}
+
+static void say_detached(const struct detach *d)
+{
+	const char *ifname = d->ifname, *v = d->t->verb;
+
+	if (!d->n && !d->ifindex)
+		printf("%s is gone (it was ifindex %u); removed the state it left in %s\n",
+		       ifname, d->cfg.owner.ifindex, d->dir);
+	else if (!d->n && !d->ours)
+		printf("the state pinned for %s belonged to an earlier %s (ifindex %u; this one "
+		       "is %u); removed it\n", ifname, ifname, d->cfg.owner.ifindex, d->ifindex);
+	else if (!d->n)
+		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
+	else if (d->keep_state)
+		printf("sluice %sdetached from %s; its state is kept in %s: 'sluice %sattach %s' "
+		       "resumes every bucket\n", v, ifname, d->dir, v, ifname);
+	else
+		printf("sluice %sdetached from %s; its pinned state is removed\n", v, ifname);
+	if (d->t->detached && d->ifindex)
+		printf(d->t->detached, ifname);
+}
+
 int sluice_detach(const char *name, bool keep_state, bool quiet)
 {
-	char err[SLUICE_ERR_LEN] = "", dir[256], path[512], where[600], ifname[IF_NAMESIZE];
-	char other[SLUICE_STATE_NAME_MAX];
-	struct sluice_config cfg;
+	struct detach d = { .name = name, .keep_state = keep_state };
+	char err[SLUICE_ERR_LEN] = "", other[SLUICE_STATE_NAME_MAX];
 	struct sluice_netns ns;
-	unsigned int ifindex;
-	const struct attach_target *t;
-	bool has_state, ours = false, shape;
-	const char *v; /* "shape " in a shaper's messages: "sluice shape attach" */
-	int lock_fd, n = 0, ret, status = SLUICE_EXIT_RUNTIME;
+	bool shape;
+	int lock_fd, ret, status = SLUICE_EXIT_RUNTIME;
 
-	ret = sluice_state_name(name, ifname, &shape, err, sizeof(err));
+	ret = sluice_state_name(name, d.ifname, &shape, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		return SLUICE_EXIT_USAGE;
 	}
-	t = target_of(shape);
-	v = t->verb;
+	d.t = target_of(shape);
 	ret = sluice_ensure_bpffs(err, sizeof(err));
 	if (!ret)
 		ret = sluice_netns_self(&ns, err, sizeof(err));
 	if (!ret)
-		ret = sluice_pin_dir(name, dir, sizeof(dir), err, sizeof(err));
+		ret = sluice_pin_dir(name, d.dir, sizeof(d.dir), err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
@@ -114,107 +203,57 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		goto out;
 	}
 	if (ret == SLUICE_RENAMED_TO) {
-		say_renamed(ifname, other, t);
+		say_renamed(d.ifname, other, d.t);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
-	has_state = read_owner(dir, &cfg);
-	ifindex = if_nametoindex(ifname);
-	if (!ifindex && !has_state) {
-		if (sluice_renamed_to(name, other, sizeof(other)))
-			say_renamed(ifname, other, t);
-		else if (sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where)))
-			p_err("there is no interface '%s' in this network namespace, so nothing "
-			      "was detached; the sluice limiter of a %s lives in %s", ifname,
-			      ifname, where);
-		else
-			p_err("there is no interface '%s' (see 'ip link'), and no sluice state for "
-			      "it", ifname);
+	d.has_state = read_owner(d.dir, &d.cfg);
+	d.ifindex = if_nametoindex(d.ifname);
+	if (!d.ifindex && !d.has_state) {
+		say_no_iface(&d);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
 	/* Layout 3 did not record an owner: it is the interface's of the name. */
-	if (has_state)
-		ours = ifindex && (cfg.layout < SLUICE_LAYOUT_OWNER ||
-				   (cfg.owner.ifindex == ifindex && sluice_netns_same(&ns, &cfg.owner)));
-	if (ifindex) {
-		n = t->detach(ifname, ifindex, dir, err, sizeof(err));
-		if (n < 0) {
+	if (d.has_state)
+		d.ours = d.ifindex && (d.cfg.layout < SLUICE_LAYOUT_OWNER ||
+				       (d.cfg.owner.ifindex == d.ifindex &&
+					sluice_netns_same(&ns, &d.cfg.owner)));
+	if (d.ifindex) {
+		d.n = d.t->detach(d.ifname, d.ifindex, d.dir, err, sizeof(err));
+		if (d.n < 0) {
 			p_err("%s", err);
 			goto out;
 		}
 	}
-	if (keep_state && (!n || !ours)) {
-		if (has_state && !ours)
-			p_err("nothing to keep for %s: the state pinned in %s is not this %s's "
-			      "(ifindex %u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
-			      cfg.owner.ifindex, v, ifname);
-		else if (has_state && cfg.owner.life == SLUICE_LIFE_ATTACHING)
-			p_err("sluice is not attached to %s: its state in %s was left by an attach "
-			      "that did not finish ('sluice %sattach %s --resume' adopts it, "
-			      "'--fresh' drops it, 'sluice %sdetach %s' removes it)", ifname, dir,
-			      v, ifname, v, ifname);
-		else if (has_state)
-			p_err("sluice is not attached to %s (its state is kept in %s: 'sluice "
-			      "%sattach %s' resumes it, 'sluice %sdetach %s' removes it)",
-			      ifname, dir, v, ifname, v, ifname);
-		else if (n)
-			p_err("sluice was attached to %s without pinned state: detached it, with "
-			      "no state to keep", ifname);
-		else
-			p_err(t->none, ifname);
+	if (keep_state && (!d.n || !d.ours)) {
+		say_nothing_to_keep(&d);
 		goto out;
 	}
-	if (!n && !has_state) {
-		p_err(t->none, ifname);
+	if (!d.n && !d.has_state) {
+		p_err(d.t->none, d.ifname);
 		goto out;
 	}
 
 	/* What the target made around its program (the shaper's fq and
 	 * clsact), whether its program ran or not (a removed filter stamps no
 	 * packet for it any more). */
-	if (t->restore && ifindex &&
-	    t->restore(ifname, ifindex, &cfg, has_state && ours, err, sizeof(err))) {
+	if (d.t->restore && d.ifindex &&
+	    d.t->restore(d.ifname, d.ifindex, &d.cfg, d.has_state && d.ours, err, sizeof(err))) {
 		p_err("%s", err);
 		goto out;
 	}
-
-	/* A detached program's pin would only keep it in memory. */
-	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_PROG_PIN);
-	if (unlink(path) && errno != ENOENT)
-		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
-	if (keep_state)
-		ret = mark_kept(t, name, ifindex, &cfg, err, sizeof(err));
-	else
-		ret = has_state ? remove_pins(dir, err, sizeof(err)) : 0;
-	if (!ret && !keep_state)
-		sluice_rename_forget(name);
-	if (ret) {
+	if (remove_state(&d, err, sizeof(err))) {
 		p_err("%s", err);
 		goto out;
 	}
 	status = SLUICE_EXIT_OK;
 	/* The claim of a run that was killed (SIGKILL) stays behind, unheld:
 	 * nothing of the interface's is left to report on. */
-	if (!keep_state && t->run_claims)
-		run_drop_stale(ifindex ? ifindex : has_state ? cfg.owner.ifindex : 0);
-	if (quiet)
-		goto out;
-	if (!n && !ifindex)
-		printf("%s is gone (it was ifindex %u); removed the state it left in %s\n",
-		       ifname, cfg.owner.ifindex, dir);
-	else if (!n && !ours)
-		printf("the state pinned for %s belonged to an earlier %s (ifindex %u; this one "
-		       "is %u); removed it\n", ifname, ifname, cfg.owner.ifindex, ifindex);
-	else if (!n)
-		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
-	else if (keep_state)
-		printf("sluice %sdetached from %s; its state is kept in %s: 'sluice %sattach %s' "
-		       "resumes every bucket\n", v, ifname, dir, v, ifname);
-	else
-		printf("sluice %sdetached from %s; its pinned state is removed\n", v, ifname);
-	if (t->detached && ifindex)
-		printf(t->detached, ifname);
+	if (!keep_state && d.t->run_claims)
+		run_drop_stale(d.ifindex ? d.ifindex : d.has_state ? d.cfg.owner.ifindex : 0);
+	if (!quiet)
+		say_detached(&d);
 out:
 	unlock_pin_root(lock_fd);
 	return status;

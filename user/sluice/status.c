@@ -287,13 +287,60 @@ int do_status(int argc, char **argv)
 			  "('sluice attach IFACE')\n", argc, argv);
 }
 
+/* The states to show: one (the state asked for), or every state of the
+ * namespace (only target only's when given). Their number, or -1 with
+ * *status the exit status, the error said. */
+static int status_names(const char *one, const struct attach_target *only,
+			char names[][SLUICE_STATE_NAME_MAX], int *status)
+{
+	char err[SLUICE_ERR_LEN];
+	int i, n, ret;
+
+	*status = SLUICE_EXIT_RUNTIME;
+	ret = sluice_ensure_bpffs(err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		return -1;
+	}
+	if (one) {
+		struct sluice_handle h;
+
+		/* Only this namespace's: say where another one's lives. */
+		ret = sluice_open(one, &h, err, sizeof(err));
+		if (ret) {
+			p_err("%s", err);
+			*status = ret == -ENODEV ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+			return -1;
+		}
+		sluice_close(&h);
+		snprintf(names[0], SLUICE_STATE_NAME_MAX, "%s", one);
+		*status = SLUICE_EXIT_OK;
+		return 1;
+	}
+	n = sluice_list_attached(names, MAX_IFACES);
+	if (n < 0) {
+		sluice_sys_err(err, sizeof(err), n, "Couldn't list the pinned limiters");
+		p_err("%s", err);
+		return -1;
+	}
+	if (only) {
+		int k = 0;
+
+		for (i = 0; i < n; i++)
+			if (!strncmp(names[i], only->prefix, strlen(only->prefix)))
+				memmove(names[k++], names[i], SLUICE_STATE_NAME_MAX);
+		n = k;
+	}
+	*status = SLUICE_EXIT_OK;
+	return n;
+}
+
 int status_cmd(const char *cmd, const struct attach_target *only, void (*usage)(FILE *f),
 	       const char *none, int argc, char **argv)
 {
 	static char names[MAX_IFACES][SLUICE_STATE_NAME_MAX];
 	char given[SLUICE_STATE_NAME_MAX], ifn[IF_NAMESIZE];
 	bool is_shape;
-	char err[SLUICE_ERR_LEN];
 	struct iface_status s;
 	struct sluice_json j;
 	const char *one = NULL; /* the state asked for */
@@ -323,39 +370,9 @@ int status_cmd(const char *cmd, const struct attach_target *only, void (*usage)(
 					 cmd);
 		}
 	}
-	ret = sluice_ensure_bpffs(err, sizeof(err));
-	if (ret) {
-		p_err("%s", err);
-		return SLUICE_EXIT_RUNTIME;
-	}
-	if (one) {
-		struct sluice_handle h;
-
-		/* Only this namespace's: say where another one's lives. */
-		ret = sluice_open(one, &h, err, sizeof(err));
-		if (ret) {
-			p_err("%s", err);
-			return ret == -ENODEV ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
-		}
-		sluice_close(&h);
-		snprintf(names[0], SLUICE_STATE_NAME_MAX, "%s", one);
-		n = 1;
-	} else {
-		n = sluice_list_attached(names, MAX_IFACES);
-		if (n > 0 && only) {
-			int k = 0;
-
-			for (i = 0; i < n; i++)
-				if (!strncmp(names[i], only->prefix, strlen(only->prefix)))
-					memmove(names[k++], names[i], SLUICE_STATE_NAME_MAX);
-			n = k;
-		}
-	}
-	if (n < 0) {
-		sluice_sys_err(err, sizeof(err), n, "Couldn't list the pinned limiters");
-		p_err("%s", err);
-		return SLUICE_EXIT_RUNTIME;
-	}
+	n = status_names(one, only, names, &status);
+	if (n < 0)
+		return status;
 	if (json_output) {
 		json_init(&j, stdout);
 		json_obj_begin(&j, NULL);
