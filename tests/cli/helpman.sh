@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Every option a parser takes is in its command's help and in the man page,
 # so that the next option cannot be added unsaid. The options come from the
-# parsers' own tables (user/sluice/common.c attach_long[], user/lib/cmd.c
+# parsers' own tables (user/sluice/opts.c attach_opts_table[], user/lib/cmd.c
 # opts[]), and which command takes which is asked of the real binaries: an
 # option is taken when the parser does not refuse it as another command's
 # (on an interface that does not exist, so nothing is touched). Also: the
@@ -33,8 +33,8 @@ in_troff() { grep -qF -- "$(sed 's/-/\\-/g' <<<"--$2")" <<<"$1"; }
 FOREIGN="is an option of 'sluice run'|is an option of 'sluice shape attach'|is the limiter's|unknown option"
 
 # ---- sluice: attach, run, shape attach (one option table) ----
-mapfile -t SL_OPTS < <(sed -n '/^static const struct option attach_long\[\]/,/^};/p' \
-	user/sluice/common.c | grep -o '{ "[a-z0-9-]*", [a-z_]*' | sed 's/{ "\([^"]*\)", \(.*\)/\1 \2/')
+mapfile -t SL_OPTS < <(sed -n '/^static const struct attach_opt attach_opts_table\[\]/,/^};/p' \
+	user/sluice/opts.c | grep -o '{ "[a-z0-9-]*", [a-z_]*' | sed 's/{ "\([^"]*\)", \(.*\)/\1 \2/')
 [ "${#SL_OPTS[@]}" -gt 30 ] && ok "sluice: the option table read from the parser (${#SL_OPTS[@]})" ||
 	not_ok "sluice: the option table read from the parser (${#SL_OPTS[@]})"
 SYN=$(section man/sluice.8 SYNOPSIS)

@@ -18,11 +18,13 @@
  * So a failure never has settings to put back: a new state is removed
  * whole, and on an existing state the settings change only after the
  * program is in place, in one commit that is all or nothing. Edits that
- * sluicectl commits meanwhile are never overwritten by a snapshot.
+ * sluicectl commits meanwhile are never overwritten by a snapshot. Where
+ * the XDP limiter and the shaper differ (what runs on the interface, the
+ * program's attachment, the summary), the target's operations (target.h)
+ * do the step.
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +37,6 @@
 
 #include "attach.h"
 #include "cmd.h"
-
-int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof(c->err), fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 void attach_usage(FILE *f)
 {
@@ -110,53 +102,6 @@ static void attach_help(void)
 	       SLUICE_DEFAULT_FLEET_KEYS, SLUICE_PIN_ROOT, SLUICE_PIN_ROOT);
 }
 
-/* What runs on the interface decides between a fresh attach and an upgrade. */
-static int inspect_iface(struct attach_ctx *c)
-{
-	struct attach_opts *o = c->o;
-	int ret;
-
-	if (o->shape)
-		return shape_inspect(c);
-	ret = find_attachment(o->ifindex, &c->a);
-	if (ret)
-		return refuse(c, ret, "Couldn't query the XDP programs of %s: %s", o->ifname,
-			      strerror(-ret));
-	if (c->a.other_id)
-		return refuse(c, -EBUSY,
-			      "the XDP program '%s' (id %u) is attached to %s, not through "
-			      "libxdp's dispatcher, so sluice cannot run next to it: detach it "
-			      "first (e.g. 'ip link set dev %s %s off' if nothing else needs it)",
-			      c->a.other_name, c->a.other_id, o->ifname, o->ifname,
-			      c->a.mode == XDP_MODE_SKB ? "xdpgeneric" : "xdpdrv");
-	if (!c->a.prog_id) {
-		c->kind = ATTACH_FRESH;
-		if (c->a.dispatcher && c->a.nr_progs) {
-			/* Join the dispatcher in the mode it runs in. */
-			if (o->mode_given && o->mode != c->a.mode)
-				return refuse(c, -EBUSY,
-					      "the XDP programs on %s run in %s mode: sluice can "
-					      "only join them in that mode (--mode %s)", o->ifname,
-					      mode_name(c->a.mode), mode_name(c->a.mode));
-			o->mode = c->a.mode;
-		}
-		return 0;
-	}
-	c->kind = c->a.dispatcher ? ATTACH_UPGRADE_DISPATCHER : ATTACH_UPGRADE_LEGACY;
-	if (o->mode_given && o->mode != c->a.mode)
-		return refuse(c, -EBUSY,
-			      "sluice is attached to %s in %s mode: to change the mode, run "
-			      "'sluice detach %s --keep-state', then attach with --mode %s (%s is "
-			      "not limited in between)",
-			      o->ifname, mode_name(c->a.mode), o->ifname, mode_name(o->mode),
-			      o->ifname);
-	o->mode = c->a.mode;
-	if (!c->pins_existed)
-		pr_warn("warning: sluice runs on %s but its pinned state is gone: the upgrade "
-			"starts with empty key tables and the default policy\n", o->ifname);
-	return 0;
-}
-
 static bool has_edits(const struct attach_opts *o)
 {
 	return o->config || o->set_argc > 1;
@@ -191,21 +136,18 @@ static int edit_txn(struct sluice_txn *t, struct attach_ctx *c, char *err, size_
 
 /* A handle on a config in memory (the defaults, or a copy of the pinned
  * one): edits of a transaction on it touch only its copy. */
-static void scratch_handle(struct sluice_handle *h, struct sluice_config *cfg, const char *ifname,
-			   const struct attach_opts *o)
+static void scratch_handle(struct attach_ctx *c, struct sluice_handle *h,
+			   struct sluice_config *cfg, const char *ifname)
 {
+	const struct attach_opts *o = c->o;
+
 	sluice_handle_init(h);
 	snprintf(h->ifname, sizeof(h->ifname), "%s", ifname);
 	snprintf(h->name, sizeof(h->name), "%s", o->name);
 	h->cfg = cfg;
-	/* A shaper's edits are checked as a shaper's (--delay, --burst 0),
-	 * against the horizon asked for; one derived from the policies fits
-	 * them by construction. */
-	h->shape = o->shape;
-	if (o->shape) {
-		cfg->kind |= SLUICE_KIND_SHAPE;
-		cfg->shape_horizon_us = (__u32)(o->horizon_ns / 1000);
-	}
+	h->shape = c->t->shape;
+	if (c->t->scratch)
+		c->t->scratch(c, cfg);
 }
 
 /*
@@ -230,7 +172,7 @@ static int validate_edits(struct attach_ctx *c)
 			return sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret;
 	}
 	if (o->set_argc > 1) {
-		ret = sluice_cmd_check_kind(o->set_argc, o->set_argv, o->shape, c->err,
+		ret = sluice_cmd_check_kind(o->set_argc, o->set_argv, c->t->shape, c->err,
 					    sizeof(c->err));
 		if (ret)
 			return ret;
@@ -251,7 +193,7 @@ static int validate_edits(struct attach_ctx *c)
 			 * through a handle on a copy of its config. */
 			cfg = c->old_cfg;
 			cfg.layout = SLUICE_LAYOUT_VERSION;
-			scratch_handle(&live, &cfg, o->ifname, o);
+			scratch_handle(c, &live, &cfg, o->ifname);
 			snprintf(path, sizeof(path), "%s/%s", c->dir, SLUICE_MAP_RULES);
 			live.rules_fd = bpf_obj_get(path);
 			ret = live.rules_fd < 0 ?
@@ -267,7 +209,7 @@ static int validate_edits(struct attach_ctx *c)
 		cfg.settings[0] = pol.set;
 	}
 	cfg.settings[1] = cfg.settings[0];
-	scratch_handle(&h, &cfg, o->ifname, o);
+	scratch_handle(c, &h, &cfg, o->ifname);
 	memset(&t, 0, sizeof(t));
 	t.h = &h;
 	t.set = cfg.settings[0];
@@ -275,8 +217,8 @@ static int validate_edits(struct attach_ctx *c)
 	t.nr_rules = pol.nr_rules;
 	pol.rules = NULL;
 	ret = edit_txn(&t, c, c->err, sizeof(c->err));
-	if (!ret && o->shape)
-		ret = shape_size(c, &t.set, t.rules, t.nr_rules);
+	if (!ret && c->t->size)
+		ret = c->t->size(c, &t.set, t.rules, t.nr_rules);
 	sluice_txn_end(&t);
 	sluice_free_policies(&pol);
 	return ret;
@@ -318,7 +260,6 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	struct sluice_settings s;
 	struct sluice_counters cnt;
 	struct sluice_keys_view kv;
-	struct attachment now;
 	char keys[256], round[128], kept[320];
 	size_t i;
 
@@ -326,20 +267,7 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	if (sluice_read_counters(h, &cnt))
 		memset(&cnt, 0, sizeof(cnt));
 	sluice_keys_view(h, &cnt, &kv);
-	if (c->o->shape || find_attachment(c->o->ifindex, &now))
-		memset(&now, 0, sizeof(now));
-	if (c->o->shape)
-		shape_print_summary(c, new_id);
-	else if (c->kind == ATTACH_FRESH)
-		printf("sluice attached to %s in %s mode: program %u, %s\n", c->o->ifname,
-		       mode_name(now.prog_id ? now.mode : c->o->mode), new_id,
-		       now.dispatcher ? "in libxdp's dispatcher" :
-					"alone (not in libxdp's dispatcher)");
-	else
-		printf("sluice upgraded on %s in %s mode: program %u replaced by %u %s\n",
-		       c->o->ifname, mode_name(c->o->mode), c->a.prog_id, new_id,
-		       c->kind == ATTACH_UPGRADE_LEGACY ? "in one step" :
-							  "in libxdp's dispatcher");
+	c->t->summary(c, new_id);
 	switch (c->plan.kind) {
 	case RESUME_UPGRADE:
 		printf("  resumed: %s (the running program's)\n", state);
@@ -410,9 +338,83 @@ static bool test_hook(const char *env, const char *step)
 	return v && !strcmp(v, step);
 }
 
-int sluice_attach(struct attach_opts *o)
+/* An edit's error is a usage error (-EINVAL, -ERANGE: a bad value), or not. */
+static int edit_status(int ret)
 {
-	struct attach_ctx c = { .o = o };
+	return ret == -EINVAL || ret == -ERANGE ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+}
+
+/* The interface, or a usage error in c->err that says where it went. */
+static int find_iface(struct attach_ctx *c)
+{
+	struct attach_opts *o = c->o;
+	char where[600], to[SLUICE_STATE_NAME_MAX];
+	/* to: a state's name, shape:IFACE for a shaper */
+	const char *b = to + strlen(c->t->prefix);
+
+	o->ifindex = if_nametoindex(o->ifname);
+	if (o->ifindex)
+		return 0;
+	if (sluice_renamed_to(o->name, to, sizeof(to)))
+		refuse(c, -ENODEV, "there is no interface '%s': it was renamed to %s, and its "
+		       "state moved with it ('sluice %sstatus %s')", o->ifname, b, c->t->verb, b);
+	else if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
+		refuse(c, -ENODEV, "there is no interface '%s' in this network namespace; the "
+		       "sluice limiter of a %s lives in %s", o->ifname, o->ifname, where);
+	else
+		refuse(c, -ENODEV, "there is no interface '%s' (see 'ip link')", o->ifname);
+	return -ENODEV;
+}
+
+/* Step 1: look, touch nothing (probe: the object, kept for the caller to
+ * destroy). Returns an exit status. */
+static int look(struct attach_ctx *c, struct sluice_bpf **probe)
+{
+	struct attach_opts *o = c->o;
+	int ret;
+
+	*probe = attach_open_skel(c);
+	if (!*probe)
+		return SLUICE_EXIT_RUNTIME;
+	ret = attach_inspect_pins(c, *probe);
+	if (!ret)
+		ret = c->t->inspect(c);
+	if (!ret)
+		ret = plan_resume(o->ifname, o->ifindex, c->have_old_cfg ? &c->old_cfg : NULL,
+				  c->prog_id != 0, o->resume, o->fresh, &c->plan, c->err,
+				  sizeof(c->err));
+	if (!ret)
+		ret = attach_check_table(c);
+	if (ret)
+		return SLUICE_EXIT_RUNTIME;
+	ret = validate_edits(c);
+	return ret ? edit_status(ret) : SLUICE_EXIT_OK;
+}
+
+/* The program of step 3, or the failure a test injects. */
+static int attach_or_fail(struct attach_ctx *c, __u32 *new_id)
+{
+	if (test_hook("SLUICE_TEST_FAIL_AT", "program"))
+		return refuse(c, -EIO, "Couldn't attach sluice to %s: failure injected by "
+			      "SLUICE_TEST_FAIL_AT=program", c->o->ifname);
+	return attach_program(c, new_id);
+}
+
+/* The program runs with this state: it is the interface's now. */
+static void take_state(struct attach_ctx *c, struct sluice_handle *h, char *run_msg, size_t len)
+{
+	h->cfg->layout = SLUICE_LAYOUT_VERSION;
+	if (c->t->record)
+		c->t->record(c, h->cfg);
+	owner_set(h->cfg, c->o->ifindex, SLUICE_LIFE_ATTACHED);
+	hand_over_run(c, h->cfg, run_msg, len);
+	if (c->o->run_owned)
+		__atomic_store_n(&h->cfg->run_pid, (__u32)getpid(), __ATOMIC_RELEASE);
+}
+
+int sluice_attach(const struct attach_target *t, struct attach_opts *o)
+{
+	struct attach_ctx c = { .o = o, .t = t };
 	struct sluice_handle h = { .cfg = NULL };
 	struct sluice_bpf *probe = NULL;
 	bool maps_made = false, prog_tried = false, existing;
@@ -421,6 +423,11 @@ int sluice_attach(struct attach_opts *o)
 	int lock_fd = -1, ret, status = SLUICE_EXIT_RUNTIME;
 
 	sluice_handle_init(&h);
+	c.priv = calloc(1, t->priv_size);
+	if (!c.priv) {
+		refuse(&c, -ENOMEM, "Couldn't attach to %s: %s", o->ifname, strerror(ENOMEM));
+		goto out;
+	}
 	attach_size_keys(&c, o->table == ATTACH_TABLE_SETS);
 	c.max_log_keys = o->max_log_keys ? (__u32)o->max_log_keys : SLUICE_DEFAULT_MAX_LOG_KEYS;
 	c.max_rules = o->max_rules ? (__u32)o->max_rules : SLUICE_DEFAULT_MAX_RULES;
@@ -431,23 +438,7 @@ int sluice_attach(struct attach_opts *o)
 		ret = sluice_pin_dir(o->name, c.dir, sizeof(c.dir), c.err, sizeof(c.err));
 	if (ret)
 		goto out;
-	o->ifindex = if_nametoindex(o->ifname);
-	if (!o->ifindex) {
-		char where[600], to[SLUICE_STATE_NAME_MAX];
-		/* to: a state's name, shape:IFACE for a shaper */
-		const char *b = to + (o->shape ? strlen(SLUICE_SHAPE_PREFIX) : 0);
-
-		if (sluice_renamed_to(o->name, to, sizeof(to)))
-			refuse(&c, -ENODEV, "there is no interface '%s': it was renamed to %s, and "
-			       "its state moved with it ('sluice %sstatus %s')", o->ifname, b,
-			       o->shape ? "shape " : "", b);
-		else if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
-			refuse(&c, -ENODEV, "there is no interface '%s' in this network namespace; "
-			       "the sluice limiter of a %s lives in %s", o->ifname, o->ifname,
-			       where);
-		else
-			refuse(&c, -ENODEV, "there is no interface '%s' (see 'ip link')",
-			       o->ifname);
+	if (find_iface(&c)) {
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
@@ -455,27 +446,10 @@ int sluice_attach(struct attach_opts *o)
 	if (lock_fd < 0)
 		goto out;
 
-	/* Step 1: look, touch nothing. */
-	probe = attach_open_skel(&c);
-	if (!probe)
+	status = look(&c, &probe);
+	if (status != SLUICE_EXIT_OK)
 		goto out;
-	ret = attach_inspect_pins(&c, probe);
-	if (!ret)
-		ret = inspect_iface(&c);
-	if (!ret)
-		ret = plan_resume(o->ifname, o->ifindex, c.have_old_cfg ? &c.old_cfg : NULL,
-				  c.a.prog_id != 0, o->resume, o->fresh, &c.plan, c.err,
-				  sizeof(c.err));
-	if (!ret)
-		ret = attach_check_table(&c);
-	if (ret)
-		goto out;
-	ret = validate_edits(&c);
-	if (ret) {
-		if (ret == -EINVAL || ret == -ERANGE)
-			status = SLUICE_EXIT_USAGE;
-		goto out;
-	}
+	status = SLUICE_EXIT_RUNTIME;
 
 	/* Step 2. */
 	if (c.plan.kind == RESUME_DROP) {
@@ -487,19 +461,12 @@ int sluice_attach(struct attach_opts *o)
 	existing = c.pins_existed && !c.fresh_config;
 	ret = attach_create_maps(&c);
 	maps_made = true;
+	if (!ret)
+		ret = sluice_open(o->name, &h, c.err, sizeof(c.err));
 	if (ret)
 		goto undo;
-	ret = sluice_open(o->name, &h, c.err, sizeof(c.err));
-	if (ret)
-		goto undo;
-	if (o->shape) {
-		/* Before any program reads it: what it keys by, and the
-		 * horizon that no delay may reach. */
-		__u32 key = o->key_given ? o->key_kind : (h.cfg->kind & SLUICE_KIND_KEY_DST);
-
-		h.cfg->kind = SLUICE_KIND_SHAPE | key | (h.cfg->kind & SLUICE_KIND_SETS);
-		__atomic_store_n(&h.cfg->shape_horizon_us, c.fq.horizon_us, __ATOMIC_RELEASE);
-	}
+	if (t->prepare)
+		t->prepare(&c, &h);
 	if (test_hook("SLUICE_TEST_KILL_AT", "maps"))
 		raise(SIGKILL);
 
@@ -507,28 +474,17 @@ int sluice_attach(struct attach_opts *o)
 	if (!existing) {
 		ret = apply_settings(&c, &h);
 		if (ret) {
-			if (ret == -EINVAL || ret == -ERANGE)
-				status = SLUICE_EXIT_USAGE;
+			status = edit_status(ret);
 			goto undo;
 		}
 	}
 	/* From here a new program may run with the maps: an existing state
 	 * keeps even the ones this call added. */
 	prog_tried = true;
-	ret = test_hook("SLUICE_TEST_FAIL_AT", "program") ?
-		      refuse(&c, -EIO, "Couldn't attach sluice to %s: failure injected by "
-			     "SLUICE_TEST_FAIL_AT=program", o->ifname) :
-		      attach_program(&c, &new_id);
+	ret = attach_or_fail(&c, &new_id);
 	if (ret)
 		goto undo;
-	/* The program runs with this state: it is the interface's now. */
-	h.cfg->layout = SLUICE_LAYOUT_VERSION;
-	if (o->shape)
-		shape_record(&c, h.cfg);
-	owner_set(h.cfg, o->ifindex, SLUICE_LIFE_ATTACHED);
-	hand_over_run(&c, h.cfg, run_msg, sizeof(run_msg));
-	if (o->run_owned)
-		__atomic_store_n(&h.cfg->run_pid, (__u32)getpid(), __ATOMIC_RELEASE);
+	take_state(&c, &h, run_msg, sizeof(run_msg));
 	/* What was resumed, before the settings change it. */
 	describe_state(&h, c.have_old_cfg ? &c.old_cfg : NULL, resumed, sizeof(resumed));
 	if (existing) {
@@ -537,9 +493,7 @@ int sluice_attach(struct attach_opts *o)
 			p_err("sluice runs on %s, but its settings were not changed: %s", o->ifname,
 			      c.err);
 			c.err[0] = '\0';
-			status = ret == -EINVAL || ret == -ERANGE ?
-					 SLUICE_EXIT_USAGE :
-					 SLUICE_EXIT_RUNTIME;
+			status = edit_status(ret);
 			goto out_quiet;
 		}
 	}
@@ -561,6 +515,7 @@ out_quiet:
 	if (probe)
 		sluice_bpf__destroy(probe);
 	unlock_pin_root(lock_fd);
+	free(c.priv);
 	return status;
 }
 
@@ -569,12 +524,24 @@ int do_attach(int argc, char **argv)
 	struct attach_opts o;
 	int ret;
 
-	ret = parse_attach_opts("attach", argc, argv, &o);
+	ret = parse_attach_opts(OPTS_ATTACH, argc, argv, &o, NULL);
 	if (ret < 0) {
 		attach_help();
 		return SLUICE_EXIT_OK;
 	}
 	if (ret)
 		return ret;
-	return sluice_attach(&o);
+	return sluice_attach(&xdp_target, &o);
+}
+
+void print_policy_line(struct sluice_handle *h)
+{
+	struct sluice_settings s;
+	char line[320], set[96];
+
+	sluice_read_settings(h, &s, NULL);
+	sluice_policy_text(&s.def, 0, h->shape, line, sizeof(line));
+	sluice_settings_text(&s, set, sizeof(set));
+	printf("  policy: %s\n  settings: %s, %u rule%s\n", line, set, s.nr_rules,
+	       s.nr_rules == 1 ? "" : "s");
 }

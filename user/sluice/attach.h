@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * What attach.c (the order of an attach: look, pin, settings, program),
- * attach_maps.c (the pinned maps) and attach_prog.c (loading and swapping
- * the program) share. Private to them.
+ * attach_maps.c (the pinned maps), attach_skel.c (the embedded object and
+ * the program's pin) and the targets' attach steps (xdp.c, shape.c)
+ * share. Private to them.
  */
 #ifndef SLUICE_ATTACH_H
 #define SLUICE_ATTACH_H
@@ -13,12 +14,14 @@
 
 enum attach_kind {
 	ATTACH_FRESH, /* no sluice program on the interface */
-	ATTACH_UPGRADE_LEGACY, /* ours is the interface's only program */
+	ATTACH_UPGRADE_LEGACY, /* ours is the interface's only program (or tc's filter) */
 	ATTACH_UPGRADE_DISPATCHER, /* ours is a component of libxdp's dispatcher */
 };
 
 struct attach_ctx {
 	struct attach_opts *o;
+	const struct attach_target *t;
+	void *priv; /* the target's own (t->priv_size bytes, zeroed) */
 	char dir[256];
 	bool dir_existed;
 	bool pins_existed; /* every map was pinned before this call */
@@ -36,7 +39,9 @@ struct attach_ctx {
 	__u32 sets_n[2];
 	bool pinned_sets; /* pins_existed: the pinned state's table */
 	bool table_change; /* pins_existed, and --table names the other table */
-	struct attachment a;
+	/* what the target's inspect found: the program of ours that runs (0:
+	 * none), and so a fresh attach or an upgrade */
+	__u32 prog_id;
 	enum attach_kind kind;
 	/* the pinned config as it was before this call */
 	bool have_old_cfg;
@@ -44,15 +49,6 @@ struct attach_ctx {
 	struct resume_plan plan;
 	struct sluice_cmd_file *file; /* --config, read once */
 	struct sluice_cmd_diff diff;
-	/* a shaper's (shape.c): its filter, the root qdisc before this call,
-	 * the fq it installs, and what this call made */
-	struct shape_hook sh;
-	struct sluice_qdisc root;
-	bool had_clsact;
-	struct sluice_fq_params fq;
-	__u64 longest_queue_ns; /* of the policies: burst x interval */
-	__u32 largest_burst; /* packets (a byte burst in 64-byte packets) */
-	bool made_clsact, made_fq;
 	char err[2 * SLUICE_ERR_LEN]; /* room for a libsluice message and context */
 };
 
@@ -60,12 +56,17 @@ struct attach_ctx {
  * (the kernel takes an LRU hash of one entry). */
 #define SETS_BUCKETS 1
 
-/* Put a message in c->err and return ret. */
+/* attach_skel.c: put a message in c->err and return ret. */
 int refuse(struct attach_ctx *c, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The embedded object with the pin paths and table sizes of c; NULL with
  * errno and c->err set. The only user of the object's bytes. */
 struct sluice_bpf *attach_open_skel(struct attach_ctx *c);
+/* Attach (or upgrade) the target's program; its id in *new_id. */
+int attach_program(struct attach_ctx *c, __u32 *new_id);
+/* Pin the attached program at SLUICE_PROG_PIN (a new pin renamed over). */
+int attach_pin_prog(struct attach_ctx *c, int prog_fd);
+
 /* attach_maps.c: what is pinned and whether it can be reused (step 1), the
  * maps created or reused (step 2), and undoing what this call pinned. */
 int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel);
@@ -76,19 +77,5 @@ void attach_size_keys(struct attach_ctx *c, bool sets);
  * unless the state is dropped (--fresh). */
 int attach_check_table(struct attach_ctx *c);
 void attach_undo_pins(struct attach_ctx *c);
-/* Attach (or upgrade, as c->kind says) the program; its id in *new_id. */
-int attach_program(struct attach_ctx *c, __u32 *new_id);
-/* Pin the attached program at SLUICE_PROG_PIN (a new pin renamed over). */
-int attach_pin_prog(struct attach_ctx *c, int prog_fd);
-
-/* The shaper's steps (shape.c): what is on the interface's egress (step 1),
- * the fq's size from the policies after the edits (step 1), the program,
- * qdisc and filter (step 3), and what the config records of them. */
-int shape_inspect(struct attach_ctx *c);
-int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
-	       const struct sluice_txn_rule *rules, size_t nr_rules);
-int shape_attach_program(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id);
-void shape_record(struct attach_ctx *c, struct sluice_config *cfg);
-void shape_print_summary(struct attach_ctx *c, __u32 new_id);
 
 #endif /* SLUICE_ATTACH_H */

@@ -59,7 +59,7 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 				      "per family, not %llu: detach first to resize ('sluice %sdetach "
 				      "%s' drops its state), then attach with --max-keys %llu",
 				      ifn, (unsigned long long)info.max_entries * SLUICE_SET_WAYS,
-				      (unsigned long long)want, c->o->shape ? "shape " : "", ifn,
+				      (unsigned long long)want, c->t->verb, ifn,
 				      (unsigned long long)want);
 		return 0;
 	}
@@ -223,7 +223,7 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 				     "the pinned state of %s is of the sets table but %s/%s is "
 				     "missing: run 'sluice %sdetach %s' to remove it, then attach "
 				     "again", c->o->ifname, c->dir, SLUICE_MAP_SETS4,
-				     c->o->shape ? "shape " : "", c->o->ifname);
+				     c->t->verb, c->o->ifname);
 	}
 	for (i = 0; i < sluice_nr_maps && !ret; i++)
 		if (fds[i] >= 0 && fds[i] != cfd)
@@ -256,14 +256,71 @@ void attach_undo_pins(struct attach_ctx *c)
 		rmdir(c->dir);
 }
 
+/* A new config gets the defaults now, before any program can read it; an
+ * older layout is brought to this one. fd: the config map. */
+static int init_config(struct attach_ctx *c, int fd)
+{
+	struct sluice_config cfg;
+	__u32 zero = 0;
+	int ret = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg))
+		return refuse(c, -errno, "Couldn't read the config of %s: %s", c->o->ifname,
+			      strerror(errno));
+	if (cfg.layout == 0) {
+		memset(&cfg, 0, sizeof(cfg));
+		/* The sets table's hash key: random, so that no sender can aim
+		 * its sources at one set; kept for the state's life. */
+		if (c->sets && getrandom(&cfg.set_seed, sizeof(cfg.set_seed), 0) !=
+				       (ssize_t)sizeof(cfg.set_seed))
+			return refuse(c, -errno, "Couldn't draw the hash key of the sets table "
+				      "of %s (getrandom): %s", c->o->ifname, strerror(errno));
+		sluice_settings_init(&cfg.settings[0]);
+		cfg.settings[1] = cfg.settings[0];
+		cfg.layout = SLUICE_LAYOUT_VERSION;
+		cfg.kind = (c->t->new_kind ? c->t->new_kind(c) : 0) |
+			   (c->sets ? SLUICE_KIND_SETS : 0);
+		/* Whose it is from the start; "attaching" until the program
+		 * runs, so that a state this call leaves behind when it is
+		 * killed is never taken for a finished one. */
+		owner_set(&cfg, c->o->ifindex, SLUICE_LIFE_ATTACHING);
+		if (bpf_map_update_elem(fd, &zero, &cfg, 0))
+			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+	} else if (cfg.layout == 3) {
+		/* Layout 3 is this layout with the owner left zero; the plan
+		 * let us take it (an upgrade, or --resume), so it is ours. */
+		cfg.layout = SLUICE_LAYOUT_VERSION;
+		owner_set(&cfg, c->o->ifindex,
+			  c->prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
+		if (bpf_map_update_elem(fd, &zero, &cfg, 0))
+			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+	} else if (cfg.layout == 4) {
+		/* Its rule_maps and ruletab fields are 0: every rule in the
+		 * trie, no rule table yet, as this layout reads them. The
+		 * program is replaced before anything writes the new fields.
+		 * Only the layout word is written: the rest may be changing. */
+		struct sluice_config *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
+					       MAP_SHARED, fd, 0);
+
+		if (m == MAP_FAILED) {
+			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
+				     c->o->ifname, strerror(errno));
+		} else {
+			__atomic_store_n(&m->layout, SLUICE_LAYOUT_VERSION, __ATOMIC_RELEASE);
+			munmap(m, sizeof(*m));
+		}
+	}
+	return ret;
+}
+
 /* Step 2: create or reuse the pinned maps; a new config gets the defaults
  * now, before any program can read it. */
 int attach_create_maps(struct attach_ctx *c)
 {
 	struct sluice_bpf *skel;
 	struct bpf_program *p;
-	struct sluice_config cfg;
-	__u32 zero = 0;
 	int ret;
 
 	skel = attach_open_skel(c);
@@ -305,58 +362,7 @@ int attach_create_maps(struct attach_ctx *c)
 			       "see libbpf's reason)", c->o->ifname, c->dir, strerror(-ret));
 		goto out;
 	}
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg)) {
-		ret = refuse(c, -errno, "Couldn't read the config of %s: %s", c->o->ifname,
-			     strerror(errno));
-		goto out;
-	}
-	if (cfg.layout == 0) {
-		memset(&cfg, 0, sizeof(cfg));
-		/* The sets table's hash key: random, so that no sender can aim
-		 * its sources at one set; kept for the state's life. */
-		if (c->sets && getrandom(&cfg.set_seed, sizeof(cfg.set_seed), 0) !=
-				       (ssize_t)sizeof(cfg.set_seed)) {
-			ret = refuse(c, -errno, "Couldn't draw the hash key of the sets table of "
-				     "%s (getrandom): %s", c->o->ifname, strerror(errno));
-			goto out;
-		}
-		sluice_settings_init(&cfg.settings[0]);
-		cfg.settings[1] = cfg.settings[0];
-		cfg.layout = SLUICE_LAYOUT_VERSION;
-		cfg.kind = (c->o->shape ? SLUICE_KIND_SHAPE | c->o->key_kind : 0) |
-			   (c->sets ? SLUICE_KIND_SETS : 0);
-		/* Whose it is from the start; "attaching" until the program
-		 * runs, so that a state this call leaves behind when it is
-		 * killed is never taken for a finished one. */
-		owner_set(&cfg, c->o->ifindex, SLUICE_LIFE_ATTACHING);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
-			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 3) {
-		/* Layout 3 is this layout with the owner left zero; the plan
-		 * let us take it (an upgrade, or --resume), so it is ours. */
-		cfg.layout = SLUICE_LAYOUT_VERSION;
-		owner_set(&cfg, c->o->ifindex,
-			  c->a.prog_id ? SLUICE_LIFE_ATTACHED : SLUICE_LIFE_KEPT);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, 0))
-			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 4) {
-		/* Its rule_maps and ruletab fields are 0: every rule in the
-		 * trie, no rule table yet, as this layout reads them. The
-		 * program is replaced before anything writes the new fields.
-		 * Only the layout word is written: the rest may be changing. */
-		struct sluice_config *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
-					       MAP_SHARED, bpf_map__fd(skel->maps.sluice_config), 0);
-
-		if (m == MAP_FAILED) {
-			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
-				     c->o->ifname, strerror(errno));
-		} else {
-			__atomic_store_n(&m->layout, SLUICE_LAYOUT_VERSION, __ATOMIC_RELEASE);
-			munmap(m, sizeof(*m));
-		}
-	}
+	ret = init_config(c, bpf_map__fd(skel->maps.sluice_config));
 out:
 	sluice_bpf__destroy(skel);
 	return ret;
@@ -381,7 +387,7 @@ void attach_size_keys(struct attach_ctx *c, bool sets)
 int attach_check_table(struct attach_ctx *c)
 {
 	const struct attach_opts *o = c->o;
-	const char *verb = o->shape ? "shape " : "";
+	const char *verb = c->t->verb;
 	const char *have = c->pinned_sets ? "sets" : "lru";
 	const char *want = o->table == ATTACH_TABLE_SETS ? "sets" : "lru";
 
@@ -392,7 +398,7 @@ int attach_check_table(struct attach_ctx *c)
 		attach_size_keys(c, o->table == ATTACH_TABLE_SETS);
 		return 0;
 	}
-	if (c->a.prog_id || (o->shape && c->sh.prog_id))
+	if (c->prog_id)
 		return refuse(c, -EEXIST,
 			      "sluice runs on %s with the %s key table: --table %s is a fresh "
 			      "attach, not an upgrade; detach first ('sluice %sdetach %s' drops "

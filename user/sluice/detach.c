@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluice detach IFACE [--keep-state]: remove the program, and its state. */
+/*
+ * sluice detach IFACE [--keep-state]: remove the program, and its state; the
+ * target (target.h: XDP, or the shaper's tc egress) removes its program and
+ * undoes what it made around it.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <linux/if_link.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "loader.h"
+#include "cli.h"
+#include "opts.h"
+#include "owner.h"
+#include "pins.h"
+#include "target.h"
 
 void detach_usage(FILE *f)
 {
@@ -18,76 +23,6 @@ void detach_usage(FILE *f)
 		"  sluice detach IFACE [--keep-state]\n"
 		"      detach sluice from IFACE and remove its pinned state, unless\n"
 		"      --keep-state: then a later attach resumes every bucket and rule\n");
-}
-
-/*
- * A program attached alone is removed with XDP_FLAGS_REPLACE against its own
- * fd, so that a program someone else attached meanwhile is never removed.
- */
-static int detach_legacy(unsigned int ifindex, const struct attachment *a)
-{
-	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	int fd, ret;
-
-	fd = bpf_prog_get_fd_by_id(a->prog_id);
-	if (fd < 0)
-		return -errno;
-	opts.old_prog_fd = fd;
-	ret = bpf_xdp_detach((int)ifindex,
-			     XDP_FLAGS_REPLACE | (a->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE :
-									    XDP_FLAGS_DRV_MODE),
-			     &opts);
-	close(fd);
-	return ret;
-}
-
-static int detach_component(unsigned int ifindex, const struct attachment *a)
-{
-	struct xdp_program *p;
-	int fd, ret;
-
-	/* Not xdp_program__from_id(): libxdp 1.3.1 keeps the fd it opens
-	 * there. xdp_program__from_fd() works on a duplicate of ours. */
-	fd = bpf_prog_get_fd_by_id(a->prog_id);
-	if (fd < 0)
-		return -errno;
-	p = xdp_program__from_fd(fd);
-	close(fd);
-	ret = (int)libxdp_get_error(p);
-	if (ret)
-		return ret;
-	ret = xdp_program__detach(p, (int)ifindex, a->mode, 0);
-	xdp_program__close(p);
-	return ret;
-}
-
-/* Detach every sluice program from ifindex (one, unless someone attached
- * more through the dispatcher). Returns how many, or -errno. */
-static int detach_programs(const char *ifname, unsigned int ifindex, char *err, size_t errlen)
-{
-	struct attachment a;
-	int n, ret;
-
-	for (n = 0; n < 16; n++) {
-		ret = find_attachment(ifindex, &a);
-		if (ret) {
-			snprintf(err, errlen, "Couldn't query the XDP programs of %s: %s", ifname,
-				 strerror(-ret));
-			return ret;
-		}
-		if (!a.prog_id)
-			return n;
-		ret = a.dispatcher ? detach_component(ifindex, &a) : detach_legacy(ifindex, &a);
-		/* Gone meanwhile (ENOENT, EEXIST): look again. */
-		if (ret && ret != -ENOENT && ret != -EEXIST) {
-			snprintf(err, errlen, "Couldn't detach program %u from %s: %s", a.prog_id,
-				 ifname, strerror(-ret));
-			return ret;
-		}
-		pr_debug("detached program %u from %s\n", a.prog_id, ifname);
-	}
-	snprintf(err, errlen, "Couldn't detach sluice from %s: programs keep appearing", ifname);
-	return -EAGAIN;
 }
 
 /* The owner recorded in dir's config; false when there is none to read. */
@@ -107,10 +42,10 @@ static bool read_owner(const char *dir, struct sluice_config *cfg)
 	return ok;
 }
 
-/* Mark the state kept for ifindex: a later attach resumes it silently. A
- * shaper's records what detach left of its qdiscs (cfg). */
-static int mark_kept(const char *name, unsigned int ifindex, const struct sluice_config *cfg,
-		     char *err, size_t errlen)
+/* Mark the state kept for ifindex: a later attach resumes it silently. The
+ * target keeps what detach left around its program (cfg). */
+static int mark_kept(const struct attach_target *t, const char *name, unsigned int ifindex,
+		     const struct sluice_config *cfg, char *err, size_t errlen)
 {
 	struct sluice_handle h;
 	int ret;
@@ -119,10 +54,8 @@ static int mark_kept(const char *name, unsigned int ifindex, const struct sluice
 	if (ret)
 		return ret;
 	h.cfg->run_pid = 0;
-	if (h.shape) {
-		h.cfg->shape_qdisc = cfg->shape_qdisc;
-		h.cfg->shape_flags = cfg->shape_flags;
-	}
+	if (t->keep)
+		t->keep(h.cfg, cfg);
 	owner_set(h.cfg, ifindex, SLUICE_LIFE_KEPT);
 	sluice_close(&h);
 	return 0;
@@ -130,37 +63,128 @@ static int mark_kept(const char *name, unsigned int ifindex, const struct sluice
 
 /* ifname's state went with its interface, now called `other` (a state's
  * name: shape:IFACE for a shaper). */
-static void say_renamed(const char *ifname, const char *other, bool shape)
+static void say_renamed(const char *ifname, const char *other, const struct attach_target *t)
 {
-	const char *to = other + (shape ? strlen(SLUICE_SHAPE_PREFIX) : 0);
+	const char *to = other + strlen(t->prefix);
 
 	p_err("interface %s was renamed to %s: its %s is %s's now, and its state moved with "
 	      "it; nothing was detached: 'sluice %sdetach %s' detaches it", ifname, to,
-	      shape ? "shaper" : "limiter", to, shape ? "shape " : "", to);
+	      t->kind, to, t->verb, to);
+}
+
+/* One detach: the state, its interface, what was found and removed. */
+struct detach {
+	const struct attach_target *t;
+	const char *name; /* the state's: IFACE or shape:IFACE */
+	char ifname[IF_NAMESIZE];
+	char dir[256];
+	unsigned int ifindex; /* 0: the interface is gone */
+	bool has_state; /* a config is pinned in dir, read into cfg */
+	bool ours; /* it is this interface's (ifindex) */
+	struct sluice_config cfg;
+	int n; /* programs detached */
+	bool keep_state;
+};
+
+/* Neither an interface nor a state of the name: where it went. */
+static void say_no_iface(const struct detach *d)
+{
+	char other[SLUICE_STATE_NAME_MAX], where[600];
+
+	if (sluice_renamed_to(d->name, other, sizeof(other)))
+		say_renamed(d->ifname, other, d->t);
+	else if (sluice_netns_elsewhere(d->ifname, sluice_cmdline(), where, sizeof(where)))
+		p_err("there is no interface '%s' in this network namespace, so nothing was "
+		      "detached; the sluice limiter of a %s lives in %s", d->ifname, d->ifname,
+		      where);
+	else
+		p_err("there is no interface '%s' (see 'ip link'), and no sluice state for it",
+		      d->ifname);
+}
+
+/* --keep-state, but nothing of this interface's runs: why not. */
+static void say_nothing_to_keep(const struct detach *d)
+{
+	const char *ifname = d->ifname, *dir = d->dir, *v = d->t->verb;
+
+	if (d->has_state && !d->ours)
+		p_err("nothing to keep for %s: the state pinned in %s is not this %s's (ifindex "
+		      "%u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
+		      d->cfg.owner.ifindex, v, ifname);
+	else if (d->has_state && d->cfg.owner.life == SLUICE_LIFE_ATTACHING)
+		p_err("sluice is not attached to %s: its state in %s was left by an attach that "
+		      "did not finish ('sluice %sattach %s --resume' adopts it, '--fresh' drops "
+		      "it, 'sluice %sdetach %s' removes it)", ifname, dir, v, ifname, v, ifname);
+	else if (d->has_state)
+		p_err("sluice is not attached to %s (its state is kept in %s: 'sluice %sattach %s' "
+		      "resumes it, 'sluice %sdetach %s' removes it)", ifname, dir, v, ifname, v,
+		      ifname);
+	else if (d->n)
+		p_err("sluice was attached to %s without pinned state: detached it, with no state "
+		      "to keep", ifname);
+	else
+		p_err(d->t->none, ifname);
+}
+
+/* The program's pin, and the state unless kept: 0, or -errno with err. */
+static int remove_state(struct detach *d, char *err, size_t errlen)
+{
+	char path[512];
+	int ret;
+
+	/* A detached program's pin would only keep it in memory. */
+	snprintf(path, sizeof(path), "%s/%s", d->dir, SLUICE_PROG_PIN);
+	if (unlink(path) && errno != ENOENT)
+		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
+	if (d->keep_state)
+		ret = mark_kept(d->t, d->name, d->ifindex, &d->cfg, err, errlen);
+	else
+		ret = d->has_state ? remove_pins(d->dir, err, errlen) : 0;
+	if (!ret && !d->keep_state)
+		sluice_rename_forget(d->name);
+	return ret;
+}
+
+static void say_detached(const struct detach *d)
+{
+	const char *ifname = d->ifname, *v = d->t->verb;
+
+	if (!d->n && !d->ifindex)
+		printf("%s is gone (it was ifindex %u); removed the state it left in %s\n",
+		       ifname, d->cfg.owner.ifindex, d->dir);
+	else if (!d->n && !d->ours)
+		printf("the state pinned for %s belonged to an earlier %s (ifindex %u; this one "
+		       "is %u); removed it\n", ifname, ifname, d->cfg.owner.ifindex, d->ifindex);
+	else if (!d->n)
+		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
+	else if (d->keep_state)
+		printf("sluice %sdetached from %s; its state is kept in %s: 'sluice %sattach %s' "
+		       "resumes every bucket\n", v, ifname, d->dir, v, ifname);
+	else
+		printf("sluice %sdetached from %s; its pinned state is removed\n", v, ifname);
+	if (d->t->detached && d->ifindex)
+		printf(d->t->detached, ifname);
 }
 
 int sluice_detach(const char *name, bool keep_state, bool quiet)
 {
-	char err[SLUICE_ERR_LEN] = "", dir[256], path[512], where[600], ifname[IF_NAMESIZE];
-	char other[SLUICE_STATE_NAME_MAX];
-	struct sluice_config cfg;
+	struct detach d = { .name = name, .keep_state = keep_state };
+	char err[SLUICE_ERR_LEN] = "", other[SLUICE_STATE_NAME_MAX];
 	struct sluice_netns ns;
-	unsigned int ifindex;
-	bool has_state, ours = false, shape;
-	const char *v; /* "shape " in a shaper's messages: "sluice shape attach" */
-	int lock_fd, n = 0, ret, status = SLUICE_EXIT_RUNTIME;
+	bool shape;
+	int lock_fd, ret, status = SLUICE_EXIT_RUNTIME;
 
-	ret = sluice_state_name(name, ifname, &shape, err, sizeof(err));
+	ret = sluice_state_name(name, d.ifname, &shape, err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		return SLUICE_EXIT_USAGE;
 	}
-	v = shape ? "shape " : "";
+	d.t = target_of(shape);
 	ret = sluice_ensure_bpffs(err, sizeof(err));
 	if (!ret)
 		ret = sluice_netns_self(&ns, err, sizeof(err));
 	if (!ret)
-		ret = sluice_pin_dir(name, dir, sizeof(dir), err, sizeof(err));
+		ret = sluice_pin_dir(name, d.dir, sizeof(d.dir), err, sizeof(err));
 	if (ret) {
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
@@ -179,126 +203,65 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		goto out;
 	}
 	if (ret == SLUICE_RENAMED_TO) {
-		say_renamed(ifname, other, shape);
+		say_renamed(d.ifname, other, d.t);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
-	has_state = read_owner(dir, &cfg);
-	ifindex = if_nametoindex(ifname);
-	if (!ifindex && !has_state) {
-		if (sluice_renamed_to(name, other, sizeof(other)))
-			say_renamed(ifname, other, shape);
-		else if (sluice_netns_elsewhere(ifname, sluice_cmdline(), where, sizeof(where)))
-			p_err("there is no interface '%s' in this network namespace, so nothing "
-			      "was detached; the sluice limiter of a %s lives in %s", ifname,
-			      ifname, where);
-		else
-			p_err("there is no interface '%s' (see 'ip link'), and no sluice state for "
-			      "it", ifname);
+	d.has_state = read_owner(d.dir, &d.cfg);
+	d.ifindex = if_nametoindex(d.ifname);
+	if (!d.ifindex && !d.has_state) {
+		say_no_iface(&d);
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
 	/* Layout 3 did not record an owner: it is the interface's of the name. */
-	if (has_state)
-		ours = ifindex && (cfg.layout < SLUICE_LAYOUT_OWNER ||
-				   (cfg.owner.ifindex == ifindex && sluice_netns_same(&ns, &cfg.owner)));
-	if (ifindex) {
-		n = shape ? shape_detach_filter(ifname, ifindex, dir, err, sizeof(err)) :
-			    detach_programs(ifname, ifindex, err, sizeof(err));
-		if (n < 0) {
+	if (d.has_state)
+		d.ours = d.ifindex && (d.cfg.layout < SLUICE_LAYOUT_OWNER ||
+				       (d.cfg.owner.ifindex == d.ifindex &&
+					sluice_netns_same(&ns, &d.cfg.owner)));
+	if (d.ifindex) {
+		d.n = d.t->detach(d.ifname, d.ifindex, d.dir, err, sizeof(err));
+		if (d.n < 0) {
 			p_err("%s", err);
 			goto out;
 		}
 	}
-	if (keep_state && (!n || !ours)) {
-		if (has_state && !ours)
-			p_err("nothing to keep for %s: the state pinned in %s is not this %s's "
-			      "(ifindex %u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
-			      cfg.owner.ifindex, v, ifname);
-		else if (has_state && cfg.owner.life == SLUICE_LIFE_ATTACHING)
-			p_err("sluice is not attached to %s: its state in %s was left by an attach "
-			      "that did not finish ('sluice %sattach %s --resume' adopts it, "
-			      "'--fresh' drops it, 'sluice %sdetach %s' removes it)", ifname, dir,
-			      v, ifname, v, ifname);
-		else if (has_state)
-			p_err("sluice is not attached to %s (its state is kept in %s: 'sluice "
-			      "%sattach %s' resumes it, 'sluice %sdetach %s' removes it)",
-			      ifname, dir, v, ifname, v, ifname);
-		else if (n)
-			p_err("sluice was attached to %s without pinned state: detached it, with "
-			      "no state to keep", ifname);
-		else
-			p_err(shape ? "no sluice shaper is attached to %s" :
-				      "sluice is not attached to %s", ifname);
+	if (keep_state && (!d.n || !d.ours)) {
+		say_nothing_to_keep(&d);
 		goto out;
 	}
-	if (!n && !has_state) {
-		p_err(shape ? "no sluice shaper is attached to %s" : "sluice is not attached to %s",
-		      ifname);
+	if (!d.n && !d.has_state) {
+		p_err(d.t->none, d.ifname);
 		goto out;
 	}
 
-	/* The shaper's fq and clsact, whether its program ran or not
-	 * (a removed filter stamps no packet for it any more). */
-	if (shape && ifindex &&
-	    shape_restore_qdiscs(ifname, ifindex, &cfg, has_state && ours, err, sizeof(err))) {
+	/* What the target made around its program (the shaper's fq and
+	 * clsact), whether its program ran or not (a removed filter stamps no
+	 * packet for it any more). */
+	if (d.t->restore && d.ifindex &&
+	    d.t->restore(d.ifname, d.ifindex, &d.cfg, d.has_state && d.ours, err, sizeof(err))) {
 		p_err("%s", err);
 		goto out;
 	}
-
-	/* A detached program's pin would only keep it in memory. */
-	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_PROG_PIN);
-	if (unlink(path) && errno != ENOENT)
-		pr_warn("warning: Couldn't remove %s: %s\n", path, strerror(errno));
-	if (keep_state)
-		ret = mark_kept(name, ifindex, &cfg, err, sizeof(err));
-	else
-		ret = has_state ? remove_pins(dir, err, sizeof(err)) : 0;
-	if (!ret && !keep_state)
-		sluice_rename_forget(name);
-	if (ret) {
+	if (remove_state(&d, err, sizeof(err))) {
 		p_err("%s", err);
 		goto out;
 	}
 	status = SLUICE_EXIT_OK;
 	/* The claim of a run that was killed (SIGKILL) stays behind, unheld:
 	 * nothing of the interface's is left to report on. */
-	if (!keep_state && !shape)
-		run_drop_stale(ifindex ? ifindex : has_state ? cfg.owner.ifindex : 0);
-	if (quiet)
-		goto out;
-	if (!n && !ifindex)
-		printf("%s is gone (it was ifindex %u); removed the state it left in %s\n",
-		       ifname, cfg.owner.ifindex, dir);
-	else if (!n && !ours)
-		printf("the state pinned for %s belonged to an earlier %s (ifindex %u; this one "
-		       "is %u); removed it\n", ifname, ifname, cfg.owner.ifindex, ifindex);
-	else if (!n)
-		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
-	else if (keep_state)
-		printf("sluice %sdetached from %s; its state is kept in %s: 'sluice %sattach %s' "
-		       "resumes every bucket\n", v, ifname, dir, v, ifname);
-	else
-		printf("sluice %sdetached from %s; its pinned state is removed\n", v, ifname);
-	if (shape && !quiet && ifindex)
-		printf("  qdisc: the kernel's default is the root of %s again\n", ifname);
+	if (!keep_state && d.t->run_claims)
+		run_drop_stale(d.ifindex ? d.ifindex : d.has_state ? d.cfg.owner.ifindex : 0);
+	if (!quiet)
+		say_detached(&d);
 out:
 	unlock_pin_root(lock_fd);
 	return status;
 }
 
-static void detach_help(bool shape)
+static void detach_help(void)
 {
 	printf("Usage:\n");
-	if (shape) {
-		printf("  sluice shape detach IFACE [--keep-state]\n"
-		       "\nRemoves sluice's tc filter from the egress of IFACE (only if its\n"
-		       "program is the one pinned with the state), deletes sluice's fq root qdisc\n"
-		       "(the kernel puts its default back; never another root), and the clsact\n"
-		       "qdisc if sluice made it and no filter is left on it. Without --keep-state\n"
-		       "the pins in %s/shape:IFACE/ are removed too.\n", SLUICE_PIN_ROOT);
-		return;
-	}
 	detach_usage(stdout);
 	printf("\nWithout --keep-state every pin of IFACE (in %s/IFACE/, or\n"
 	       "%s/netns:INODE/IFACE/ outside the initial network namespace) is removed.\n"
@@ -309,10 +272,11 @@ static void detach_help(bool shape)
 
 int do_detach(int argc, char **argv)
 {
-	return detach_cmd("detach", false, argc, argv);
+	return detach_cmd("detach", &xdp_target, detach_help, argc, argv);
 }
 
-int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
+int detach_cmd(const char *cmd, const struct attach_target *t, void (*help)(void), int argc,
+	       char **argv)
 {
 	char name[SLUICE_STATE_NAME_MAX];
 	static const struct option longopts[] = {
@@ -325,7 +289,7 @@ int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
 	int c;
 
 	if (argc >= 2 && sluice_is_help(argv[1])) {
-		detach_help(shape);
+		help();
 		return SLUICE_EXIT_OK;
 	}
 	opterr = 0;
@@ -339,7 +303,7 @@ int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
 			keep_state = true;
 			break;
 		case 'h':
-			detach_help(shape);
+			help();
 			return SLUICE_EXIT_OK;
 		default:
 			return usage_err(cmd, "unknown option '%s' for 'sluice %s'",
@@ -352,13 +316,14 @@ int detach_cmd(const char *cmd, bool shape, int argc, char **argv)
 		return usage_err(cmd, "one interface at a time: '%s' is extra",
 				 argv[optind + 1]);
 	if (sluice_is_help(argv[optind])) {
-		detach_help(shape);
+		help();
 		return SLUICE_EXIT_OK;
 	}
-	if (!shape && refuse_shape_name(cmd, argv[optind]))
+	/* shape:IFACE is a shaper's name: a command of the shaper takes IFACE. */
+	if (!t->shape && refuse_shape_name(cmd, argv[optind]))
 		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
 		return usage_err(cmd, "'%s' is not an interface name", argv[optind]);
-	snprintf(name, sizeof(name), "%s%s", shape ? SLUICE_SHAPE_PREFIX : "", argv[optind]);
+	snprintf(name, sizeof(name), "%s%s", t->prefix, argv[optind]);
 	return sluice_detach(name, keep_state, false);
 }

@@ -59,7 +59,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "loader.h"
+#include "cli.h"
+#include "fleet.h"
 #include "redis.h"
 #include "fleetbound.h"
 #include "fleet.skel.h"

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "loader.h"
+#include "libsluice.h"
+#include "fleet.h"
 #include "redis.h"
 
 #define MIN_SYNC_NS (10ULL * 1000000ULL) /* 10 ms */

@@ -10,46 +10,16 @@
  * from a table, like bpftool's main.c.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader.h"
+#include "cli.h"
 
 /* From the file VERSION, through the Makefile. */
 #ifndef SLUICE_VERSION
 #error "SLUICE_VERSION is not defined: build with make, which reads it from the file VERSION"
 #endif
-
-bool json_output;
-bool verbose;
-
-void p_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sluice_report("sluice", json_output, fmt, ap);
-	va_end(ap);
-}
-
-int usage_err(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = sluice_report_usage("sluice", json_output, cmd, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-void set_verbose(void)
-{
-	verbose = true;
-	sluice_set_log_level(SLUICE_LOG_DEBUG);
-}
 
 static void usage(FILE *f)
 {

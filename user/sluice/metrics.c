@@ -50,7 +50,7 @@
 #include <sys/un.h>
 #include <microhttpd.h>
 
-#include "metrics.h"
+#include "metrics_priv.h"
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define METRICS_EXAMPLE "e.g. 127.0.0.1:9100, [::1]:9100 or unix:/run/sluice/IFACE.sock"

@@ -1,64 +1,30 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The metrics server of sluice run (metrics.c, metrics_conn.c): what its
- * two files share. */
+/* The Prometheus server of sluice run (metrics.c, metrics_conn.c). */
 #ifndef SLUICE_METRICS_H
 #define SLUICE_METRICS_H
 
-#include <netdb.h>
-#include <pthread.h>
-#include <time.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <microhttpd.h>
+#include <stddef.h>
 
-#include "loader.h"
-
-#define METRICS_DEADLINE_SEC 5
-#define METRICS_MAX_CONN 16
-#define METRICS_MAX_CONN_PER_NET 4
-/* MHD's own cap: room for connections cut and not yet closed by MHD. */
-#define METRICS_MHD_LIMIT (2 * METRICS_MAX_CONN)
-#define METRICS_MAX_ALLOW 32
-
-/* A connection MHD has accepted and not yet closed: its socket stays open
- * while it is on the list (MHD tells us of the close before it closes). */
-struct conn {
-	struct conn *next, **pprev;
-	int fd;
-	struct timespec start; /* CLOCK_MONOTONIC, at accept */
-	__u8 net[17]; /* its source network (net_of()) */
-	bool answered; /* its request came (answer() ran) */
-	bool cut; /* shut down by the watcher or to make room */
-};
-
-struct metrics_server {
-	int listen_fd; /* ours until MHD takes it (MHD_stop_daemon() closes it) */
-	char url[NI_MAXHOST * 3 + NI_MAXSERV + 32]; /* room for bound_url() */
-	char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* "" on TCP */
-	struct stat unix_st; /* the socket we made there (removed on close) */
-	struct sluice_cidr allow[METRICS_MAX_ALLOW]; /* --metrics-allow */
-	int nr_allow; /* 0: any source */
-	struct MHD_Daemon *daemon;
-	struct sluice_handle h; /* MHD's thread's only */
-	bool have_h;
-	pthread_t watcher;
-	bool have_watcher;
-	pthread_mutex_t lock;
-	pthread_cond_t wake; /* a new connection, or stop */
-	struct conn *conns; /* in order of accept, so of deadline */
-	bool stop;
-};
-
-/* ---- metrics_conn.c: who may connect, slots, deadlines (MHD's callbacks) ---- */
-
-/* MHD_AcceptPolicyCallback: --metrics-allow, and the slots (cls: m). */
-enum MHD_Result metrics_admit(void *cls, const struct sockaddr *sa, socklen_t len);
-/* MHD_OPTION_NOTIFY_CONNECTION (cls: m). */
-void metrics_on_connection(void *cls, struct MHD_Connection *c, void **ctx,
-			   enum MHD_ConnectionNotificationCode code);
-/* The request of c came (from the access handler). */
-void metrics_mark_answered(struct metrics_server *m, struct MHD_Connection *c);
-/* The watcher thread: cuts connections past their deadline (arg: m). */
-void *metrics_watch(void *arg);
+struct metrics_server;
+/* Listen on ADDR:PORT ("127.0.0.1:9100", "[::1]:9100", port 0: any free
+ * one) or unix:PATH (mode 0600, or 0660 for group's members when group is
+ * given), serving nothing yet; allow (NULL: any) lists the sources that may
+ * connect over TCP ("127.0.0.1,198.18.0.0/24"). Returns 0,
+ * SLUICE_EXIT_USAGE when the text is not ADDR:PORT, or SLUICE_EXIT_RUNTIME
+ * when it cannot listen, with err saying why (and, for bind errors, what to
+ * do). */
+int metrics_open(const char *spec, const char *allow, const char *group,
+		 struct metrics_server **m, char *err, size_t errlen);
+/* "http://127.0.0.1:41234/metrics": the address and port as bound. */
+const char *metrics_url(const struct metrics_server *m);
+/* Serve the counters of ifname (sluice_prometheus()) from threads of the
+ * server's own, on a handle of its own: the caller never waits for a
+ * client. 0 or -errno. */
+int metrics_start(struct metrics_server *m, const char *ifname, char *err, size_t errlen);
+/* Stop serving, close every connection and the socket, free m (may be NULL). */
+void metrics_close(struct metrics_server *m);
+/* The interface was renamed: label the counters with its new name (m may
+ * be NULL). */
+void metrics_rename(struct metrics_server *m, const char *ifname);
 
 #endif /* SLUICE_METRICS_H */

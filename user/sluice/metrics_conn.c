@@ -13,7 +13,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "metrics.h"
+#include "metrics_priv.h"
 
 static bool before(const struct timespec *a, const struct timespec *b)
 {

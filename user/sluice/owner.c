@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loader.h"
+#include "owner.h"
 
 static void fmt_time(__u64 secs, char *buf, size_t len)
 {

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "loader.h"
+#include "cli.h"
+#include "opts.h"
+#include "pins.h"
 
 #define DEFAULT_CONFIG_DIR "/etc/sluice"
 

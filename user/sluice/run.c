@@ -26,7 +26,13 @@
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 
-#include "loader.h"
+#include "cli.h"
+#include "fleet.h"
+#include "metrics.h"
+#include "opts.h"
+#include "owner.h"
+#include "target.h"
+#include "xdp.h"
 
 #define TOP_SLOTS 4096 /* distinct sources counted per interval */
 #define TOP_SHOWN 5
@@ -282,9 +288,10 @@ static int still_there(struct attach_opts *o, struct sluice_handle *h, struct at
 	return 0;
 }
 
-static int run_loop(struct attach_opts *o, const struct fleet_agent *agent,
+static int run_loop(struct run_opts *r, const struct fleet_agent *agent,
 		    struct metrics_server *metrics)
 {
+	struct attach_opts *o = &r->attach;
 	char fleet[256];
 	static struct run_state rs;
 	struct sluice_stats prev, cur;
@@ -293,7 +300,7 @@ static int run_loop(struct attach_opts *o, const struct fleet_agent *agent,
 	char err[SLUICE_ERR_LEN];
 	struct sluice_handle h;
 	struct attachment att;
-	double interval = (double)o->interval_ns / 1e9, last, next;
+	double interval = (double)r->interval_ns / 1e9, last, next;
 	int ret, status = SLUICE_EXIT_OK;
 
 	ret = sluice_open(o->ifname, &h, err, sizeof(err));
@@ -375,10 +382,13 @@ static int run_loop(struct attach_opts *o, const struct fleet_agent *agent,
 	return status;
 }
 
-static bool has_attach_options(const struct attach_opts *o)
+static bool has_attach_options(const struct run_opts *r)
 {
-	return o->set_argc > 1 || o->config || o->mode_given || o->max_keys || o->table ||
-	       o->max_log_keys || o->max_rules || o->fleet_keys || o->resume || o->fresh || o->keep_state;
+	const struct attach_opts *o = &r->attach;
+
+	return o->set_argc > 1 || o->config || o->xdp.mode_given || o->max_keys || o->table ||
+	       o->max_log_keys || o->max_rules || o->fleet_keys || o->resume || o->fresh ||
+	       r->keep_state;
 }
 
 /*
@@ -386,8 +396,9 @@ static bool has_attach_options(const struct attach_opts *o)
  * `sluice attach` (run only reports); or a run that was killed (its
  * attachment is adopted: this run detaches it on exit).
  */
-static int find_existing(struct attach_opts *o, bool *attached, bool *owned)
+static int find_existing(struct run_opts *r, bool *attached, bool *owned)
 {
+	struct attach_opts *o = &r->attach;
 	char err[SLUICE_ERR_LEN];
 	struct attachment a;
 	struct sluice_handle h;
@@ -413,7 +424,7 @@ static int find_existing(struct attach_opts *o, bool *attached, bool *owned)
 		*owned = true;
 	}
 	sluice_close(&h);
-	if (!*owned && has_attach_options(o)) {
+	if (!*owned && has_attach_options(r)) {
 		usage_err("run", "sluice is already attached to %s: 'sluice run %s' reports on it "
 			  "as it is and leaves it attached; change it with sluicectl or 'sluice "
 			  "reload %s', or detach it first", o->ifname, o->ifname, o->ifname);
@@ -427,8 +438,9 @@ static int find_existing(struct attach_opts *o, bool *attached, bool *owned)
 
 /* On exit: detach only what this run owns (still: `sluice attach` may have
  * taken it over since, see hand_over_run()). */
-static int leave(struct attach_opts *o, bool owned)
+static int leave(struct run_opts *r, bool owned)
 {
+	struct attach_opts *o = &r->attach;
 	char err[SLUICE_ERR_LEN];
 	struct sluice_handle h;
 	bool still_owned = false;
@@ -458,13 +470,13 @@ static int leave(struct attach_opts *o, bool owned)
 		return SLUICE_EXIT_OK;
 	}
 	/* Found kept by detach --keep-state: leave it kept. */
-	return sluice_detach(o->ifname, o->keep_state || o->resumed_kept, false);
+	return sluice_detach(o->ifname, r->keep_state || o->resumed_kept, false);
 }
 
 /* Test hook: SLUICE_TEST_INTERVAL=2ms reports that often, under the 100 ms
  * that --interval takes at least, so that a test makes thousands of
  * reports in seconds (tests/net/runleak.sh). Unset in production. */
-static void test_interval(struct attach_opts *o)
+static void test_interval(struct run_opts *r)
 {
 	const char *v = getenv("SLUICE_TEST_INTERVAL");
 	char err[SLUICE_ERR_LEN];
@@ -472,20 +484,21 @@ static void test_interval(struct attach_opts *o)
 
 	if (v && *v && !sluice_parse_duration("SLUICE_TEST_INTERVAL", v, &ns, err, sizeof(err)) &&
 	    ns)
-		o->interval_ns = ns;
+		r->interval_ns = ns;
 }
 
 int do_run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct attach_opts o;
+	struct run_opts r;
+	struct attach_opts *o = &r.attach;
 	char err[SLUICE_ERR_LEN];
 	bool attached, owned;
 	struct metrics_server *metrics = NULL;
 	struct fleet_agent *agent = NULL;
 	int claim_fd, ret, status;
 
-	ret = parse_attach_opts("run", argc, argv, &o);
+	ret = parse_attach_opts(OPTS_RUN, argc, argv, o, &r);
 	if (ret < 0) {
 		run_help();
 		return SLUICE_EXIT_OK;
@@ -493,46 +506,46 @@ int do_run(int argc, char **argv)
 	if (ret)
 		return ret;
 	/* The fleet agent's password file, before the interface is touched. */
-	if (fleet_check_files(&o.fleet, err, sizeof(err))) {
+	if (fleet_check_files(&r.fleet, err, sizeof(err))) {
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
-	o.ifindex = if_nametoindex(o.ifname);
-	if (!o.ifindex) /* attach says it well, naming another namespace's */
-		return sluice_attach(&o);
-	test_interval(&o);
+	o->ifindex = if_nametoindex(o->ifname);
+	if (!o->ifindex) /* attach says it well, naming another namespace's */
+		return sluice_attach(&xdp_target, o);
+	test_interval(&r);
 	/* A bpffs of this mount namespace only ('ip netns exec') is refused
 	 * before anything, in its own words. */
 	if (sluice_ensure_bpffs(err, sizeof(err))) {
 		p_err("%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
-	claim_fd = run_claim(o.ifindex, err, sizeof(err));
+	claim_fd = run_claim(o->ifindex, err, sizeof(err));
 	if (claim_fd < 0) {
-		int pid = run_holder(o.ifindex);
+		int pid = run_holder(o->ifindex);
 
 		if (claim_fd != -EWOULDBLOCK) {
-			p_err("Couldn't claim %s for this run: %s", o.ifname, err);
+			p_err("Couldn't claim %s for this run: %s", o->ifname, err);
 			return SLUICE_EXIT_RUNTIME;
 		}
 		if (pid > 0)
 			p_err("sluice run is already reporting on %s (pid %d): one run per "
-			      "interface", o.ifname, pid);
+			      "interface", o->ifname, pid);
 		else
 			p_err("sluice run is already reporting on %s: one run per interface",
-			      o.ifname);
+			      o->ifname);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	/* Listen first: a busy port must not leave an attached sluice behind. */
-	if (o.metrics) {
-		ret = metrics_open(o.metrics, o.metrics_allow, o.metrics_group, &metrics, err,
+	if (r.metrics) {
+		ret = metrics_open(r.metrics, r.metrics_allow, r.metrics_group, &metrics, err,
 				   sizeof(err));
 		if (ret) {
 			if (ret == SLUICE_EXIT_USAGE)
 				usage_err("run", "%s", err);
 			else
 				p_err("%s", err);
-			run_release(o.ifindex, claim_fd);
+			run_release(o->ifindex, claim_fd);
 			return ret;
 		}
 	}
@@ -545,40 +558,40 @@ int do_run(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	status = find_existing(&o, &attached, &owned) ? SLUICE_EXIT_USAGE : SLUICE_EXIT_OK;
+	status = find_existing(&r, &attached, &owned) ? SLUICE_EXIT_USAGE : SLUICE_EXIT_OK;
 	if (status == SLUICE_EXIT_OK && !attached) {
-		o.run_owned = true;
-		status = sluice_attach(&o);
+		o->run_owned = true;
+		status = sluice_attach(&xdp_target, o);
 		owned = status == SLUICE_EXIT_OK;
 	}
 	if (status == SLUICE_EXIT_OK && metrics) {
-		if (metrics_start(metrics, o.ifname, err, sizeof(err))) {
+		if (metrics_start(metrics, o->ifname, err, sizeof(err))) {
 			p_err("%s", err);
 			status = SLUICE_EXIT_RUNTIME;
 		} else {
 			printf("serving the counters at %s\n", metrics_url(metrics));
 		}
 	}
-	if (status == SLUICE_EXIT_OK && o.fleet.redis) {
-		if (fleet_start(&o.fleet, o.ifname, &agent, err, sizeof(err))) {
+	if (status == SLUICE_EXIT_OK && r.fleet.redis) {
+		if (fleet_start(&r.fleet, o->ifname, &agent, err, sizeof(err))) {
 			p_err("%s", err);
 			status = SLUICE_EXIT_RUNTIME;
 		} else {
 			printf("sharing the fleet policies of %s as fleet %s through Redis at %s, "
-			       "every %.0f ms\n", o.ifname, o.fleet.fleet, o.fleet.redis,
-			       (double)o.fleet.sync_ns / 1e6);
+			       "every %.0f ms\n", o->ifname, r.fleet.fleet, r.fleet.redis,
+			       (double)r.fleet.sync_ns / 1e6);
 		}
 	}
 	if (status == SLUICE_EXIT_OK)
-		status = run_loop(&o, agent, metrics);
+		status = run_loop(&r, agent, metrics);
 	fleet_stop(agent);
 	/* Not one scrape more of a limiter on its way out. */
 	metrics_close(metrics);
 	if (owned) {
-		ret = leave(&o, owned);
+		ret = leave(&r, owned);
 		if (status == SLUICE_EXIT_OK)
 			status = ret;
 	}
-	run_release(o.ifindex, claim_fd);
+	run_release(o->ifindex, claim_fd);
 	return status;
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * sluice shape attach|detach|status IFACE: the shaper. A tc egress program
- * (sluice_tc, of the same object as the XDP limiter) gives each accepted
- * packet its departure time, and an fq qdisc, which sluice installs as the
- * interface's root, sends it then. Its state is a limiter's map set pinned
- * as shape:IFACE, made and resumed by the limiter's attach (attach.c), which
- * calls the steps here where a shaper differs: what is on the egress side,
- * the fq's size, and the program's attachment (clsact + cls_bpf, the same on
- * 6.1, which has no tcx, and on later kernels).
+ * The shaper's target (target.h): a tc egress program (sluice_tc, of the
+ * same object as the XDP limiter) gives each accepted packet its departure
+ * time, and an fq qdisc, which sluice installs as the interface's root,
+ * sends it then. Its state is a limiter's map set pinned as shape:IFACE,
+ * made and resumed by the same attach (attach.c), which calls the steps
+ * here: what is on the egress side, the fq's size, and the program's
+ * attachment (clsact + cls_bpf, the same on 6.1, which has no tcx, and on
+ * later kernels); then detach's filter and qdiscs, and status's lines.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "attach.h"
-#include "loader.h"
+#include "shape.h"
 
 /* fq's own defaults, the least sluice gives it. */
 #define FQ_DEFAULT_PLIMIT 10000
@@ -31,56 +31,17 @@
 /* A byte burst in packets: as many as the smallest frames it could be. */
 #define MIN_PKT_BYTES 64
 
-void shape_usage(FILE *f)
-{
-	fprintf(f,
-		"  sluice shape attach IFACE [--rate RATE [--burst N] [--delay N | --nodelay]]...\n"
-		"               [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
-		"               [--key src|dst] [--table lru|sets] [--max-keys N]\n"
-		"               [--max-log-keys N] [--max-rules N] [--new-keys RATE|off]\n"
-		"               [--fail-closed|--fail-open] [--horizon DUR] [--queue-limit N]\n"
-		"               [--config FILE] [--resume|--fresh]\n"
-		"  sluice shape detach IFACE [--keep-state]\n"
-		"  sluice shape status [-j] [IFACE]\n"
-		"      shape what IFACE sends (tc egress and an fq qdisc): each key's packets\n"
-		"      leave at its rate, a burst queued, beyond the queue dropped\n");
-}
-
-static void shape_help(void)
-{
-	printf("Usage:\n");
-	shape_usage(stdout);
-	printf("\n"
-	       "  --rate RATE         the rate per key: 100/s 6000/m, or bytes: 10mbit 500kbps\n"
-	       "  --burst N           the queue per key: N packets (bytes: 1514, 64k) beyond\n"
-	       "                      the first wait for their turn; beyond the queue,\n"
-	       "                      dropped; without it one second's worth of the rate\n"
-	       "  --delay N           of a burst, the first N excess go at once, the rest wait\n"
-	       "  --nodelay           every accepted packet goes at once (a meter, no queue)\n"
-	       "  --algo ALGO         token-bucket (default) or leaky-bucket shape; the window\n"
-	       "                      algorithms (with --window) only meter: drop, never delay\n"
-	       "  --prefix4/--prefix6 LEN  keys share a bucket per /LEN (default 32, 64)\n"
-	       "  --key src|dst       key by source (default: the client, on a gateway's\n"
-	       "                      interface toward a backend) or by destination\n"
-	       "  --table lru|sets    the key table: an LRU hash (default) or the\n"
-	       "                      set-associative table, as 'sluice attach'\n"
-	       "  --max-keys N        size of the key table (default %u); fixed once pinned;\n"
-	       "                      with --table sets N keys per family\n"
-	       "  --max-rules N       most rules (default %u); fixed once pinned\n"
-	       "  --horizon DUR       fq's horizon: no packet waits this long (default: the\n"
-	       "                      longest queue of the policies x 1.25, at least 1s)\n"
-	       "  --queue-limit N     packets fq holds in all (default: 10000, or 4 x the\n"
-	       "                      per-flow limit, the largest burst + 1, when larger)\n"
-	       "  --config FILE, --resume, --fresh   as 'sluice attach'\n"
-	       "\n"
-	       "sluice makes its fq (handle 51ce:) the root qdisc of IFACE, replacing the\n"
-	       "kernel's default one (noqueue, pfifo_fast, mq: one fq for every queue), and\n"
-	       "hangs its program on clsact's egress hook (handle 0x%x, priority 0x%x).\n"
-	       "Any other root qdisc is refused and left alone. The state is shape:IFACE:\n"
-	       "'sluicectl -i shape:IFACE' tunes it. Detach deletes the fq (the kernel puts\n"
-	       "its default back) and the clsact if sluice made it. See sluice(8).\n",
-	       SLUICE_DEFAULT_MAX_KEYS, SLUICE_DEFAULT_MAX_RULES, SHAPE_TC_HANDLE, SHAPE_TC_PRIO);
-}
+/* The shaper's part of an attach (c->priv): its filter, the root qdisc
+ * before this call, the fq it installs, and what this call made. */
+struct shape_attach {
+	struct shape_hook sh;
+	struct sluice_qdisc root;
+	bool had_clsact;
+	struct sluice_fq_params fq;
+	__u64 longest_queue_ns; /* of the policies: burst x interval */
+	__u32 largest_burst; /* packets (a byte burst in 64-byte packets) */
+	bool made_clsact, made_fq;
+};
 
 static void hook_init(struct bpf_tc_hook *hook, unsigned int ifindex,
 		      enum bpf_tc_attach_point where)
@@ -129,44 +90,43 @@ int shape_find(unsigned int ifindex, struct shape_hook *sh)
 	return 0;
 }
 
-int shape_inspect(struct attach_ctx *c)
+static int shape_inspect(struct attach_ctx *c)
 {
+	struct shape_attach *s = c->priv;
 	struct attach_opts *o = c->o;
 	int ret;
 
-	ret = sluice_qdisc_root(o->ifindex, &c->root, &c->had_clsact, c->err, sizeof(c->err));
+	ret = sluice_qdisc_root(o->ifindex, &s->root, &s->had_clsact, c->err, sizeof(c->err));
 	if (ret)
 		return ret;
-	if (!sluice_qdisc_is_default(&c->root) && !sluice_qdisc_is_ours(&c->root))
+	if (!sluice_qdisc_is_default(&s->root) && !sluice_qdisc_is_ours(&s->root))
 		return refuse(c, -EBUSY,
 			      "the root qdisc of %s is %s %x:, not the kernel's default nor "
 			      "sluice's fq: the shaper needs its own fq as the root and will not "
 			      "replace one someone installed. Remove it ('tc qdisc del dev %s "
 			      "root', the kernel puts its default back), then attach again; or "
 			      "shape on another interface (e.g. the other side of a veth)",
-			      o->ifname, c->root.kind, c->root.handle >> 16, o->ifname);
-	ret = shape_find(o->ifindex, &c->sh);
+			      o->ifname, s->root.kind, s->root.handle >> 16, o->ifname);
+	ret = shape_find(o->ifindex, &s->sh);
 	if (ret)
 		return refuse(c, ret, "Couldn't query the tc filters of %s: %s", o->ifname,
 			      strerror(-ret));
-	if (c->sh.other_id)
+	if (s->sh.other_id)
 		return refuse(c, -EBUSY,
 			      "the tc egress filter at sluice's handle 0x%x and priority 0x%x "
 			      "of %s runs '%s' (program %u), not sluice's: remove it ('tc filter "
 			      "del dev %s egress pref %u handle 0x%x bpf'), then attach again",
-			      SHAPE_TC_HANDLE, SHAPE_TC_PRIO, o->ifname, c->sh.other_name,
-			      c->sh.other_id, o->ifname, SHAPE_TC_PRIO, SHAPE_TC_HANDLE);
-	/* c->a.prog_id says "a program of ours runs" to the resume plan. */
-	memset(&c->a, 0, sizeof(c->a));
-	c->a.prog_id = c->sh.prog_id;
-	c->kind = c->sh.prog_id ? ATTACH_UPGRADE_LEGACY : ATTACH_FRESH;
-	if (c->sh.prog_id && !c->pins_existed)
+			      SHAPE_TC_HANDLE, SHAPE_TC_PRIO, o->ifname, s->sh.other_name,
+			      s->sh.other_id, o->ifname, SHAPE_TC_PRIO, SHAPE_TC_HANDLE);
+	c->prog_id = s->sh.prog_id;
+	c->kind = s->sh.prog_id ? ATTACH_UPGRADE_LEGACY : ATTACH_FRESH;
+	if (s->sh.prog_id && !c->pins_existed)
 		pr_warn("warning: sluice shapes %s but its pinned state is gone: the upgrade "
 			"starts with empty key tables and the default policy\n", o->ifname);
 	return 0;
 }
 
-static void size_policy(struct attach_ctx *c, const struct sluice_policy *p)
+static void size_policy(struct shape_attach *s, const struct sluice_policy *p)
 {
 	__u64 q, b;
 
@@ -174,77 +134,107 @@ static void size_policy(struct attach_ctx *c, const struct sluice_policy *p)
 		return; /* exempt, deny and the meters queue nothing */
 	q = p->pkt.tolerance > p->bytes.tolerance ? p->pkt.tolerance : p->bytes.tolerance;
 	q >>= SLUICE_TICK_SHIFT;
-	if (q > c->longest_queue_ns)
-		c->longest_queue_ns = q;
+	if (q > s->longest_queue_ns)
+		s->longest_queue_ns = q;
 	b = p->pkt.interval ? p->pkt.burst : 0;
 	if (p->bytes.interval && p->bytes.burst / MIN_PKT_BYTES > b)
 		b = p->bytes.burst / MIN_PKT_BYTES;
-	if (b > c->largest_burst)
-		c->largest_burst = (__u32)(b > 0xfffffffeU ? 0xfffffffeU : b);
+	if (b > s->largest_burst)
+		s->largest_burst = (__u32)(b > 0xfffffffeU ? 0xfffffffeU : b);
 }
 
-int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
+static int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
 	       const struct sluice_txn_rule *rules, size_t nr_rules)
 {
+	struct shape_attach *s = c->priv;
 	const struct attach_opts *o = c->o;
 	__u64 h, flow, limit;
 	size_t i;
 
-	c->longest_queue_ns = 0;
-	c->largest_burst = 0;
-	size_policy(c, &set->def);
+	s->longest_queue_ns = 0;
+	s->largest_burst = 0;
+	size_policy(s, &set->def);
 	for (i = 0; i < nr_rules; i++)
-		size_policy(c, &rules[i].rule.policy);
-	h = o->horizon_ns;
+		size_policy(s, &rules[i].rule.policy);
+	h = o->shape.horizon_ns;
 	if (!h) {
-		h = c->longest_queue_ns + c->longest_queue_ns / 4;
+		h = s->longest_queue_ns + s->longest_queue_ns / 4;
 		if (h < HORIZON_MIN_NS)
 			h = HORIZON_MIN_NS;
 	}
 	h = (h + 999) / 1000;
-	c->fq.horizon_us = h > 0xffffffffULL ? 0xffffffffU : (__u32)h;
+	s->fq.horizon_us = h > 0xffffffffULL ? 0xffffffffU : (__u32)h;
 	/* One key's burst can be one fq flow (one socket, or one hash). */
-	flow = (__u64)c->largest_burst + 1;
+	flow = (__u64)s->largest_burst + 1;
 	if (flow < FQ_DEFAULT_FLOW_PLIMIT)
 		flow = FQ_DEFAULT_FLOW_PLIMIT;
-	limit = o->queue_limit;
-	if (limit && limit < (__u64)c->largest_burst + 1)
+	limit = o->shape.queue_limit;
+	if (limit && limit < (__u64)s->largest_burst + 1)
 		return refuse(c, -EINVAL,
 			      "--queue-limit %llu is below the largest burst + 1 (%llu packets): "
 			      "fq would drop a key's queued burst; give at least %llu",
 			      (unsigned long long)limit,
-			      (unsigned long long)c->largest_burst + 1,
-			      (unsigned long long)c->largest_burst + 1);
+			      (unsigned long long)s->largest_burst + 1,
+			      (unsigned long long)s->largest_burst + 1);
 	if (!limit)
 		limit = 4 * flow > FQ_DEFAULT_PLIMIT ? 4 * flow : FQ_DEFAULT_PLIMIT;
 	if (flow > limit)
 		flow = limit;
-	c->fq.plimit = limit > 0xffffffffULL ? 0xffffffffU : (__u32)limit;
-	c->fq.flow_plimit = (__u32)flow;
+	s->fq.plimit = limit > 0xffffffffULL ? 0xffffffffU : (__u32)limit;
+	s->fq.flow_plimit = (__u32)flow;
 	return 0;
+}
+
+/* The edits are checked as a shaper's (--delay, --burst 0), against the
+ * horizon asked for; one derived from the policies fits them by
+ * construction. */
+static void shape_scratch(struct attach_ctx *c, struct sluice_config *cfg)
+{
+	cfg->kind |= SLUICE_KIND_SHAPE;
+	cfg->shape_horizon_us = (__u32)(c->o->shape.horizon_ns / 1000);
+}
+
+static __u32 shape_new_kind(const struct attach_ctx *c)
+{
+	return SLUICE_KIND_SHAPE | c->o->shape.key_kind;
+}
+
+/* Before any program reads it: what it keys by, and the horizon that no
+ * delay may reach. */
+static void shape_prepare(struct attach_ctx *c, struct sluice_handle *h)
+{
+	const struct shape_opts *o = &c->o->shape;
+	struct shape_attach *s = c->priv;
+	__u32 key = o->key_given ? o->key_kind : (h->cfg->kind & SLUICE_KIND_KEY_DST);
+
+	h->cfg->kind = SLUICE_KIND_SHAPE | key | (h->cfg->kind & SLUICE_KIND_SETS);
+	__atomic_store_n(&h->cfg->shape_horizon_us, s->fq.horizon_us, __ATOMIC_RELEASE);
 }
 
 /* Undo what this attach made on the egress side. */
 static void undo_egress(struct attach_ctx *c)
 {
+	struct shape_attach *s = c->priv;
 	struct bpf_tc_hook hook;
 	char err[SLUICE_ERR_LEN];
 
-	if (c->made_clsact) {
+	if (s->made_clsact) {
 		hook_init(&hook, c->o->ifindex, BPF_TC_INGRESS | BPF_TC_EGRESS);
 		bpf_tc_hook_destroy(&hook);
-		c->made_clsact = false;
+		s->made_clsact = false;
 	}
-	if (c->made_fq) {
+	if (s->made_fq) {
 		if (sluice_qdisc_del_root(c->o->ifindex, SLUICE_FQ_HANDLE, err, sizeof(err)))
 			pr_warn("warning: %s\n", err);
-		c->made_fq = false;
+		s->made_fq = false;
 	}
 }
 
-int shape_attach_program(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
+static int shape_attach_prog(struct attach_ctx *c, struct sluice_bpf **skelp, __u32 *new_id)
 {
+	struct shape_attach *s = c->priv;
 	const struct attach_opts *o = c->o;
+	struct sluice_bpf *skel = *skelp;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	struct bpf_program *prog;
@@ -268,10 +258,10 @@ int shape_attach_program(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 
 	/* The qdisc first: a packet stamped before fq is there would go at
 	 * once (nothing else reads the stamp), never wait too long. */
-	ret = sluice_fq_install(o->ifindex, &c->fq, err, sizeof(err));
+	ret = sluice_fq_install(o->ifindex, &s->fq, err, sizeof(err));
 	if (ret)
 		return refuse(c, ret, "Couldn't shape %s: %s", o->ifname, err);
-	c->made_fq = !sluice_qdisc_is_ours(&c->root);
+	s->made_fq = !sluice_qdisc_is_ours(&s->root);
 
 	hook_init(&hook, o->ifindex, BPF_TC_EGRESS);
 	ret = bpf_tc_hook_create(&hook);
@@ -280,11 +270,11 @@ int shape_attach_program(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 		       strerror(-ret));
 		goto undo;
 	}
-	c->made_clsact = ret == 0;
+	s->made_clsact = ret == 0;
 	tc_opts_init(&opts);
 	opts.prog_fd = fd;
 	/* An upgrade swaps the program of the filter in one step. */
-	opts.flags = c->sh.prog_id ? BPF_TC_F_REPLACE : 0;
+	opts.flags = s->sh.prog_id ? BPF_TC_F_REPLACE : 0;
 	ret = bpf_tc_attach(&hook, &opts);
 	if (ret) {
 		refuse(c, ret, "Couldn't attach the shaper's program to the egress of %s: %s "
@@ -292,7 +282,7 @@ int shape_attach_program(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 		goto undo;
 	}
 	ret = attach_pin_prog(c, fd);
-	if (ret && !c->sh.prog_id) {
+	if (ret && !s->sh.prog_id) {
 		tc_opts_init(&opts);
 		bpf_tc_detach(&hook, &opts);
 		goto undo;
@@ -304,15 +294,16 @@ int shape_attach_program(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	}
 	return 0;
 undo:
-	if (!c->sh.prog_id)
+	if (!s->sh.prog_id)
 		undo_egress(c);
 	return ret;
 }
 
-void shape_record(struct attach_ctx *c, struct sluice_config *cfg)
+static void shape_record(struct attach_ctx *c, struct sluice_config *cfg)
 {
+	struct shape_attach *s = c->priv;
 	cfg->shape_qdisc = SLUICE_FQ_HANDLE;
-	if (c->made_clsact)
+	if (s->made_clsact)
 		cfg->shape_flags |= SLUICE_SHAPE_MADE_CLSACT;
 }
 
@@ -330,29 +321,30 @@ static int iface_up(const char *ifname)
 	return ret;
 }
 
-void shape_print_summary(struct attach_ctx *c, __u32 new_id)
+static void shape_summary(struct attach_ctx *c, __u32 new_id)
 {
+	struct shape_attach *s = c->priv;
 	const struct attach_opts *o = c->o;
 	char horizon[32], queue[32];
 
 	if (c->kind == ATTACH_FRESH)
 		printf("sluice shaping %s at tc egress: program %u, filter handle 0x%x priority "
 		       "0x%x on %s clsact\n", o->ifname, new_id, SHAPE_TC_HANDLE, SHAPE_TC_PRIO,
-		       c->made_clsact ? "a new" : "the existing");
+		       s->made_clsact ? "a new" : "the existing");
 	else
 		printf("sluice shaper upgraded on %s: program %u replaced by %u in one step\n",
-		       o->ifname, c->sh.prog_id, new_id);
-	shape_fmt_ns((__u64)c->fq.horizon_us * 1000ULL, horizon, sizeof(horizon));
-	shape_fmt_ns(c->longest_queue_ns, queue, sizeof(queue));
-	if (sluice_qdisc_is_ours(&c->root))
+		       o->ifname, s->sh.prog_id, new_id);
+	shape_fmt_ns((__u64)s->fq.horizon_us * 1000ULL, horizon, sizeof(horizon));
+	shape_fmt_ns(s->longest_queue_ns, queue, sizeof(queue));
+	if (sluice_qdisc_is_ours(&s->root))
 		printf("  qdisc: fq 51ce: root (kept, options set)");
 	else
-		printf("  qdisc: fq 51ce: root, replacing the default %s", c->root.present ?
-		       c->root.kind : "none");
+		printf("  qdisc: fq 51ce: root, replacing the default %s", s->root.present ?
+		       s->root.kind : "none");
 	printf(", limit %u, flow_limit %u, horizon %s (drop beyond; longest queue %s)\n",
-	       c->fq.plimit, c->fq.flow_plimit, horizon, queue);
+	       s->fq.plimit, s->fq.flow_plimit, horizon, queue);
 	printf("  key: the %s address\n",
-	       (o->key_given ? o->key_kind :
+	       (o->shape.key_given ? o->shape.key_kind :
 			       c->have_old_cfg && (c->old_cfg.kind & SLUICE_KIND_KEY_DST)) ?
 		       "destination" :
 		       "source");
@@ -365,9 +357,11 @@ void shape_print_summary(struct attach_ctx *c, __u32 new_id)
 			o->ifname);
 }
 
-/* ---- detach's side (detach.c calls these for shape:IFACE) ---- */
+/* ---- detach ---- */
 
-int shape_detach_filter(const char *ifname, unsigned int ifindex, const char *dir, char *err,
+/* Remove sluice's filter when its program is the one pinned in dir (1:
+ * removed, 0: none there, or -errno). */
+static int shape_detach(const char *ifname, unsigned int ifindex, const char *dir, char *err,
 			size_t errlen)
 {
 	struct bpf_prog_info info = {};
@@ -409,7 +403,9 @@ int shape_detach_filter(const char *ifname, unsigned int ifindex, const char *di
 	return 1;
 }
 
-int shape_restore_qdiscs(const char *ifname, unsigned int ifindex, struct sluice_config *cfg,
+/* Delete sluice's root fq (the kernel puts its default back) and the
+ * clsact when cfg says sluice made it and no filter is left on it. */
+static int shape_restore(const char *ifname, unsigned int ifindex, struct sluice_config *cfg,
 			 bool has_cfg, char *err, size_t errlen)
 {
 	struct bpf_tc_hook hook;
@@ -452,42 +448,64 @@ int shape_restore_qdiscs(const char *ifname, unsigned int ifindex, struct sluice
 	return 0;
 }
 
-/* ---- the command ---- */
-
-static int shape_attach_cmd(int argc, char **argv)
+/* --keep-state: what detach left of the qdiscs. */
+static void shape_keep(struct sluice_config *live, const struct sluice_config *cfg)
 {
-	struct attach_opts o;
-	int ret;
-
-	ret = parse_attach_opts("shape attach", argc, argv, &o);
-	if (ret < 0) {
-		shape_help();
-		return SLUICE_EXIT_OK;
-	}
-	if (ret)
-		return ret;
-	return sluice_attach(&o);
+	live->shape_qdisc = cfg->shape_qdisc;
+	live->shape_flags = cfg->shape_flags;
 }
 
-int do_shape(int argc, char **argv)
+/* ---- status ---- */
+
+static int shape_find_prog(unsigned int ifindex, struct attachment *a)
 {
-	if (argc < 2) {
-		if (json_output)
-			return usage_err("shape", "missing command: attach, detach or status");
-		fprintf(stderr, "Usage:\n");
-		shape_usage(stderr);
-		return SLUICE_EXIT_USAGE;
-	}
-	if (sluice_is_help(argv[1])) {
-		shape_help();
-		return SLUICE_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "attach"))
-		return shape_attach_cmd(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "detach"))
-		return detach_cmd("shape detach", true, argc - 1, argv + 1);
-	if (!strcmp(argv[1], "status"))
-		return status_cmd("shape status", true, argc - 1, argv + 1);
-	return usage_err("shape", "unknown command 'shape %s': use shape attach, shape detach "
-			 "or shape status", argv[1]);
+	struct shape_hook sh;
+	int ret = shape_find(ifindex, &sh);
+
+	a->prog_id = sh.prog_id;
+	return ret;
 }
+
+static const char *shape_mode(const struct attachment *a)
+{
+	(void)a;
+	return "tc-egress";
+}
+
+static void shape_status_line(const char *name, unsigned int ifindex, const struct attachment *a,
+			      const char *run)
+{
+	(void)run;
+	printf("%s (ifindex %u): shaping at tc egress, program %u (filter handle 0x%x priority "
+	       "0x%x)\n", name, ifindex, a->prog_id, SHAPE_TC_HANDLE, SHAPE_TC_PRIO);
+}
+
+const struct attach_target shape_target = {
+	.kind = "shaper",
+	.verb = "shape ",
+	.prefix = SLUICE_SHAPE_PREFIX,
+	.shape = true,
+	.prog_name = SHAPE_PROG_NAME,
+	.no_prog = "this sluice's BPF object has no program " SHAPE_PROG_NAME ": it was built "
+		   "without the shaper's datapath, so 'sluice shape' cannot run; build sluice "
+		   "from a tree whose bpf/sluice.bpf.c has it",
+	.priv_size = sizeof(struct shape_attach),
+	.inspect = shape_inspect,
+	.scratch = shape_scratch,
+	.size = shape_size,
+	.new_kind = shape_new_kind,
+	.prepare = shape_prepare,
+	.attach_prog = shape_attach_prog,
+	.record = shape_record,
+	.summary = shape_summary,
+	.detach = shape_detach,
+	.restore = shape_restore,
+	.keep = shape_keep,
+	.none = "no sluice shaper is attached to %s",
+	.detached = "  qdisc: the kernel's default is the root of %s again\n",
+	.find = shape_find_prog,
+	.mode = shape_mode,
+	.status_line = shape_status_line,
+	.status_text = shape_status_text,
+	.status_json = shape_status_json,
+};

@@ -8,7 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "loader.h"
+#include "shape.h"
 
 struct shape_view {
 	bool has_qdisc; /* the root could be read */

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* sluice status [-j]: every interface with sluice state, its program, policy
- * and counters. */
+ * and counters; the state's target (target.h) says how its program is
+ * attached, and adds its own lines. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "loader.h"
+#include "cli.h"
+#include "opts.h"
+#include "owner.h"
+#include "target.h"
+#include "xdp.h"
 
 #define MAX_IFACES 256
 
@@ -20,7 +25,7 @@ void status_usage(FILE *f)
 struct iface_status {
 	char ifname[SLUICE_STATE_NAME_MAX]; /* the state's name: IFACE or shape:IFACE */
 	char iface[IF_NAMESIZE]; /* its interface */
-	bool shape;
+	const struct attach_target *t;
 	unsigned int ifindex;
 	struct attachment a;
 	int attach_err;
@@ -65,21 +70,18 @@ static const char *state_word(const struct iface_status *s)
 static int read_status(const char *ifname, struct iface_status *s)
 {
 	struct sluice_handle h;
+	bool shape;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
 	memcpy(s->ifname, ifname, strnlen(ifname, SLUICE_STATE_NAME_MAX - 1));
-	if (sluice_state_name(ifname, s->iface, &s->shape, s->err, sizeof(s->err)))
+	ret = sluice_state_name(ifname, s->iface, &shape, s->err, sizeof(s->err));
+	s->t = target_of(shape);
+	if (ret)
 		return -EINVAL;
 	s->ifindex = if_nametoindex(s->iface);
-	if (s->ifindex && s->shape) {
-		struct shape_hook sh;
-
-		s->attach_err = shape_find(s->ifindex, &sh);
-		s->a.prog_id = sh.prog_id;
-	} else if (s->ifindex) {
-		s->attach_err = find_attachment(s->ifindex, &s->a);
-	}
+	if (s->ifindex)
+		s->attach_err = s->t->find(s->ifindex, &s->a);
 	ret = sluice_open(ifname, &h, s->err, sizeof(s->err));
 	if (ret)
 		return ret;
@@ -118,7 +120,7 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 
 	json_obj_begin(j, NULL);
 	json_str(j, "ifname", s->ifname);
-	json_str(j, "kind", s->shape ? "shaper" : "limiter");
+	json_str(j, "kind", s->t->kind);
 	json_str(j, "interface", s->iface);
 	json_u64(j, "ifindex", s->ifindex);
 	json_bool(j, "interface_exists", s->ifindex != 0);
@@ -135,7 +137,7 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 		json_str(j, "note", s->note);
 	json_bool(j, "attached", s->a.prog_id != 0);
 	json_u64(j, "prog_id", s->a.prog_id);
-	json_str(j, "mode", !s->a.prog_id ? "none" : s->shape ? "tc-egress" : mode_name(s->a.mode));
+	json_str(j, "mode", !s->a.prog_id ? "none" : s->t->mode(&s->a));
 	json_bool(j, "dispatcher", s->a.dispatcher);
 	if (ret) {
 		json_str(j, "error", s->err);
@@ -146,7 +148,7 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 	/* The same objects as sluicectl's rule list and show (fmt.c). */
 	json_obj_begin(j, "policy");
 	json_str(j, "match", "default");
-	sluice_policy_json(j, p, 0, s->shape, s->set.flags & SLUICE_DRY_RUN);
+	sluice_policy_json(j, p, 0, s->t->shape, s->set.flags & SLUICE_DRY_RUN);
 	json_obj_end(j);
 	sluice_settings_json(j, &s->set);
 	json_u64(j, "rules", s->set.nr_rules);
@@ -171,11 +173,11 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 		json_u64(j, sluice_stats_fields[i].name,
 			 sluice_field_get(&s->c, &sluice_stats_fields[i]));
 	json_obj_end(j);
-	if (s->shape) {
+	if (s->t->status_json) {
 		struct sluice_handle h;
 
 		if (sluice_open(s->ifname, &h, NULL, 0) == 0) {
-			shape_status_json(j, s->ifindex, &h);
+			s->t->status_json(j, s->ifindex, &h);
 			sluice_close(&h);
 		}
 	}
@@ -217,22 +219,15 @@ static void print_text(const struct iface_status *s, int ret)
 	else if (s->standing != SLUICE_STANDING_OWNED)
 		printf("%s (ifindex %u now, state of ifindex %u): %s\n", s->ifname, s->ifindex,
 		       s->owner.ifindex, state_word(s));
-	else if (s->a.prog_id && s->shape)
-		printf("%s (ifindex %u): shaping at tc egress, program %u (filter handle 0x%x "
-		       "priority 0x%x)\n", s->ifname, s->ifindex, s->a.prog_id, SHAPE_TC_HANDLE,
-		       SHAPE_TC_PRIO);
 	else if (s->a.prog_id)
-		printf("%s (ifindex %u): attached in %s mode, program %u%s%s\n", s->ifname,
-		       s->ifindex, mode_name(s->a.mode), s->a.prog_id,
-		       s->a.dispatcher ? ", in libxdp's dispatcher" : "", run);
+		s->t->status_line(s->ifname, s->ifindex, &s->a, run);
 	else if (s->owner.life == SLUICE_LIFE_KEPT)
 		printf("%s (ifindex %u): not attached; state kept ('sluice %sattach %s' resumes "
-		       "it)\n", s->ifname, s->ifindex, s->shape ? "shape " : "", s->iface);
+		       "it)\n", s->ifname, s->ifindex, s->t->verb, s->iface);
 	else
 		printf("%s (ifindex %u): not attached: its program was removed by something "
 		       "other than 'sluice %sdetach' ('sluice %sattach %s --resume' or --fresh)\n",
-		       s->ifname, s->ifindex, s->shape ? "shape " : "", s->shape ? "shape " : "",
-		       s->iface);
+		       s->ifname, s->ifindex, s->t->verb, s->t->verb, s->iface);
 	printf("  netns:    net:[%llu]%s, pins in %s\n", (unsigned long long)ns.ino,
 	       ns.initial ? " (the initial one)" : "", s->pin_dir[0] ? s->pin_dir : "?");
 	if (ret) {
@@ -241,7 +236,7 @@ static void print_text(const struct iface_status *s, int ret)
 	}
 	if (s->note[0])
 		printf("  note:     %s\n", s->note);
-	sluice_policy_text(p, 0, s->shape, line, sizeof(line));
+	sluice_policy_text(p, 0, s->t->shape, line, sizeof(line));
 	printf("  policy:   %s\n", line);
 	if (s->set.new_keys.period_ns)
 		sluice_format_rate(&s->set.new_keys, false, rate, sizeof(rate));
@@ -275,11 +270,11 @@ static void print_text(const struct iface_status *s, int ret)
 		if (last && i + 1 < sluice_counters_nfields)
 			printf("           ");
 	}
-	if (s->shape) {
+	if (s->t->status_text) {
 		struct sluice_handle h;
 
 		if (sluice_open(s->ifname, &h, NULL, 0) == 0) {
-			shape_status_text(s->ifindex, &h);
+			s->t->status_text(s->ifindex, &h);
 			sluice_close(&h);
 		}
 	}
@@ -287,19 +282,68 @@ static void print_text(const struct iface_status *s, int ret)
 
 int do_status(int argc, char **argv)
 {
-	return status_cmd("status", false, argc, argv);
+	return status_cmd("status", NULL, status_usage,
+			  "sluice is not attached to any interface in this network namespace "
+			  "('sluice attach IFACE')\n", argc, argv);
 }
 
-/* shape: only shapers ("sluice shape status"), IFACE naming shape:IFACE. */
-int status_cmd(const char *cmd, bool shape, int argc, char **argv)
+/* The states to show: one (the state asked for), or every state of the
+ * namespace (only target only's when given). Their number, or -1 with
+ * *status the exit status, the error said. */
+static int status_names(const char *one, const struct attach_target *only,
+			char names[][SLUICE_STATE_NAME_MAX], int *status)
+{
+	char err[SLUICE_ERR_LEN];
+	int i, n, ret;
+
+	*status = SLUICE_EXIT_RUNTIME;
+	ret = sluice_ensure_bpffs(err, sizeof(err));
+	if (ret) {
+		p_err("%s", err);
+		return -1;
+	}
+	if (one) {
+		struct sluice_handle h;
+
+		/* Only this namespace's: say where another one's lives. */
+		ret = sluice_open(one, &h, err, sizeof(err));
+		if (ret) {
+			p_err("%s", err);
+			*status = ret == -ENODEV ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
+			return -1;
+		}
+		sluice_close(&h);
+		snprintf(names[0], SLUICE_STATE_NAME_MAX, "%s", one);
+		*status = SLUICE_EXIT_OK;
+		return 1;
+	}
+	n = sluice_list_attached(names, MAX_IFACES);
+	if (n < 0) {
+		sluice_sys_err(err, sizeof(err), n, "Couldn't list the pinned limiters");
+		p_err("%s", err);
+		return -1;
+	}
+	if (only) {
+		int k = 0;
+
+		for (i = 0; i < n; i++)
+			if (!strncmp(names[i], only->prefix, strlen(only->prefix)))
+				memmove(names[k++], names[i], SLUICE_STATE_NAME_MAX);
+		n = k;
+	}
+	*status = SLUICE_EXIT_OK;
+	return n;
+}
+
+int status_cmd(const char *cmd, const struct attach_target *only, void (*usage)(FILE *f),
+	       const char *none, int argc, char **argv)
 {
 	static char names[MAX_IFACES][SLUICE_STATE_NAME_MAX];
 	char given[SLUICE_STATE_NAME_MAX], ifn[IF_NAMESIZE];
 	bool is_shape;
-	char err[SLUICE_ERR_LEN];
 	struct iface_status s;
 	struct sluice_json j;
-	const char *only = NULL;
+	const char *one = NULL; /* the state asked for */
 	int i, n, ret, status = SLUICE_EXIT_OK;
 
 	for (i = 1; i < argc; i++) {
@@ -309,75 +353,32 @@ int status_cmd(const char *cmd, bool shape, int argc, char **argv)
 			set_verbose();
 		} else if (sluice_is_help(argv[i])) {
 			printf("Usage:\n");
-			if (shape)
-				printf("  sluice shape status [-j] [IFACE]\n"
-				       "      show each shaper of this network namespace: its program,\n"
-				       "      fq qdisc (options and fq's counters), policy and counters,\n"
-				       "      with the delays it gave (shaped, delayed, mean and max delay,\n"
-				       "      restamped, horizon_dropped)\n");
-			else
-				status_usage(stdout);
+			usage(stdout);
 			printf("\n  -j, --json   one JSON object: {\"interfaces\": [...]}\n"
 			       "Counter names are those of struct sluice_stats, as bpftool shows "
 			       "them, then:\n"
 			       "  keys              keys in both tables now\n"
 			       "  evicted_estimate  new_keys - keys: evicted (LRU) or flushed\n");
 			return SLUICE_EXIT_OK;
-		} else if (argv[i][0] != '-' && !only &&
-			   (shape ? valid_ifname(argv[i]) :
-				    !sluice_state_name(argv[i], ifn, &is_shape, NULL, 0))) {
-			snprintf(given, sizeof(given), "%s%s", shape ? SLUICE_SHAPE_PREFIX : "",
-				 argv[i]);
-			only = given;
+		} else if (argv[i][0] != '-' && !one &&
+			   (only ? valid_ifname(argv[i]) :
+				   !sluice_state_name(argv[i], ifn, &is_shape, NULL, 0))) {
+			snprintf(given, sizeof(given), "%s%s", only ? only->prefix : "", argv[i]);
+			one = given;
 		} else {
 			return usage_err(cmd, "unexpected argument '%s' for 'sluice %s'", argv[i],
 					 cmd);
 		}
 	}
-	ret = sluice_ensure_bpffs(err, sizeof(err));
-	if (ret) {
-		p_err("%s", err);
-		return SLUICE_EXIT_RUNTIME;
-	}
-	if (only) {
-		struct sluice_handle h;
-
-		/* Only this namespace's: say where another one's lives. */
-		ret = sluice_open(only, &h, err, sizeof(err));
-		if (ret) {
-			p_err("%s", err);
-			return ret == -ENODEV ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
-		}
-		sluice_close(&h);
-		snprintf(names[0], SLUICE_STATE_NAME_MAX, "%s", only);
-		n = 1;
-	} else {
-		n = sluice_list_attached(names, MAX_IFACES);
-		if (n > 0 && shape) {
-			int k = 0;
-
-			for (i = 0; i < n; i++)
-				if (!strncmp(names[i], SLUICE_SHAPE_PREFIX,
-					     strlen(SLUICE_SHAPE_PREFIX)))
-					memmove(names[k++], names[i], SLUICE_STATE_NAME_MAX);
-			n = k;
-		}
-	}
-	if (n < 0) {
-		sluice_sys_err(err, sizeof(err), n, "Couldn't list the pinned limiters");
-		p_err("%s", err);
-		return SLUICE_EXIT_RUNTIME;
-	}
+	n = status_names(one, only, names, &status);
+	if (n < 0)
+		return status;
 	if (json_output) {
 		json_init(&j, stdout);
 		json_obj_begin(&j, NULL);
 		json_arr_begin(&j, "interfaces");
-	} else if (!n && shape) {
-		printf("sluice shapes no interface in this network namespace ('sluice shape "
-		       "attach IFACE')\n");
 	} else if (!n) {
-		printf("sluice is not attached to any interface in this network namespace "
-		       "('sluice attach IFACE')\n");
+		fputs(none, stdout);
 	}
 	for (i = 0; i < n; i++) {
 		ret = read_status(names[i], &s);
