@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "opts.h"
 #include "owner.h"
-#include "pins.h"
+#include "pinlock.h"
 #include "target.h"
 
 void detach_usage(FILE *f)

@@ -60,7 +60,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
-#include "fleet.h"
+#include "agent.h"
 #include "redis.h"
 #include "fleetbound.h"
 #include "fleet.skel.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "libsluice.h"
-#include "fleet.h"
+#include "agent.h"
 #include "redis.h"
 
 #define MIN_SYNC_NS (10ULL * 1000000ULL) /* 10 ms */

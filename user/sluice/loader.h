@@ -15,11 +15,11 @@
 
 #include "libsluice.h"
 #include "cli.h"
-#include "fleet.h"
+#include "agent.h"
 #include "metrics.h"
 #include "opts.h"
 #include "owner.h"
-#include "pins.h"
+#include "pinlock.h"
 #include "shape.h"
 #include "target.h"
 #include "xdp.h"

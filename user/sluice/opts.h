@@ -13,7 +13,7 @@
 #include <xdp/libxdp.h>
 
 #include "libsluice.h"
-#include "fleet.h"
+#include "agent.h"
 
 #define SET_ARGV_MAX 32
 

@@ -17,7 +17,7 @@
 #include "cmd.h"
 #include "cli.h"
 #include "opts.h"
-#include "pins.h"
+#include "pinlock.h"
 
 #define DEFAULT_CONFIG_DIR "/etc/sluice"
 

@@ -27,7 +27,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
-#include "fleet.h"
+#include "agent.h"
 #include "metrics.h"
 #include "opts.h"
 #include "owner.h"

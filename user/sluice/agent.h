@@ -3,8 +3,8 @@
  * The fleet agent of sluice run (fleet.c) and its options (fleet_opts.c):
  * fleet-wide limits shared through Redis.
  */
-#ifndef SLUICE_FLEET_H
-#define SLUICE_FLEET_H
+#ifndef SLUICE_LOADER_AGENT_H
+#define SLUICE_LOADER_AGENT_H
 
 #include <stddef.h>
 #include <linux/types.h>
@@ -59,4 +59,4 @@ void fleet_report(const struct fleet_agent *a, char *buf, size_t len);
 /* Stop, leaving the state "stopped" (rate/N until an agent runs again). */
 void fleet_stop(struct fleet_agent *a);
 
-#endif /* SLUICE_FLEET_H */
+#endif /* SLUICE_LOADER_AGENT_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The pin root's lock and a state's pins (pins.c). */
-#ifndef SLUICE_PINS_H
-#define SLUICE_PINS_H
+/* The pin root's lock and a state's pins (pinlock.c). */
+#ifndef SLUICE_LOADER_PINLOCK_H
+#define SLUICE_LOADER_PINLOCK_H
 
 #include <stddef.h>
 
@@ -14,4 +14,4 @@ void unlock_pin_root(int fd);
 /* Remove every pin (maps and program) in the pin directory dir, and dir. */
 int remove_pins(const char *dir, char *err, size_t errlen);
 
-#endif /* SLUICE_PINS_H */
+#endif /* SLUICE_LOADER_PINLOCK_H */
