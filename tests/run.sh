@@ -251,8 +251,10 @@ guest_go() {
 	[ -n "$GUEST_PID" ] && kill -0 "$GUEST_PID" 2>/dev/null || return 0
 	echo "# guest: the host's unit, bpf and cli suites are done: the guest's suites that measure may start"
 	(
-		while kill -0 "$GUEST_PID" 2>/dev/null &&
-			timeout 5 sh -c 'echo go >"$1"' sh "$GUEST_GATE.in" 2>/dev/null; do
+		# Until qemu has opened the FIFO (the guest's kernel and initrd are
+		# made first) a write waits for it: bounded, and tried again.
+		while kill -0 "$GUEST_PID" 2>/dev/null; do
+			timeout 5 sh -c 'echo go >"$1"' sh "$GUEST_GATE.in" 2>/dev/null
 			sleep 1
 		done
 	) &
