@@ -84,7 +84,7 @@ struct cost_case {
 	int family; /* 4 or 6 */
 	int algo; /* -1: none */
 	__u32 keys; /* scale: distinct keys */
-	struct bench_obj *obj; /* NULL: the bare drop program */
+	struct bpfrun *obj; /* NULL: the bare drop program */
 	int prog_fd;
 	struct sluice_settings set;
 	struct bench_frame frame;
@@ -115,7 +115,7 @@ struct cost_ctx {
 	struct drop_bpf *drop;
 	struct floor_bpf *floor;
 	/* [table]: lru, sets; held: the sets table full of held keys */
-	struct bench_obj parse, main[2], vary[2], held, scale[2][2][NR_SCALE];
+	struct bpfrun parse, main[2], vary[2], held, scale[2][2][NR_SCALE];
 	struct cost_case *cases;
 	int ncases, cap;
 	__u16 next_gen;
@@ -191,7 +191,7 @@ static __u32 fresh_tag(struct cost_ctx *c, int algo)
  * 256 subnets, 238 hosts elsewhere, and one host per algorithm that the T4
  * packets come from, beneath a subnet rule so the trie walk is a deep one.
  */
-static int add_rules(struct cost_ctx *c, struct bench_obj *o)
+static int add_rules(struct cost_ctx *c, struct bpfrun *o)
 {
 	struct sluice_policy def;
 	char cidr[64];
@@ -204,10 +204,8 @@ static int add_rules(struct cost_ctx *c, struct bench_obj *o)
 		return ret;
 #define RULE(fmt, ...)                                                                     \
 	do {                                                                               \
-		snprintf(cidr, sizeof(cidr), fmt, __VA_ARGS__);                              \
-		def.tag = SLUICE_TAG(slot, def.algo, 1);                                   \
-		slot++;                                                                    \
-		ret = bench_rule_add(o, cidr, 0, &def);                             \
+		snprintf(cidr, sizeof(cidr), fmt, __VA_ARGS__);                            \
+		ret = bpfrun_rule(o, 0, cidr, &def, slot++);                               \
 		if (ret)                                                                   \
 			return ret;                                                        \
 	} while (0)
@@ -228,14 +226,12 @@ static int add_rules(struct cost_ctx *c, struct bench_obj *o)
 		ret = huge_policy(c, &p, a);
 		if (ret)
 			return ret;
-		p.tag = SLUICE_TAG(slot, a, 1);
 		snprintf(cidr, sizeof(cidr), "198.18.7.%d/32", 10 + a);
-		ret = bench_rule_add(o, cidr, 0, &p);
+		ret = bpfrun_rule(o, 0, cidr, &p, slot);
 		if (ret)
 			return ret;
-		p.tag = SLUICE_TAG(slot + 1, a, 1);
 		snprintf(cidr, sizeof(cidr), "2001:2:0:7::%x/128", 10 + a);
-		ret = bench_rule_add(o, cidr, 0, &p);
+		ret = bpfrun_rule(o, 0, cidr, &p, slot + 1);
 		if (ret)
 			return ret;
 		slot += 2;
@@ -248,7 +244,7 @@ static int add_rules(struct cost_ctx *c, struct bench_obj *o)
 /* A case of one policy: made by make_policy(c, policy, algo) on obj, with a
  * generation of its own (fresh buckets). NULL with errno set. */
 static struct cost_case *policy_case(struct cost_ctx *c, const char *test, int table, int fam,
-				     int algo, struct bench_obj *obj,
+				     int algo, struct bpfrun *obj,
 				     int (*make_policy)(struct cost_ctx *, struct sluice_policy *, int))
 {
 	struct cost_case *k = add_case_t(c, test, table, fam, algo);
@@ -404,7 +400,7 @@ t4:
 			int fam = fams[f];
 
 			for (s = 0; s < NR_SCALE; s++) {
-				struct bench_obj *o = &c->scale[t][f][s];
+				struct bpfrun *o = &c->scale[t][f][s];
 
 				k = add_case_t(c, "scale", t, fam, SLUICE_ALGO_TOKEN_BUCKET);
 				if (!k)
@@ -467,7 +463,7 @@ static int prefill_vary(struct cost_ctx *c)
 	for (f = 0; f < 2; f++) {
 		__u8 fam = f ? 6 : 4, plen = f ? 128 : 32;
 		const __u8 *s = f ? src6 : src;
-		__u32 meta = SLUICE_WAY_META(plen, 0), want = 4 * c->held.nsets[f];
+		__u32 meta = SLUICE_WAY_META(plen, 0), want = 4 * c->held.keys.nsets[f];
 
 		ret = bench_sets_prefill(&c->vary[TAB_SETS], tag, fam, plen, s, T3_KEYS,
 					 TABLE_KEYS, 0, 0, meta, &placed);
@@ -506,12 +502,13 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
 					   .ok_until = k->fleet_live ? ~0ULL : 0 };
 		__u32 zero = 0;
 
-		bench_obj_set(k->obj, &k->set);
+		if (bpfrun_configure(k->obj, &k->set))
+			return -EIO;
 		if (bpf_map_update_elem(bpf_map__fd(k->obj->skel->maps.sluice_fleet), &zero, &fl,
 					BPF_ANY))
 			return -errno;
 		k->prog_fd = k->obj->prog_fd;
-		if (bench_obj_stats(k->obj, &before) || bench_obj_rstats(k->obj, k->slot, &rb))
+		if (bpfrun_stats(k->obj, &before) || bpfrun_rstats(k->obj, k->slot, &rb))
 			return -errno;
 	}
 	ret = bench_test_run(k->prog_fd, &k->frame, repeat, ns, kns, &retval);
@@ -530,7 +527,7 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
 		__u64 *a = (__u64 *)&after, *b = (__u64 *)&before, *d = (__u64 *)&k->d;
 		size_t i;
 
-		if (bench_obj_stats(k->obj, &after) || bench_obj_rstats(k->obj, k->slot, &ra))
+		if (bpfrun_stats(k->obj, &after) || bpfrun_rstats(k->obj, k->slot, &ra))
 			return -errno;
 		if (count) {
 			for (i = 0; i < sizeof(after) / sizeof(__u64); i++)
@@ -1221,7 +1218,7 @@ int cmd_cost(int argc, char **argv)
 {
 	const char *json_path = NULL, *md_path = NULL, *dat_path = NULL;
 	struct cost_ctx c = { .repeat = 1000000, .runs = 5 };
-	struct bench_obj_opts oo = {};
+	struct bpfrun_opts oo = {};
 	struct mem_row mem[4];
 	__u64 stats_before = 0;
 	__s64 mem0 = 0, mem1 = 0, mem2 = 0, memd[2];
@@ -1288,23 +1285,23 @@ int cmd_cost(int argc, char **argv)
 	}
 	oo.parse_only = true;
 	oo.max_keys = 1024;
-	ret = bench_obj_load(&c.parse, &oo);
+	ret = bench_open(&c.parse, &oo);
 	if (ret)
 		goto load_err;
 	oo.parse_only = false;
 	oo.max_keys = 0;
-	ret = bench_obj_load(&c.main[TAB_LRU], &oo);
+	ret = bench_open(&c.main[TAB_LRU], &oo);
 	if (ret)
 		goto load_err;
 	/* The sets objects: their own table sized per family, a small LRU one
 	 * (no key of theirs goes there). */
-	oo.sets = true;
+	oo.table = BPFRUN_SETS;
 	oo.max_keys = 1024;
 	oo.sets_keys[0] = oo.sets_keys[1] = 4096;
-	ret = bench_obj_load(&c.main[TAB_SETS], &oo);
+	ret = bench_open(&c.main[TAB_SETS], &oo);
 	if (ret)
 		goto load_err;
-	oo.sets = false;
+	oo.table = BPFRUN_LRU;
 	oo.max_keys = 0;
 	for (i = TAB_LRU; i <= TAB_SETS; i++) {
 		ret = add_rules(&c, &c.main[i]);
@@ -1316,19 +1313,19 @@ int cmd_cost(int argc, char **argv)
 	oo.vary_keys = T3_KEYS;
 	oo.max_keys = TABLE_KEYS;
 	oo.max_log_keys = TABLE_KEYS;
-	ret = bench_obj_load(&c.vary[TAB_LRU], &oo);
+	ret = bench_open(&c.vary[TAB_LRU], &oo);
 	if (ret)
 		goto load_err;
 	/* Same key capacity: the LRU table holds 1M keys, each sets table 1M
 	 * keys of its family (T3 of one family meets 1M keys in both). */
-	oo.sets = true;
+	oo.table = BPFRUN_SETS;
 	oo.max_keys = 1024;
 	oo.sets_keys[0] = oo.sets_keys[1] = TABLE_KEYS;
-	ret = bench_obj_load(&c.vary[TAB_SETS], &oo);
+	ret = bench_open(&c.vary[TAB_SETS], &oo);
 	if (ret)
 		goto load_err;
 	oo.max_log_keys = 1024;
-	ret = bench_obj_load(&c.held, &oo);
+	ret = bench_open(&c.held, &oo);
 	if (ret)
 		goto load_err;
 	ret = prefill_vary(&c);
@@ -1341,12 +1338,12 @@ int cmd_cost(int argc, char **argv)
 		for (f = 0; f < 2; f++) {
 			for (s = 0; s < NR_SCALE; s++) {
 				oo.vary_keys = scale_keys[s];
-				oo.sets = i == TAB_SETS;
-				oo.max_keys = oo.sets ? 1024 : TABLE_KEYS;
+				oo.table = i == TAB_SETS ? BPFRUN_SETS : BPFRUN_LRU;
+				oo.max_keys = i == TAB_SETS ? 1024 : TABLE_KEYS;
 				/* sets: 1M keys of the scale case's family, 4 of the other */
 				oo.sets_keys[f] = TABLE_KEYS;
 				oo.sets_keys[!f] = 4;
-				ret = bench_obj_load(&c.scale[i][f][s], &oo);
+				ret = bench_open(&c.scale[i][f][s], &oo);
 				if (ret)
 					goto load_err;
 			}
@@ -1493,12 +1490,12 @@ out:
 	for (i = TAB_LRU; i <= TAB_SETS; i++) {
 		for (f = 0; f < 2; f++)
 			for (s = 0; s < NR_SCALE; s++)
-				bench_obj_close(&c.scale[i][f][s]);
-		bench_obj_close(&c.vary[i]);
-		bench_obj_close(&c.main[i]);
+				bpfrun_close(&c.scale[i][f][s]);
+		bpfrun_close(&c.vary[i]);
+		bpfrun_close(&c.main[i]);
 	}
-	bench_obj_close(&c.held);
-	bench_obj_close(&c.parse);
+	bpfrun_close(&c.held);
+	bpfrun_close(&c.parse);
 	floor_bpf__destroy(c.floor);
 	drop_bpf__destroy(c.drop);
 	free(c.cases);

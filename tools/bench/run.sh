@@ -27,7 +27,7 @@ NSH=${PREFIX}h
 die() { echo "bench: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (BPF_PROG_TEST_RUN, namespaces): run 'sudo make bench'"
-for f in sluice.skel.h drop.skel.h libsluice.a sluice sluice-gen; do
+for f in sluice.skel.h drop.skel.h libsluice.a sluice sluice-gen sluice-bench; do
 	[ -e "$BUILD/$f" ] || die "$BUILD/$f is missing: run 'make BUILD=$BUILD' first"
 done
 mkdir -p "$OUT"
@@ -38,21 +38,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# ---- the bench program: the Makefile's own if it builds one, else built here
-# with the Makefile's flags (every time: it takes two seconds) ----
+# ---- the bench program: the Makefile builds it ----
 BENCH=$BUILD/sluice-bench
-if [ ! -x "$BENCH" ]; then
-	BENCH=$OUT/sluice-bench
-	srcs=()
-	for f in tools/bench/*.c; do
-		case $f in *.bpf.c) ;; *) srcs+=("$f") ;; esac
-	done
-	# shellcheck disable=SC2046
-	${CC:-cc} -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE \
-		-Iinclude -Iuser/lib -I"$BUILD" $(pkg-config --cflags libbpf libxdp) \
-		"${srcs[@]}" -o "$BENCH" "$BUILD/libsluice.a" \
-		$(pkg-config --libs libxdp libbpf) -lelf -lz -lpthread -lm
-fi
 
 # ---- spare devices that keep the timed programs in the XDP dispatcher ----
 ip netns add "$NSH"
