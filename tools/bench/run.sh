@@ -13,9 +13,11 @@
 #               its spacing at 1k/10k/100k pps with fq, in a qemu guest of Debian
 #               12's 6.1 when this kernel has no fq (shape.sh, about 2.5 minutes)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
-# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy rules fleet shape" picks
-# parts; BENCH_REPEAT and BENCH_RUNS change the in-kernel runs (1e6 x 5);
-# BENCH_REPORT_ONLY=1 only rebuilds the report from the last results.
+# charts cost-vs-keys.png and mpps.png; the cost part's tables and chart data
+# come from its measurements (cost-runs.json) by tools/bench/render.py.
+# BENCH_PARTS="cost e2e accuracy rules fleet shape" picks parts; BENCH_REPEAT
+# and BENCH_RUNS change the in-kernel runs (1e6 x 5); BENCH_REPORT_ONLY=1 only
+# rebuilds the report from the last results.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -57,8 +59,14 @@ measure() { [ -z "${BENCH_REPORT_ONLY:-}" ] && has "$1"; }
 
 if measure cost; then
 	echo "bench: in-kernel cost per packet, both key tables and the floor (about 6 minutes)" >&2
-	inh "$BENCH" cost -o "$OUT/cost.json" -m "$OUT/cost.md" -d "$OUT/scale.dat" -H "$HOLD" \
+	inh "$BENCH" cost -o "$OUT/cost-runs.json" -H "$HOLD" \
 		-r "${BENCH_REPEAT:-1000000}" -n "${BENCH_RUNS:-5}"
+fi
+# The measurements become the tables, the chart data and the JSON with what is
+# derived from them (also under BENCH_REPORT_ONLY).
+if has cost && [ -s "$OUT/cost-runs.json" ]; then
+	tools/bench/render.py cost "$OUT/cost-runs.json" "$OUT/cost.json" "$OUT/cost.md" \
+		"$OUT/scale.dat"
 fi
 
 if measure e2e; then
