@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""The renderer of `make bench` part cost: sluice-bench cost writes its
-measurements as JSON (every case's runs, counters and notes); this reads them
-and writes what is derived from them: the Markdown tables, the chart data of
-cost-vs-keys.gp, and the JSON with the derived sections (differences, ratios,
-goals, scale, memory) after the measurements.
+"""The renderer of `make bench` (tools/bench/run.sh): the measurements in,
+what is derived from them out: the Markdown tables, the charts' data and the
+JSON with the derived sections.
 
     tools/bench/render.py cost RUNS.json JSON MARKDOWN SCALE.dat
+        sluice-bench cost's measurements (every case's runs, counters and
+        notes): the tables, cost-vs-keys.gp's data, the JSON with the
+        differences, ratios, goals, scale and memory after them
+    tools/bench/render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat
+        e2e.sh's rows (one a run) and memory per key: the tables with the
+        ratios and goals, mpps.gp's data, the JSON
 
 Only python3's standard library. Numbers are printed as sluice-bench printed
-them in C: "%.1f" of the exact run times (the fs_runs), JSON numbers "%.6g".
+them in C ("%.1f" of the exact run times, the fs_runs; JSON numbers "%.6g"),
+and e2e.sh's as they came.
 """
 import json
 import math
+import re
 import sys
 
 NAN = float("nan")
@@ -403,11 +409,133 @@ def render_cost(runs_path, json_path, md_path, dat_path):
         f.write("".join(dat))
 
 
+# ---- e2e: Markdown, JSON, ratios and goals from e2e.sh's TSV ----
+
+def read_tsv(path):
+    with open(path) as f:
+        lines = [ln.rstrip("\n").split("\t") for ln in f if ln.strip("\n")]
+    return lines[0], lines[1:]
+
+
+def num(v):
+    """awk's v + 0: the leading number of a string, else 0."""
+    m = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", v)
+    return float(m.group(0)) if m else 0.0
+
+
+def json_row(head, row):
+    """Every column by name; a number as it is written, the rest as strings."""
+    fields = []
+    for h, v in zip(head, row):
+        if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v):
+            fields.append('"%s":%s' % (h, v))
+        else:
+            fields.append('"%s":"%s"' % (h, v.replace('"', '\\"')))
+    return "{" + ",".join(fields) + "}"
+
+
+def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
+    head, rows = read_tsv(tsv_path)
+    mpps, valid, order = {}, {}, []
+    for f in rows:
+        mpps[(f[0], f[2])] = f[3]
+        valid[(f[0], f[2])] = f[11]
+        if f[0] not in order:
+            order.append(f[0])
+
+    def m(s, c):
+        return num(mpps[(s, str(c))]) if (s, str(c)) in mpps else 0.0
+
+    def ok(s, c):
+        return valid.get((s, str(c))) == "yes"
+
+    def ratio(a, b):
+        return a / b if b > 0 else 0.0
+
+    md, goals = [], []
+
+    def goal(name, val, want, good):
+        md.append("| %s | %.2f | %s | %s |\n" % (name, val, want, "met" if good else "MISSED"))
+        goals.append('{"goal":"%s","value":%.4f,"want":"%s","met":%s}' %
+                     (name, val, want, "true" if good else "false"))
+
+    md.append("### End to end: receive side of a veth pair (sluice-gen live frames)\n\n")
+    md.append("Mpps: packets the receiver took in per second over three 1-s "
+              "windows (the median), bpf_stats off; prog ns: run_time_ns / run_cnt "
+              "of its XDP program in a 1 s window after it, bpf_stats on; softirq ns: softirq "
+              "CPU time per packet received (/proc/stat, all CPUs, 10 ms ticks: the "
+              "receive path runs as softirq on the sending CPU).\n\n")
+    md.append("| system | family | CPUs | Mpps | sent Mpps | prog ns/pkt | "
+              "softirq ns/pkt | dropped (whole run) | passed | valid | check |\n")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for f in rows:
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+            f[0], f[1], f[2], f[3], f[6], f[7], f[8], f[9], f[10],
+            "yes" if f[11] == "yes" else "**INVALID**", f[12]))
+    md.append("\n| 2-CPU / 1-CPU | ratio |\n|---|---|\n")
+    for f in rows:
+        s = f[0]
+        if num(f[2]) == 2 and m(s, 1) > 0 and m(s, 2) > 0:
+            md.append("| %s | %.2f |\n" % (s, m(s, 2) / m(s, 1)))
+    md.append("\n| goal | value | want | |\n|---|---|---|---|\n")
+    for c in (1, 2):
+        if ("xdp-drop", str(c)) not in mpps:
+            continue
+        for s, want, lim in (("(b) sluice", ">= 0.85", 0.85),
+                             ("(c) sluice-random", ">= 0.50", 0.5)):
+            sys_ = s.split(" ")[1]
+            r = ratio(m(sys_, c), m("xdp-drop", c))
+            goal("%s / (a) xdp-drop, %d CPU" % (s, c), r, want,
+                 ok(sys_, c) and ok("xdp-drop", c) and r >= lim)
+        for other in ("nft-meter", "hashlimit"):
+            r = ratio(m("sluice", c), m(other, c))
+            goal("sluice / %s, %d CPU" % (other, c), r, ">= 4",
+                 ok("sluice", c) and ok(other, c) and r >= 4)
+    # issue 13: the sets table, 1M-source flood, against the LRU table
+    for c in (1, 2):
+        if ("sluice-sets-random", str(c)) not in mpps:
+            continue
+        r = ratio(m("sluice-sets-random", c), m("sluice-random", c))
+        goal("sets random / lru random (1M sources), %d CPU" % c, r, ">= 2.5",
+             ok("sluice-sets-random", c) and ok("sluice-random", c) and r >= 2.5)
+    for s in ("sluice", "sluice-random"):
+        if m(s, 1) > 0 and m(s, 2) > 0:
+            r = m(s, 2) / m(s, 1)
+            goal(s + " 2-CPU / 1-CPU", r, ">= 1.6", ok(s, 1) and ok(s, 2) and r >= 1.6)
+    md.append("\n")
+    mem_head, mem = read_tsv(mem_path)
+    md.append("### Memory per key (1M-source random flood, 2 CPUs)\n\n")
+    md.append("| system | keys | kB | bytes per key | measured as |\n|---|---|---|---|---|\n")
+    for f in mem:
+        md.append("| %s | %s | %s | %s | %s |\n" % tuple(f[:5]))
+    md.append("\nSlab and vmalloc growth is read from /proc/meminfo: other activity on the\n"
+              "machine moves it too.\n\n")
+    mem_json = ['{"system":"%s","keys":%s,"kb":%s,"bytes_per_key":%s,"basis":"%s"}' %
+                tuple(f[:5]) for f in mem]
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+    with open(json_path, "w") as f:
+        f.write('{"rows":[%s],"memory":[%s],"goals":[%s]}\n' % (
+            ",".join(json_row(head, r) for r in rows), ",".join(mem_json), ",".join(goals)))
+    # Chart data: Mpps per system, one column per CPU count; a system with an
+    # invalid row gets a "*" (its own counters disagree with what it should do).
+    bad = {f[0] for f in rows if f[11] != "yes"}
+    with open(dat_path, "w") as f:
+        f.write("# system mpps_1cpu mpps_2cpu\n")
+        for s in order:
+            f.write("%s%s %s %s\n" % (s, "*" if s in bad else "", mpps.get((s, "1"), 0),
+                                       mpps.get((s, "2"), 0)))
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "cost":
         render_cost(*argv[2:])
         return 0
-    sys.stderr.write("usage: render.py cost RUNS.json JSON MARKDOWN SCALE.dat\n")
+    if len(argv) == 7 and argv[1] == "e2e":
+        render_e2e(*argv[2:])
+        return 0
+    sys.stderr.write("usage: render.py cost RUNS.json JSON MARKDOWN SCALE.dat\n"
+                     "       render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat\n")
     return 2
 
 
