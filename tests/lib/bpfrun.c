@@ -127,6 +127,34 @@ const char *bpfrun_default_table(void)
 	return e && !strcmp(e, "sets") ? "sets" : "lru";
 }
 
+/* The set-associative table of an opened skeleton: its sets per family, its
+ * kind and seed. */
+static int open_sets(struct bpfrun *r, struct sluice_bpf *skel, const struct bpfrun_opts *opts)
+{
+	const char *e = getenv("SLUICE_TEST_SEED");
+	__u32 n[2];
+	int v6, err;
+
+	for (v6 = 0; v6 < 2; v6++) {
+		__u32 keys = opts->sets_keys[v6] ? opts->sets_keys[v6] : opts->max_keys;
+
+		n[v6] = sluice_sets_for(keys ? keys : 4096);
+		skel->rodata->sets_n[v6] = n[v6];
+	}
+	skel->rodata->table_sets = 1;
+	err = bpf_map__set_max_entries(skel->maps.sluice_sets4, n[0]);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.sluice_sets6, n[1]);
+	if (err)
+		return err;
+	r->kind |= SLUICE_KIND_SETS;
+	if (e)
+		r->seed = strtoull(e, NULL, 0);
+	else if (getrandom(&r->seed, sizeof(r->seed), 0) != sizeof(r->seed))
+		r->seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL;
+	return 0;
+}
+
 int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 {
 	struct bpfrun_opts none = { 0 };
@@ -156,29 +184,11 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->table_sets = opts->table ? opts->table == BPFRUN_SETS
 				    : !strcmp(bpfrun_default_table(), "sets");
 	if (r->table_sets) {
-		const char *e = getenv("SLUICE_TEST_SEED");
-		__u32 n[2];
-		int v6;
-
-		for (v6 = 0; v6 < 2; v6++) {
-			__u32 keys = opts->sets_keys[v6] ? opts->sets_keys[v6] : opts->max_keys;
-
-			n[v6] = sluice_sets_for(keys ? keys : 4096);
-			skel->rodata->sets_n[v6] = n[v6];
-		}
-		skel->rodata->table_sets = 1;
-		err = bpf_map__set_max_entries(skel->maps.sluice_sets4, n[0]);
-		if (!err)
-			err = bpf_map__set_max_entries(skel->maps.sluice_sets6, n[1]);
+		err = open_sets(r, skel, opts);
 		if (err) {
 			sluice_bpf__destroy(skel);
 			return err;
 		}
-		r->kind |= SLUICE_KIND_SETS;
-		if (e)
-			r->seed = strtoull(e, NULL, 0);
-		else if (getrandom(&r->seed, sizeof(r->seed), 0) != sizeof(r->seed))
-			r->seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL;
 	}
 	/* Small tables: preallocating a million LRU entries per test costs
 	 * seconds and hundreds of MB for nothing. */

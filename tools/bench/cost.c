@@ -271,133 +271,156 @@ static void case_src(const struct cost_case *k, __u8 *src)
 	memcpy(src, k->frame.data + 14 + (k->family == 4 ? 12 : 8), k->family == 4 ? 4 : 16);
 }
 
-static int build_cases(struct cost_ctx *c)
+static const int fams[] = { 4, 6 };
+
+/* T0 (the bare drop), T1 (sluice's parse only) and the floor's cases of one
+ * family. */
+static int base_cases(struct cost_ctx *c, int fam)
 {
-	static const int fams[] = { 4, 6 };
 	static const char *const floor_tests[] = { "T1", "T2", "T3", "T2sip" };
 	struct cost_case *k;
-	__u8 src[16];
-	unsigned int f, s;
-	int a, t, ret;
+	int t;
 
-	for (f = 0; f < 2; f++) {
-		int fam = fams[f];
+	k = add_case(c, "T0", fam, -1);
+	if (!k)
+		return -ENOMEM;
+	k->prog_fd = bpf_program__fd(c->drop->progs.bench_drop);
+	k->expect = EXP_DROP_VERDICT;
 
-		k = add_case(c, "T0", fam, -1);
+	k = add_case(c, "T1", fam, -1);
+	if (!k)
+		return -ENOMEM;
+	k->obj = &c->parse;
+	k->expect = EXP_PARSED;
+
+	for (t = 0; t < 4; t++) {
+		static const char *const rand = "T3";
+
+		if (c->quick && floor_tests[t] == rand)
+			continue;
+		k = add_case_t(c, floor_tests[t], TAB_FLOOR, fam, -1);
 		if (!k)
 			return -ENOMEM;
-		k->prog_fd = bpf_program__fd(c->drop->progs.bench_drop);
-		k->expect = EXP_DROP_VERDICT;
+		k->prog_fd = bpf_program__fd(t == 0   ? c->floor->progs.floor_parse
+					     : t == 1 ? c->floor->progs.floor_hot
+					     : t == 2 ? c->floor->progs.floor_rand
+						      : c->floor->progs.floor_sip);
+		k->expect = EXP_FLOOR;
+	}
+	return 0;
+}
 
-		k = add_case(c, "T1", fam, -1);
+/* One hot key of algorithm a in table t: T2a (under its limit), T2b (over
+ * it) and, for the token bucket, T2fleet and T2fleet3 (a fleet-wide policy). */
+static int hot_cases(struct cost_ctx *c, int t, int fam, int a)
+{
+	static const char *const names[] = { "T2fleet", "T2fleet3" };
+	struct cost_case *k;
+	int n;
+
+	k = policy_case(c, "T2a", t, fam, a, &c->main[t], huge_policy);
+	if (!k)
+		return -errno;
+	k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_LOG_CAPPED : EXP_PASS;
+
+	k = policy_case(c, "T2b", t, fam, a, &c->main[t], tiny_policy);
+	if (!k)
+		return -errno;
+	k->expect = EXP_DROP;
+
+	for (n = 0; a == SLUICE_ALGO_TOKEN_BUCKET && n < 2; n++) {
+		k = policy_case(c, names[n], t, fam, a, &c->main[t], huge_policy);
 		if (!k)
-			return -ENOMEM;
-		k->obj = &c->parse;
-		k->expect = EXP_PARSED;
+			return -errno;
+		k->set.def.flags |= SLUICE_POLICY_FLEET;
+		k->fleet_live = n ? 3 : 0;
+		k->expect = EXP_PASS;
+	}
+	return 0;
+}
 
-		for (t = 0; t < 4; t++) {
-			static const char *const rand = "T3";
+/* A new key per packet into a full table: T3, T3held (the sets table full
+ * of held keys) and, for the token bucket, T3agg (the new-key limit on). */
+static int new_key_cases(struct cost_ctx *c, int t, int fam, int a)
+{
+	struct cost_case *k;
+	int ret;
 
-			if (c->quick && floor_tests[t] == rand)
-				continue;
-			k = add_case_t(c, floor_tests[t], TAB_FLOOR, fam, -1);
-			if (!k)
-				return -ENOMEM;
-			k->prog_fd = bpf_program__fd(t == 0   ? c->floor->progs.floor_parse
-						     : t == 1 ? c->floor->progs.floor_hot
-						     : t == 2 ? c->floor->progs.floor_rand
-							      : c->floor->progs.floor_sip);
-			k->expect = EXP_FLOOR;
-		}
+	k = policy_case(c, "T3", t, fam, a, &c->vary[t], huge_policy);
+	if (!k)
+		return -errno;
+	/* bench_vary_keys writes the low 32 bits of the address: an IPv6 key
+	 * must keep them to be a new key. */
+	k->set.def.prefix6 = 128;
+	k->expect = EXP_NEW_KEYS;
 
-		for (t = TAB_LRU; t <= TAB_SETS; t++) {
-			for (a = 0; a < SLUICE_ALGO_MAX; a++) {
-				k = policy_case(c, "T2a", t, fam, a, &c->main[t], huge_policy);
-				if (!k)
-					return -errno;
-				k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_LOG_CAPPED : EXP_PASS;
-
-				k = policy_case(c, "T2b", t, fam, a, &c->main[t], tiny_policy);
-				if (!k)
-					return -errno;
-				k->expect = EXP_DROP;
-
-				if (a == SLUICE_ALGO_TOKEN_BUCKET) {
-					static const char *const names[] = { "T2fleet", "T2fleet3" };
-					int n;
-
-					for (n = 0; n < 2; n++) {
-						k = policy_case(c, names[n], t, fam, a, &c->main[t],
-								huge_policy);
-						if (!k)
-							return -errno;
-						k->set.def.flags |= SLUICE_POLICY_FLEET;
-						k->fleet_live = n ? 3 : 0;
-						k->expect = EXP_PASS;
-					}
-				}
-				if (c->quick)
-					goto t4;
-				k = policy_case(c, "T3", t, fam, a, &c->vary[t], huge_policy);
-				if (!k)
-					return -errno;
-				/* bench_vary_keys writes the low 32 bits of the address: an
-				 * IPv6 key must keep them to be a new key. */
-				k->set.def.prefix6 = 128;
-				k->expect = EXP_NEW_KEYS;
-
-				if (t == TAB_SETS && a != SLUICE_ALGO_SLIDING_LOG) {
-					/* sliding-log keeps its LRU sluice_logs on both tables */
-					k = policy_case(c, "T3held", t, fam, a, &c->held, held_policy);
-					if (!k)
-						return -errno;
-					k->set.def.prefix6 = 128;
-					k->expect = EXP_NEW_KEYS_HELD;
-				}
-
-				if (a == SLUICE_ALGO_TOKEN_BUCKET) {
-					k = policy_case(c, "T3agg", t, fam, a, &c->vary[t], huge_policy);
-					if (!k)
-						return -errno;
-					ret = sluice_limit_set(&k->set.new_keys, 1000, SLUICE_NS_PER_SEC,
-							       1000, c->err, sizeof(c->err));
-					if (ret)
-						return ret;
-					k->set.def.prefix6 = 128;
-					/* The varied bits are the first 24 of an IPv4 key
-					 * (little-endian u32 over the address) and the last 32
-					 * of an IPv6 one: aggregate by /8 and by the default /48. */
-					k->set.agg4 = 8;
-					k->expect = EXP_AGGREGATED;
-				}
-t4:
-				k = add_case_t(c, "T4", t, fam, a);
-				if (!k)
-					return -ENOMEM;
-				k->obj = &c->main[t];
-				k->set.nr_rules = NR_RULES;
-				k->set.rules_gen = 0;
-				/* The algorithm's host rule: slots 991.. in add_rules(). */
-				k->slot = NR_RULES - 2 * SLUICE_ALGO_MAX + 1 + 2 * a + f;
-				k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_RULE_LOG : EXP_RULE;
-				{
-					char host[64];
-
-					if (fam == 4)
-						snprintf(host, sizeof(host), "198.18.7.%d", 10 + a);
-					else
-						snprintf(host, sizeof(host), "2001:2:0:7::%x", 10 + a);
-					if (bench_frame_build(&k->frame, host, fam == 4 ? dst4 : dst6))
-						return -EINVAL;
-				}
-			}
-		}
+	if (t == TAB_SETS && a != SLUICE_ALGO_SLIDING_LOG) {
+		/* sliding-log keeps its LRU sluice_logs on both tables */
+		k = policy_case(c, "T3held", t, fam, a, &c->held, held_policy);
+		if (!k)
+			return -errno;
+		k->set.def.prefix6 = 128;
+		k->expect = EXP_NEW_KEYS_HELD;
 	}
 
-	/* Scale: the default algorithm, each key count and table its own object. */
-	for (t = TAB_LRU; t <= TAB_SETS && !c->quick; t++) {
+	if (a != SLUICE_ALGO_TOKEN_BUCKET)
+		return 0;
+	k = policy_case(c, "T3agg", t, fam, a, &c->vary[t], huge_policy);
+	if (!k)
+		return -errno;
+	ret = sluice_limit_set(&k->set.new_keys, 1000, SLUICE_NS_PER_SEC, 1000, c->err,
+			       sizeof(c->err));
+	if (ret)
+		return ret;
+	k->set.def.prefix6 = 128;
+	/* The varied bits are the first 24 of an IPv4 key (little-endian u32
+	 * over the address) and the last 32 of an IPv6 one: aggregate by /8 and
+	 * by the default /48. */
+	k->set.agg4 = 8;
+	k->expect = EXP_AGGREGATED;
+	return 0;
+}
+
+/* T4: T2a under 1,000 rules, the packet from algorithm a's host rule (of
+ * family fams[f]). */
+static int rule_case(struct cost_ctx *c, int t, unsigned int f, int a)
+{
+	int fam = fams[f];
+	struct cost_case *k = add_case_t(c, "T4", t, fam, a);
+	char host[64];
+
+	if (!k)
+		return -ENOMEM;
+	k->obj = &c->main[t];
+	k->set.nr_rules = NR_RULES;
+	k->set.rules_gen = 0;
+	/* The algorithm's host rule: slots 991.. in add_rules(). */
+	k->slot = NR_RULES - 2 * SLUICE_ALGO_MAX + 1 + 2 * a + f;
+	k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_RULE_LOG : EXP_RULE;
+	if (fam == 4)
+		snprintf(host, sizeof(host), "198.18.7.%d", 10 + a);
+	else
+		snprintf(host, sizeof(host), "2001:2:0:7::%x", 10 + a);
+	if (bench_frame_build(&k->frame, host, fam == 4 ? dst4 : dst6))
+		return -EINVAL;
+	return 0;
+}
+
+/* Scale: the default algorithm, each key count and table its own object,
+ * its table first filled with the keys the packets will ask for (all of
+ * them up to 1M, a quarter of them at 4M; in the sets table those whose set
+ * has room). */
+static int scale_cases(struct cost_ctx *c)
+{
+	struct cost_case *k;
+	unsigned int f, s;
+	__u8 src[16];
+	int t, ret;
+
+	for (t = TAB_LRU; t <= TAB_SETS; t++) {
 		for (f = 0; f < 2; f++) {
 			int fam = fams[f];
+			__u8 plen = fam == 4 ? 32 : 128;
 
 			for (s = 0; s < NR_SCALE; s++) {
 				struct bpfrun *o = &c->scale[t][f][s];
@@ -413,19 +436,15 @@ t4:
 				k->set.def.prefix6 = 128;
 				k->set.def.tag = fresh_tag(c, SLUICE_ALGO_TOKEN_BUCKET);
 				k->expect = scale_keys[s] > TABLE_KEYS ? EXP_NEW_KEYS : EXP_PASS;
-				/* The table full of the keys the packets will ask for
-				 * (all of them up to 1M, a quarter of them at 4M; in
-				 * the sets table those whose set has room). */
 				case_src(k, src);
 				if (t == TAB_LRU)
 					ret = bench_prefill(o->buckets_fd, sizeof(struct sluice_bucket),
-							    k->set.def.tag, (__u8)fam,
-							    fam == 4 ? 32 : 128, src, 0, TABLE_KEYS);
+							    k->set.def.tag, (__u8)fam, plen, src, 0,
+							    TABLE_KEYS);
 				else
-					ret = bench_sets_prefill(o, k->set.def.tag, (__u8)fam,
-								 fam == 4 ? 32 : 128, src, 0,
-								 TABLE_KEYS, 0, 0,
-								 SLUICE_WAY_META(fam == 4 ? 32 : 128, 0),
+					ret = bench_sets_prefill(o, k->set.def.tag, (__u8)fam, plen,
+								 src, 0, TABLE_KEYS, 0, 0,
+								 SLUICE_WAY_META(plen, 0),
 								 &k->prefilled);
 				if (ret)
 					return ret;
@@ -433,6 +452,29 @@ t4:
 		}
 	}
 	return 0;
+}
+
+/* Every case, in the order each round runs them. */
+static int build_cases(struct cost_ctx *c)
+{
+	unsigned int f;
+	int a, t, ret;
+
+	for (f = 0; f < 2; f++) {
+		ret = base_cases(c, fams[f]);
+		for (t = TAB_LRU; t <= TAB_SETS && !ret; t++) {
+			for (a = 0; a < SLUICE_ALGO_MAX && !ret; a++) {
+				ret = hot_cases(c, t, fams[f], a);
+				if (!ret && !c->quick)
+					ret = new_key_cases(c, t, fams[f], a);
+				if (!ret)
+					ret = rule_case(c, t, f, a);
+			}
+		}
+		if (ret)
+			return ret;
+	}
+	return c->quick ? 0 : scale_cases(c);
 }
 
 /* Fill the T3 tables with keys no packet will ask for: every T3 packet then

@@ -227,6 +227,12 @@ def tables_floor(c, md, out):
         md.append("| IPv%d |" % fam + cell(p) + cell(h) + cell(r) +
                   " %.1f | %.1f |" % (med(h) - med(p), med(r) - med(p)) + cell(sip) +
                   " %.1f | %.1f |\n" % (med(sip) - med(p), med(sip) - med(h)))
+    tables_rows(c, md, out)
+
+
+def tables_rows(c, md, out):
+    """Both tables against the floor per family and algorithm, and the sets
+    table's goals."""
     md.append("\n| fam | algo | lru T2a-T1 | sets T2a-T1 | floor T2-T1 | sets/floor "
               "(T2a) | lru T2b-T1 | sets T2b-T1 | lru T3-T1 | sets T3-T1 free | sets "
               "T3-T1 held | floor T3-T1 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -434,31 +440,39 @@ def json_row(head, row):
     return "{" + ",".join(fields) + "}"
 
 
-def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
-    head, rows = read_tsv(tsv_path)
-    mpps, valid, order = {}, {}, []
-    for f in rows:
-        mpps[(f[0], f[2])] = f[3]
-        valid[(f[0], f[2])] = f[11]
-        if f[0] not in order:
-            order.append(f[0])
+class E2e:
+    """e2e.sh's rows: Mpps and validity by (system, CPUs), systems in order."""
 
-    def m(s, c):
-        return num(mpps[(s, str(c))]) if (s, str(c)) in mpps else 0.0
+    def __init__(self, rows):
+        self.rows = rows
+        self.mpps, self.valid, self.order = {}, {}, []
+        for f in rows:
+            self.mpps[(f[0], f[2])] = f[3]
+            self.valid[(f[0], f[2])] = f[11]
+            if f[0] not in self.order:
+                self.order.append(f[0])
+        self.goals = []
 
-    def ok(s, c):
-        return valid.get((s, str(c))) == "yes"
+    def has(self, s, c):
+        return (s, str(c)) in self.mpps
 
-    def ratio(a, b):
-        return a / b if b > 0 else 0.0
+    def m(self, s, c):
+        return num(self.mpps[(s, str(c))]) if self.has(s, c) else 0.0
 
-    md, goals = [], []
+    def ok(self, s, c):
+        return self.valid.get((s, str(c))) == "yes"
 
-    def goal(name, val, want, good):
+    def goal(self, md, name, val, want, good):
         md.append("| %s | %.2f | %s | %s |\n" % (name, val, want, "met" if good else "MISSED"))
-        goals.append('{"goal":"%s","value":%.4f,"want":"%s","met":%s}' %
-                     (name, val, want, "true" if good else "false"))
+        self.goals.append('{"goal":"%s","value":%.4f,"want":"%s","met":%s}' %
+                          (name, val, want, "true" if good else "false"))
 
+
+def ratio(a, b):
+    return a / b if b > 0 else 0.0
+
+
+def e2e_rows(e, md):
     md.append("### End to end: receive side of a veth pair (sluice-gen live frames)\n\n")
     md.append("Mpps: packets the receiver took in per second over three 1-s "
               "windows (the median), bpf_stats off; prog ns: run_time_ns / run_cnt "
@@ -468,63 +482,77 @@ def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
     md.append("| system | family | CPUs | Mpps | sent Mpps | prog ns/pkt | "
               "softirq ns/pkt | dropped (whole run) | passed | valid | check |\n")
     md.append("|---|---|---|---|---|---|---|---|---|---|---|\n")
-    for f in rows:
+    for f in e.rows:
         md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
             f[0], f[1], f[2], f[3], f[6], f[7], f[8], f[9], f[10],
             "yes" if f[11] == "yes" else "**INVALID**", f[12]))
     md.append("\n| 2-CPU / 1-CPU | ratio |\n|---|---|\n")
-    for f in rows:
+    for f in e.rows:
         s = f[0]
-        if num(f[2]) == 2 and m(s, 1) > 0 and m(s, 2) > 0:
-            md.append("| %s | %.2f |\n" % (s, m(s, 2) / m(s, 1)))
+        if num(f[2]) == 2 and e.m(s, 1) > 0 and e.m(s, 2) > 0:
+            md.append("| %s | %.2f |\n" % (s, e.m(s, 2) / e.m(s, 1)))
+
+
+def e2e_goals(e, md):
     md.append("\n| goal | value | want | |\n|---|---|---|---|\n")
     for c in (1, 2):
-        if ("xdp-drop", str(c)) not in mpps:
+        if not e.has("xdp-drop", c):
             continue
-        for s, want, lim in (("(b) sluice", ">= 0.85", 0.85),
-                             ("(c) sluice-random", ">= 0.50", 0.5)):
-            sys_ = s.split(" ")[1]
-            r = ratio(m(sys_, c), m("xdp-drop", c))
-            goal("%s / (a) xdp-drop, %d CPU" % (s, c), r, want,
-                 ok(sys_, c) and ok("xdp-drop", c) and r >= lim)
+        for name, s, want, lim in (("(b) sluice", "sluice", ">= 0.85", 0.85),
+                                   ("(c) sluice-random", "sluice-random", ">= 0.50", 0.5)):
+            r = ratio(e.m(s, c), e.m("xdp-drop", c))
+            e.goal(md, "%s / (a) xdp-drop, %d CPU" % (name, c), r, want,
+                   e.ok(s, c) and e.ok("xdp-drop", c) and r >= lim)
         for other in ("nft-meter", "hashlimit"):
-            r = ratio(m("sluice", c), m(other, c))
-            goal("sluice / %s, %d CPU" % (other, c), r, ">= 4",
-                 ok("sluice", c) and ok(other, c) and r >= 4)
+            r = ratio(e.m("sluice", c), e.m(other, c))
+            e.goal(md, "sluice / %s, %d CPU" % (other, c), r, ">= 4",
+                   e.ok("sluice", c) and e.ok(other, c) and r >= 4)
     # issue 13: the sets table, 1M-source flood, against the LRU table
     for c in (1, 2):
-        if ("sluice-sets-random", str(c)) not in mpps:
+        if not e.has("sluice-sets-random", c):
             continue
-        r = ratio(m("sluice-sets-random", c), m("sluice-random", c))
-        goal("sets random / lru random (1M sources), %d CPU" % c, r, ">= 2.5",
-             ok("sluice-sets-random", c) and ok("sluice-random", c) and r >= 2.5)
+        r = ratio(e.m("sluice-sets-random", c), e.m("sluice-random", c))
+        e.goal(md, "sets random / lru random (1M sources), %d CPU" % c, r, ">= 2.5",
+               e.ok("sluice-sets-random", c) and e.ok("sluice-random", c) and r >= 2.5)
     for s in ("sluice", "sluice-random"):
-        if m(s, 1) > 0 and m(s, 2) > 0:
-            r = m(s, 2) / m(s, 1)
-            goal(s + " 2-CPU / 1-CPU", r, ">= 1.6", ok(s, 1) and ok(s, 2) and r >= 1.6)
+        if e.m(s, 1) > 0 and e.m(s, 2) > 0:
+            r = e.m(s, 2) / e.m(s, 1)
+            e.goal(md, s + " 2-CPU / 1-CPU", r, ">= 1.6", e.ok(s, 1) and e.ok(s, 2) and r >= 1.6)
     md.append("\n")
-    mem_head, mem = read_tsv(mem_path)
+
+
+def e2e_memory(mem, md):
     md.append("### Memory per key (1M-source random flood, 2 CPUs)\n\n")
     md.append("| system | keys | kB | bytes per key | measured as |\n|---|---|---|---|---|\n")
     for f in mem:
         md.append("| %s | %s | %s | %s | %s |\n" % tuple(f[:5]))
     md.append("\nSlab and vmalloc growth is read from /proc/meminfo: other activity on the\n"
               "machine moves it too.\n\n")
-    mem_json = ['{"system":"%s","keys":%s,"kb":%s,"bytes_per_key":%s,"basis":"%s"}' %
-                tuple(f[:5]) for f in mem]
+
+
+def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
+    head, rows = read_tsv(tsv_path)
+    _, mem = read_tsv(mem_path)
+    e = E2e(rows)
+    md = []
+    e2e_rows(e, md)
+    e2e_goals(e, md)
+    e2e_memory(mem, md)
     with open(md_path, "w") as f:
         f.write("".join(md))
+    mem_json = ['{"system":"%s","keys":%s,"kb":%s,"bytes_per_key":%s,"basis":"%s"}' %
+                tuple(f[:5]) for f in mem]
     with open(json_path, "w") as f:
         f.write('{"rows":[%s],"memory":[%s],"goals":[%s]}\n' % (
-            ",".join(json_row(head, r) for r in rows), ",".join(mem_json), ",".join(goals)))
+            ",".join(json_row(head, r) for r in rows), ",".join(mem_json), ",".join(e.goals)))
     # Chart data: Mpps per system, one column per CPU count; a system with an
     # invalid row gets a "*" (its own counters disagree with what it should do).
     bad = {f[0] for f in rows if f[11] != "yes"}
     with open(dat_path, "w") as f:
         f.write("# system mpps_1cpu mpps_2cpu\n")
-        for s in order:
-            f.write("%s%s %s %s\n" % (s, "*" if s in bad else "", mpps.get((s, "1"), 0),
-                                       mpps.get((s, "2"), 0)))
+        for s in e.order:
+            f.write("%s%s %s %s\n" % (s, "*" if s in bad else "", e.mpps.get((s, "1"), 0),
+                                       e.mpps.get((s, "2"), 0)))
 
 
 def main(argv):
