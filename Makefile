@@ -150,7 +150,11 @@ $(BUILD)/sluice-gen: $(GEN_OBJS) $(BUILD)/libsluice.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
-$(BUILD)/sluice-bench: $(BENCH_OBJS) $(BUILD)/libsluice.a
+# sluice-bench runs the datapath on the bpf suite's harness (tests/lib/bpfrun.c).
+BENCH_HARNESS := $(BUILD)/obj/tests/lib/bpfrun.o $(BUILD)/obj/tests/lib/tap.o
+$(BENCH_OBJS): CPPFLAGS_ALL += -Itests/lib
+
+$(BUILD)/sluice-bench: $(BENCH_OBJS) $(BENCH_HARNESS) $(BUILD)/libsluice.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
@@ -188,7 +192,7 @@ test-kernels: check-deps
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)BUILD=$(BUILD) scripts/test-kernels.sh
 
-bench: check-deps all
+bench: check-deps all $(BUILD)/sluice-bench
 	$(Q)BUILD=$(BUILD) tools/bench/run.sh
 
 demo: deps

@@ -19,6 +19,28 @@
 #include "bpfrun.h"
 #include "tap.h"
 
+static void (*note_fn)(const char *line);
+
+void bpfrun_notes(void (*fn)(const char *line))
+{
+	note_fn = fn;
+}
+
+/* One note of the harness: a TAP note, or a line to note_fn. */
+static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (note_fn)
+		note_fn(line);
+	else
+		tap_diag("%s", line);
+}
+
 /* libbpf's warnings become TAP notes; its chatter is dropped. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -88,7 +110,7 @@ static void note_table_user(void)
 	noted = true;
 	f = fopen(path, "a");
 	if (!f) {
-		tap_diag("Couldn't open %s: %s", path, strerror(errno));
+		note("Couldn't open %s: %s", path, strerror(errno));
 		return;
 	}
 	/* One short line in append mode: one write, whole, beside the other
@@ -105,6 +127,34 @@ const char *bpfrun_default_table(void)
 	return e && !strcmp(e, "sets") ? "sets" : "lru";
 }
 
+/* The set-associative table of an opened skeleton: its sets per family, its
+ * kind and seed. */
+static int open_sets(struct bpfrun *r, struct sluice_bpf *skel, const struct bpfrun_opts *opts)
+{
+	const char *e = getenv("SLUICE_TEST_SEED");
+	__u32 n[2];
+	int v6, err;
+
+	for (v6 = 0; v6 < 2; v6++) {
+		__u32 keys = opts->sets_keys[v6] ? opts->sets_keys[v6] : opts->max_keys;
+
+		n[v6] = sluice_sets_for(keys ? keys : 4096);
+		skel->rodata->sets_n[v6] = n[v6];
+	}
+	skel->rodata->table_sets = 1;
+	err = bpf_map__set_max_entries(skel->maps.sluice_sets4, n[0]);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.sluice_sets6, n[1]);
+	if (err)
+		return err;
+	r->kind |= SLUICE_KIND_SETS;
+	if (e)
+		r->seed = strtoull(e, NULL, 0);
+	else if (getrandom(&r->seed, sizeof(r->seed), 0) != sizeof(r->seed))
+		r->seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL;
+	return 0;
+}
+
 int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 {
 	struct bpfrun_opts none = { 0 };
@@ -114,41 +164,31 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	if (!opts)
 		opts = &none;
 	memset(r, 0, sizeof(*r));
-	libbpf_set_print(print_libbpf);
+	if (!note_fn)
+		libbpf_set_print(print_libbpf);
 	r->ncpus = libbpf_num_possible_cpus();
 	if (r->ncpus <= 0) {
-		tap_diag("Couldn't count the possible CPUs: %s", strerror(-r->ncpus));
+		note("Couldn't count the possible CPUs: %s", strerror(-r->ncpus));
 		return r->ncpus;
 	}
 	skel = sluice_bpf__open();
 	if (!skel) {
 		err = -errno;
-		tap_diag("Couldn't open the sluice skeleton: %s", strerror(-err));
+		note("Couldn't open the sluice skeleton: %s", strerror(-err));
 		return err;
 	}
 	bpf_program__set_autoload(skel->progs.sluice_tc, opts->tc);
 	skel->rodata->test_clock = !opts->real_clock;
 	skel->rodata->bench_vary_keys = opts->vary_keys;
+	skel->rodata->bench_parse_only = opts->parse_only;
 	r->table_sets = opts->table ? opts->table == BPFRUN_SETS
 				    : !strcmp(bpfrun_default_table(), "sets");
 	if (r->table_sets) {
-		__u32 n = sluice_sets_for(opts->max_keys ? opts->max_keys : 4096);
-		const char *e = getenv("SLUICE_TEST_SEED");
-
-		skel->rodata->table_sets = 1;
-		skel->rodata->sets_n[0] = skel->rodata->sets_n[1] = n;
-		err = bpf_map__set_max_entries(skel->maps.sluice_sets4, n);
-		if (!err)
-			err = bpf_map__set_max_entries(skel->maps.sluice_sets6, n);
+		err = open_sets(r, skel, opts);
 		if (err) {
 			sluice_bpf__destroy(skel);
 			return err;
 		}
-		r->kind |= SLUICE_KIND_SETS;
-		if (e)
-			r->seed = strtoull(e, NULL, 0);
-		else if (getrandom(&r->seed, sizeof(r->seed), 0) != sizeof(r->seed))
-			r->seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL;
 	}
 	/* Small tables: preallocating a million LRU entries per test costs
 	 * seconds and hundreds of MB for nothing. */
@@ -166,7 +206,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	if (!err)
 		err = sluice_bpf__load(skel);
 	if (err) {
-		tap_diag("Couldn't load the sluice program: %s", strerror(-err));
+		note("Couldn't load the sluice program: %s", strerror(-err));
 		sluice_bpf__destroy(skel);
 		return err;
 	}
@@ -187,7 +227,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	err = sluice_keytab_open(&r->keys, r->table_sets, r->seed, r->buckets_fd, r->sets_fd[0],
 				 r->sets_fd[1]);
 	if (err) {
-		tap_diag("Couldn't map the key table: %s", strerror(-err));
+		note("Couldn't map the key table: %s", strerror(-err));
 		sluice_bpf__destroy(skel);
 		r->skel = NULL;
 		return err;
@@ -195,7 +235,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->rb = ring_buffer__new(r->events_fd, on_event, r, NULL);
 	if (!r->rb) {
 		err = -errno;
-		tap_diag("Couldn't open the event ring buffer: %s", strerror(-err));
+		note("Couldn't open the event ring buffer: %s", strerror(-err));
 		bpfrun_close(r);
 		return err;
 	}
@@ -229,7 +269,7 @@ int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set)
 	if (bpf_map_update_elem(r->config_fd, &zero, &cfg, BPF_ANY)) {
 		int err = -errno;
 
-		tap_diag("Couldn't write sluice_config: %s", strerror(-err));
+		note("Couldn't write sluice_config: %s", strerror(-err));
 		return err;
 	}
 	return 0;
@@ -289,7 +329,7 @@ int bpfrun_reset(struct bpfrun *r)
 		err = zero_percpu(r->shape_stats_fd, 1, sizeof(struct sluice_shape_stats),
 				  r->ncpus);
 	if (err) {
-		tap_diag("Couldn't reset the sluice maps: %s", strerror(-err));
+		note("Couldn't reset the sluice maps: %s", strerror(-err));
 		return err;
 	}
 	ring_buffer__consume(r->rb);
@@ -319,7 +359,7 @@ int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repe
 	if (err) {
 		err = -errno;
 		if (err != -EINVAL)
-			tap_diag("Couldn't run the program on a %u-byte frame: %s", len,
+			note("Couldn't run the program on a %u-byte frame: %s", len,
 				 strerror(-err));
 		return err;
 	}
@@ -346,7 +386,7 @@ int bpfrun_run_tc(struct bpfrun *r, const void *frame, __u32 len, struct __sk_bu
 	if (err) {
 		err = -errno;
 		if (err != -EINVAL)
-			tap_diag("Couldn't run the tc program on a %u-byte frame: %s", len,
+			note("Couldn't run the tc program on a %u-byte frame: %s", len,
 				 strerror(-err));
 		return err;
 	}
@@ -394,7 +434,7 @@ int bpfrun_send(struct bpfrun *r, const char *src, __u32 len)
 	int err;
 
 	if (!frame_ip(frame, src, len, NULL)) {
-		tap_diag("Couldn't build a %u-byte frame from %s", len, src);
+		note("Couldn't build a %u-byte frame from %s", len, src);
 		return -EINVAL;
 	}
 	err = bpfrun_run(r, frame, len, &action);
@@ -494,7 +534,7 @@ static int put_rule(int fd, __u8 gen, const char *cidr, const struct sluice_poli
 
 	ret = sluice_parse_cidr(cidr, &c, err, sizeof(err));
 	if (ret) {
-		tap_diag("Couldn't parse rule %s: %s", cidr, err);
+		note("Couldn't parse rule %s: %s", cidr, err);
 		return ret;
 	}
 	memset(&rule, 0, sizeof(rule));
@@ -505,7 +545,7 @@ static int put_rule(int fd, __u8 gen, const char *cidr, const struct sluice_poli
 	rule.prefixlen = c.prefixlen;
 	if (bpf_map_update_elem(fd, &key, &rule, BPF_ANY)) {
 		ret = -errno;
-		tap_diag("Couldn't insert rule %s: %s", cidr, strerror(-ret));
+		note("Couldn't insert rule %s: %s", cidr, strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -592,7 +632,7 @@ int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char 
 		__u32 action;
 
 		if (!len) {
-			tap_diag("Couldn't build a %u-byte frame from %s", pkts[i].len, src);
+			note("Couldn't build a %u-byte frame from %s", pkts[i].len, src);
 			return -EINVAL;
 		}
 		bpfrun_clock(r, pkts[i].t_ns);
@@ -655,7 +695,7 @@ int bpfrun_twin_open(struct bpfrun_twin *t, const struct bpfrun *r, __u32 vary_k
 	t->skel = sluice_bpf__open();
 	if (!t->skel) {
 		err = -errno;
-		tap_diag("Couldn't open the twin's sluice skeleton: %s", strerror(-err));
+		note("Couldn't open the twin's sluice skeleton: %s", strerror(-err));
 		return err;
 	}
 	*t->skel->rodata = *r->skel->rodata;
@@ -669,7 +709,7 @@ int bpfrun_twin_open(struct bpfrun_twin *t, const struct bpfrun *r, __u32 vary_k
 		mine = bpf_object__find_map_by_name(r->skel->obj, bpf_map__name(m));
 		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : -ENOENT;
 		if (err) {
-			tap_diag("Couldn't share map %s with the twin: %s", bpf_map__name(m),
+			note("Couldn't share map %s with the twin: %s", bpf_map__name(m),
 				 strerror(-err));
 			break;
 		}
@@ -677,7 +717,7 @@ int bpfrun_twin_open(struct bpfrun_twin *t, const struct bpfrun *r, __u32 vary_k
 	if (!err)
 		err = sluice_bpf__load(t->skel);
 	if (err) {
-		tap_diag("Couldn't load the twin sluice program: %s", strerror(-err));
+		note("Couldn't load the twin sluice program: %s", strerror(-err));
 		sluice_bpf__destroy(t->skel);
 		t->skel = NULL;
 		return err;
@@ -706,7 +746,7 @@ int bpfrun_twin_run(struct bpfrun_twin *t, const void *frame, __u32 len, __u32 r
 	if (bpf_prog_test_run_opts(t->prog_fd, &o)) {
 		int err = -errno;
 
-		tap_diag("Couldn't run the twin on a %u-byte frame: %s", len, strerror(-err));
+		note("Couldn't run the twin on a %u-byte frame: %s", len, strerror(-err));
 		return err;
 	}
 	*action = o.retval;

@@ -2,7 +2,8 @@
 /*
  * Running the sluice XDP program with BPF_PROG_TEST_RUN: load the skeleton
  * (never attached, never pinned), write its config, drive its test clock,
- * run crafted frames, read every counter summed over all CPUs.
+ * run crafted frames, read every counter summed over all CPUs. The one
+ * harness of the bpf suite and of sluice-bench (tools/bench/object.c).
  */
 #ifndef SLUICE_TEST_BPFRUN_H
 #define SLUICE_TEST_BPFRUN_H
@@ -44,6 +45,7 @@ struct bpfrun_opts {
 	__u32 buckets_type; /* enum bpf_map_type for sluice_buckets; 0: as built */
 	__u32 buckets_flags; /* extra map_flags for sluice_buckets */
 	__u32 vary_keys; /* rodata bench_vary_keys: a random source among these */
+	bool parse_only; /* rodata bench_parse_only: stop after the parse */
 	/*
 	 * The key table: 0 as the environment says (SLUICE_TEST_TABLE=sets:
 	 * the set-associative table, else the LRU hash), BPFRUN_LRU or
@@ -51,6 +53,8 @@ struct bpfrun_opts {
 	 * 4096); its seed is random unless SLUICE_TEST_SEED gives one.
 	 */
 	int table;
+	/* Keys per family (IPv4, IPv6) of the sets table; 0: as max_keys. */
+	__u32 sets_keys[2];
 	/* Load sluice_tc too (bpfrun_run_tc()): only the shaper's tests need
 	 * it, and its verification costs as much as sluice_xdp's. */
 	bool tc;
@@ -60,10 +64,15 @@ struct bpfrun_opts {
 /* The table bpfrun_open() picks for opts->table 0: "lru" or "sets". */
 const char *bpfrun_default_table(void);
 
+/* Where the harness's notes go: NULL (the default) TAP notes, libbpf's
+ * warnings among them; else fn, one line each, and libbpf's output is left
+ * as the caller set it (sluice-bench). */
+void bpfrun_notes(void (*fn)(const char *line));
+
 /* Run this process on CPU 0 only: sampled events and per-CPU free lists
  * then depend on the test's packets alone. */
 void bpfrun_one_cpu(void);
-/* Open and load; returns 0 or -errno, with a message printed as a TAP note. */
+/* Open and load; returns 0 or -errno, with a message noted (bpfrun_notes()). */
 int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts);
 void bpfrun_close(struct bpfrun *r);
 /* bpfrun_open(), or a failed TAP check "load the sluice program ..." */

@@ -57,7 +57,7 @@ struct acc_case {
 };
 
 struct acc_group {
-	struct bench_obj *obj;
+	struct bpfrun *obj;
 	struct acc_case **cases;
 	int n;
 	__u64 deadline;
@@ -177,8 +177,8 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 {
 	struct acc_thread th[2] = {};
 	struct acc_group g = { .cases = cases, .n = n };
-	struct bench_obj_opts oo = { .max_keys = 1024, .max_log_keys = 1024 };
-	struct bench_obj obj;
+	struct bpfrun_opts oo = { .max_keys = 1024, .max_log_keys = 1024 };
+	struct bpfrun obj;
 	struct sluice_settings set;
 	__u64 first = ~0ULL, last = 0;
 	int i, ret;
@@ -186,7 +186,7 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 	if (n > 64)
 		return -E2BIG;
 	/* A fresh object per group: every bucket starts full, every count at 0. */
-	ret = bench_obj_load(&obj, &oo);
+	ret = bench_open(&obj, &oo);
 	if (ret)
 		return ret;
 	g.obj = &obj;
@@ -203,7 +203,7 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 		cases[i]->pol.tag = SLUICE_TAG(cases[i]->slot, cases[i]->algo, 1);
 		snprintf(src, sizeof(src), "198.18.%d.%d", 20 + cases[i]->algo, 1 + i);
 		snprintf(cidr, sizeof(cidr), "%s/32", src);
-		ret = bench_rule_add(&obj, cidr, 0, &cases[i]->pol);
+		ret = bpfrun_rule(&obj, 0, cidr, &cases[i]->pol, cases[i]->slot);
 		if (!ret)
 			ret = bench_frame_build(&cases[i]->frame, src, "198.18.0.2");
 		if (ret)
@@ -211,7 +211,9 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 	}
 	set.nr_rules = (__u32)n;
 	set.rules_gen = 0;
-	bench_obj_set(&obj, &set);
+	ret = bpfrun_configure(&obj, &set);
+	if (ret)
+		goto out;
 
 	pthread_barrier_init(&g.barrier, NULL, (unsigned)mode + 1);
 	/* Start 10 ms past a whole second, the boundary of every window here:
@@ -249,7 +251,7 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 		struct sluice_rstats rs;
 		int m = mode - 1, t;
 
-		ret = bench_obj_rstats(&obj, k->slot, &rs);
+		ret = bpfrun_rstats(&obj, k->slot, &rs);
 		if (ret)
 			goto out;
 		k->r[m].done = true;
@@ -269,7 +271,7 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 	}
 out:
 	bench_hold_release();
-	bench_obj_close(&obj);
+	bpfrun_close(&obj);
 	return ret;
 }
 

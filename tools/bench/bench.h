@@ -8,8 +8,7 @@
 #include <linux/types.h>
 
 #include "libsluice.h"
-
-struct sluice_bpf;
+#include "bpfrun.h"
 
 /* ---- frames (frame.c) ---- */
 
@@ -25,39 +24,16 @@ struct bench_frame {
  * textual addresses of the same family inside the benchmarking ranges. */
 int bench_frame_build(struct bench_frame *f, const char *src, const char *dst);
 
-/* ---- one loaded sluice object (object.c) ---- */
+/* ---- one loaded sluice object (object.c), on the bpf suite's harness ---- */
 
-struct bench_obj {
-	struct sluice_bpf *skel;
-	struct sluice_config *cfg; /* the mmapped config entry */
-	int prog_fd, stats_fd, rstats_fd, rules_fd, buckets_fd, logs_fd;
-	int ncpus; /* possible CPUs: the per-CPU value count */
-	/* --table sets: rodata table_sets, sets_n[] sets in sluice_sets4/6, the
-	 * config's set_seed; sets_fd[] are those maps either way. */
-	bool table_sets;
-	__u32 nsets[2];
-	__u64 seed;
-	int sets_fd[2];
-};
-
-struct bench_obj_opts {
-	bool parse_only; /* rodata bench_parse_only */
-	__u32 vary_keys; /* rodata bench_vary_keys */
-	__u32 max_keys; /* sluice_buckets max_entries; 0: the object's default */
-	__u32 max_log_keys; /* sluice_logs max_entries; 0: the object's default */
-	bool sets; /* the set-associative table (--table sets) */
-	__u32 sets_keys[2]; /* its keys per family (IPv4, IPv6): sluice_sets_for() */
-};
-
-/* Open, size and load the datapath, and initialize its config the way the
- * loader does: layout version, both halves from sluice_settings_init(). */
-int bench_obj_load(struct bench_obj *o, const struct bench_obj_opts *opts);
-void bench_obj_close(struct bench_obj *o);
-/* Make s the live settings: both halves, then `active`, as a commit does (no
- * packet runs concurrently in the bench, so no grace period is needed). */
-void bench_obj_set(struct bench_obj *o, const struct sluice_settings *s);
-int bench_obj_stats(const struct bench_obj *o, struct sluice_stats *out);
-int bench_obj_rstats(const struct bench_obj *o, __u32 slot, struct sluice_rstats *out);
+/*
+ * bpfrun_open() (tests/lib/bpfrun.h) as the bench loads the datapath: the
+ * real clock, the table opts names (the LRU one unless BPFRUN_SETS), sluice_tc
+ * loaded too; max_keys and max_log_keys 0 are the object's own sizes. Then
+ * configured as the loader does: layout version, both halves from
+ * sluice_settings_init(). 0 or -errno (noted on stderr).
+ */
+int bench_open(struct bpfrun *r, const struct bpfrun_opts *opts);
 /* Bytes of kernel memory a map holds (sluice_map_bytes()), and its max_entries. */
 int bench_map_memory(int map_fd, __u64 *bytes, __u32 *max_entries);
 
@@ -67,10 +43,6 @@ int bench_map_memory(int map_fd, __u64 *bytes, __u32 *max_entries);
 int bench_policy(struct sluice_policy *p, unsigned int algo, __u64 count, __u64 period_ns,
 		 __u64 burst, __u64 window_ns, char *err, size_t errlen);
 
-/* Insert one rule for cidr (generation gen) with policy p. */
-int bench_rule_add(struct bench_obj *o, const char *cidr, __u8 gen,
-		   const struct sluice_policy *p);
-
 /* Fill map (sluice_buckets or sluice_logs) with n keys, those a packet of
  * `family` from `src` (16 bytes, as parsed) gets under bench_vary_keys for
  * r = first .. first + n - 1, under policy tag `tag`. */
@@ -78,17 +50,17 @@ int bench_prefill(int map_fd, size_t value_size, __u32 tag, __u8 family, __u8 pr
 		  const __u8 *src, __u32 first, __u32 n);
 
 /* Write n keys of family `family` straight into a sets object's mmapped
- * table, the keys a packet from `src` gets under bench_vary_keys for
+ * table (o->keys), the keys a packet from `src` gets under bench_vary_keys for
  * r = first .. first + n - 1 under tag `tag`: each in the first empty way of
  * its set (a key whose set is full is left out), with s0 = s0_base + r *
  * s0_step (ticks) and aux meta `meta`. *placed: the keys written. */
-int bench_sets_prefill(struct bench_obj *o, __u32 tag, __u8 family, __u8 prefixlen,
+int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
 		       const __u8 *src, __u32 first, __u32 n, __u64 s0_base, __u64 s0_step,
 		       __u32 meta, __u32 *placed);
 
 /* Ways of family's sets table holding a key (*live), and of those the ways
  * not free at now_ticks (*held: a debt, a window not ended). */
-int bench_sets_count(struct bench_obj *o, __u8 family, __u64 now_ticks, __u32 *live,
+int bench_sets_count(const struct bpfrun *o, __u8 family, __u64 now_ticks, __u32 *live,
 		     __u32 *held);
 
 /* ---- timing ---- */

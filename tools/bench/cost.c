@@ -84,7 +84,7 @@ struct cost_case {
 	int family; /* 4 or 6 */
 	int algo; /* -1: none */
 	__u32 keys; /* scale: distinct keys */
-	struct bench_obj *obj; /* NULL: the bare drop program */
+	struct bpfrun *obj; /* NULL: the bare drop program */
 	int prog_fd;
 	struct sluice_settings set;
 	struct bench_frame frame;
@@ -115,7 +115,7 @@ struct cost_ctx {
 	struct drop_bpf *drop;
 	struct floor_bpf *floor;
 	/* [table]: lru, sets; held: the sets table full of held keys */
-	struct bench_obj parse, main[2], vary[2], held, scale[2][2][NR_SCALE];
+	struct bpfrun parse, main[2], vary[2], held, scale[2][2][NR_SCALE];
 	struct cost_case *cases;
 	int ncases, cap;
 	__u16 next_gen;
@@ -191,7 +191,7 @@ static __u32 fresh_tag(struct cost_ctx *c, int algo)
  * 256 subnets, 238 hosts elsewhere, and one host per algorithm that the T4
  * packets come from, beneath a subnet rule so the trie walk is a deep one.
  */
-static int add_rules(struct cost_ctx *c, struct bench_obj *o)
+static int add_rules(struct cost_ctx *c, struct bpfrun *o)
 {
 	struct sluice_policy def;
 	char cidr[64];
@@ -204,10 +204,8 @@ static int add_rules(struct cost_ctx *c, struct bench_obj *o)
 		return ret;
 #define RULE(fmt, ...)                                                                     \
 	do {                                                                               \
-		snprintf(cidr, sizeof(cidr), fmt, __VA_ARGS__);                              \
-		def.tag = SLUICE_TAG(slot, def.algo, 1);                                   \
-		slot++;                                                                    \
-		ret = bench_rule_add(o, cidr, 0, &def);                             \
+		snprintf(cidr, sizeof(cidr), fmt, __VA_ARGS__);                            \
+		ret = bpfrun_rule(o, 0, cidr, &def, slot++);                               \
 		if (ret)                                                                   \
 			return ret;                                                        \
 	} while (0)
@@ -228,14 +226,12 @@ static int add_rules(struct cost_ctx *c, struct bench_obj *o)
 		ret = huge_policy(c, &p, a);
 		if (ret)
 			return ret;
-		p.tag = SLUICE_TAG(slot, a, 1);
 		snprintf(cidr, sizeof(cidr), "198.18.7.%d/32", 10 + a);
-		ret = bench_rule_add(o, cidr, 0, &p);
+		ret = bpfrun_rule(o, 0, cidr, &p, slot);
 		if (ret)
 			return ret;
-		p.tag = SLUICE_TAG(slot + 1, a, 1);
 		snprintf(cidr, sizeof(cidr), "2001:2:0:7::%x/128", 10 + a);
-		ret = bench_rule_add(o, cidr, 0, &p);
+		ret = bpfrun_rule(o, 0, cidr, &p, slot + 1);
 		if (ret)
 			return ret;
 		slot += 2;
@@ -248,7 +244,7 @@ static int add_rules(struct cost_ctx *c, struct bench_obj *o)
 /* A case of one policy: made by make_policy(c, policy, algo) on obj, with a
  * generation of its own (fresh buckets). NULL with errno set. */
 static struct cost_case *policy_case(struct cost_ctx *c, const char *test, int table, int fam,
-				     int algo, struct bench_obj *obj,
+				     int algo, struct bpfrun *obj,
 				     int (*make_policy)(struct cost_ctx *, struct sluice_policy *, int))
 {
 	struct cost_case *k = add_case_t(c, test, table, fam, algo);
@@ -275,136 +271,159 @@ static void case_src(const struct cost_case *k, __u8 *src)
 	memcpy(src, k->frame.data + 14 + (k->family == 4 ? 12 : 8), k->family == 4 ? 4 : 16);
 }
 
-static int build_cases(struct cost_ctx *c)
+static const int fams[] = { 4, 6 };
+
+/* T0 (the bare drop), T1 (sluice's parse only) and the floor's cases of one
+ * family. */
+static int base_cases(struct cost_ctx *c, int fam)
 {
-	static const int fams[] = { 4, 6 };
 	static const char *const floor_tests[] = { "T1", "T2", "T3", "T2sip" };
 	struct cost_case *k;
-	__u8 src[16];
-	unsigned int f, s;
-	int a, t, ret;
+	int t;
 
-	for (f = 0; f < 2; f++) {
-		int fam = fams[f];
+	k = add_case(c, "T0", fam, -1);
+	if (!k)
+		return -ENOMEM;
+	k->prog_fd = bpf_program__fd(c->drop->progs.bench_drop);
+	k->expect = EXP_DROP_VERDICT;
 
-		k = add_case(c, "T0", fam, -1);
+	k = add_case(c, "T1", fam, -1);
+	if (!k)
+		return -ENOMEM;
+	k->obj = &c->parse;
+	k->expect = EXP_PARSED;
+
+	for (t = 0; t < 4; t++) {
+		static const char *const rand = "T3";
+
+		if (c->quick && floor_tests[t] == rand)
+			continue;
+		k = add_case_t(c, floor_tests[t], TAB_FLOOR, fam, -1);
 		if (!k)
 			return -ENOMEM;
-		k->prog_fd = bpf_program__fd(c->drop->progs.bench_drop);
-		k->expect = EXP_DROP_VERDICT;
+		k->prog_fd = bpf_program__fd(t == 0   ? c->floor->progs.floor_parse
+					     : t == 1 ? c->floor->progs.floor_hot
+					     : t == 2 ? c->floor->progs.floor_rand
+						      : c->floor->progs.floor_sip);
+		k->expect = EXP_FLOOR;
+	}
+	return 0;
+}
 
-		k = add_case(c, "T1", fam, -1);
+/* One hot key of algorithm a in table t: T2a (under its limit), T2b (over
+ * it) and, for the token bucket, T2fleet and T2fleet3 (a fleet-wide policy). */
+static int hot_cases(struct cost_ctx *c, int t, int fam, int a)
+{
+	static const char *const names[] = { "T2fleet", "T2fleet3" };
+	struct cost_case *k;
+	int n;
+
+	k = policy_case(c, "T2a", t, fam, a, &c->main[t], huge_policy);
+	if (!k)
+		return -errno;
+	k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_LOG_CAPPED : EXP_PASS;
+
+	k = policy_case(c, "T2b", t, fam, a, &c->main[t], tiny_policy);
+	if (!k)
+		return -errno;
+	k->expect = EXP_DROP;
+
+	for (n = 0; a == SLUICE_ALGO_TOKEN_BUCKET && n < 2; n++) {
+		k = policy_case(c, names[n], t, fam, a, &c->main[t], huge_policy);
 		if (!k)
-			return -ENOMEM;
-		k->obj = &c->parse;
-		k->expect = EXP_PARSED;
+			return -errno;
+		k->set.def.flags |= SLUICE_POLICY_FLEET;
+		k->fleet_live = n ? 3 : 0;
+		k->expect = EXP_PASS;
+	}
+	return 0;
+}
 
-		for (t = 0; t < 4; t++) {
-			static const char *const rand = "T3";
+/* A new key per packet into a full table: T3, T3held (the sets table full
+ * of held keys) and, for the token bucket, T3agg (the new-key limit on). */
+static int new_key_cases(struct cost_ctx *c, int t, int fam, int a)
+{
+	struct cost_case *k;
+	int ret;
 
-			if (c->quick && floor_tests[t] == rand)
-				continue;
-			k = add_case_t(c, floor_tests[t], TAB_FLOOR, fam, -1);
-			if (!k)
-				return -ENOMEM;
-			k->prog_fd = bpf_program__fd(t == 0   ? c->floor->progs.floor_parse
-						     : t == 1 ? c->floor->progs.floor_hot
-						     : t == 2 ? c->floor->progs.floor_rand
-							      : c->floor->progs.floor_sip);
-			k->expect = EXP_FLOOR;
-		}
+	k = policy_case(c, "T3", t, fam, a, &c->vary[t], huge_policy);
+	if (!k)
+		return -errno;
+	/* bench_vary_keys writes the low 32 bits of the address: an IPv6 key
+	 * must keep them to be a new key. */
+	k->set.def.prefix6 = 128;
+	k->expect = EXP_NEW_KEYS;
 
-		for (t = TAB_LRU; t <= TAB_SETS; t++) {
-			for (a = 0; a < SLUICE_ALGO_MAX; a++) {
-				k = policy_case(c, "T2a", t, fam, a, &c->main[t], huge_policy);
-				if (!k)
-					return -errno;
-				k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_LOG_CAPPED : EXP_PASS;
-
-				k = policy_case(c, "T2b", t, fam, a, &c->main[t], tiny_policy);
-				if (!k)
-					return -errno;
-				k->expect = EXP_DROP;
-
-				if (a == SLUICE_ALGO_TOKEN_BUCKET) {
-					static const char *const names[] = { "T2fleet", "T2fleet3" };
-					int n;
-
-					for (n = 0; n < 2; n++) {
-						k = policy_case(c, names[n], t, fam, a, &c->main[t],
-								huge_policy);
-						if (!k)
-							return -errno;
-						k->set.def.flags |= SLUICE_POLICY_FLEET;
-						k->fleet_live = n ? 3 : 0;
-						k->expect = EXP_PASS;
-					}
-				}
-				if (c->quick)
-					goto t4;
-				k = policy_case(c, "T3", t, fam, a, &c->vary[t], huge_policy);
-				if (!k)
-					return -errno;
-				/* bench_vary_keys writes the low 32 bits of the address: an
-				 * IPv6 key must keep them to be a new key. */
-				k->set.def.prefix6 = 128;
-				k->expect = EXP_NEW_KEYS;
-
-				if (t == TAB_SETS && a != SLUICE_ALGO_SLIDING_LOG) {
-					/* sliding-log keeps its LRU sluice_logs on both tables */
-					k = policy_case(c, "T3held", t, fam, a, &c->held, held_policy);
-					if (!k)
-						return -errno;
-					k->set.def.prefix6 = 128;
-					k->expect = EXP_NEW_KEYS_HELD;
-				}
-
-				if (a == SLUICE_ALGO_TOKEN_BUCKET) {
-					k = policy_case(c, "T3agg", t, fam, a, &c->vary[t], huge_policy);
-					if (!k)
-						return -errno;
-					ret = sluice_limit_set(&k->set.new_keys, 1000, SLUICE_NS_PER_SEC,
-							       1000, c->err, sizeof(c->err));
-					if (ret)
-						return ret;
-					k->set.def.prefix6 = 128;
-					/* The varied bits are the first 24 of an IPv4 key
-					 * (little-endian u32 over the address) and the last 32
-					 * of an IPv6 one: aggregate by /8 and by the default /48. */
-					k->set.agg4 = 8;
-					k->expect = EXP_AGGREGATED;
-				}
-t4:
-				k = add_case_t(c, "T4", t, fam, a);
-				if (!k)
-					return -ENOMEM;
-				k->obj = &c->main[t];
-				k->set.nr_rules = NR_RULES;
-				k->set.rules_gen = 0;
-				/* The algorithm's host rule: slots 991.. in add_rules(). */
-				k->slot = NR_RULES - 2 * SLUICE_ALGO_MAX + 1 + 2 * a + f;
-				k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_RULE_LOG : EXP_RULE;
-				{
-					char host[64];
-
-					if (fam == 4)
-						snprintf(host, sizeof(host), "198.18.7.%d", 10 + a);
-					else
-						snprintf(host, sizeof(host), "2001:2:0:7::%x", 10 + a);
-					if (bench_frame_build(&k->frame, host, fam == 4 ? dst4 : dst6))
-						return -EINVAL;
-				}
-			}
-		}
+	if (t == TAB_SETS && a != SLUICE_ALGO_SLIDING_LOG) {
+		/* sliding-log keeps its LRU sluice_logs on both tables */
+		k = policy_case(c, "T3held", t, fam, a, &c->held, held_policy);
+		if (!k)
+			return -errno;
+		k->set.def.prefix6 = 128;
+		k->expect = EXP_NEW_KEYS_HELD;
 	}
 
-	/* Scale: the default algorithm, each key count and table its own object. */
-	for (t = TAB_LRU; t <= TAB_SETS && !c->quick; t++) {
+	if (a != SLUICE_ALGO_TOKEN_BUCKET)
+		return 0;
+	k = policy_case(c, "T3agg", t, fam, a, &c->vary[t], huge_policy);
+	if (!k)
+		return -errno;
+	ret = sluice_limit_set(&k->set.new_keys, 1000, SLUICE_NS_PER_SEC, 1000, c->err,
+			       sizeof(c->err));
+	if (ret)
+		return ret;
+	k->set.def.prefix6 = 128;
+	/* The varied bits are the first 24 of an IPv4 key (little-endian u32
+	 * over the address) and the last 32 of an IPv6 one: aggregate by /8 and
+	 * by the default /48. */
+	k->set.agg4 = 8;
+	k->expect = EXP_AGGREGATED;
+	return 0;
+}
+
+/* T4: T2a under 1,000 rules, the packet from algorithm a's host rule (of
+ * family fams[f]). */
+static int rule_case(struct cost_ctx *c, int t, unsigned int f, int a)
+{
+	int fam = fams[f];
+	struct cost_case *k = add_case_t(c, "T4", t, fam, a);
+	char host[64];
+
+	if (!k)
+		return -ENOMEM;
+	k->obj = &c->main[t];
+	k->set.nr_rules = NR_RULES;
+	k->set.rules_gen = 0;
+	/* The algorithm's host rule: slots 991.. in add_rules(). */
+	k->slot = NR_RULES - 2 * SLUICE_ALGO_MAX + 1 + 2 * a + f;
+	k->expect = a == SLUICE_ALGO_SLIDING_LOG ? EXP_RULE_LOG : EXP_RULE;
+	if (fam == 4)
+		snprintf(host, sizeof(host), "198.18.7.%d", 10 + a);
+	else
+		snprintf(host, sizeof(host), "2001:2:0:7::%x", 10 + a);
+	if (bench_frame_build(&k->frame, host, fam == 4 ? dst4 : dst6))
+		return -EINVAL;
+	return 0;
+}
+
+/* Scale: the default algorithm, each key count and table its own object,
+ * its table first filled with the keys the packets will ask for (all of
+ * them up to 1M, a quarter of them at 4M; in the sets table those whose set
+ * has room). */
+static int scale_cases(struct cost_ctx *c)
+{
+	struct cost_case *k;
+	unsigned int f, s;
+	__u8 src[16];
+	int t, ret;
+
+	for (t = TAB_LRU; t <= TAB_SETS; t++) {
 		for (f = 0; f < 2; f++) {
 			int fam = fams[f];
+			__u8 plen = fam == 4 ? 32 : 128;
 
 			for (s = 0; s < NR_SCALE; s++) {
-				struct bench_obj *o = &c->scale[t][f][s];
+				struct bpfrun *o = &c->scale[t][f][s];
 
 				k = add_case_t(c, "scale", t, fam, SLUICE_ALGO_TOKEN_BUCKET);
 				if (!k)
@@ -417,19 +436,15 @@ t4:
 				k->set.def.prefix6 = 128;
 				k->set.def.tag = fresh_tag(c, SLUICE_ALGO_TOKEN_BUCKET);
 				k->expect = scale_keys[s] > TABLE_KEYS ? EXP_NEW_KEYS : EXP_PASS;
-				/* The table full of the keys the packets will ask for
-				 * (all of them up to 1M, a quarter of them at 4M; in
-				 * the sets table those whose set has room). */
 				case_src(k, src);
 				if (t == TAB_LRU)
 					ret = bench_prefill(o->buckets_fd, sizeof(struct sluice_bucket),
-							    k->set.def.tag, (__u8)fam,
-							    fam == 4 ? 32 : 128, src, 0, TABLE_KEYS);
+							    k->set.def.tag, (__u8)fam, plen, src, 0,
+							    TABLE_KEYS);
 				else
-					ret = bench_sets_prefill(o, k->set.def.tag, (__u8)fam,
-								 fam == 4 ? 32 : 128, src, 0,
-								 TABLE_KEYS, 0, 0,
-								 SLUICE_WAY_META(fam == 4 ? 32 : 128, 0),
+					ret = bench_sets_prefill(o, k->set.def.tag, (__u8)fam, plen,
+								 src, 0, TABLE_KEYS, 0, 0,
+								 SLUICE_WAY_META(plen, 0),
 								 &k->prefilled);
 				if (ret)
 					return ret;
@@ -437,6 +452,29 @@ t4:
 		}
 	}
 	return 0;
+}
+
+/* Every case, in the order each round runs them. */
+static int build_cases(struct cost_ctx *c)
+{
+	unsigned int f;
+	int a, t, ret;
+
+	for (f = 0; f < 2; f++) {
+		ret = base_cases(c, fams[f]);
+		for (t = TAB_LRU; t <= TAB_SETS && !ret; t++) {
+			for (a = 0; a < SLUICE_ALGO_MAX && !ret; a++) {
+				ret = hot_cases(c, t, fams[f], a);
+				if (!ret && !c->quick)
+					ret = new_key_cases(c, t, fams[f], a);
+				if (!ret)
+					ret = rule_case(c, t, f, a);
+			}
+		}
+		if (ret)
+			return ret;
+	}
+	return c->quick ? 0 : scale_cases(c);
 }
 
 /* Fill the T3 tables with keys no packet will ask for: every T3 packet then
@@ -467,7 +505,7 @@ static int prefill_vary(struct cost_ctx *c)
 	for (f = 0; f < 2; f++) {
 		__u8 fam = f ? 6 : 4, plen = f ? 128 : 32;
 		const __u8 *s = f ? src6 : src;
-		__u32 meta = SLUICE_WAY_META(plen, 0), want = 4 * c->held.nsets[f];
+		__u32 meta = SLUICE_WAY_META(plen, 0), want = 4 * c->held.keys.nsets[f];
 
 		ret = bench_sets_prefill(&c->vary[TAB_SETS], tag, fam, plen, s, T3_KEYS,
 					 TABLE_KEYS, 0, 0, meta, &placed);
@@ -506,12 +544,13 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
 					   .ok_until = k->fleet_live ? ~0ULL : 0 };
 		__u32 zero = 0;
 
-		bench_obj_set(k->obj, &k->set);
+		if (bpfrun_configure(k->obj, &k->set))
+			return -EIO;
 		if (bpf_map_update_elem(bpf_map__fd(k->obj->skel->maps.sluice_fleet), &zero, &fl,
 					BPF_ANY))
 			return -errno;
 		k->prog_fd = k->obj->prog_fd;
-		if (bench_obj_stats(k->obj, &before) || bench_obj_rstats(k->obj, k->slot, &rb))
+		if (bpfrun_stats(k->obj, &before) || bpfrun_rstats(k->obj, k->slot, &rb))
 			return -errno;
 	}
 	ret = bench_test_run(k->prog_fd, &k->frame, repeat, ns, kns, &retval);
@@ -530,7 +569,7 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
 		__u64 *a = (__u64 *)&after, *b = (__u64 *)&before, *d = (__u64 *)&k->d;
 		size_t i;
 
-		if (bench_obj_stats(k->obj, &after) || bench_obj_rstats(k->obj, k->slot, &ra))
+		if (bpfrun_stats(k->obj, &after) || bpfrun_rstats(k->obj, k->slot, &ra))
 			return -errno;
 		if (count) {
 			for (i = 0; i < sizeof(after) / sizeof(__u64); i++)
@@ -692,53 +731,20 @@ static int read_sysctl_u64(const char *path, __u64 *v)
 	return ret;
 }
 
-static struct cost_case *find_t(struct cost_ctx *c, const char *test, int table, int family,
-				int algo, __u32 keys)
-{
-	int i;
-
-	for (i = 0; i < c->ncases; i++) {
-		struct cost_case *k = &c->cases[i];
-
-		if (!strcmp(k->test, test) && k->table == table && k->family == family &&
-		    k->algo == algo && k->keys == keys)
-			return k;
-	}
-	return NULL;
-}
-
-static struct cost_case *find(struct cost_ctx *c, const char *test, int family, int algo,
-			      __u32 keys)
-{
-	return find_t(c, test, TAB_LRU, family, algo, keys);
-}
-
-static double med(struct cost_case *k)
+static double med(const struct cost_case *k)
 {
 	double v[MAX_RUNS];
 
-	if (!k)
-		return NAN;
 	memcpy(v, k->ns, sizeof(v));
 	return bench_median(v, k->nruns);
 }
 
-static double kmed(struct cost_case *k)
+static double kmed(const struct cost_case *k)
 {
 	double v[MAX_RUNS];
 
 	memcpy(v, k->kns, sizeof(v));
 	return bench_median(v, k->nruns);
-}
-
-static void cell(FILE *f, struct cost_case *k)
-{
-	if (!k) {
-		fprintf(f, " - |");
-		return;
-	}
-	fprintf(f, " %.1f [%.1f-%.1f]%s |", med(k), bench_min(k->ns, k->nruns),
-		bench_max(k->ns, k->nruns), k->valid ? "" : " INVALID");
 }
 
 struct mem_row {
@@ -748,142 +754,67 @@ struct mem_row {
 	__u32 keys; /* keys it holds: entries, or sets x ways */
 };
 
-/*
- * Issue 13's comparison: both tables and the floor, every difference taken
- * over its own program's T1 (sluice's parse-only object for both tables,
- * floor_parse for the floor), medians of the same rounds. The goals of the
- * sets table: (T2a-T1) <= 1.1 x the floor's (T2-T1), T3-T1 <= 250 ns with the
- * table full of free ways and full of held ones (sliding-log left out: its
- * keys are in its LRU sluice_logs on both tables).
- */
-static void write_tables(struct cost_ctx *c, struct sluice_json *j, FILE *md)
+/* One case: what it is, its runs (ns; exact in fs, ns_runs has 6 digits),
+ * the program's own time, its counters and whether they agree with it. */
+static void json_case(struct sluice_json *j, const struct cost_case *k)
 {
-	static const int fams[] = { 4, 6 };
-	double worst_ratio = 0, worst_t3 = 0, tb_ratio[2] = { NAN, NAN };
-	int f, a;
+	int r;
 
-	fprintf(md, "### Both key tables and the floor (issue 13)\n\n");
-	fprintf(md, "ns per packet over T1, medians of the same interleaved rounds. lru = "
-		    "sluice_buckets (the default table, 1M keys for both families), sets = "
-		    "--table sets (1M keys a family: 262,144 sets of 4 ways in each of "
-		    "sluice_sets4/6). T1 is sluice's parse-only program for both tables. The "
-		    "floor (tools/bench/floor.bpf.c) parses the same frame, then one array lookup "
-		    "at a multiplicative hash of the address, a compare, bpf_ktime_get_ns and "
-		    "one CAS: T1 parse only, T2 one hot key, T3 a random key into 1M slots of "
-		    "64 B, T2 with SipHash-1-3 the hot key with the sets table's hash in place of "
-		    "the cheap one; its differences are over its own T1. T3 sets free: the table full "
-		    "of keys under their limit; T3 sets held: every way a key with a debt "
-		    "(TATs an hour ahead and more; the new keys a 1/hour policy's), so every "
-		    "claim evicts by smallest debt.\n\n");
-	fprintf(md, "| fam | floor T1 | floor T2 | floor T3 | floor T2-T1 | floor T3-T1 | floor "
-		    "T2 with SipHash-1-3 | its T2-T1 | the hash adds |\n"
-		    "|---|---|---|---|---|---|---|---|---|\n");
-	for (f = 0; f < 2; f++) {
-		struct cost_case *p = find_t(c, "T1", TAB_FLOOR, fams[f], -1, 0);
-		struct cost_case *h = find_t(c, "T2", TAB_FLOOR, fams[f], -1, 0);
-		struct cost_case *r = find_t(c, "T3", TAB_FLOOR, fams[f], -1, 0);
-		struct cost_case *sip = find_t(c, "T2sip", TAB_FLOOR, fams[f], -1, 0);
-
-		fprintf(md, "| IPv%d |", fams[f]);
-		cell(md, p);
-		cell(md, h);
-		cell(md, r);
-		fprintf(md, " %.1f | %.1f |", med(h) - med(p), med(r) - med(p));
-		cell(md, sip);
-		fprintf(md, " %.1f | %.1f |\n", med(sip) - med(p), med(sip) - med(h));
-	}
-	fprintf(md, "\n| fam | algo | lru T2a-T1 | sets T2a-T1 | floor T2-T1 | sets/floor "
-		    "(T2a) | lru T2b-T1 | sets T2b-T1 | lru T3-T1 | sets T3-T1 free | sets "
-		    "T3-T1 held | floor T3-T1 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	json_arr_begin(j, "tables");
-	for (f = 0; f < 2; f++) {
-		struct cost_case *t1 = find(c, "T1", fams[f], -1, 0);
-		struct cost_case *p = find_t(c, "T1", TAB_FLOOR, fams[f], -1, 0);
-		double fl2 = med(find_t(c, "T2", TAB_FLOOR, fams[f], -1, 0)) - med(p);
-		double fl3 = med(find_t(c, "T3", TAB_FLOOR, fams[f], -1, 0)) - med(p);
-
-		for (a = 0; a < SLUICE_ALGO_MAX; a++) {
-			struct cost_case *l2a = find_t(c, "T2a", TAB_LRU, fams[f], a, 0);
-			struct cost_case *s2a = find_t(c, "T2a", TAB_SETS, fams[f], a, 0);
-			struct cost_case *l2b = find_t(c, "T2b", TAB_LRU, fams[f], a, 0);
-			struct cost_case *s2b = find_t(c, "T2b", TAB_SETS, fams[f], a, 0);
-			struct cost_case *l3 = find_t(c, "T3", TAB_LRU, fams[f], a, 0);
-			struct cost_case *s3 = find_t(c, "T3", TAB_SETS, fams[f], a, 0);
-			struct cost_case *s3h = find_t(c, "T3held", TAB_SETS, fams[f], a, 0);
-			double ratio = (med(s2a) - med(t1)) / fl2;
-			bool ok = s2a && s2a->valid && l2a && l2a->valid;
-
-			fprintf(md, "| IPv%d | %s | %.1f%s | %.1f%s | %.1f | %.2f | %.1f%s | %.1f%s | "
-				    "%.1f%s | %.1f%s | %.1f%s | %.1f |\n",
-				fams[f], sluice_algo_name((unsigned)a), med(l2a) - med(t1),
-				l2a && !l2a->valid ? " INVALID" : "", med(s2a) - med(t1),
-				s2a && !s2a->valid ? " INVALID" : "", fl2, ratio,
-				med(l2b) - med(t1), l2b && !l2b->valid ? " INVALID" : "",
-				med(s2b) - med(t1), s2b && !s2b->valid ? " INVALID" : "",
-				med(l3) - med(t1), l3 && !l3->valid ? " INVALID" : "",
-				med(s3) - med(t1), s3 && !s3->valid ? " INVALID" : "",
-				med(s3h) - med(t1), s3h && !s3h->valid ? " INVALID" : "", fl3);
-			json_obj_begin(j, NULL);
-			json_u64(j, "family", (__u64)fams[f]);
-			json_str(j, "algo", sluice_algo_name((unsigned)a));
-			json_f64(j, "lru_t2a_minus_t1", med(l2a) - med(t1));
-			json_f64(j, "sets_t2a_minus_t1", med(s2a) - med(t1));
-			json_f64(j, "lru_t2b_minus_t1", med(l2b) - med(t1));
-			json_f64(j, "sets_t2b_minus_t1", med(s2b) - med(t1));
-			json_f64(j, "floor_t2_minus_t1", fl2);
-			json_f64(j, "sets_over_floor_t2", ratio);
-			json_f64(j, "lru_t3_minus_t1", med(l3) - med(t1));
-			json_f64(j, "sets_t3_minus_t1", med(s3) - med(t1));
-			if (s3h)
-				json_f64(j, "sets_t3held_minus_t1", med(s3h) - med(t1));
-			json_f64(j, "floor_t3_minus_t1", fl3);
-			json_bool(j, "valid", ok);
-			json_obj_end(j);
-			if (a == SLUICE_ALGO_SLIDING_LOG)
-				continue;
-			if (a == SLUICE_ALGO_TOKEN_BUCKET)
-				tb_ratio[f] = ratio;
-			if (ratio > worst_ratio)
-				worst_ratio = ratio;
-			if (med(s3) - med(t1) > worst_t3)
-				worst_t3 = med(s3) - med(t1);
-			if (s3h && med(s3h) - med(t1) > worst_t3)
-				worst_t3 = med(s3h) - med(t1);
-		}
-	}
+	json_obj_begin(j, NULL);
+	json_str(j, "test", k->test);
+	json_str(j, "table", tab_names[k->table]);
+	json_u64(j, "family", (__u64)k->family);
+	json_str(j, "algo", k->algo < 0 ? "none" : sluice_algo_name((unsigned)k->algo));
+	if (k->keys)
+		json_u64(j, "keys", k->keys);
+	json_f64(j, "ns_median", med(k));
+	json_f64(j, "ns_min", bench_min(k->ns, k->nruns));
+	json_f64(j, "ns_max", bench_max(k->ns, k->nruns));
+	json_f64(j, "kernel_ns_median", kmed(k));
+	json_f64(j, "prog_ns", k->prog_ns);
+	json_arr_begin(j, "ns_runs");
+	for (r = 0; r < k->nruns; r++)
+		json_f64(j, NULL, k->ns[r]);
 	json_arr_end(j);
-	fprintf(md, "\nGoals of the sets table: (T2a-T1) / floor (T2-T1) <= 1.1: token bucket "
-		    "IPv4 %.2f, IPv6 %.2f: %s (worst of the bucket and window algorithms %.2f). ",
-		tb_ratio[0], tb_ratio[1], tb_ratio[0] <= 1.1 && tb_ratio[1] <= 1.1 ? "met" : "MISSED",
-		worst_ratio);
-	if (c->quick)
-		fprintf(md, "T3 not run (-q).\n\n");
-	else
-		fprintf(md, "T3-T1 <= 250 ns (free and held, sliding-log left out): %s (worst "
-			    "%.1f ns).\n\n", worst_t3 <= 250.0 ? "met" : "MISSED", worst_t3);
-	json_obj_begin(j, "sets_goals");
-	json_f64(j, "t2_over_floor_token_bucket_v4", tb_ratio[0]);
-	json_f64(j, "t2_over_floor_token_bucket_v6", tb_ratio[1]);
-	json_f64(j, "t2_over_floor_worst", worst_ratio);
-	json_bool(j, "t2_over_floor_le_1_1", tb_ratio[0] <= 1.1 && tb_ratio[1] <= 1.1);
-	if (!c->quick) {
-		json_f64(j, "worst_t3_minus_t1", worst_t3);
-		json_bool(j, "t3_minus_t1_le_250ns", worst_t3 <= 250.0);
+	json_arr_begin(j, "fs_runs");
+	for (r = 0; r < k->nruns; r++)
+		json_u64(j, NULL, (__u64)llround(k->ns[r] * 1e6));
+	json_arr_end(j);
+	json_u64(j, "prog_fs", (__u64)llround(k->prog_ns * 1e6));
+	json_u64(j, "packets", k->runs_pkts);
+	json_u64(j, "attempts", (__u64)k->attempts);
+	json_u64(j, "fallbacks", (__u64)k->fallbacks);
+	if (k->obj) {
+		json_u64(j, "passed", k->d.passed);
+		json_u64(j, "dropped", k->d.dropped);
+		json_u64(j, "new_keys", k->d.new_keys);
+		json_u64(j, "update_failed", k->d.update_failed);
+		json_u64(j, "contended", k->d.contended);
 	}
+	if (k->prefilled)
+		json_u64(j, "prefilled", k->prefilled);
+	if (k->live_ways) {
+		json_u64(j, "live_ways", k->live_ways);
+		json_u64(j, "held_ways", k->held_ways);
+	}
+	json_bool(j, "valid", k->valid);
+	json_str(j, "note", k->why);
 	json_obj_end(j);
 }
 
-static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u64 stats_before,
-			  const struct mem_row *mem, int nmem, const __s64 *meminfo_delta_kb)
+/*
+ * The measurements, for tools/bench/render.py: the run's context, every
+ * case, the maps' memory and MemAvailable (kB) before the lru scale objects,
+ * before the sets ones and after. The renderer derives the rest: the
+ * differences and goals, the Markdown tables and the chart data.
+ */
+static void write_json(struct cost_ctx *c, FILE *f, __u64 stats_before, const struct mem_row *mem,
+		       int nmem, const __s64 *avail_kb)
 {
-	static const int fams[] = { 4, 6 };
 	struct sluice_json j;
-	bool goal_t2 = true, goal_t3 = true;
-	double worst_t2 = 0, worst_t3 = 0;
-	int i, a, f;
-	unsigned int s;
+	int i;
 
-	json_init(&j, js);
+	json_init(&j, f);
 	json_obj_begin(&j, NULL);
 	json_u64(&j, "repeat", c->repeat);
 	json_u64(&j, "runs", (__u64)c->runs);
@@ -896,300 +827,28 @@ static void write_outputs(struct cost_ctx *c, FILE *js, FILE *md, FILE *dat, __u
 			 : "the kernel's own average (whole ns, rounded down): no spare devices "
 			   "were given (-H), so each call's wall time includes two RCU grace "
 			   "periods; prog_ns is run_time_ns / run_cnt with bpf_stats on");
+	json_bool(&j, "wall", c->wall);
+	json_bool(&j, "quick", c->quick);
+	json_u64(&j, "table_keys", TABLE_KEYS);
+	json_u64(&j, "scale_objects", 2 * NR_SCALE);
 	json_arr_begin(&j, "cases");
-	for (i = 0; i < c->ncases; i++) {
-		struct cost_case *k = &c->cases[i];
-
-		json_obj_begin(&j, NULL);
-		json_str(&j, "test", k->test);
-		json_str(&j, "table", tab_names[k->table]);
-		json_u64(&j, "family", (__u64)k->family);
-		json_str(&j, "algo", k->algo < 0 ? "none" : sluice_algo_name((unsigned)k->algo));
-		if (k->keys)
-			json_u64(&j, "keys", k->keys);
-		json_f64(&j, "ns_median", med(k));
-		json_f64(&j, "ns_min", bench_min(k->ns, k->nruns));
-		json_f64(&j, "ns_max", bench_max(k->ns, k->nruns));
-		json_f64(&j, "kernel_ns_median", kmed(k));
-		json_f64(&j, "prog_ns", k->prog_ns);
-		json_arr_begin(&j, "ns_runs");
-		for (a = 0; a < k->nruns; a++)
-			json_f64(&j, NULL, k->ns[a]);
-		json_arr_end(&j);
-		json_u64(&j, "packets", k->runs_pkts);
-		json_u64(&j, "attempts", (__u64)k->attempts);
-		json_u64(&j, "fallbacks", (__u64)k->fallbacks);
-		if (k->obj) {
-			json_u64(&j, "passed", k->d.passed);
-			json_u64(&j, "dropped", k->d.dropped);
-			json_u64(&j, "new_keys", k->d.new_keys);
-			json_u64(&j, "update_failed", k->d.update_failed);
-			json_u64(&j, "contended", k->d.contended);
-		}
-		if (k->prefilled)
-			json_u64(&j, "prefilled", k->prefilled);
-		if (k->live_ways) {
-			json_u64(&j, "live_ways", k->live_ways);
-			json_u64(&j, "held_ways", k->held_ways);
-		}
-		json_bool(&j, "valid", k->valid);
-		json_str(&j, "note", k->why);
-		json_obj_end(&j);
-	}
+	for (i = 0; i < c->ncases; i++)
+		json_case(&j, &c->cases[i]);
 	json_arr_end(&j);
-
-	fprintf(md, "### In-kernel cost per packet (BPF_PROG_TEST_RUN)\n\n");
-	fprintf(md, "ns per packet (%s), median [min-max] of %d interleaved runs of %u packets; "
-		    "bpf_stats was %s while timing. T0 = bare XDP_DROP, T1 = parse only, T2a = "
-		    "one key under its limit, T2b = one key over it, T3 = a new key per packet "
-		    "into a full 1M-key table, T4 = T2a with 1,000 CIDR rules.\n\n",
-		c->wall ? "wall clock / repeat" : "kernel-reported, whole ns", c->runs, c->repeat,
-		stats_before ? "ON (adds its own cost to every case)" : "off");
-	fprintf(md, "| fam | table | algo | T0 drop | T1 parse | T2a pass | T2b drop | T3 new key | "
-		    "T4 1000 rules | T2a-T1 | T2b-T1 | T3-T1 | T4-T2a | T2a/T0 | T3/T0 |\n");
-	fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	json_arr_begin(&j, "derived");
-	for (f = 0; f < 2; f++) {
-		struct cost_case *t0 = find(c, "T0", fams[f], -1, 0);
-		struct cost_case *t1 = find(c, "T1", fams[f], -1, 0);
-
-		for (i = 0; i < 2 * SLUICE_ALGO_MAX; i++) {
-			int t = i / SLUICE_ALGO_MAX;
-			struct cost_case *t2a, *t2b, *t3, *t4;
-			double d2a, d2b, d3, d4;
-
-			a = i % SLUICE_ALGO_MAX;
-			t2a = find_t(c, "T2a", t, fams[f], a, 0);
-			t2b = find_t(c, "T2b", t, fams[f], a, 0);
-			t3 = find_t(c, "T3", t, fams[f], a, 0);
-			t4 = find_t(c, "T4", t, fams[f], a, 0);
-			d2a = med(t2a) - med(t1);
-			d2b = med(t2b) - med(t1);
-			d3 = med(t3) - med(t1);
-			d4 = med(t4) - med(t2a);
-			fprintf(md, "| IPv%d | %s | %s |", fams[f], tab_names[t],
-				sluice_algo_name((unsigned)a));
-			cell(md, t0);
-			cell(md, t1);
-			cell(md, t2a);
-			cell(md, t2b);
-			cell(md, t3);
-			cell(md, t4);
-			fprintf(md, " %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", d2a, d2b, d3,
-				d4, med(t2a) / med(t0), med(t3) / med(t0));
-			json_obj_begin(&j, NULL);
-			json_u64(&j, "family", (__u64)fams[f]);
-			json_str(&j, "table", tab_names[t]);
-			json_str(&j, "algo", sluice_algo_name((unsigned)a));
-			json_f64(&j, "t2a_minus_t1", d2a);
-			json_f64(&j, "t2b_minus_t1", d2b);
-			json_f64(&j, "t3_minus_t1", d3);
-			json_f64(&j, "t4_minus_t2a", d4);
-			json_f64(&j, "t1_over_t0", med(t1) / med(t0));
-			json_f64(&j, "t2a_over_t0", med(t2a) / med(t0));
-			json_f64(&j, "t2b_over_t0", med(t2b) / med(t0));
-			json_f64(&j, "t3_over_t0", med(t3) / med(t0));
-			json_f64(&j, "t4_over_t0", med(t4) / med(t0));
-			json_obj_end(&j);
-			if (t != TAB_LRU)
-				continue; /* the sets table has its own goals (below) */
-			/* sliding-log's T2a is its drop path: judged by T2b alone */
-			if (a != SLUICE_ALGO_SLIDING_LOG && d2a > worst_t2)
-				worst_t2 = d2a;
-			if (d2b > worst_t2)
-				worst_t2 = d2b;
-			if (d3 > worst_t3)
-				worst_t3 = d3;
-		}
-	}
-	json_arr_end(&j);
-	goal_t2 = worst_t2 <= 40.0;
-	goal_t3 = worst_t3 <= 250.0;
-	{
-		int fb = 0, runs = 0;
-
-		for (i = 0; i < c->ncases; i++) {
-			fb += c->cases[i].fallbacks;
-			runs += c->cases[i].nruns;
-		}
-		fprintf(md, "\n%d of %d timed runs were disturbed (the thread was scheduled "
-			    "out) and are timed by the kernel's whole-ns count + 0.5.\n", fb, runs);
-		json_u64(&j, "fallback_runs", (__u64)fb);
-	}
-	fprintf(md, "\nNotes:");
-	for (i = 0; i < c->ncases; i++) {
-		struct cost_case *k = &c->cases[i];
-
-		if (k->why[0] && strcmp(k->test, "scale"))
-			fprintf(md, "\n- %s %s IPv%d %s: %s%s", tab_names[k->table], k->test, k->family,
-				k->algo < 0 ? "" : sluice_algo_name((unsigned)k->algo), k->why,
-				k->valid ? "" : " (INVALID)");
-	}
-	fprintf(md, "\n- T3 and scale key IPv6 by /128: bench_vary_keys writes the low 32 "
-		    "bits of the address.\n- The sets table's T3, T3held and T3agg run into 1M "
-		    "keys of the packet's family, the LRU table's into 1M keys of both (the same "
-		    "1M-key capacity).\n\n");
-	for (f = 0; f < 2; f++) {
-		static const char *const tests[] = { "T0", "T1", "T2a", "T2b", "T3", "T4" };
-		unsigned int t;
-
-		fprintf(md, "Program alone (bpf_stats run_time_ns / run_cnt, one clock read "
-			    "included), token bucket, IPv%d:", fams[f]);
-		for (t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
-			struct cost_case *k = find(c, tests[t], fams[f], t < 2 ? -1 : 0, 0);
-
-			if (k)
-				fprintf(md, " %s %.1f ns%s", tests[t], k->prog_ns,
-					t + 1 < sizeof(tests) / sizeof(tests[0]) ? "," : ".");
-		}
-		fprintf(md, "\n\n");
-	}
-	for (f = 0; f < 2; f++) {
-		struct cost_case *k = find(c, "T3agg", fams[f], 0, 0);
-		struct cost_case *t1 = find(c, "T1", fams[f], -1, 0);
-
-		if (k)
-			fprintf(md, "T3agg IPv%d (T3, token bucket, with the new-key limit on: "
-				    "1000/s, then aggregate buckets): %.1f [%.1f-%.1f] ns, %.1f ns "
-				    "over T1.\n\n",
-				fams[f], med(k), bench_min(k->ns, k->nruns),
-				bench_max(k->ns, k->nruns), med(k) - med(t1));
-	}
-	for (f = 0; f < 2; f++) {
-		struct cost_case *t2 = find(c, "T2a", fams[f], 0, 0);
-		struct cost_case *f0 = find(c, "T2fleet", fams[f], 0, 0);
-		struct cost_case *f3 = find(c, "T2fleet3", fams[f], 0, 0);
-
-		if (t2 && f0 && f3)
-			fprintf(md, "Fleet-wide policy, IPv%d (T2a, token bucket, marked --fleet; "
-				    "every packet passes and adds its cost to sluice_fleet_use): no "
-				    "agent %.1f ns (%+.1f over T2a), 3 boxes synced %.1f ns (%+.1f).\n\n",
-				fams[f], med(f0), med(f0) - med(t2), med(f3), med(f3) - med(t2));
-	}
-	fprintf(md, "LRU table: goal T2-T1 <= 40 ns: %s (worst %.1f ns). ", goal_t2 ? "met" : "MISSED",
-		worst_t2);
-	if (c->quick)
-		fprintf(md, "T3 not run (-q).\n\n");
-	else
-		fprintf(md, "Goal T3-T1 <= 250 ns: %s (worst %.1f ns).\n\n",
-			goal_t3 ? "met" : "MISSED", worst_t3);
-	json_obj_begin(&j, "goals");
-	json_f64(&j, "worst_t2_minus_t1", worst_t2);
-	json_bool(&j, "t2_minus_t1_le_40ns", goal_t2);
-	json_f64(&j, "worst_t3_minus_t1", worst_t3);
-	json_bool(&j, "t3_minus_t1_le_250ns", goal_t3);
-	json_obj_end(&j);
-
-	write_tables(c, &j, md);
-
-	if (c->quick)
-		goto memory;
-	/* Scale */
-	fprintf(md, "### Cost per packet against key count (token bucket, both tables)\n\n");
-	fprintf(md, "Each row is its own object per table and family: lru a 1M-key "
-		    "sluice_buckets, sets 1M keys of the family (262,144 sets), both first "
-		    "filled with the first 1M keys the packets ask for (sets: those whose set "
-		    "had room; the rest are claimed by the packets). Medians [min-max].\n\n");
-	fprintf(md, "| keys | lru IPv4 ns | sets IPv4 ns | lru IPv6 ns | sets IPv6 ns | lru IPv4 "
-		    "new keys | sets IPv4 new keys | lru IPv6 new keys | sets IPv6 new keys | "
-		    "IPv4 sets/lru |\n|---|---|---|---|---|---|---|---|---|---|\n");
-	fprintf(dat, "# keys v4_median v4_min v4_max v6_median v6_min v6_max t0_v4 "
-		     "sets_v4_median sets_v4_min sets_v4_max sets_v6_median sets_v6_min "
-		     "sets_v6_max\n");
-	json_arr_begin(&j, "scale");
-	for (s = 0; s < NR_SCALE; s++) {
-		struct cost_case *k4 = find(c, "scale", 4, 0, scale_keys[s]);
-		struct cost_case *k6 = find(c, "scale", 6, 0, scale_keys[s]);
-		struct cost_case *s4 = find_t(c, "scale", TAB_SETS, 4, 0, scale_keys[s]);
-		struct cost_case *s6 = find_t(c, "scale", TAB_SETS, 6, 0, scale_keys[s]);
-		struct cost_case *t0 = find(c, "T0", 4, -1, 0);
-#define NEWPCT(k) (100.0 * (double)(k)->d.new_keys / (double)(k)->runs_pkts)
-
-		fprintf(md, "| %u |", scale_keys[s]);
-		cell(md, k4);
-		cell(md, s4);
-		cell(md, k6);
-		cell(md, s6);
-		fprintf(md, " %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f |\n", NEWPCT(k4), NEWPCT(s4),
-			NEWPCT(k6), NEWPCT(s6), med(s4) / med(k4));
-		fprintf(dat, "%u %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n",
-			scale_keys[s], med(k4), bench_min(k4->ns, k4->nruns),
-			bench_max(k4->ns, k4->nruns), med(k6), bench_min(k6->ns, k6->nruns),
-			bench_max(k6->ns, k6->nruns), med(t0), med(s4), bench_min(s4->ns, s4->nruns),
-			bench_max(s4->ns, s4->nruns), med(s6), bench_min(s6->ns, s6->nruns),
-			bench_max(s6->ns, s6->nruns));
-		json_obj_begin(&j, NULL);
-		json_u64(&j, "keys", scale_keys[s]);
-		json_f64(&j, "lru_v4", med(k4));
-		json_f64(&j, "sets_v4", med(s4));
-		json_f64(&j, "lru_v6", med(k6));
-		json_f64(&j, "sets_v6", med(s6));
-		json_u64(&j, "sets_v4_prefilled", s4->prefilled);
-		json_u64(&j, "sets_v6_prefilled", s6->prefilled);
-		json_obj_end(&j);
-#undef NEWPCT
-	}
-	json_arr_end(&j);
-	fprintf(md, "\nThe sets prefill placed %u IPv4 and %u IPv6 keys of the 1M (a set "
-		    "already full leaves a key out).\n\n",
-		find_t(c, "scale", TAB_SETS, 4, 0, 1)->prefilled,
-		find_t(c, "scale", TAB_SETS, 6, 0, 1)->prefilled);
-	for (i = 0; i < c->ncases; i++) {
-		struct cost_case *k = &c->cases[i];
-
-		if (!k->valid && !strcmp(k->test, "scale"))
-			fprintf(md, "- INVALID: %s scale IPv%d %u keys: %s\n", tab_names[k->table],
-				k->family, k->keys, k->why);
-	}
-	fprintf(md, "\n");
-
-memory:
-	/* Memory */
-	fprintf(md, "### sluice memory per key\n\nThe maps' memory as libsluice counts it "
-		    "(sluice_map_bytes()), over the keys they hold.\n\n| map | entries | keys | "
-		    "bytes | bytes per key |\n|---|---|---|---|---|\n");
-	json_arr_begin(&j, "memory");
+	json_arr_begin(&j, "memory_maps");
 	for (i = 0; i < nmem; i++) {
-		fprintf(md, "| %s | %u | %u | %llu | %.1f |\n", mem[i].map, mem[i].entries,
-			mem[i].keys, (unsigned long long)mem[i].bytes,
-			(double)mem[i].bytes / mem[i].keys);
 		json_obj_begin(&j, NULL);
 		json_str(&j, "map", mem[i].map);
 		json_u64(&j, "entries", mem[i].entries);
 		json_u64(&j, "keys", mem[i].keys);
 		json_u64(&j, "bytes", mem[i].bytes);
-		json_f64(&j, "bytes_per_key", (double)mem[i].bytes / mem[i].keys);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
-	if (nmem >= 4) {
-		double b4 = (double)mem[2].bytes / mem[2].keys, b6 = (double)mem[3].bytes / mem[3].keys;
-
-		fprintf(md, "\nGoals of the sets table: bytes per key <= 32 (IPv4): %.1f, %s; "
-			    "<= 48 (IPv6): %.1f, %s. The LRU table: %.1f a key of either family.\n",
-			b4, b4 <= 32.0 ? "met" : "MISSED", b6, b6 <= 48.0 ? "met" : "MISSED",
-			(double)mem[0].bytes / mem[0].keys);
-		json_obj_begin(&j, "bytes_per_key_goals");
-		json_f64(&j, "sets_v4", b4);
-		json_f64(&j, "sets_v6", b6);
-		json_bool(&j, "sets_v4_le_32", b4 <= 32.0);
-		json_bool(&j, "sets_v6_le_48", b6 <= 48.0);
-		json_obj_end(&j);
-	}
-	if (nmem)
-		fprintf(md, "\nMemAvailable fell by %lld kB while the %d lru scale objects (a "
-		    "1M-key table each) were loaded, %.1f bytes per key, and by %lld kB for the %d "
-		    "sets ones (1M keys of one family each: half IPv4, half IPv6), %.1f bytes per "
-		    "key (both include the programs and their other maps; other activity on the "
-		    "machine adds noise).\n\n",
-		(long long)meminfo_delta_kb[0], (int)(2 * NR_SCALE),
-		(double)meminfo_delta_kb[0] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS),
-		(long long)meminfo_delta_kb[1], (int)(2 * NR_SCALE),
-		(double)meminfo_delta_kb[1] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
-	json_f64(&j, "meminfo_bytes_per_key",
-		 (double)meminfo_delta_kb[0] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
-	json_f64(&j, "sets_meminfo_bytes_per_key",
-		 (double)meminfo_delta_kb[1] * 1024.0 / (2.0 * NR_SCALE * TABLE_KEYS));
+	json_arr_begin(&j, "mem_available_kb");
+	for (i = 0; i < 3; i++)
+		json_u64(&j, NULL, (__u64)avail_kb[i]);
+	json_arr_end(&j);
 	json_obj_end(&j);
 	json_end(&j);
 }
@@ -1211,48 +870,254 @@ static __s64 mem_available_kb(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice-bench cost -o JSON -m MARKDOWN -d SCALE.dat [-r REPEAT] "
-		   "[-n RUNS] [-H DEV,DEV,...] [-q]\n"
+	fprintf(f, "usage: sluice-bench cost -o JSON [-r REPEAT] [-n RUNS] [-H DEV,DEV,...] [-q]\n"
+		   "  -o  the measurements, for tools/bench/render.py (the tables and charts)\n"
 		   "  -H  spare veth devices (30) to hold the programs in the XDP dispatcher\n"
 		   "  -q  quick: T0, T1, T2 and T4 only (to profile a change to the datapath)\n");
 }
 
-int cmd_cost(int argc, char **argv)
+/*
+ * sluice's objects of every case and their rules and prefills, and
+ * MemAvailable (kB) in avail[] before the lru scale objects, before the sets
+ * ones and after them.
+ */
+static int load_objects(struct cost_ctx *c, __s64 *avail)
 {
-	const char *json_path = NULL, *md_path = NULL, *dat_path = NULL;
-	struct cost_ctx c = { .repeat = 1000000, .runs = 5 };
-	struct bench_obj_opts oo = {};
-	struct mem_row mem[4];
-	__u64 stats_before = 0;
-	__s64 mem0 = 0, mem1 = 0, mem2 = 0, memd[2];
-	FILE *js = NULL, *md = NULL, *dat = NULL;
-	int opt, i, r, ret, stats_fd = -1;
+	struct bpfrun_opts oo = { .parse_only = true, .max_keys = 1024 };
+	unsigned int f, s;
+	int i, ret;
+
+	ret = bench_open(&c->parse, &oo);
+	if (ret)
+		return ret;
+	oo.parse_only = false;
+	oo.max_keys = 0;
+	ret = bench_open(&c->main[TAB_LRU], &oo);
+	if (ret)
+		return ret;
+	/* The sets objects: their own table sized per family, a small LRU one
+	 * (no key of theirs goes there). */
+	oo.table = BPFRUN_SETS;
+	oo.max_keys = 1024;
+	oo.sets_keys[0] = oo.sets_keys[1] = 4096;
+	ret = bench_open(&c->main[TAB_SETS], &oo);
+	if (ret)
+		return ret;
+	oo.table = BPFRUN_LRU;
+	oo.max_keys = 0;
+	for (i = TAB_LRU; i <= TAB_SETS; i++) {
+		ret = add_rules(c, &c->main[i]);
+		if (ret)
+			return ret;
+	}
+	if (c->quick) {
+		avail[2] = mem_available_kb();
+		return 0;
+	}
+	oo.vary_keys = T3_KEYS;
+	oo.max_keys = TABLE_KEYS;
+	oo.max_log_keys = TABLE_KEYS;
+	ret = bench_open(&c->vary[TAB_LRU], &oo);
+	if (ret)
+		return ret;
+	/* Same key capacity: the LRU table holds 1M keys, each sets table 1M
+	 * keys of its family (T3 of one family meets 1M keys in both). */
+	oo.table = BPFRUN_SETS;
+	oo.max_keys = 1024;
+	oo.sets_keys[0] = oo.sets_keys[1] = TABLE_KEYS;
+	ret = bench_open(&c->vary[TAB_SETS], &oo);
+	if (ret)
+		return ret;
+	oo.max_log_keys = 1024;
+	ret = bench_open(&c->held, &oo);
+	if (ret)
+		return ret;
+	ret = prefill_vary(c);
+	if (ret)
+		return ret;
+	for (i = TAB_LRU; i <= TAB_SETS; i++) {
+		avail[i] = mem_available_kb();
+		for (f = 0; f < 2; f++) {
+			for (s = 0; s < NR_SCALE; s++) {
+				oo.vary_keys = scale_keys[s];
+				oo.table = i == TAB_SETS ? BPFRUN_SETS : BPFRUN_LRU;
+				oo.max_keys = i == TAB_SETS ? 1024 : TABLE_KEYS;
+				/* sets: 1M keys of the scale case's family, 4 of the other */
+				oo.sets_keys[f] = TABLE_KEYS;
+				oo.sets_keys[!f] = 4;
+				ret = bench_open(&c->scale[i][f][s], &oo);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	avail[2] = mem_available_kb();
+	return 0;
+}
+
+static void close_objects(struct cost_ctx *c)
+{
+	unsigned int f, s;
+	int i;
+
+	for (i = TAB_LRU; i <= TAB_SETS; i++) {
+		for (f = 0; f < 2; f++)
+			for (s = 0; s < NR_SCALE; s++)
+				bpfrun_close(&c->scale[i][f][s]);
+		bpfrun_close(&c->vary[i]);
+		bpfrun_close(&c->main[i]);
+	}
+	bpfrun_close(&c->held);
+	bpfrun_close(&c->parse);
+}
+
+/* Every timed program into the XDP dispatcher (bench_hold()): c->wall, or
+ * the kernel's whole-ns count when the devices given run out. */
+static void hold_programs(struct cost_ctx *c)
+{
+	int fds[32], nfd = 0, i;
 	unsigned int f, s;
 
-	while ((opt = getopt(argc, argv, "o:m:d:r:n:H:qh")) != -1) {
+	c->wall = bench_held();
+	fds[nfd++] = bpf_program__fd(c->drop->progs.bench_drop);
+	fds[nfd++] = bpf_program__fd(c->floor->progs.floor_parse);
+	fds[nfd++] = bpf_program__fd(c->floor->progs.floor_hot);
+	fds[nfd++] = bpf_program__fd(c->floor->progs.floor_sip);
+	if (!c->quick)
+		fds[nfd++] = bpf_program__fd(c->floor->progs.floor_rand);
+	fds[nfd++] = c->parse.prog_fd;
+	fds[nfd++] = c->main[TAB_LRU].prog_fd;
+	fds[nfd++] = c->main[TAB_SETS].prog_fd;
+	if (!c->quick) {
+		fds[nfd++] = c->vary[TAB_LRU].prog_fd;
+		fds[nfd++] = c->vary[TAB_SETS].prog_fd;
+		fds[nfd++] = c->held.prog_fd;
+	}
+	for (i = TAB_LRU; i <= TAB_SETS && !c->quick; i++)
+		for (f = 0; f < 2; f++)
+			for (s = 0; s < NR_SCALE; s++)
+				fds[nfd++] = c->scale[i][f][s].prog_fd;
+	for (i = 0; c->wall && i < nfd; i++) {
+		if (bench_hold(fds[i])) {
+			fprintf(stderr,
+				"sluice-bench: Couldn't hold program %d of %d in the "
+				"dispatcher (give more devices with -H): timing by the "
+				"kernel's whole-ns average\n", i + 1, nfd);
+			c->wall = false;
+		}
+	}
+}
+
+/* Per map: the 1M-key bucket and log tables of T3, and the sets tables
+ * (1M keys a family) of T3: *nmem rows (0 under -q). 0, or -ENOENT. */
+static int map_memory(struct cost_ctx *c, struct mem_row *mem, int *nmem)
+{
+	*nmem = 0;
+	mem[0].map = "sluice_buckets (lru, both families)";
+	mem[1].map = "sluice_logs (sliding-log, both tables)";
+	mem[2].map = "sluice_sets4 (sets, IPv4)";
+	mem[3].map = "sluice_sets6 (sets, IPv6)";
+	if (c->quick)
+		return 0;
+	if (bench_map_memory(c->vary[TAB_LRU].buckets_fd, &mem[0].bytes, &mem[0].entries) ||
+	    bench_map_memory(c->vary[TAB_LRU].logs_fd, &mem[1].bytes, &mem[1].entries) ||
+	    bench_map_memory(c->vary[TAB_SETS].sets_fd[0], &mem[2].bytes, &mem[2].entries) ||
+	    bench_map_memory(c->vary[TAB_SETS].sets_fd[1], &mem[3].bytes, &mem[3].entries))
+		return -ENOENT;
+	mem[0].keys = mem[0].entries;
+	mem[1].keys = mem[1].entries;
+	mem[2].keys = mem[2].entries * SLUICE_SET_WAYS;
+	mem[3].keys = mem[3].entries * SLUICE_SET_WAYS;
+	*nmem = 4;
+	return 0;
+}
+
+/* A warm-up round, then the timed rounds; then the sets T3 tables' held
+ * ways, and every case checked against its counters. */
+static int run_rounds(struct cost_ctx *c)
+{
+	int i, r, ret;
+
+	/* Warm up: JIT images, caches, and the T2b buckets into their drop state. */
+	for (i = 0; i < c->ncases; i++) {
+		ret = run_case(c, &c->cases[i], 1000, false);
+		if (ret)
+			return ret;
+	}
+	for (r = 0; r < c->runs; r++) {
+		for (i = 0; i < c->ncases; i++) {
+			ret = run_case(c, &c->cases[i], c->repeat, true);
+			if (ret)
+				return ret;
+		}
+		fprintf(stderr, "sluice-bench cost: round %d of %d done\n", r + 1, c->runs);
+	}
+	/* The sets T3 tables after the runs: how many ways hold a debt. */
+	for (i = 0; i < c->ncases; i++) {
+		struct cost_case *k = &c->cases[i];
+
+		if (k->table == TAB_SETS && !strncmp(k->test, "T3", 2))
+			bench_sets_count(k->obj, (__u8)k->family,
+					 bench_now_ns() << SLUICE_TICK_SHIFT, &k->live_ways,
+					 &k->held_ways);
+	}
+	for (i = 0; i < c->ncases; i++)
+		check_case(&c->cases[i]);
+	return 0;
+}
+
+/* One more run of each case with bpf_stats on: the program's own time. */
+static int time_programs(struct cost_ctx *c)
+{
+	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME), i, ret = 0;
+
+	if (stats_fd < 0)
+		fprintf(stderr, "sluice-bench: Couldn't enable bpf_stats: %s (prog_ns left 0)\n",
+			strerror(errno));
+	for (i = 0; stats_fd >= 0 && i < c->ncases; i++) {
+		struct cost_case *k = &c->cases[i];
+		__u64 t0, n0, t1, n1;
+		__u32 rep = c->repeat / 10 ? c->repeat / 10 : 1;
+
+		if (k->obj)
+			k->prog_fd = k->obj->prog_fd;
+		if (bench_prog_runtime(k->prog_fd, &t0, &n0))
+			break;
+		ret = run_once(k, rep, false, NULL, NULL);
+		if (ret)
+			break;
+		if (bench_prog_runtime(k->prog_fd, &t1, &n1))
+			break;
+		if (n1 > n0)
+			k->prog_ns = (double)(t1 - t0) / (double)(n1 - n0);
+	}
+	if (stats_fd >= 0)
+		close(stats_fd);
+	return ret;
+}
+
+/* The options into c and *json_path: -1, or the exit status. */
+static int cost_args(int argc, char **argv, struct cost_ctx *c, const char **json_path)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "o:r:n:H:qh")) != -1) {
 		switch (opt) {
 		case 'q':
-			c.quick = true;
+			c->quick = true;
 			break;
 		case 'H':
-			ret = bench_hold_devices(optarg);
-			if (ret)
+			if (bench_hold_devices(optarg))
 				return SLUICE_EXIT_USAGE;
 			break;
 		case 'o':
-			json_path = optarg;
-			break;
-		case 'm':
-			md_path = optarg;
-			break;
-		case 'd':
-			dat_path = optarg;
+			*json_path = optarg;
 			break;
 		case 'r':
-			c.repeat = (__u32)strtoul(optarg, NULL, 0);
+			c->repeat = (__u32)strtoul(optarg, NULL, 0);
 			break;
 		case 'n':
-			c.runs = atoi(optarg);
+			c->runs = atoi(optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -1262,12 +1127,26 @@ int cmd_cost(int argc, char **argv)
 			return SLUICE_EXIT_USAGE;
 		}
 	}
-	if (!json_path || !md_path || !dat_path || c.repeat < 1 || c.runs < 1 ||
-	    c.runs > MAX_RUNS) {
+	if (!*json_path || c->repeat < 1 || c->runs < 1 || c->runs > MAX_RUNS) {
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
+	return -1;
+}
 
+int cmd_cost(int argc, char **argv)
+{
+	const char *json_path = NULL;
+	struct cost_ctx c = { .repeat = 1000000, .runs = 5 };
+	struct mem_row mem[4];
+	__u64 stats_before = 0;
+	__s64 avail[3] = { 0 };
+	FILE *js;
+	int ret, nmem = 0;
+
+	ret = cost_args(argc, argv, &c, &json_path);
+	if (ret >= 0)
+		return ret;
 	read_sysctl_u64("/proc/sys/kernel/bpf_stats_enabled", &stats_before);
 	/* One CPU for every run: no migration between runs, the same caches. */
 	bench_pin_cpu(bench_ncpus_online() - 1);
@@ -1286,219 +1165,37 @@ int cmd_cost(int argc, char **argv)
 		drop_bpf__destroy(c.drop);
 		return SLUICE_EXIT_RUNTIME;
 	}
-	oo.parse_only = true;
-	oo.max_keys = 1024;
-	ret = bench_obj_load(&c.parse, &oo);
-	if (ret)
-		goto load_err;
-	oo.parse_only = false;
-	oo.max_keys = 0;
-	ret = bench_obj_load(&c.main[TAB_LRU], &oo);
-	if (ret)
-		goto load_err;
-	/* The sets objects: their own table sized per family, a small LRU one
-	 * (no key of theirs goes there). */
-	oo.sets = true;
-	oo.max_keys = 1024;
-	oo.sets_keys[0] = oo.sets_keys[1] = 4096;
-	ret = bench_obj_load(&c.main[TAB_SETS], &oo);
-	if (ret)
-		goto load_err;
-	oo.sets = false;
-	oo.max_keys = 0;
-	for (i = TAB_LRU; i <= TAB_SETS; i++) {
-		ret = add_rules(&c, &c.main[i]);
-		if (ret)
-			goto load_err;
+	ret = load_objects(&c, avail);
+	if (!ret)
+		ret = build_cases(&c);
+	if (!ret) {
+		hold_programs(&c);
+		ret = map_memory(&c, mem, &nmem);
 	}
-	if (c.quick)
-		goto objects_done;
-	oo.vary_keys = T3_KEYS;
-	oo.max_keys = TABLE_KEYS;
-	oo.max_log_keys = TABLE_KEYS;
-	ret = bench_obj_load(&c.vary[TAB_LRU], &oo);
-	if (ret)
-		goto load_err;
-	/* Same key capacity: the LRU table holds 1M keys, each sets table 1M
-	 * keys of its family (T3 of one family meets 1M keys in both). */
-	oo.sets = true;
-	oo.max_keys = 1024;
-	oo.sets_keys[0] = oo.sets_keys[1] = TABLE_KEYS;
-	ret = bench_obj_load(&c.vary[TAB_SETS], &oo);
-	if (ret)
-		goto load_err;
-	oo.max_log_keys = 1024;
-	ret = bench_obj_load(&c.held, &oo);
-	if (ret)
-		goto load_err;
-	ret = prefill_vary(&c);
-	if (ret)
-		goto load_err;
-	mem0 = mem_available_kb();
-	for (i = TAB_LRU; i <= TAB_SETS; i++) {
-		if (i == TAB_SETS)
-			mem1 = mem_available_kb();
-		for (f = 0; f < 2; f++) {
-			for (s = 0; s < NR_SCALE; s++) {
-				oo.vary_keys = scale_keys[s];
-				oo.sets = i == TAB_SETS;
-				oo.max_keys = oo.sets ? 1024 : TABLE_KEYS;
-				/* sets: 1M keys of the scale case's family, 4 of the other */
-				oo.sets_keys[f] = TABLE_KEYS;
-				oo.sets_keys[!f] = 4;
-				ret = bench_obj_load(&c.scale[i][f][s], &oo);
-				if (ret)
-					goto load_err;
-			}
-		}
-	}
-objects_done:
-	mem2 = mem_available_kb();
-	ret = build_cases(&c);
-	if (ret)
-		goto load_err;
-	c.wall = bench_held();
-	{
-		int fds[32], nfd = 0;
-
-		fds[nfd++] = bpf_program__fd(c.drop->progs.bench_drop);
-		fds[nfd++] = bpf_program__fd(c.floor->progs.floor_parse);
-		fds[nfd++] = bpf_program__fd(c.floor->progs.floor_hot);
-		fds[nfd++] = bpf_program__fd(c.floor->progs.floor_sip);
-		if (!c.quick)
-			fds[nfd++] = bpf_program__fd(c.floor->progs.floor_rand);
-		fds[nfd++] = c.parse.prog_fd;
-		fds[nfd++] = c.main[TAB_LRU].prog_fd;
-		fds[nfd++] = c.main[TAB_SETS].prog_fd;
-		if (!c.quick) {
-			fds[nfd++] = c.vary[TAB_LRU].prog_fd;
-			fds[nfd++] = c.vary[TAB_SETS].prog_fd;
-			fds[nfd++] = c.held.prog_fd;
-		}
-		for (i = TAB_LRU; i <= TAB_SETS && !c.quick; i++)
-			for (f = 0; f < 2; f++)
-				for (s = 0; s < NR_SCALE; s++)
-					fds[nfd++] = c.scale[i][f][s].prog_fd;
-		for (i = 0; c.wall && i < nfd; i++) {
-			if (bench_hold(fds[i])) {
-				fprintf(stderr,
-					"sluice-bench: Couldn't hold program %d of %d in the "
-					"dispatcher (give more devices with -H): timing by the "
-					"kernel's whole-ns average\n", i + 1, nfd);
-				c.wall = false;
-			}
-		}
-	}
-	/* Per map: the 1M-key bucket and log tables of T3, and the sets tables
-	 * (1M keys a family) of T3. */
-	mem[0].map = "sluice_buckets (lru, both families)";
-	mem[1].map = "sluice_logs (sliding-log, both tables)";
-	mem[2].map = "sluice_sets4 (sets, IPv4)";
-	mem[3].map = "sluice_sets6 (sets, IPv6)";
-	if (!c.quick && (bench_map_memory(c.vary[TAB_LRU].buckets_fd, &mem[0].bytes,
-					  &mem[0].entries) ||
-			 bench_map_memory(c.vary[TAB_LRU].logs_fd, &mem[1].bytes,
-					  &mem[1].entries) ||
-			 bench_map_memory(c.vary[TAB_SETS].sets_fd[0], &mem[2].bytes,
-					  &mem[2].entries) ||
-			 bench_map_memory(c.vary[TAB_SETS].sets_fd[1], &mem[3].bytes,
-					  &mem[3].entries))) {
-		ret = -ENOENT;
-		goto load_err;
-	}
-	mem[0].keys = mem[0].entries;
-	mem[1].keys = mem[1].entries;
-	mem[2].keys = mem[2].entries * SLUICE_SET_WAYS;
-	mem[3].keys = mem[3].entries * SLUICE_SET_WAYS;
-
-	/* Warm up: JIT images, caches, and the T2b buckets into their drop state. */
-	for (i = 0; i < c.ncases; i++) {
-		ret = run_case(&c, &c.cases[i], 1000, false);
-		if (ret)
-			goto run_err;
-	}
-	for (r = 0; r < c.runs; r++) {
-		for (i = 0; i < c.ncases; i++) {
-			ret = run_case(&c, &c.cases[i], c.repeat, true);
-			if (ret)
-				goto run_err;
-		}
-		fprintf(stderr, "sluice-bench cost: round %d of %d done\n", r + 1, c.runs);
-	}
-	/* The sets T3 tables after the runs: how many ways hold a debt. */
-	for (i = 0; i < c.ncases; i++) {
-		struct cost_case *k = &c.cases[i];
-
-		if (k->table == TAB_SETS && !strncmp(k->test, "T3", 2))
-			bench_sets_count(k->obj, (__u8)k->family,
-					 bench_now_ns() << SLUICE_TICK_SHIFT, &k->live_ways,
-					 &k->held_ways);
-	}
-	for (i = 0; i < c.ncases; i++)
-		check_case(&c.cases[i]);
-
-	/* One more run of each case with bpf_stats on: the program's own time. */
-	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (stats_fd < 0)
-		fprintf(stderr, "sluice-bench: Couldn't enable bpf_stats: %s (prog_ns left 0)\n",
-			strerror(errno));
-	for (i = 0; stats_fd >= 0 && i < c.ncases; i++) {
-		struct cost_case *k = &c.cases[i];
-		__u64 t0, n0, t1, n1;
-		__u32 rep = c.repeat / 10 ? c.repeat / 10 : 1;
-
-		if (k->obj)
-			k->prog_fd = k->obj->prog_fd;
-		if (bench_prog_runtime(k->prog_fd, &t0, &n0))
-			break;
-		ret = run_once(k, rep, false, NULL, NULL);
-		if (ret)
-			goto run_err;
-		if (bench_prog_runtime(k->prog_fd, &t1, &n1))
-			break;
-		if (n1 > n0)
-			k->prog_ns = (double)(t1 - t0) / (double)(n1 - n0);
-	}
-	if (stats_fd >= 0)
-		close(stats_fd);
-
-	js = fopen(json_path, "w");
-	md = fopen(md_path, "w");
-	dat = fopen(dat_path, "w");
-	if (!js || !md || !dat) {
-		fprintf(stderr, "sluice-bench: Couldn't write the results: %s\n", strerror(errno));
-		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "sluice-bench: Couldn't set up the cost benchmark: %s%s%s\n",
+			strerror(ret < 0 ? -ret : ret), c.err[0] ? ": " : "", c.err);
 		goto out;
 	}
-	memd[0] = mem0 - mem1;
-	memd[1] = mem1 - mem2;
-	write_outputs(&c, js, md, dat, stats_before, mem, c.quick ? 0 : 4, memd);
-	ret = 0;
-	goto out;
-
-load_err:
-	fprintf(stderr, "sluice-bench: Couldn't set up the cost benchmark: %s%s%s\n",
-		strerror(ret < 0 ? -ret : ret), c.err[0] ? ": " : "", c.err);
-	goto out;
-run_err:
-	fprintf(stderr, "sluice-bench: Couldn't run BPF_PROG_TEST_RUN: %s\n", strerror(-ret));
-out:
-	if (js)
-		fclose(js);
-	if (md)
-		fclose(md);
-	if (dat)
-		fclose(dat);
-	bench_hold_release();
-	for (i = TAB_LRU; i <= TAB_SETS; i++) {
-		for (f = 0; f < 2; f++)
-			for (s = 0; s < NR_SCALE; s++)
-				bench_obj_close(&c.scale[i][f][s]);
-		bench_obj_close(&c.vary[i]);
-		bench_obj_close(&c.main[i]);
+	ret = run_rounds(&c);
+	if (!ret)
+		ret = time_programs(&c);
+	if (ret) {
+		fprintf(stderr, "sluice-bench: Couldn't run BPF_PROG_TEST_RUN: %s\n",
+			strerror(-ret));
+		goto out;
 	}
-	bench_obj_close(&c.held);
-	bench_obj_close(&c.parse);
+	js = fopen(json_path, "w");
+	if (!js) {
+		ret = -errno;
+		fprintf(stderr, "sluice-bench: Couldn't write the results: %s\n", strerror(-ret));
+		goto out;
+	}
+	write_json(&c, js, stats_before, mem, nmem, avail);
+	fclose(js);
+out:
+	bench_hold_release();
+	close_objects(&c);
 	floor_bpf__destroy(c.floor);
 	drop_bpf__destroy(c.drop);
 	free(c.cases);

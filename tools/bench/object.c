@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * One loaded sluice datapath for BPF_PROG_TEST_RUN, configured through its
- * config map exactly as the loader configures an attached one.
+ * The bench's side of the sluice datapath under BPF_PROG_TEST_RUN: the bpf
+ * suite's harness (tests/lib/bpfrun.c) loads and configures it; here are the
+ * policies, the prefills of a full table, timing, and the spare devices.
  */
 #include <errno.h>
 #include <sched.h>
@@ -11,134 +12,43 @@
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/mman.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bench.h"
-#include <sys/random.h>
 #include <sluice/sets.h>
 
-#include "sluice.skel.h"
+#include "bench.h"
 
-int bench_obj_load(struct bench_obj *o, const struct bench_obj_opts *opts)
+/* The harness's notes, as the bench's other messages. */
+static void note(const char *line)
 {
+	fprintf(stderr, "sluice-bench: %s\n", line);
+}
+
+int bench_open(struct bpfrun *r, const struct bpfrun_opts *opts)
+{
+	struct bpfrun_opts o = *opts;
 	struct sluice_settings set;
 	int ret;
 
-	memset(o, 0, sizeof(*o));
-	o->cfg = MAP_FAILED;
-	o->ncpus = libbpf_num_possible_cpus();
-	if (o->ncpus <= 0)
-		return o->ncpus ? o->ncpus : -EINVAL;
-	o->skel = sluice_bpf__open();
-	if (!o->skel)
-		return -errno;
-	o->skel->rodata->bench_parse_only = opts->parse_only;
-	o->skel->rodata->bench_vary_keys = opts->vary_keys;
-	if (opts->max_keys)
-		bpf_map__set_max_entries(o->skel->maps.sluice_buckets, opts->max_keys);
-	if (opts->max_log_keys)
-		bpf_map__set_max_entries(o->skel->maps.sluice_logs, opts->max_log_keys);
-	if (opts->sets) {
-		/* What the loader does for --table sets (tests/lib/bpfrun.c too). */
-		int f;
-
-		o->table_sets = true;
-		o->skel->rodata->table_sets = 1;
-		for (f = 0; f < 2; f++) {
-			o->nsets[f] = sluice_sets_for(opts->sets_keys[f]);
-			o->skel->rodata->sets_n[f] = o->nsets[f];
-		}
-		ret = bpf_map__set_max_entries(o->skel->maps.sluice_sets4, o->nsets[0]);
-		if (!ret)
-			ret = bpf_map__set_max_entries(o->skel->maps.sluice_sets6, o->nsets[1]);
-		if (ret)
-			goto err;
-		if (getrandom(&o->seed, sizeof(o->seed), 0) != sizeof(o->seed))
-			o->seed = bench_now_ns() * 0x9e3779b97f4a7c15ULL;
-	}
-	ret = sluice_bpf__load(o->skel);
+	bpfrun_notes(note);
+	o.real_clock = true;
+	o.tc = true;
+	if (o.table != BPFRUN_SETS)
+		o.table = BPFRUN_LRU;
+	if (!o.max_keys)
+		o.max_keys = SLUICE_DEFAULT_MAX_KEYS;
+	if (!o.max_log_keys)
+		o.max_log_keys = SLUICE_DEFAULT_MAX_LOG_KEYS;
+	ret = bpfrun_open(r, &o);
 	if (ret)
-		goto err;
-	o->prog_fd = bpf_program__fd(o->skel->progs.sluice_xdp);
-	o->stats_fd = bpf_map__fd(o->skel->maps.sluice_stats);
-	o->rstats_fd = bpf_map__fd(o->skel->maps.sluice_rstats);
-	o->rules_fd = bpf_map__fd(o->skel->maps.sluice_rules);
-	o->buckets_fd = bpf_map__fd(o->skel->maps.sluice_buckets);
-	o->logs_fd = bpf_map__fd(o->skel->maps.sluice_logs);
-	o->sets_fd[0] = bpf_map__fd(o->skel->maps.sluice_sets4);
-	o->sets_fd[1] = bpf_map__fd(o->skel->maps.sluice_sets6);
-	o->cfg = mmap(NULL, sizeof(*o->cfg), PROT_READ | PROT_WRITE, MAP_SHARED,
-		      bpf_map__fd(o->skel->maps.sluice_config), 0);
-	if (o->cfg == MAP_FAILED) {
-		ret = -errno;
-		goto err;
-	}
-	o->cfg->layout = SLUICE_LAYOUT_VERSION;
-	if (o->table_sets) {
-		o->cfg->kind |= SLUICE_KIND_SETS;
-		o->cfg->set_seed = o->seed;
-	}
+		return ret;
 	sluice_settings_init(&set);
-	bench_obj_set(o, &set);
-	return 0;
-err:
-	bench_obj_close(o);
+	ret = bpfrun_configure(r, &set);
+	if (ret)
+		bpfrun_close(r);
 	return ret;
-}
-
-void bench_obj_close(struct bench_obj *o)
-{
-	if (o->cfg && o->cfg != MAP_FAILED)
-		munmap(o->cfg, sizeof(*o->cfg));
-	o->cfg = NULL;
-	sluice_bpf__destroy(o->skel);
-	o->skel = NULL;
-}
-
-void bench_obj_set(struct bench_obj *o, const struct sluice_settings *s)
-{
-	__u32 idle = !(__atomic_load_n(&o->cfg->active, __ATOMIC_ACQUIRE) & 1);
-
-	/* The idle half first, then the flip, then the other half: both halves
-	 * end up equal, as after a loader's commit. */
-	o->cfg->settings[idle] = *s;
-	__atomic_store_n(&o->cfg->active, idle, __ATOMIC_RELEASE);
-	o->cfg->settings[!idle] = *s;
-	o->cfg->seq++;
-}
-
-static int sum_percpu(int fd, __u32 key, int ncpus, __u64 *out, size_t nwords)
-{
-	__u64 *vals = calloc((size_t)ncpus, nwords * sizeof(__u64));
-	int cpu, ret = 0;
-	size_t i;
-
-	if (!vals)
-		return -ENOMEM;
-	memset(out, 0, nwords * sizeof(__u64));
-	if (bpf_map_lookup_elem(fd, &key, vals)) {
-		ret = -errno;
-		goto out;
-	}
-	for (cpu = 0; cpu < ncpus; cpu++)
-		for (i = 0; i < nwords; i++)
-			out[i] += vals[(size_t)cpu * nwords + i];
-out:
-	free(vals);
-	return ret;
-}
-
-int bench_obj_stats(const struct bench_obj *o, struct sluice_stats *out)
-{
-	return sum_percpu(o->stats_fd, 0, o->ncpus, (__u64 *)out, sizeof(*out) / sizeof(__u64));
-}
-
-int bench_obj_rstats(const struct bench_obj *o, __u32 slot, struct sluice_rstats *out)
-{
-	return sum_percpu(o->rstats_fd, slot, o->ncpus, (__u64 *)out, sizeof(*out) / 8);
 }
 
 int bench_map_memory(int map_fd, __u64 *bytes, __u32 *max_entries)
@@ -168,24 +78,6 @@ int bench_policy(struct sluice_policy *p, unsigned int algo, __u64 count, __u64 
 		ret = sluice_window_set(p, count, period_ns, err, errlen);
 	}
 	return ret ? ret : sluice_policy_check(p, err, errlen);
-}
-
-int bench_rule_add(struct bench_obj *o, const char *cidr, __u8 gen,
-		   const struct sluice_policy *p)
-{
-	struct sluice_rule_key key;
-	struct sluice_rule rule = { .policy = *p };
-	struct sluice_cidr c;
-	char err[SLUICE_ERR_LEN];
-
-	if (sluice_parse_cidr(cidr, &c, err, sizeof(err))) {
-		fprintf(stderr, "sluice-bench: %s\n", err);
-		return -EINVAL;
-	}
-	rule.family = c.family;
-	rule.prefixlen = c.prefixlen;
-	sluice_rule_key_init(&key, gen, c.family, c.addr, c.prefixlen);
-	return bpf_map_update_elem(o->rules_fd, &key, &rule, BPF_ANY) ? -errno : 0;
 }
 
 int bench_prefill(int map_fd, size_t value_size, __u32 tag, __u8 family, __u8 prefixlen,
@@ -232,23 +124,18 @@ out:
 	return ret;
 }
 
-int bench_sets_prefill(struct bench_obj *o, __u32 tag, __u8 family, __u8 prefixlen,
+int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
 		       const __u8 *src, __u32 first, __u32 n, __u64 s0_base, __u64 s0_step,
 		       __u32 meta, __u32 *placed)
 {
 	int v6 = family == 6;
 	size_t setsz = v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4);
-	size_t len = (size_t)o->nsets[v6] * setsz, pg = (size_t)sysconf(_SC_PAGESIZE);
-	__u8 *base;
+	__u8 *base = o->keys.mem[v6];
 	__u32 i;
 
 	*placed = 0;
 	if (!o->table_sets)
 		return -EINVAL;
-	len = (len + pg - 1) / pg * pg;
-	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, o->sets_fd[v6], 0);
-	if (base == MAP_FAILED)
-		return -errno;
 	for (i = 0; i < n; i++) {
 		struct sluice_key k;
 		__u32 r = first + i;
@@ -265,7 +152,7 @@ int bench_sets_prefill(struct bench_obj *o, __u32 tag, __u8 family, __u8 prefixl
 		memcpy(&k.addr[v6 ? 12 : 0], &r, 4);
 		sluice_mask(k.addr, prefixlen);
 		h = sluice_key_hash(o->seed, &k);
-		set = base + (size_t)sluice_set_index(h, o->nsets[v6]) * setsz;
+		set = base + (size_t)sluice_set_index(h, o->keys.nsets[v6]) * setsz;
 		for (w = 0; w < SLUICE_SET_WAYS; w++) {
 			struct sluice_way *way = &((struct sluice_way *)set)[w];
 			struct sluice_way_aux *x;
@@ -289,28 +176,22 @@ int bench_sets_prefill(struct bench_obj *o, __u32 tag, __u8 family, __u8 prefixl
 			break;
 		}
 	}
-	munmap(base, len);
 	return 0;
 }
 
-int bench_sets_count(struct bench_obj *o, __u8 family, __u64 now_ticks, __u32 *live,
+int bench_sets_count(const struct bpfrun *o, __u8 family, __u64 now_ticks, __u32 *live,
 		     __u32 *held)
 {
 	int v6 = family == 6;
 	size_t setsz = v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4);
-	size_t len = (size_t)o->nsets[v6] * setsz, pg = (size_t)sysconf(_SC_PAGESIZE);
-	const __u8 *base;
+	const __u8 *base = o->keys.mem[v6];
 	__u32 i;
 	int w;
 
 	*live = *held = 0;
 	if (!o->table_sets)
 		return -EINVAL;
-	len = (len + pg - 1) / pg * pg;
-	base = mmap(NULL, len, PROT_READ, MAP_SHARED, o->sets_fd[v6], 0);
-	if (base == MAP_FAILED)
-		return -errno;
-	for (i = 0; i < o->nsets[v6]; i++) {
+	for (i = 0; i < o->keys.nsets[v6]; i++) {
 		const __u8 *set = base + (size_t)i * setsz;
 
 		for (w = 0; w < SLUICE_SET_WAYS; w++) {
@@ -328,7 +209,6 @@ int bench_sets_count(struct bench_obj *o, __u8 family, __u64 now_ticks, __u32 *l
 				(*held)++;
 		}
 	}
-	munmap((void *)base, len);
 	return 0;
 }
 

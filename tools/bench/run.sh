@@ -13,9 +13,11 @@
 #               its spacing at 1k/10k/100k pps with fq, in a qemu guest of Debian
 #               12's 6.1 when this kernel has no fq (shape.sh, about 2.5 minutes)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
-# charts cost-vs-keys.png and mpps.png. BENCH_PARTS="cost e2e accuracy rules fleet shape" picks
-# parts; BENCH_REPEAT and BENCH_RUNS change the in-kernel runs (1e6 x 5);
-# BENCH_REPORT_ONLY=1 only rebuilds the report from the last results.
+# charts cost-vs-keys.png and mpps.png; the cost part's tables and chart data
+# come from its measurements (cost-runs.json) by tools/bench/render.py.
+# BENCH_PARTS="cost e2e accuracy rules fleet shape" picks parts; BENCH_REPEAT
+# and BENCH_RUNS change the in-kernel runs (1e6 x 5); BENCH_REPORT_ONLY=1 only
+# rebuilds the report from the last results.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -27,9 +29,10 @@ NSH=${PREFIX}h
 die() { echo "bench: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (BPF_PROG_TEST_RUN, namespaces): run 'sudo make bench'"
-for f in sluice.skel.h drop.skel.h libsluice.a sluice sluice-gen; do
+for f in sluice.skel.h drop.skel.h libsluice.a sluice sluice-gen sluice-bench; do
 	[ -e "$BUILD/$f" ] || die "$BUILD/$f is missing: run 'make BUILD=$BUILD' first"
 done
+command -v python3 >/dev/null || die "python3 is missing: tools/bench/render.py makes the tables"
 mkdir -p "$OUT"
 
 cleanup() {
@@ -38,21 +41,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# ---- the bench program: the Makefile's own if it builds one, else built here
-# with the Makefile's flags (every time: it takes two seconds) ----
+# ---- the bench program: the Makefile builds it ----
 BENCH=$BUILD/sluice-bench
-if [ ! -x "$BENCH" ]; then
-	BENCH=$OUT/sluice-bench
-	srcs=()
-	for f in tools/bench/*.c; do
-		case $f in *.bpf.c) ;; *) srcs+=("$f") ;; esac
-	done
-	# shellcheck disable=SC2046
-	${CC:-cc} -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE \
-		-Iinclude -Iuser/lib -I"$BUILD" $(pkg-config --cflags libbpf libxdp) \
-		"${srcs[@]}" -o "$BENCH" "$BUILD/libsluice.a" \
-		$(pkg-config --libs libxdp libbpf) -lelf -lz -lpthread -lm
-fi
 
 # ---- spare devices that keep the timed programs in the XDP dispatcher ----
 ip netns add "$NSH"
@@ -70,7 +60,7 @@ measure() { [ -z "${BENCH_REPORT_ONLY:-}" ] && has "$1"; }
 
 if measure cost; then
 	echo "bench: in-kernel cost per packet, both key tables and the floor (about 6 minutes)" >&2
-	inh "$BENCH" cost -o "$OUT/cost.json" -m "$OUT/cost.md" -d "$OUT/scale.dat" -H "$HOLD" \
+	inh "$BENCH" cost -o "$OUT/cost-runs.json" -H "$HOLD" \
 		-r "${BENCH_REPEAT:-1000000}" -n "${BENCH_RUNS:-5}"
 fi
 
@@ -100,127 +90,15 @@ if measure shape; then
 		echo "bench: the shape part reported a failure: see $OUT/shape.md" >&2
 fi
 
-# ---- e2e: Markdown, JSON, ratios and goals from the TSV ----
+# ---- the measurements become the tables, the charts' data and the JSON with
+# what is derived from them (tools/bench/render.py; also under BENCH_REPORT_ONLY) ----
+if has cost && [ -s "$OUT/cost-runs.json" ]; then
+	tools/bench/render.py cost "$OUT/cost-runs.json" "$OUT/cost.json" "$OUT/cost.md" \
+		"$OUT/scale.dat"
+fi
 if has e2e; then
-	awk -F'\t' '
-	NR == 1 { next }
-	{ key = $1 "," $3; mpps[key] = $4; valid[key] = $12; sys[$1] = 1; rows[++n] = $0 }
-	function m(s, c) { return (s "," c) in mpps ? mpps[s "," c] + 0 : 0 }
-	function ok(s, c) { return valid[s "," c] == "yes" }
-	function ratio(a, b) { return b > 0 ? a / b : 0 }
-	function goal(name, val, want, good) {
-		printf "| %s | %.2f | %s | %s |\n", name, val, want, good ? "met" : "MISSED"
-		sep = js == "" ? "" : ","
-		met = good ? "true" : "false"
-		js = js sep sprintf("{\"goal\":\"%s\",\"value\":%.4f,\"want\":\"%s\",\"met\":%s}",
-				    name, val, want, met)
-	}
-	END {
-		print "### End to end: receive side of a veth pair (sluice-gen live frames)\n"
-		print "Mpps: packets the receiver took in per second over three 1-s " \
-		      "windows (the median), bpf_stats off; prog ns: run_time_ns / run_cnt " \
-		      "of its XDP " \
-		      "program in a 1 s window after it, bpf_stats on; softirq ns: softirq " \
-		      "CPU time per packet received (/proc/stat, all CPUs, 10 ms ticks: the " \
-		      "receive path runs as softirq on the sending CPU).\n"
-		print "| system | family | CPUs | Mpps | sent Mpps | prog ns/pkt | " \
-		      "softirq ns/pkt | dropped (whole run) | passed | valid | check |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|"
-		for (i = 1; i <= n; i++) {
-			split(rows[i], f, "\t")
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				f[1], f[2], f[3], f[4], f[7], f[8], f[9], f[10], f[11],
-				f[12] == "yes" ? "yes" : "**INVALID**", f[13]
-		}
-		print "\n| 2-CPU / 1-CPU | ratio |\n|---|---|"
-		for (i = 1; i <= n; i++) {
-			split(rows[i], f, "\t")
-			s = f[1]
-			if (f[3] == 2 && m(s, 1) > 0 && m(s, 2) > 0)
-				printf "| %s | %.2f |\n", s, m(s, 2) / m(s, 1)
-		}
-		print "\n| goal | value | want | |\n|---|---|---|---|"
-		for (c = 1; c <= 2; c++) {
-			if (!(("xdp-drop," c) in mpps))
-				continue
-			r = ratio(m("sluice", c), m("xdp-drop", c))
-			v = ok("sluice", c) && ok("xdp-drop", c)
-			goal("(b) sluice / (a) xdp-drop, " c " CPU", r, ">= 0.85", v && r >= 0.85)
-			r = ratio(m("sluice-random", c), m("xdp-drop", c))
-			v = ok("sluice-random", c) && ok("xdp-drop", c)
-			goal("(c) sluice-random / (a) xdp-drop, " c " CPU", r, ">= 0.50",
-			     v && r >= 0.5)
-			r = ratio(m("sluice", c), m("nft-meter", c))
-			v = ok("sluice", c) && ok("nft-meter", c)
-			goal("sluice / nft-meter, " c " CPU", r, ">= 4", v && r >= 4)
-			r = ratio(m("sluice", c), m("hashlimit", c))
-			v = ok("sluice", c) && ok("hashlimit", c)
-			goal("sluice / hashlimit, " c " CPU", r, ">= 4", v && r >= 4)
-		}
-		# issue 13: the sets table, 1M-source flood, against the LRU table
-		for (c = 1; c <= 2; c++) {
-			if (!(("sluice-sets-random," c) in mpps))
-				continue
-			r = ratio(m("sluice-sets-random", c), m("sluice-random", c))
-			v = ok("sluice-sets-random", c) && ok("sluice-random", c)
-			goal("sets random / lru random (1M sources), " c " CPU", r, ">= 2.5",
-			     v && r >= 2.5)
-		}
-		for (i = 1; i <= 2; i++) {
-			s = i == 1 ? "sluice" : "sluice-random"
-			if (m(s, 1) > 0 && m(s, 2) > 0) {
-				r = m(s, 2) / m(s, 1)
-				v = ok(s, 1) && ok(s, 2)
-				goal(s " 2-CPU / 1-CPU", r, ">= 1.6", v && r >= 1.6)
-			}
-		}
-		print ""
-		print "[" js "]" > "/dev/stderr"
-	}' "$OUT/e2e.tsv" >"$OUT/e2e.md" 2>"$OUT/e2e-goals.json"
-	{
-		echo "### Memory per key (1M-source random flood, 2 CPUs)"
-		echo
-		echo "| system | keys | kB | bytes per key | measured as |"
-		echo "|---|---|---|---|---|"
-		awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' \
-			"$OUT/e2e-mem.tsv"
-		echo
-		echo "Slab and vmalloc growth is read from /proc/meminfo: other activity on the"
-		echo "machine moves it too."
-		echo
-	} >>"$OUT/e2e.md"
-	# JSON rows: every TSV column by name.
-	awk -F'\t' '
-	NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i; nh = NF; next }
-	{
-		printf "%s{", (NR > 2 ? "," : "")
-		for (i = 1; i <= nh; i++) {
-			v = $i
-			gsub(/"/, "\\\"", v)
-			num = v ~ /^-?[0-9]+(\.[0-9]+)?$/
-			q = num ? "" : "\""
-			printf "%s\"%s\":%s%s%s", (i > 1 ? "," : ""), h[i], q, v, q
-		}
-		printf "}"
-	}' "$OUT/e2e.tsv" >"$OUT/e2e-rows.json"
-	awk -F'\t' '
-	NR == 1 { next }
-	{ printf "%s{\"system\":\"%s\",\"keys\":%s,\"kb\":%s,", (NR > 2 ? "," : ""), $1, $2, $3
-	  printf "\"bytes_per_key\":%s,\"basis\":\"%s\"}", $4, $5 }' \
-		"$OUT/e2e-mem.tsv" >"$OUT/e2e-mem.json"
-	printf '{"rows":[%s],"memory":[%s],"goals":%s}\n' "$(cat "$OUT/e2e-rows.json")" \
-		"$(cat "$OUT/e2e-mem.json")" "$(cat "$OUT/e2e-goals.json")" >"$OUT/e2e.json"
-	rm -f "$OUT/e2e-rows.json" "$OUT/e2e-mem.json" "$OUT/e2e-goals.json"
-	# Chart data: Mpps per system, one column per CPU count; a system with an
-	# invalid row gets a "*" (its own counters disagree with what it should do).
-	awk -F'\t' 'NR > 1 { m[$1 "," $3] = $4; if ($12 != "yes") bad[$1] = 1
-			    if (!($1 in seen)) { seen[$1] = 1; o[++n] = $1 } }
-		END { print "# system mpps_1cpu mpps_2cpu"
-		      for (i = 1; i <= n; i++)
-			printf "%s%s %s %s\n", o[i], o[i] in bad ? "*" : "",
-				(o[i] ",1") in m ? m[o[i] ",1"] : 0,
-				(o[i] ",2") in m ? m[o[i] ",2"] : 0 }' \
-		"$OUT/e2e.tsv" >"$OUT/mpps.dat"
+	tools/bench/render.py e2e "$OUT/e2e.tsv" "$OUT/e2e-mem.tsv" "$OUT/e2e.json" \
+		"$OUT/e2e.md" "$OUT/mpps.dat"
 fi
 
 # ---- charts ----

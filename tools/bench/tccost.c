@@ -48,7 +48,7 @@ enum tc_expect { EX_BARE, EX_AT_ONCE, EX_DELAY, EX_DROP, EX_XDP_PASS, EX_XDP_DRO
 struct tc_case {
 	const char *name, *what;
 	enum tc_expect expect;
-	struct bench_obj *obj; /* NULL: tc_bare */
+	struct bpfrun *obj; /* NULL: tc_bare */
 	int prog_fd;
 	bool reset; /* delete the key's bucket before each run */
 	__u32 tag; /* its policy's */
@@ -60,33 +60,8 @@ struct tc_case {
 	__u64 pkts, shaped, delayed, limited; /* over the timed runs */
 };
 
-static int sum_percpu(int fd, int ncpus, __u64 *out, size_t nwords)
-{
-	__u64 *v = calloc((size_t)ncpus, nwords * sizeof(__u64));
-	__u32 zero = 0;
-	int cpu, ret = 0;
-	size_t i;
-
-	if (!v)
-		return -ENOMEM;
-	memset(out, 0, nwords * sizeof(__u64));
-	if (bpf_map_lookup_elem(fd, &zero, v))
-		ret = -errno;
-	for (cpu = 0; !ret && cpu < ncpus; cpu++)
-		for (i = 0; i < nwords; i++)
-			out[i] += v[(size_t)cpu * nwords + i];
-	free(v);
-	return ret;
-}
-
-static int shape_stats(const struct bench_obj *o, struct sluice_shape_stats *s)
-{
-	return sum_percpu(bpf_map__fd(o->skel->maps.sluice_shape_stats), o->ncpus, (__u64 *)s,
-			  sizeof(*s) / sizeof(__u64));
-}
-
 /* Delete the keys of policy tag `tag` from the bucket table (one, here). */
-static int reset_keys(const struct bench_obj *o, __u32 tag)
+static int reset_keys(const struct bpfrun *o, __u32 tag)
 {
 	struct sluice_key k, next;
 	bool have = false;
@@ -104,7 +79,7 @@ static int reset_keys(const struct bench_obj *o, __u32 tag)
 	return 0;
 }
 
-static int set_policy(struct bench_obj *o, __u64 count, __u64 period, __u64 burst, __u32 delay, __u32 gen,
+static int set_policy(struct bpfrun *o, __u64 count, __u64 period, __u64 burst, __u32 delay, __u32 gen,
 		      __u32 *tag, char *err, size_t errlen)
 {
 	struct sluice_settings set;
@@ -118,8 +93,7 @@ static int set_policy(struct bench_obj *o, __u64 count, __u64 period, __u64 burs
 	set.def.tag = SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, gen);
 	*tag = set.def.tag;
 	set.def.pkt_delay = delay;
-	bench_obj_set(o, &set);
-	return 0;
+	return bpfrun_configure(o, &set);
 }
 
 static void invalid(struct tc_case *k, const char *fmt, unsigned long long a, unsigned long long b)
@@ -141,13 +115,13 @@ static int run_case(struct tc_case *k, const struct bench_frame *f, __u32 repeat
 	if (k->obj) {
 		if (k->reset && (ret = reset_keys(k->obj, k->tag)))
 			return ret;
-		if (bench_obj_stats(k->obj, &b) || shape_stats(k->obj, &sb))
+		if (bpfrun_stats(k->obj, &b) || bpfrun_shape_stats(k->obj, &sb))
 			return -errno;
 	}
 	ret = bench_test_run(k->prog_fd, f, repeat, &ns, &kns, &retval);
 	if (ret)
 		return ret;
-	if (k->obj && (bench_obj_stats(k->obj, &a) || shape_stats(k->obj, &sa)))
+	if (k->obj && (bpfrun_stats(k->obj, &a) || bpfrun_shape_stats(k->obj, &sa)))
 		return -errno;
 	if (!timed)
 		return 0;
@@ -242,7 +216,7 @@ int cmd_tccost(int argc, char **argv)
 {
 	const char *json = NULL, *md = NULL;
 	unsigned long repeat = 1000000, runs = 5;
-	struct bench_obj shaper, limiter;
+	struct bpfrun shaper, limiter;
 	struct tcbare_bpf *bare = NULL;
 	struct bench_frame f;
 	char err[SLUICE_ERR_LEN];
@@ -302,8 +276,8 @@ int cmd_tccost(int argc, char **argv)
 	}
 	memset(&shaper, 0, sizeof(shaper));
 	memset(&limiter, 0, sizeof(limiter));
-	if ((ret = bench_obj_load(&shaper, &(struct bench_obj_opts){ .max_keys = 1024 })) ||
-	    (ret = bench_obj_load(&limiter, &(struct bench_obj_opts){ .max_keys = 1024 }))) {
+	if ((ret = bench_open(&shaper, &(struct bpfrun_opts){ .max_keys = 1024 })) ||
+	    (ret = bench_open(&limiter, &(struct bpfrun_opts){ .max_keys = 1024 }))) {
 		fprintf(stderr, "sluice-bench tccost: cannot load the sluice object: %s\n",
 			strerror(-ret));
 		ret = SLUICE_EXIT_RUNTIME;
@@ -312,8 +286,8 @@ int cmd_tccost(int argc, char **argv)
 	/* A shaper as `sluice shape attach` makes it: its kind, and a horizon
 	 * beyond the longest queue here (10 s: a run of 1M packets 10 us
 	 * apart; a longer -r finds it, and the case is INVALID). */
-	shaper.cfg->kind = SLUICE_KIND_SHAPE;
-	shaper.cfg->shape_horizon_us = 30000000;
+	shaper.kind = SLUICE_KIND_SHAPE;
+	shaper.horizon_us = 30000000;
 	memset(cases, 0, sizeof(cases));
 	cases[0] = (struct tc_case){ "tc-bare", "tc_bare (returns TC_ACT_OK)", EX_BARE, NULL,
 				     bpf_program__fd(bare->progs.tc_bare), false };
@@ -436,9 +410,9 @@ out:
 	if (held)
 		bench_hold_release();
 	if (shaper.skel)
-		bench_obj_close(&shaper);
+		bpfrun_close(&shaper);
 	if (limiter.skel)
-		bench_obj_close(&limiter);
+		bpfrun_close(&limiter);
 	tcbare_bpf__destroy(bare);
 	return ret;
 }

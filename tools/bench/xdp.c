@@ -52,13 +52,13 @@ static int attach_sluice(int ifindex, int argc, char **argv)
 		{ "max-keys", required_argument, NULL, 'k' },
 		{}
 	};
-	struct bench_obj_opts oo = {};
+	struct bpfrun_opts oo = {};
 	struct sluice_settings set;
 	struct sluice_rate rate = { .count = 100, .period_ns = SLUICE_NS_PER_SEC };
 	char err[SLUICE_ERR_LEN] = "";
 	__u64 burst = 0, v;
 	int algo = SLUICE_ALGO_TOKEN_BUCKET, prefix6 = 64, opt, ret;
-	struct bench_obj o;
+	struct bpfrun o;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -91,7 +91,7 @@ static int attach_sluice(int ifindex, int argc, char **argv)
 			goto usage;
 		}
 	}
-	ret = bench_obj_load(&o, &oo);
+	ret = bench_open(&o, &oo);
 	if (ret) {
 		fprintf(stderr, "sluice-bench: Couldn't load the sluice datapath: %s\n",
 			strerror(-ret));
@@ -103,13 +103,18 @@ static int attach_sluice(int ifindex, int argc, char **argv)
 	set.def.tag = SLUICE_TAG(0, algo, 1);
 	set.def.prefix6 = (__u8)prefix6;
 	if (!ret) {
-		bench_obj_set(&o, &set);
+		ret = bpfrun_configure(&o, &set);
+		if (ret)
+			snprintf(err, sizeof(err), "Couldn't configure the sluice datapath: %s",
+				 strerror(-ret));
+	}
+	if (!ret) {
 		ret = attach_fd(ifindex, o.prog_fd);
 		if (ret)
 			snprintf(err, sizeof(err), "Couldn't attach to ifindex %d: %s", ifindex,
 				 strerror(-ret));
 	}
-	bench_obj_close(&o);
+	bpfrun_close(&o);
 	if (ret) {
 		fprintf(stderr, "sluice-bench: %s\n", err);
 		return SLUICE_EXIT_RUNTIME;

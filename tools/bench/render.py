@@ -1,0 +1,571 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""The renderer of `make bench` (tools/bench/run.sh): the measurements in,
+what is derived from them out: the Markdown tables, the charts' data and the
+JSON with the derived sections.
+
+    tools/bench/render.py cost RUNS.json JSON MARKDOWN SCALE.dat
+        sluice-bench cost's measurements (every case's runs, counters and
+        notes): the tables, cost-vs-keys.gp's data, the JSON with the
+        differences, ratios, goals, scale and memory after them
+    tools/bench/render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat
+        e2e.sh's rows (one a run) and memory per key: the tables with the
+        ratios and goals, mpps.gp's data, the JSON
+
+Only python3's standard library. Numbers are printed as sluice-bench printed
+them in C ("%.1f" of the exact run times, the fs_runs; JSON numbers "%.6g"),
+and e2e.sh's as they came.
+"""
+import json
+import math
+import re
+import sys
+
+NAN = float("nan")
+
+
+# ---- JSON out, as libsluice's writer (user/lib/json.c) ----
+
+def dump(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "%.6g" % v if math.isfinite(v) else "null"
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ",".join(dump(x) for x in v) + "]"
+    return "{" + ",".join(json.dumps(k) + ":" + dump(x) for k, x in v.items()) + "}"
+
+
+# ---- the cases ----
+
+class Cost:
+    def __init__(self, doc):
+        self.doc = doc
+        self.cases = doc["cases"]
+        for k in self.cases:
+            k["ns"] = [fs / 1e6 for fs in k["fs_runs"]]
+        self.quick = doc["quick"]
+        self.algos = []
+        for k in self.cases:
+            if k["test"] == "T2a" and k["algo"] not in self.algos:
+                self.algos.append(k["algo"])
+
+    def find(self, test, table, fam, algo, keys=0):
+        """algo: a name, "none", or 0 for the first algorithm (token bucket)."""
+        if algo == 0:
+            algo = self.algos[0]
+        for k in self.cases:
+            if (k["test"], k["table"], k["family"], k["algo"], k.get("keys", 0)) == \
+                    (test, table, fam, algo, keys):
+                return k
+        return None
+
+
+def med(k):
+    if k is None:
+        return NAN
+    v = sorted(k["ns"])
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def lo(k):
+    return min(k["ns"])
+
+
+def hi(k):
+    return max(k["ns"])
+
+
+def div(a, b):
+    """C's a / b of doubles: inf or nan where Python would raise."""
+    if b == 0 or math.isnan(b):
+        if math.isnan(a) or math.isnan(b) or a == 0:
+            return NAN
+        return math.copysign(math.inf, a) * math.copysign(1, b)
+    return a / b
+
+
+def cell(k):
+    if k is None:
+        return " - |"
+    return " %.1f [%.1f-%.1f]%s |" % (med(k), lo(k), hi(k), "" if k["valid"] else " INVALID")
+
+
+def inv(k):
+    return " INVALID" if k is not None and not k["valid"] else ""
+
+
+FAMS = (4, 6)
+TABLES = ("lru", "sets")
+
+
+# ---- the tables ----
+
+def main_table(c, md, out):
+    d = c.doc
+    md.append("### In-kernel cost per packet (BPF_PROG_TEST_RUN)\n\n")
+    md.append("ns per packet (%s), median [min-max] of %d interleaved runs of %u packets; "
+              "bpf_stats was %s while timing. T0 = bare XDP_DROP, T1 = parse only, T2a = "
+              "one key under its limit, T2b = one key over it, T3 = a new key per packet "
+              "into a full 1M-key table, T4 = T2a with 1,000 CIDR rules.\n\n" %
+              ("wall clock / repeat" if d["wall"] else "kernel-reported, whole ns",
+               d["runs"], d["repeat"],
+               "ON (adds its own cost to every case)" if d["bpf_stats_enabled_during_timing"]
+               else "off"))
+    md.append("| fam | table | algo | T0 drop | T1 parse | T2a pass | T2b drop | T3 new key | "
+              "T4 1000 rules | T2a-T1 | T2b-T1 | T3-T1 | T4-T2a | T2a/T0 | T3/T0 |\n")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    derived = []
+    worst_t2 = worst_t3 = 0.0
+    for fam in FAMS:
+        t0 = c.find("T0", "lru", fam, "none")
+        t1 = c.find("T1", "lru", fam, "none")
+        for t in TABLES:
+            for a in c.algos:
+                t2a, t2b = c.find("T2a", t, fam, a), c.find("T2b", t, fam, a)
+                t3, t4 = c.find("T3", t, fam, a), c.find("T4", t, fam, a)
+                d2a, d2b = med(t2a) - med(t1), med(t2b) - med(t1)
+                d3, d4 = med(t3) - med(t1), med(t4) - med(t2a)
+                md.append("| IPv%d | %s | %s |" % (fam, t, a) + cell(t0) + cell(t1) +
+                          cell(t2a) + cell(t2b) + cell(t3) + cell(t4) +
+                          " %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n" %
+                          (d2a, d2b, d3, d4, div(med(t2a), med(t0)), div(med(t3), med(t0))))
+                derived.append({
+                    "family": fam, "table": t, "algo": a, "t2a_minus_t1": d2a,
+                    "t2b_minus_t1": d2b, "t3_minus_t1": d3, "t4_minus_t2a": d4,
+                    "t1_over_t0": div(med(t1), med(t0)),
+                    "t2a_over_t0": div(med(t2a), med(t0)),
+                    "t2b_over_t0": div(med(t2b), med(t0)),
+                    "t3_over_t0": div(med(t3), med(t0)),
+                    "t4_over_t0": div(med(t4), med(t0))})
+                if t != "lru":
+                    continue  # the sets table has its own goals (below)
+                # sliding-log's T2a is its drop path: judged by T2b alone
+                if a != "sliding-log" and d2a > worst_t2:
+                    worst_t2 = d2a
+                if d2b > worst_t2:
+                    worst_t2 = d2b
+                if d3 > worst_t3:
+                    worst_t3 = d3
+    out["derived"] = derived
+    fb = sum(k["fallbacks"] for k in c.cases)
+    runs = sum(len(k["ns"]) for k in c.cases)
+    md.append("\n%d of %d timed runs were disturbed (the thread was scheduled "
+              "out) and are timed by the kernel's whole-ns count + 0.5.\n" % (fb, runs))
+    out["fallback_runs"] = fb
+    md.append("\nNotes:")
+    for k in c.cases:
+        if k["note"] and k["test"] != "scale":
+            md.append("\n- %s %s IPv%d %s: %s%s" % (
+                k["table"], k["test"], k["family"], "" if k["algo"] == "none" else k["algo"],
+                k["note"], "" if k["valid"] else " (INVALID)"))
+    md.append("\n- T3 and scale key IPv6 by /128: bench_vary_keys writes the low 32 "
+              "bits of the address.\n- The sets table's T3, T3held and T3agg run into 1M "
+              "keys of the packet's family, the LRU table's into 1M keys of both (the same "
+              "1M-key capacity).\n\n")
+    return worst_t2, worst_t3
+
+
+def side_notes(c, md):
+    tests = ("T0", "T1", "T2a", "T2b", "T3", "T4")
+    for fam in FAMS:
+        md.append("Program alone (bpf_stats run_time_ns / run_cnt, one clock read "
+                  "included), token bucket, IPv%d:" % fam)
+        for i, t in enumerate(tests):
+            k = c.find(t, "lru", fam, "none" if i < 2 else 0)
+            if k:
+                md.append(" %s %.1f ns%s" % (t, k["prog_fs"] / 1e6,
+                                             "," if i + 1 < len(tests) else "."))
+        md.append("\n\n")
+    for fam in FAMS:
+        k, t1 = c.find("T3agg", "lru", fam, 0), c.find("T1", "lru", fam, "none")
+        if k:
+            md.append("T3agg IPv%d (T3, token bucket, with the new-key limit on: "
+                      "1000/s, then aggregate buckets): %.1f [%.1f-%.1f] ns, %.1f ns "
+                      "over T1.\n\n" % (fam, med(k), lo(k), hi(k), med(k) - med(t1)))
+    for fam in FAMS:
+        t2 = c.find("T2a", "lru", fam, 0)
+        f0, f3 = c.find("T2fleet", "lru", fam, 0), c.find("T2fleet3", "lru", fam, 0)
+        if t2 and f0 and f3:
+            md.append("Fleet-wide policy, IPv%d (T2a, token bucket, marked --fleet; "
+                      "every packet passes and adds its cost to sluice_fleet_use): no "
+                      "agent %.1f ns (%+.1f over T2a), 3 boxes synced %.1f ns (%+.1f).\n\n" %
+                      (fam, med(f0), med(f0) - med(t2), med(f3), med(f3) - med(t2)))
+
+
+def tables_floor(c, md, out):
+    """Issue 13's comparison: both tables and the floor, every difference taken
+    over its own program's T1 (sluice's parse-only object for both tables,
+    floor_parse for the floor), medians of the same rounds. The goals of the
+    sets table: (T2a-T1) <= 1.1 x the floor's (T2-T1), T3-T1 <= 250 ns with
+    the table full of free ways and full of held ones (sliding-log left out:
+    its keys are in its LRU sluice_logs on both tables)."""
+    md.append("### Both key tables and the floor (issue 13)\n\n")
+    md.append("ns per packet over T1, medians of the same interleaved rounds. lru = "
+              "sluice_buckets (the default table, 1M keys for both families), sets = "
+              "--table sets (1M keys a family: 262,144 sets of 4 ways in each of "
+              "sluice_sets4/6). T1 is sluice's parse-only program for both tables. The "
+              "floor (tools/bench/floor.bpf.c) parses the same frame, then one array lookup "
+              "at a multiplicative hash of the address, a compare, bpf_ktime_get_ns and "
+              "one CAS: T1 parse only, T2 one hot key, T3 a random key into 1M slots of "
+              "64 B, T2 with SipHash-1-3 the hot key with the sets table's hash in place of "
+              "the cheap one; its differences are over its own T1. T3 sets free: the table full "
+              "of keys under their limit; T3 sets held: every way a key with a debt "
+              "(TATs an hour ahead and more; the new keys a 1/hour policy's), so every "
+              "claim evicts by smallest debt.\n\n")
+    md.append("| fam | floor T1 | floor T2 | floor T3 | floor T2-T1 | floor T3-T1 | floor "
+              "T2 with SipHash-1-3 | its T2-T1 | the hash adds |\n"
+              "|---|---|---|---|---|---|---|---|---|\n")
+    for fam in FAMS:
+        p, h = c.find("T1", "floor", fam, "none"), c.find("T2", "floor", fam, "none")
+        r, sip = c.find("T3", "floor", fam, "none"), c.find("T2sip", "floor", fam, "none")
+        md.append("| IPv%d |" % fam + cell(p) + cell(h) + cell(r) +
+                  " %.1f | %.1f |" % (med(h) - med(p), med(r) - med(p)) + cell(sip) +
+                  " %.1f | %.1f |\n" % (med(sip) - med(p), med(sip) - med(h)))
+    tables_rows(c, md, out)
+
+
+def tables_rows(c, md, out):
+    """Both tables against the floor per family and algorithm, and the sets
+    table's goals."""
+    md.append("\n| fam | algo | lru T2a-T1 | sets T2a-T1 | floor T2-T1 | sets/floor "
+              "(T2a) | lru T2b-T1 | sets T2b-T1 | lru T3-T1 | sets T3-T1 free | sets "
+              "T3-T1 held | floor T3-T1 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    rows = []
+    worst_ratio = worst_t3 = 0.0
+    tb_ratio = [NAN, NAN]
+    for f, fam in enumerate(FAMS):
+        t1 = c.find("T1", "lru", fam, "none")
+        p = c.find("T1", "floor", fam, "none")
+        fl2 = med(c.find("T2", "floor", fam, "none")) - med(p)
+        fl3 = med(c.find("T3", "floor", fam, "none")) - med(p)
+        for a in c.algos:
+            l2a, s2a = c.find("T2a", "lru", fam, a), c.find("T2a", "sets", fam, a)
+            l2b, s2b = c.find("T2b", "lru", fam, a), c.find("T2b", "sets", fam, a)
+            l3, s3 = c.find("T3", "lru", fam, a), c.find("T3", "sets", fam, a)
+            s3h = c.find("T3held", "sets", fam, a)
+            ratio = div(med(s2a) - med(t1), fl2)
+            ok = bool(s2a and s2a["valid"] and l2a and l2a["valid"])
+            md.append("| IPv%d | %s | %.1f%s | %.1f%s | %.1f | %.2f | %.1f%s | %.1f%s | "
+                      "%.1f%s | %.1f%s | %.1f%s | %.1f |\n" % (
+                          fam, a, med(l2a) - med(t1), inv(l2a), med(s2a) - med(t1), inv(s2a),
+                          fl2, ratio, med(l2b) - med(t1), inv(l2b), med(s2b) - med(t1),
+                          inv(s2b), med(l3) - med(t1), inv(l3), med(s3) - med(t1), inv(s3),
+                          med(s3h) - med(t1), inv(s3h), fl3))
+            row = {"family": fam, "algo": a,
+                   "lru_t2a_minus_t1": med(l2a) - med(t1),
+                   "sets_t2a_minus_t1": med(s2a) - med(t1),
+                   "lru_t2b_minus_t1": med(l2b) - med(t1),
+                   "sets_t2b_minus_t1": med(s2b) - med(t1),
+                   "floor_t2_minus_t1": fl2, "sets_over_floor_t2": ratio,
+                   "lru_t3_minus_t1": med(l3) - med(t1),
+                   "sets_t3_minus_t1": med(s3) - med(t1)}
+            if s3h:
+                row["sets_t3held_minus_t1"] = med(s3h) - med(t1)
+            row["floor_t3_minus_t1"] = fl3
+            row["valid"] = ok
+            rows.append(row)
+            if a == "sliding-log":
+                continue
+            if a == c.algos[0]:
+                tb_ratio[f] = ratio
+            if ratio > worst_ratio:
+                worst_ratio = ratio
+            if med(s3) - med(t1) > worst_t3:
+                worst_t3 = med(s3) - med(t1)
+            if s3h and med(s3h) - med(t1) > worst_t3:
+                worst_t3 = med(s3h) - med(t1)
+    out["tables"] = rows
+    met = tb_ratio[0] <= 1.1 and tb_ratio[1] <= 1.1
+    md.append("\nGoals of the sets table: (T2a-T1) / floor (T2-T1) <= 1.1: token bucket "
+              "IPv4 %.2f, IPv6 %.2f: %s (worst of the bucket and window algorithms %.2f). " %
+              (tb_ratio[0], tb_ratio[1], "met" if met else "MISSED", worst_ratio))
+    if c.quick:
+        md.append("T3 not run (-q).\n\n")
+    else:
+        md.append("T3-T1 <= 250 ns (free and held, sliding-log left out): %s (worst "
+                  "%.1f ns).\n\n" % ("met" if worst_t3 <= 250.0 else "MISSED", worst_t3))
+    goals = {"t2_over_floor_token_bucket_v4": tb_ratio[0],
+             "t2_over_floor_token_bucket_v6": tb_ratio[1],
+             "t2_over_floor_worst": worst_ratio, "t2_over_floor_le_1_1": met}
+    if not c.quick:
+        goals["worst_t3_minus_t1"] = worst_t3
+        goals["t3_minus_t1_le_250ns"] = worst_t3 <= 250.0
+    out["sets_goals"] = goals
+
+
+def scale(c, md, dat, out):
+    md.append("### Cost per packet against key count (token bucket, both tables)\n\n")
+    md.append("Each row is its own object per table and family: lru a 1M-key "
+              "sluice_buckets, sets 1M keys of the family (262,144 sets), both first "
+              "filled with the first 1M keys the packets ask for (sets: those whose set "
+              "had room; the rest are claimed by the packets). Medians [min-max].\n\n")
+    md.append("| keys | lru IPv4 ns | sets IPv4 ns | lru IPv6 ns | sets IPv6 ns | lru IPv4 "
+              "new keys | sets IPv4 new keys | lru IPv6 new keys | sets IPv6 new keys | "
+              "IPv4 sets/lru |\n|---|---|---|---|---|---|---|---|---|---|\n")
+    dat.append("# keys v4_median v4_min v4_max v6_median v6_min v6_max t0_v4 "
+               "sets_v4_median sets_v4_min sets_v4_max sets_v6_median sets_v6_min "
+               "sets_v6_max\n")
+    keys = []
+    for k in c.cases:
+        if k["test"] == "scale" and k["keys"] not in keys:
+            keys.append(k["keys"])
+    rows = []
+    t0 = c.find("T0", "lru", 4, "none")
+
+    def newpct(k):
+        return 100.0 * k["new_keys"] / k["packets"]
+
+    for n in keys:
+        k4, k6 = c.find("scale", "lru", 4, 0, n), c.find("scale", "lru", 6, 0, n)
+        s4, s6 = c.find("scale", "sets", 4, 0, n), c.find("scale", "sets", 6, 0, n)
+        md.append("| %u |" % n + cell(k4) + cell(s4) + cell(k6) + cell(s6) +
+                  " %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f |\n" %
+                  (newpct(k4), newpct(s4), newpct(k6), newpct(s6), div(med(s4), med(k4))))
+        dat.append("%u %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n" % (
+            n, med(k4), lo(k4), hi(k4), med(k6), lo(k6), hi(k6), med(t0),
+            med(s4), lo(s4), hi(s4), med(s6), lo(s6), hi(s6)))
+        rows.append({"keys": n, "lru_v4": med(k4), "sets_v4": med(s4), "lru_v6": med(k6),
+                     "sets_v6": med(s6), "sets_v4_prefilled": s4.get("prefilled", 0),
+                     "sets_v6_prefilled": s6.get("prefilled", 0)})
+    out["scale"] = rows
+    md.append("\nThe sets prefill placed %u IPv4 and %u IPv6 keys of the 1M (a set "
+              "already full leaves a key out).\n\n" %
+              (c.find("scale", "sets", 4, 0, 1).get("prefilled", 0),
+               c.find("scale", "sets", 6, 0, 1).get("prefilled", 0)))
+    for k in c.cases:
+        if not k["valid"] and k["test"] == "scale":
+            md.append("- INVALID: %s scale IPv%d %u keys: %s\n" %
+                      (k["table"], k["family"], k["keys"], k["note"]))
+    md.append("\n")
+    return len([k for k in c.cases if k["test"] == "scale" and k["table"] == "lru"])
+
+
+def memory(c, md, out, nobj):
+    md.append("### sluice memory per key\n\nThe maps' memory as libsluice counts it "
+              "(sluice_map_bytes()), over the keys they hold.\n\n| map | entries | keys | "
+              "bytes | bytes per key |\n|---|---|---|---|---|\n")
+    mem = c.doc["memory_maps"]
+    rows = []
+    for m in mem:
+        bpk = div(float(m["bytes"]), m["keys"])
+        md.append("| %s | %u | %u | %u | %.1f |\n" %
+                  (m["map"], m["entries"], m["keys"], m["bytes"], bpk))
+        rows.append({"map": m["map"], "entries": m["entries"], "keys": m["keys"],
+                     "bytes": m["bytes"], "bytes_per_key": bpk})
+    out["memory"] = rows
+    if len(mem) >= 4:
+        b4 = mem[2]["bytes"] / mem[2]["keys"]
+        b6 = mem[3]["bytes"] / mem[3]["keys"]
+        md.append("\nGoals of the sets table: bytes per key <= 32 (IPv4): %.1f, %s; "
+                  "<= 48 (IPv6): %.1f, %s. The LRU table: %.1f a key of either family.\n" %
+                  (b4, "met" if b4 <= 32.0 else "MISSED", b6, "met" if b6 <= 48.0 else "MISSED",
+                   mem[0]["bytes"] / mem[0]["keys"]))
+        out["bytes_per_key_goals"] = {"sets_v4": b4, "sets_v6": b6,
+                                      "sets_v4_le_32": b4 <= 32.0, "sets_v6_le_48": b6 <= 48.0}
+    avail = c.doc["mem_available_kb"]
+    delta = (avail[0] - avail[1], avail[1] - avail[2])
+    keys = float(nobj * c.doc["table_keys"])
+    if mem:
+        md.append("\nMemAvailable fell by %d kB while the %d lru scale objects (a "
+                  "1M-key table each) were loaded, %.1f bytes per key, and by %d kB for the %d "
+                  "sets ones (1M keys of one family each: half IPv4, half IPv6), %.1f bytes per "
+                  "key (both include the programs and their other maps; other activity on the "
+                  "machine adds noise).\n\n" %
+                  (delta[0], nobj, delta[0] * 1024.0 / keys, delta[1], nobj,
+                   delta[1] * 1024.0 / keys))
+    out["meminfo_bytes_per_key"] = div(delta[0] * 1024.0, keys)
+    out["sets_meminfo_bytes_per_key"] = div(delta[1] * 1024.0, keys)
+
+
+def render_cost(runs_path, json_path, md_path, dat_path):
+    with open(runs_path) as f:
+        doc = json.load(f)
+    c = Cost(doc)
+    out = {k: v for k, v in doc.items() if k != "memory_maps"}
+    md, dat = [], []
+    worst_t2, worst_t3 = main_table(c, md, out)
+    side_notes(c, md)
+    md.append("LRU table: goal T2-T1 <= 40 ns: %s (worst %.1f ns). " %
+              ("met" if worst_t2 <= 40.0 else "MISSED", worst_t2))
+    if c.quick:
+        md.append("T3 not run (-q).\n\n")
+    else:
+        md.append("Goal T3-T1 <= 250 ns: %s (worst %.1f ns).\n\n" %
+                  ("met" if worst_t3 <= 250.0 else "MISSED", worst_t3))
+    out["goals"] = {"worst_t2_minus_t1": worst_t2, "t2_minus_t1_le_40ns": worst_t2 <= 40.0,
+                    "worst_t3_minus_t1": worst_t3, "t3_minus_t1_le_250ns": worst_t3 <= 250.0}
+    tables_floor(c, md, out)
+    nobj = 0
+    if not c.quick:
+        nobj = scale(c, md, dat, out)
+    memory(c, md, out, nobj)
+    for k in out["cases"]:
+        del k["ns"]
+    with open(json_path, "w") as f:
+        f.write(dump(out) + "\n")
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+    with open(dat_path, "w") as f:
+        f.write("".join(dat))
+
+
+# ---- e2e: Markdown, JSON, ratios and goals from e2e.sh's TSV ----
+
+def read_tsv(path):
+    with open(path) as f:
+        lines = [ln.rstrip("\n").split("\t") for ln in f if ln.strip("\n")]
+    return lines[0], lines[1:]
+
+
+def num(v):
+    """awk's v + 0: the leading number of a string, else 0."""
+    m = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", v)
+    return float(m.group(0)) if m else 0.0
+
+
+def json_row(head, row):
+    """Every column by name; a number as it is written, the rest as strings."""
+    fields = []
+    for h, v in zip(head, row):
+        if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", v):
+            fields.append('"%s":%s' % (h, v))
+        else:
+            fields.append('"%s":"%s"' % (h, v.replace('"', '\\"')))
+    return "{" + ",".join(fields) + "}"
+
+
+class E2e:
+    """e2e.sh's rows: Mpps and validity by (system, CPUs), systems in order."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.mpps, self.valid, self.order = {}, {}, []
+        for f in rows:
+            self.mpps[(f[0], f[2])] = f[3]
+            self.valid[(f[0], f[2])] = f[11]
+            if f[0] not in self.order:
+                self.order.append(f[0])
+        self.goals = []
+
+    def has(self, s, c):
+        return (s, str(c)) in self.mpps
+
+    def m(self, s, c):
+        return num(self.mpps[(s, str(c))]) if self.has(s, c) else 0.0
+
+    def ok(self, s, c):
+        return self.valid.get((s, str(c))) == "yes"
+
+    def goal(self, md, name, val, want, good):
+        md.append("| %s | %.2f | %s | %s |\n" % (name, val, want, "met" if good else "MISSED"))
+        self.goals.append('{"goal":"%s","value":%.4f,"want":"%s","met":%s}' %
+                          (name, val, want, "true" if good else "false"))
+
+
+def ratio(a, b):
+    return a / b if b > 0 else 0.0
+
+
+def e2e_rows(e, md):
+    md.append("### End to end: receive side of a veth pair (sluice-gen live frames)\n\n")
+    md.append("Mpps: packets the receiver took in per second over three 1-s "
+              "windows (the median), bpf_stats off; prog ns: run_time_ns / run_cnt "
+              "of its XDP program in a 1 s window after it, bpf_stats on; softirq ns: softirq "
+              "CPU time per packet received (/proc/stat, all CPUs, 10 ms ticks: the "
+              "receive path runs as softirq on the sending CPU).\n\n")
+    md.append("| system | family | CPUs | Mpps | sent Mpps | prog ns/pkt | "
+              "softirq ns/pkt | dropped (whole run) | passed | valid | check |\n")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for f in e.rows:
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+            f[0], f[1], f[2], f[3], f[6], f[7], f[8], f[9], f[10],
+            "yes" if f[11] == "yes" else "**INVALID**", f[12]))
+    md.append("\n| 2-CPU / 1-CPU | ratio |\n|---|---|\n")
+    for f in e.rows:
+        s = f[0]
+        if num(f[2]) == 2 and e.m(s, 1) > 0 and e.m(s, 2) > 0:
+            md.append("| %s | %.2f |\n" % (s, e.m(s, 2) / e.m(s, 1)))
+
+
+def e2e_goals(e, md):
+    md.append("\n| goal | value | want | |\n|---|---|---|---|\n")
+    for c in (1, 2):
+        if not e.has("xdp-drop", c):
+            continue
+        for name, s, want, lim in (("(b) sluice", "sluice", ">= 0.85", 0.85),
+                                   ("(c) sluice-random", "sluice-random", ">= 0.50", 0.5)):
+            r = ratio(e.m(s, c), e.m("xdp-drop", c))
+            e.goal(md, "%s / (a) xdp-drop, %d CPU" % (name, c), r, want,
+                   e.ok(s, c) and e.ok("xdp-drop", c) and r >= lim)
+        for other in ("nft-meter", "hashlimit"):
+            r = ratio(e.m("sluice", c), e.m(other, c))
+            e.goal(md, "sluice / %s, %d CPU" % (other, c), r, ">= 4",
+                   e.ok("sluice", c) and e.ok(other, c) and r >= 4)
+    # issue 13: the sets table, 1M-source flood, against the LRU table
+    for c in (1, 2):
+        if not e.has("sluice-sets-random", c):
+            continue
+        r = ratio(e.m("sluice-sets-random", c), e.m("sluice-random", c))
+        e.goal(md, "sets random / lru random (1M sources), %d CPU" % c, r, ">= 2.5",
+               e.ok("sluice-sets-random", c) and e.ok("sluice-random", c) and r >= 2.5)
+    for s in ("sluice", "sluice-random"):
+        if e.m(s, 1) > 0 and e.m(s, 2) > 0:
+            r = e.m(s, 2) / e.m(s, 1)
+            e.goal(md, s + " 2-CPU / 1-CPU", r, ">= 1.6", e.ok(s, 1) and e.ok(s, 2) and r >= 1.6)
+    md.append("\n")
+
+
+def e2e_memory(mem, md):
+    md.append("### Memory per key (1M-source random flood, 2 CPUs)\n\n")
+    md.append("| system | keys | kB | bytes per key | measured as |\n|---|---|---|---|---|\n")
+    for f in mem:
+        md.append("| %s | %s | %s | %s | %s |\n" % tuple(f[:5]))
+    md.append("\nSlab and vmalloc growth is read from /proc/meminfo: other activity on the\n"
+              "machine moves it too.\n\n")
+
+
+def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
+    head, rows = read_tsv(tsv_path)
+    _, mem = read_tsv(mem_path)
+    e = E2e(rows)
+    md = []
+    e2e_rows(e, md)
+    e2e_goals(e, md)
+    e2e_memory(mem, md)
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+    mem_json = ['{"system":"%s","keys":%s,"kb":%s,"bytes_per_key":%s,"basis":"%s"}' %
+                tuple(f[:5]) for f in mem]
+    with open(json_path, "w") as f:
+        f.write('{"rows":[%s],"memory":[%s],"goals":[%s]}\n' % (
+            ",".join(json_row(head, r) for r in rows), ",".join(mem_json), ",".join(e.goals)))
+    # Chart data: Mpps per system, one column per CPU count; a system with an
+    # invalid row gets a "*" (its own counters disagree with what it should do).
+    bad = {f[0] for f in rows if f[11] != "yes"}
+    with open(dat_path, "w") as f:
+        f.write("# system mpps_1cpu mpps_2cpu\n")
+        for s in e.order:
+            f.write("%s%s %s %s\n" % (s, "*" if s in bad else "", e.mpps.get((s, "1"), 0),
+                                       e.mpps.get((s, "2"), 0)))
+
+
+def main(argv):
+    if len(argv) == 6 and argv[1] == "cost":
+        render_cost(*argv[2:])
+        return 0
+    if len(argv) == 7 and argv[1] == "e2e":
+        render_e2e(*argv[2:])
+        return 0
+    sys.stderr.write("usage: render.py cost RUNS.json JSON MARKDOWN SCALE.dat\n"
+                     "       render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
