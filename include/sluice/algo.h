@@ -343,7 +343,7 @@ static __always_inline int sluice_sliding_log(struct sluice_log *log, __u64 now,
 
 /*
  * Token bucket (GCRA) and leaky bucket (as a meter) share their state and
- * their decision: see README, "Leaky bucket". s[0] is the packet TAT, s[1]
+ * their decision: see docs/algorithms.md, "Leaky bucket". s[0] is the packet TAT, s[1]
  * the byte TAT. A packet passes only if both limits admit it; one the byte
  * limit refuses gets its packet charge back.
  *

@@ -432,7 +432,7 @@ _Static_assert(sizeof(struct sluice_rwould) == 16, "sluice_rwould layout");
  * decision stays local: a box admits against its own bucket of the policy,
  * and its agent (`sluice run --redis`) shares what the box used through
  * Redis, once per sync interval, and folds what the other boxes used into
- * the local bucket (README, "Fleet-wide limits"). Of a fleet of N boxes,
+ * the local bucket (docs/fleet.md, "Fleet-wide limits"). Of a fleet of N boxes,
  * each holds burst/N of the burst (at least one packet), so a source sprayed
  * over every box gets one burst; the rate is shared through Redis. While the
  * agent's last successful sync is recent (now < ok_until) a box admits at the

@@ -15,7 +15,7 @@
  *    through the same churns.
  * A 64-key table here (--max-keys 64), one CPU, the test clock.
  *
- * Every assertion documents a sentence of README.md ("A full key table")
+ * Every assertion documents a sentence of docs/keys-and-tables.md ("A full key table")
  * and of sluice(8) (--max-keys, --table, --fail-closed, --new-keys).
  */
 #include <errno.h>

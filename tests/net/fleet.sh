@@ -11,7 +11,7 @@
 # what sluice passed, counted by another); every flood uses a source of its
 # own, so that no phase inherits another's buckets or Redis keys.
 #
-# The design's bounds (README, "The bound") for one source sprayed evenly
+# The design's bounds (docs/fleet.md, "The bound") for one source sprayed evenly
 # over N boxes for t seconds:
 #
 #   about burst + rate x t  <=  admitted  <=  burst + rate x t + (N - 1) x rate x (S + RTT)

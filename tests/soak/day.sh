@@ -266,7 +266,7 @@ synced_all() {
 }
 
 # scraper: box 1's metrics, every second, each answer's status and time in
-# a log. A connection is served within 5 s (the README's promise), so
+# a log. A connection is served within 5 s (docs/operations.md's promise), so
 # --max-time 5: a slower answer is a failure (000).
 scraper() {
 	while :; do

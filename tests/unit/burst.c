@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * What a change of --burst does to a source's bucket, as README.md and
+ * What a change of --burst does to a source's bucket, as docs/algorithms.md and
  * sluicectl(8) say: the bucket is kept (same state format, no new tag), and
  * the new burst applies to it at once. Raising it hands every source the
  * extra allowance at once: its bucket now has room. Lowering it makes a held

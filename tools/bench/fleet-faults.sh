@@ -9,7 +9,7 @@
 #            50ms; one IPv6 source sprayed at 300, 600 and 1200 pps for 5 s;
 #            box 3's agent killed -9 after 1 s. Prints what the fleet
 #            admitted against burst + rate x t + (N - 1) x rate x (S + RTT)
-#            (the bound without dead boxes) and against the README's bound
+#            (the bound without dead boxes) and against docs/fleet.md's bound
 #            with one dead box (+ rate x H + burst / N, H = 3 S + 2 RTT).
 #   spray    two boxes, --rate 100/s --burst 300 --fleet on, one source at
 #            500 pps to each for 3 s: admitted against burst + rate x t.

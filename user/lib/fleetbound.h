@@ -24,7 +24,7 @@ struct sluice_fleet_bound; /* opaque: what each slot's fleet policy allows */
  *
  *   debt <= n x (w + S + 2 T)
  *
- * n the boxes that push, S the sync interval, T the Redis timeout (README,
+ * n the boxes that push, S the sync interval, T the Redis timeout (docs/fleet.md,
  * "Fleet-wide limits"). At least 1 us; at most SLUICE_MAX_TOLERANCE.
  */
 __u64 sluice_fleet_debt_bound_us(__u64 w_ticks, __u32 n, __u64 sync_ns, __u64 timeout_ns);

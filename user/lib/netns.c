@@ -5,7 +5,7 @@
  * bpffs is one tree for the whole machine, but interface names and indexes
  * are per network namespace: eth0 in one container is not eth0 in another.
  * So every namespace gets its own pin directory. The initial namespace keeps
- * SLUICE_PIN_ROOT/IFACE (what operators and the README's bpftool commands
+ * SLUICE_PIN_ROOT/IFACE (what operators and docs/'s bpftool commands
  * use); any other namespace uses SLUICE_PIN_ROOT/netns:INODE/IFACE, INODE
  * being the namespace's nsfs inode as `lsns -t net` and `stat -L
  * /var/run/netns/NAME` show it. A ':' never occurs in an interface name

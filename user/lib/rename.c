@@ -9,7 +9,7 @@
  * (status, sluicectl without -i) and by a `sluice run` that reports on it.
  *
  * Why move the directory rather than look a state up by ifindex: the pin
- * path is what operators and tools use (bpftool, the README's commands,
+ * path is what operators and tools use (bpftool, the docs' commands,
  * PINROOT/IFACE), each lookup stays one path, and the old name is left free
  * for a new interface that takes it, which must not find the state of the
  * interface now called B (its --fresh would drop a limiter that runs).

@@ -273,7 +273,7 @@ static void failed(struct fleet_agent *a, const char *why)
 }
 
 /*
- * Redis's answer within what the fleet can be (README, "Fleet-wide
+ * Redis's answer within what the fleet can be (docs/fleet.md, "Fleet-wide
  * limits"): a count of boxes above --fleet-max fails the sync, as an
  * outage (the N of before stays); a debt above what the fleet could have
  * spent (fleetbound.h: n x (w + S + 2 T), n the most boxes counted) is
