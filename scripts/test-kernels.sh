@@ -31,9 +31,9 @@
 #   KERNEL_ACCEL    auto (default), kvm or tcg
 #   KVM_PROBE       seconds KVM gets to show the first console line (default 20)
 #   KERNEL_CACHE    where packages, extracted kernels and logs go (default BUILD/kernels)
-#   KERNEL_GATE     a path P with FIFOs P.in and P.out (mkfifo): the guest's
-#                   shape suite waits for a line written to P.in (the guest's
-#                   ttyS2): tests/run.sh lets it start when the host's own
+#   KERNEL_GATE     a directory the guest sees (its own 9p share, uncached):
+#                   the guest's suites that measure wait until a file "go"
+#                   is made in it: tests/run.sh makes it when the host's own
 #                   suites that load the machine are done
 #   BUILD           the build tree the guest tests (default build; `make tests` first)
 #   KERNEL_RUN      instead of the suites, run this one script of the tree in the
@@ -206,7 +206,7 @@ boot() {
 		-smp 2 -m "$KERNEL_MEM" -nographic -no-reboot -nic none -monitor none \
 		-chardev file,id=con,path="$con" -serial chardev:con \
 		-chardev file,id=tap,path="$tap" -serial chardev:tap \
-		${KERNEL_GATE:+-chardev pipe,id=gate,path=$KERNEL_GATE -serial chardev:gate} \
+		${KERNEL_GATE:+-virtfs local,path=$KERNEL_GATE,mount_tag=gate,security_model=none,readonly=on} \
 		-kernel "$kdir/root/boot/vmlinuz-$kver" -initrd "$kdir/initrd.gz" \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
 		-append "console=ttyS0 panic=-1 oops=panic sluice.tree=$TREE sluice.build=$BUILD_REL sluice.modules=$kdir/root/lib/modules/$kver sluice.suites=${KERNEL_SUITES// /,}${KERNEL_RUN:+ sluice.run=$KERNEL_RUN}${KERNEL_GATE:+ sluice.gate=1}" \

@@ -228,57 +228,45 @@ guest_start() {
 		tmo=${GUEST_TIMEOUT:-1800}
 	fi
 	# With GUEST_SUITES the guest starts beside the host's unit, bpf and cli
-	# suites, which load both CPUs: its shape suite, which measures, waits
-	# at a gate (KERNEL_GATE, the guest's ttyS2) until guest_go.
-	local gate=
+	# suites, which load both CPUs: its suites that measure wait at a gate
+	# (KERNEL_GATE, a directory it sees) until guest_go makes a file in it.
 	if [ -n "${GUEST_SUITES:-}" ]; then
-		GUEST_GATE=$(mktemp -d)/gate
-		mkfifo "$GUEST_GATE.in" "$GUEST_GATE.out" && gate=$GUEST_GATE
+		GUEST_GATE=$(mktemp -d)
 	fi
 	KERNELS=$GUEST_KERNEL KERNEL_SUITES=$suites KERNEL_MEM=$mem KERNEL_TIMEOUT=$tmo \
-		KERNEL_GATE=$gate scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
+		KERNEL_GATE=$GUEST_GATE scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
 	GUEST_PID=$!
 }
 
 # guest_go: open the guest's gate (once): the host no longer loads the
-# machine. A line, once a second until the guest ends: one written before the
-# guest opened its ttyS2 is lost (the UART's FIFO is cleared at the open).
-# qemu holds both FIFOs open read-write, so a write does not wait for a
-# reader; each is bounded all the same.
-GUEST_GATE= GUEST_GO_PID=
+# machine. The file stays until the guest ends (guest_gate_end).
+GUEST_GATE=
 guest_go() {
-	[ -n "$GUEST_GATE" ] && [ -z "$GUEST_GO_PID" ] || return 0
-	[ -n "$GUEST_PID" ] && kill -0 "$GUEST_PID" 2>/dev/null || return 0
+	[ -n "$GUEST_GATE" ] && [ ! -e "$GUEST_GATE/go" ] || return 0
 	echo "# guest: the host's unit, bpf and cli suites are done: the guest's suites that measure may start"
-	(
-		# Until qemu has opened the FIFO (the guest's kernel and initrd are
-		# made first) a write waits for it: bounded, and tried again.
-		while kill -0 "$GUEST_PID" 2>/dev/null; do
-			timeout 5 sh -c 'echo go >"$1"' sh "$GUEST_GATE.in" 2>/dev/null
-			sleep 1
-		done
-	) &
-	GUEST_GO_PID=$!
+	: >"$GUEST_GATE/go"
 }
-# guest_gate_end: the guest ended: stop the go line, remove the FIFOs.
+# guest_gate_end: the guest ended: remove its gate.
 guest_gate_end() {
 	[ -n "$GUEST_GATE" ] || return 0
-	[ -n "$GUEST_GO_PID" ] && { kill "$GUEST_GO_PID" 2>/dev/null; wait "$GUEST_GO_PID" 2>/dev/null; }
-	rm -rf "$(dirname "$GUEST_GATE")"
-	GUEST_GATE= GUEST_GO_PID=
+	rm -rf "$GUEST_GATE"
+	GUEST_GATE=
 }
 
 # guest_gate_wait: in a guest booted with a gate, wait for the host's go.
 guest_gate_wait() {
-	[ -n "${SLUICE_GUEST_GATE_FD:-}" ] || return 0
-	local line t0=$SECONDS
+	[ -n "${SLUICE_GUEST_GATE:-}" ] || return 0
+	local t0=$SECONDS
 	echo "# guest: the suites that measure wait for the host's go (its own suites load the machine)"
-	if read -r -t "${GUEST_GATE_TIMEOUT:-1800}" line <&"$SLUICE_GUEST_GATE_FD"; then
+	while [ ! -e "$SLUICE_GUEST_GATE" ] && [ $((SECONDS - t0)) -lt "${GUEST_GATE_TIMEOUT:-1800}" ]; do
+		sleep 1
+	done
+	if [ -e "$SLUICE_GUEST_GATE" ]; then
 		echo "# guest: go after $((SECONDS - t0)) s"
 	else
 		echo "# guest: no go from the host within ${GUEST_GATE_TIMEOUT:-1800} s: going on anyway"
 	fi
-	SLUICE_GUEST_GATE_FD=
+	SLUICE_GUEST_GATE=
 }
 
 # guest_skip_all WHY: one SKIP for what the guest would have run.
