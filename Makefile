@@ -25,7 +25,6 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-ARCH := $(shell uname -m | sed 's/x86_64/x86_64/;s/aarch64/aarch64/')
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 CFLAGS ?= -O2 -g
@@ -84,13 +83,14 @@ help:
 # bench's own small programs.
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c tools/*/*.bpf.c)
-BPF_HDRS := $(wildcard bpf/lib/*.h include/sluice/*.h tools/*/*.h)
 SKELS := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
 
-$(BUILD)/%.tmp.bpf.o: %.bpf.c $(BPF_HDRS) | $(BUILD)
+# Each object depends on the headers it includes, as the compiler lists them
+# (-MMD -MP: $(BUILD)/....d, read back below), not on every header.
+$(BUILD)/%.tmp.bpf.o: %.bpf.c | $(BUILD)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/%.bpf.o: $(BUILD)/%.tmp.bpf.o
 	$(call msg,GEN-OBJ,$@)
@@ -121,13 +121,14 @@ all: $(BUILD)/libsluice.a $(PROGS)
 $(BUILD):
 	$(Q)mkdir -p $@
 
-# Objects embed a skeleton (the BPF object's bytes): a changed program must
-# rebuild them, so the skeletons are real prerequisites, not order-only.
-$(BUILD)/obj/%.o: %.c $(wildcard include/sluice/*.h user/lib/*.h user/sluice/*.h user/sluicectl/*.h \
-		tests/lib/*.h) $(SKELS)
+# An object depends on what it includes (-MMD -MP). The skeletons are made
+# first (order-only: the first build has no dependency files yet); one that
+# an object includes is then in its list, so a changed program rebuilds the
+# objects that embed it (its bytes), and only those.
+$(BUILD)/obj/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(DEP_CFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
 # The two main.c print the version: a new VERSION rebuilds them.
 $(BUILD)/obj/user/sluice/main.o $(BUILD)/obj/user/sluicectl/main.o: VERSION
@@ -236,3 +237,6 @@ uninstall:
 clean:
 	$(call msg,CLEAN,$(BUILD))
 	$(Q)rm -rf $(BUILD)
+
+# What each object includes (the compiler's -MMD lists).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -249,7 +249,7 @@ struct sluice_config {
 	struct sluice_settings settings[2];
 	__u64 newkey_tat; /* GCRA state of settings.new_keys (datapath-owned) */
 	__u32 run_pid; /* the `sluice run` that attached this and detaches it on exit */
-	__u32 kind; /* SLUICE_KIND_* (0 in a state made before shapers: a limiter, LRU) */
+	__u32 kind; /* SLUICE_KIND_* (0, a limiter on the LRU table, also in states without kinds) */
 	/*
 	 * sluice_ruletab holds the live rules, entries 0 .. ruletab_nr - 1, when
 	 * ruletab_seq == seq: a writer sets it to 0 before it touches the rules
@@ -419,7 +419,8 @@ _Static_assert(sizeof(struct sluice_rstats) == 32, "sluice_rstats layout");
  * sluice_rwould (sluice_rstats has no room left): the packets (and their
  * bytes) that the policy passed under dry-run although it would have dropped
  * them, for any reason (over the limit, a deny rule, a key refused under
- * fail-closed). Added after layout 4: see SLUICE_MAP_RWOULD.
+ * fail-closed). An optional map: a state pinned without it gets it at the
+ * next attach (SLUICE_MAP_RWOULD).
  */
 struct sluice_rwould {
 	__u64 would_drop;

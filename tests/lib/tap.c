@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The TAP writer of the C test programs: ok/not ok lines, notes, the plan. */
 #include <stdarg.h>
 #include <stdio.h>
 

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libsluice's messages: the log level and sluice_log(), errors carried as
+ * sentences (sluice_err(): the message into the caller's buffer, the -errno
+ * returned), and the command-line tools' one way to report them, as text on
+ * stderr or as JSON on stdout under -j (sluice_cli_err(), sluice_cli_usage()).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
