@@ -295,7 +295,14 @@ __noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
 	return g;
 }
 
-/* The way at loc (sets_find()) of a key of family `family`: 0, or -1. */
+/*
+ * The way at loc (sets_find()) of a key of family `family`: 0, or -1. A
+ * second lookup of the set sets_find() read, and it stays: sets_find() is a
+ * global function, which the verifier checks once but which can hand back
+ * only a scalar, and on an array the verifier inlines the lookup into a
+ * bounds check and a multiply (no helper call), cheaper than any other way
+ * back to the set.
+ */
 static __always_inline int sets_ref(__u8 family, __u32 loc, struct way_ref *r)
 {
 	__u32 idx = loc >> 2, i = loc & 3;
