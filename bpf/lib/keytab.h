@@ -11,10 +11,11 @@
  *   sets         --table sets (table_sets): sluice_sets4/6, the
  *                set-associative table of lib/sets.h
  *
- * A new key may first have to pass the global new-key limit (new_key_over()).
- * The LRU table decides a new key's first packet itself, on a bucket of its
- * own on the stack, then publishes it with that packet paid for
- * (KEYTAB_DECIDED, the verdict in d->v).
+ * keytab_decide() then takes the decision on that state. A new key may first
+ * have to pass the global new-key limit (new_key_over()). The LRU table
+ * decides a new key's first packet itself, on a bucket of its own on the
+ * stack, then publishes it with that packet paid for (KEYTAB_DECIDED, the
+ * verdict in d->v).
  */
 #ifndef SLUICE_BPF_KEYTAB_H
 #define SLUICE_BPF_KEYTAB_H
