@@ -105,6 +105,114 @@ static __always_inline struct sluice_way_aux *set_aux(void *set, const int v6, i
 	return v6 ? &((struct sluice_set6 *)set)->x[i].a : &((struct sluice_set4 *)set)->x[i];
 }
 
+/* The scan: the way of ident `want` in set, or SETS_SCAN_NONE, or
+ * SETS_SCAN_BUSY: it is being claimed on another CPU. */
+#define SETS_SCAN_NONE (-1)
+#define SETS_SCAN_BUSY (-2)
+
+static __always_inline int sets_scan(void *set, __u64 want)
+{
+	int i, busy = 0;
+
+#pragma unroll
+	for (i = 0; i < SLUICE_SET_WAYS; i++) {
+		__u64 id = SLUICE_READ(set_way(set, i)->ident);
+
+		if (SLUICE_WAY_MATCH(id) == want) {
+			if (id & (__u64)SLUICE_WAY_BUSY << 32) {
+				busy = 1;
+				continue;
+			}
+			return i;
+		}
+	}
+	return busy ? SETS_SCAN_BUSY : SETS_SCAN_NONE;
+}
+
+/* 1. The victim: the way of set to claim (-1: every way is being claimed),
+ * with the ident and s0 the choice read (*vid, *vs0). */
+static __always_inline int sets_victim(void *set, const int v6, __u64 now, __u64 *vid,
+				       __u64 *vs0)
+{
+	__u64 best = ~0ULL;
+	int i, victim = -1;
+
+#pragma unroll
+	for (i = 0; i < SLUICE_SET_WAYS; i++) {
+		__u64 id = SLUICE_READ(set_way(set, i)->ident);
+		__u64 s0 = SLUICE_READ(set_way(set, i)->s0), fa;
+
+		/* Frozen (an empty way too: another CPU is claiming it, its
+		 * identity not yet written) or being claimed: never a victim. */
+		if ((id & (__u64)SLUICE_WAY_BUSY << 32) || s0 == SLUICE_FROZEN) {
+			continue;
+		} else if (!id) {
+			fa = 0;
+		} else {
+			struct sluice_way_aux *x = set_aux(set, v6, i);
+			__u64 s1 = 0;
+			__u32 meta = 0;
+
+			if (id & (__u64)SLUICE_WAY_AUX << 32)
+				s1 = SLUICE_READ(x->s1);
+			if (SLUICE_WAY_ALGO(id) > SLUICE_ALGO_LEAKY_BUCKET)
+				meta = SLUICE_READ(x->meta);
+			fa = sluice_way_free_at(id, s0, s1, meta);
+			if (fa < now)
+				fa = 0; /* free now: every free way is as good */
+		}
+		if (victim < 0 || fa < best) {
+			best = fa;
+			victim = i;
+			*vid = id;
+			*vs0 = s0;
+		}
+	}
+	return victim;
+}
+
+/* 2. to 6.: claim way `victim` of set (ident vid, s0 vs0 when chosen) for
+ * key (ident `want`, published as `mine`). 0: claimed, -1: look again. */
+static __always_inline int sets_claim(void *set, const int v6, int victim, __u64 vid, __u64 vs0,
+				      const struct sluice_key *key, __u64 want, __u64 mine,
+				      __u64 window)
+{
+	struct sluice_way *w = set_way(set, victim & (SLUICE_SET_WAYS - 1));
+	struct sluice_way_aux *x = set_aux(set, v6, victim & (SLUICE_SET_WAYS - 1));
+	int i, busy = 0;
+
+	/* 2. freeze */
+	if (!sluice_cas(&w->s0, vs0, SLUICE_FROZEN))
+		return -1;
+	/* 3. take the identity */
+	if (!sluice_cas(&w->ident, vid, mine | (__u64)SLUICE_WAY_BUSY << 32)) {
+		SLUICE_WRITE(w->s0, vs0);
+		return -1;
+	}
+	/* 4. reset */
+	SLUICE_WRITE(x->s1, 0);
+	SLUICE_WRITE(x->dropped, 0);
+	/* a claim's only division: not on a packet that finds its way */
+	SLUICE_WRITE(x->meta,
+		     SLUICE_WAY_META(key->prefixlen, window ? sluice_window_ms(window) : 0));
+	if (v6)
+		__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
+	SLUICE_WRITE(w->s0, vs0 ? 0 : SLUICE_FRESH);
+	/* 5. duplicates */
+#pragma unroll
+	for (i = 0; i < SLUICE_SET_WAYS; i++) {
+		if (i != victim && SLUICE_WAY_MATCH(SLUICE_READ(set_way(set, i)->ident)) == want)
+			busy = 1;
+	}
+	if (busy) {
+		sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, 0);
+		return -1;
+	}
+	/* 6. publish */
+	sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, mine);
+	return 0;
+}
+
 /*
  * Find key's way (create 0), or find or claim it (create 1: `flags`
  * SLUICE_WAY_AUX or 0, `window` the policy's window in ticks, 0 for a
@@ -117,7 +225,7 @@ static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, co
 {
 	__u64 want, mine;
 	void *set;
-	int t, i;
+	int t;
 
 	*idx = sluice_set_index(hash, sets_n[v6]);
 	set = sets_at(v6, *idx);
@@ -128,97 +236,23 @@ static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, co
 
 	SLUICE_NOUNROLL
 	for (t = 0; t < SETS_TRIES; t++) {
-		__u64 best = ~0ULL, vid = 0, vs0 = 0, f;
-		int busy = 0, victim = -1;
-		struct sluice_way *w;
-		struct sluice_way_aux *x;
+		__u64 vid = 0, vs0 = 0;
+		int i = sets_scan(set, want);
 
-#pragma unroll
-		for (i = 0; i < SLUICE_SET_WAYS; i++) {
-			__u64 id = SLUICE_READ(set_way(set, i)->ident);
-
-			if (SLUICE_WAY_MATCH(id) == want) {
-				if (id & (__u64)SLUICE_WAY_BUSY << 32) {
-					busy = 1;
-					continue;
-				}
-				*way = i;
-				return SETS_FOUND;
-			}
+		if (i >= 0) {
+			*way = i;
+			return SETS_FOUND;
 		}
-		if (busy)
+		if (i == SETS_SCAN_BUSY)
 			continue; /* N is being claimed on another CPU: wait for it */
 		if (!create)
 			return SETS_MISSING;
-
-		/* 1. the victim */
-#pragma unroll
-		for (i = 0; i < SLUICE_SET_WAYS; i++) {
-			__u64 id = SLUICE_READ(set_way(set, i)->ident);
-			__u64 s0 = SLUICE_READ(set_way(set, i)->s0), fa;
-
-			/* Frozen (an empty way too: another CPU is claiming it,
-			 * its identity not yet written) or being claimed: never
-			 * a victim. */
-			if ((id & (__u64)SLUICE_WAY_BUSY << 32) || s0 == SLUICE_FROZEN) {
-				continue;
-			} else if (!id) {
-				fa = 0;
-			} else {
-				__u64 s1 = 0;
-				__u32 meta = 0;
-
-				x = set_aux(set, v6, i);
-				if (id & (__u64)SLUICE_WAY_AUX << 32)
-					s1 = SLUICE_READ(x->s1);
-				if (SLUICE_WAY_ALGO(id) > SLUICE_ALGO_LEAKY_BUCKET)
-					meta = SLUICE_READ(x->meta);
-				fa = sluice_way_free_at(id, s0, s1, meta);
-				if (fa < now)
-					fa = 0; /* free now: every free way is as good */
-			}
-			if (victim < 0 || fa < best) {
-				best = fa;
-				victim = i;
-				vid = id;
-				vs0 = s0;
-			}
-		}
-		if (victim < 0)
+		i = sets_victim(set, v6, now, &vid, &vs0);
+		if (i < 0)
 			continue; /* every way is being claimed */
-		w = set_way(set, victim & (SLUICE_SET_WAYS - 1));
-		x = set_aux(set, v6, victim & (SLUICE_SET_WAYS - 1));
-		/* 2. freeze */
-		if (!sluice_cas(&w->s0, vs0, SLUICE_FROZEN))
+		if (sets_claim(set, v6, i, vid, vs0, key, want, mine, window))
 			continue;
-		/* 3. take the identity */
-		if (!sluice_cas(&w->ident, vid, mine | (__u64)SLUICE_WAY_BUSY << 32)) {
-			SLUICE_WRITE(w->s0, vs0);
-			continue;
-		}
-		/* 4. reset */
-		SLUICE_WRITE(x->s1, 0);
-		SLUICE_WRITE(x->dropped, 0);
-		/* a claim's only division: not on a packet that finds its way */
-		SLUICE_WRITE(x->meta, SLUICE_WAY_META(key->prefixlen,
-						      window ? sluice_window_ms(window) : 0));
-		if (v6)
-			__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
-		f = vs0 ? 0 : SLUICE_FRESH;
-		SLUICE_WRITE(w->s0, f);
-		/* 5. duplicates */
-#pragma unroll
-		for (i = 0; i < SLUICE_SET_WAYS; i++) {
-			if (i != victim && SLUICE_WAY_MATCH(SLUICE_READ(set_way(set, i)->ident)) == want)
-				busy = 1;
-		}
-		if (busy) {
-			sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, 0);
-			continue;
-		}
-		/* 6. publish */
-		sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, mine);
-		*way = victim;
+		*way = i;
 		return SETS_CLAIMED;
 	}
 	return SETS_CONTENDED;
@@ -261,7 +295,14 @@ __noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
 	return g;
 }
 
-/* The way at loc (sets_find()) of a key of family `family`: 0, or -1. */
+/*
+ * The way at loc (sets_find()) of a key of family `family`: 0, or -1. A
+ * second lookup of the set sets_find() read, and it stays: sets_find() is a
+ * global function, which the verifier checks once but which can hand back
+ * only a scalar, and on an array the verifier inlines the lookup into a
+ * bounds check and a multiply (no helper call), cheaper than any other way
+ * back to the set.
+ */
 static __always_inline int sets_ref(__u8 family, __u32 loc, struct way_ref *r)
 {
 	__u32 idx = loc >> 2, i = loc & 3;

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The datapath's key tables behind one call, as user/lib/keytab.c is for
+ * userspace. keytab_state() finds a key's state, or makes one for a new key,
+ * in the table its policy uses, and hands back the state words the algorithm
+ * decides on and the key's drop counter (struct keytab_ref):
+ *
+ *   sliding log  sluice_logs: an LRU hash of struct sluice_log, its own table
+ *   LRU          sluice_buckets (lib/shared.h): an LRU hash of struct
+ *                sluice_bucket, one for both families
+ *   sets         --table sets (table_sets): sluice_sets4/6, the
+ *                set-associative table of lib/sets.h
+ *
+ * keytab_decide() then takes the decision on that state. A new key may first
+ * have to pass the global new-key limit (new_key_over()). The LRU table
+ * decides a new key's first packet itself, on a bucket of its own on the
+ * stack, then publishes it with that packet paid for (KEYTAB_DECIDED, the
+ * verdict in d->v).
+ */
+#ifndef SLUICE_BPF_KEYTAB_H
+#define SLUICE_BPF_KEYTAB_H
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+#include <errno.h>
+#include <sluice/sluice.h>
+#include <sluice/algo.h>
+
+#include "parse.h"
+#include "shared.h"
+#include "sets.h"
+#include "decide.h"
+
+/* Pinned under /sys/fs/bpf/sluice/<ifname>/ by the loader, as the others. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_LOG_KEYS); /* --max-log-keys */
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_log);
+} sluice_logs SEC(".maps");
+
+static const struct sluice_log zero_log;
+
+enum keytab_result {
+	KEYTAB_FOUND = 0, /* the key's state is in the keytab_ref: decide on it */
+	KEYTAB_DECIDED = 1, /* a new LRU key, published decided: the verdict in d->v */
+	KEYTAB_CONTENDED = 2, /* no way for the key now (sets): dropped as contended */
+	KEYTAB_FAILED = 3, /* the table refused the key */
+};
+
+/* A key's state in its table. */
+struct keytab_ref {
+	__u64 *s0, *s1; /* a bucket's or a window's state words */
+	struct sluice_log *log; /* ... or the sliding log */
+	__u64 *dropped; /* the key's drop count (LRU hash, log) */
+	__u32 *dropped32; /* ... or its way's, 32 bits (sets) */
+};
+
+/*
+ * A source seen for the first time may first have to pass the global new-key
+ * limit; past it the source is charged to its aggregate prefix's bucket, so a
+ * flood of spoofed sources can neither evict heavy hitters for free nor
+ * refill its own buckets by churning the table. Rewrites key to the
+ * aggregate's and returns the aggregate's state when it exists already.
+ */
+static __always_inline int new_key_over(struct sluice_key *key, struct sluice_config *cfg,
+					struct sluice_settings *set, struct sluice_stats *st,
+					__u64 now)
+{
+	__u64 cost;
+	__u8 agg;
+
+	if (!(set->new_keys.interval | set->new_keys.interval_frac))
+		return 0;
+	cost = sluice_limit_cost(&set->new_keys, 1);
+	if (sluice_gcra(&cfg->newkey_tat, now, cost, set->new_keys.tolerance) == SLUICE_PASS)
+		return 0;
+	agg = key->family == 4 ? set->agg4 : set->agg6;
+	key->tag |= SLUICE_TAG_AGGREGATE;
+	/* A policy that keys wider than the aggregate already aggregates. */
+	if (agg < key->prefixlen) {
+		key->prefixlen = agg;
+		mask_addr(key->addr, agg);
+	}
+	st->aggregated++;
+	return 1;
+}
+
+static __always_inline void *new_key_state(void *map, struct sluice_key *key,
+					   struct sluice_config *cfg, struct sluice_settings *set,
+					   struct sluice_stats *st, __u64 now)
+{
+	if (!new_key_over(key, cfg, set, st, now))
+		return NULL;
+	return bpf_map_lookup_elem(map, key);
+}
+
+/*
+ * Create a full (zeroed) state for key; -EEXIST when another CPU was first.
+ * The helper's result is an int: a kernel whose helper returns int (Debian
+ * 12's 6.1) leaves the upper half of the register zero, so -EEXIST read as a
+ * long is 4294967279 there and a lost race would be taken for a failed
+ * update (counted update_failed, passed fail-open).
+ */
+static __always_inline int state_create(void *map, struct sluice_key *key, const void *val,
+					struct sluice_stats *st)
+{
+	int err = (int)bpf_map_update_elem(map, key, val, BPF_NOEXIST);
+
+	if (!err)
+		st->new_keys++;
+	return err;
+}
+
+/* The sliding log: 528 bytes do not fit the stack, a new key gets a zeroed
+ * log inserted. */
+static __always_inline int keytab_log(struct sluice_key *key, struct sluice_config *cfg,
+				      struct sluice_settings *set, struct sluice_stats *st,
+				      __u64 now, struct keytab_ref *r)
+{
+	struct sluice_log *log = bpf_map_lookup_elem(&sluice_logs, key);
+
+	if (!log)
+		log = new_key_state(&sluice_logs, key, cfg, set, st, now);
+	if (!log) {
+		int err = state_create(&sluice_logs, key, &zero_log, st);
+
+		if (err && err != -EEXIST)
+			return KEYTAB_FAILED;
+		log = bpf_map_lookup_elem(&sluice_logs, key);
+		if (!log)
+			return KEYTAB_FAILED;
+	}
+	r->log = log;
+	r->dropped = &log->dropped;
+	return KEYTAB_FOUND;
+}
+
+/* The set-associative table (lib/sets.h): find the key's way, or (a new key,
+ * past the new-key limit maybe its aggregate's) claim one. */
+static __always_inline int keytab_sets(struct sluice_key *key, struct sluice_config *cfg,
+				       struct sluice_settings *set, struct sluice_stats *st,
+				       const struct decision *d, struct keytab_ref *r)
+{
+	struct sets_req q = { .seed = SLUICE_READ(cfg->set_seed), .now = d->now };
+	struct way_ref wr;
+	int g;
+
+	/* Without a new-key limit, find or claim in one pass. */
+	q.create = !(set->new_keys.interval | set->new_keys.interval_frac);
+	q.flags = sets_flags(d->p);
+	q.window = sets_window(d->p);
+	g = sets_find(key, &q);
+	if (g == SETS_MISSING) {
+		if (new_key_over(key, cfg, set, st, d->now))
+			q.hashed = 0; /* now the aggregate's key */
+		q.create = 1;
+		g = sets_find(key, &q);
+	}
+	if (g == SETS_CLAIMED)
+		st->new_keys++;
+	if ((g != SETS_FOUND && g != SETS_CLAIMED) || sets_ref(key->family, q.loc, &wr))
+		return KEYTAB_CONTENDED;
+	r->s0 = wr.s0;
+	r->s1 = &wr.x->s1;
+	r->dropped32 = &wr.x->dropped;
+	return KEYTAB_FOUND;
+}
+
+/* The LRU hash. A new key: decide on a full bucket of our own, then publish
+ * it with that packet already paid for. One hash operation instead of an
+ * insert and a lookup. */
+static __always_inline int keytab_lru(struct sluice_key *key, struct sluice_config *cfg,
+				      struct sluice_settings *set, struct sluice_stats *st,
+				      struct decision *d, const int shape, struct keytab_ref *r)
+{
+	struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, key);
+
+	if (!b)
+		b = new_key_state(&sluice_buckets, key, cfg, set, st, d->now);
+	if (!b) {
+		struct sluice_bucket nb = {};
+		int err;
+
+		d->v = decide(d, &nb.s[0], &nb.s[1], shape);
+		/* Counted in both modes: a would-drop too. */
+		nb.dropped = d->v != SLUICE_PASS;
+		err = state_create(&sluice_buckets, key, &nb, st);
+		if (!err)
+			return KEYTAB_DECIDED;
+		if (err != -EEXIST)
+			return KEYTAB_FAILED;
+		/* Another CPU created it first: decide on theirs. */
+		b = bpf_map_lookup_elem(&sluice_buckets, key);
+		if (!b)
+			return KEYTAB_FAILED;
+	}
+	r->s0 = &b->s[0];
+	r->s1 = &b->s[1];
+	r->dropped = &b->dropped;
+	return KEYTAB_FOUND;
+}
+
+/*
+ * The state of key (masked to its policy's prefix, tagged with its slot) for
+ * the decision d (d->sh set here: the policy's fleet share): a KEYTAB_*
+ * result. The key may come back as its
+ * aggregate's (new_key_over()). `shape` is a compile-time constant (the
+ * LRU table's decision on a new key).
+ */
+static __always_inline int keytab_state(struct sluice_key *key, struct sluice_config *cfg,
+					struct sluice_settings *set, struct sluice_stats *st,
+					struct decision *d, const int shape, struct keytab_ref *r)
+{
+	if (d->p->algo == SLUICE_ALGO_SLIDING_LOG)
+		return keytab_log(key, cfg, set, st, d->now, r);
+	/* A bucket's or a window's: its share of a fleet-wide limit, which a
+	 * new LRU key's decision needs already. */
+	fleet_share(d->p, &d->sh, d->now);
+	if (table_sets)
+		return keytab_sets(key, cfg, set, st, d, r);
+	return keytab_lru(key, cfg, set, st, d, shape, r);
+}
+
+/* The decision on a state keytab_state() found. Which table it is in is
+ * read from r, not again from the policy: the verifier cannot tell that two
+ * loads of the policy's algorithm give the same value. */
+static __always_inline int keytab_decide(struct decision *d, const struct keytab_ref *r,
+					 const int shape)
+{
+	int v;
+
+	if (r->log)
+		return sluice_sliding_log(r->log, d->now, d->p->window, d->p->window_limit);
+	v = decide(d, r->s0, r->s1, shape);
+	/* A way frozen under the decision (SLUICE_RETRY: it is being handed to
+	 * another key, lib/sets.h) is dropped as contended: never admitted. */
+	if (table_sets && v == SLUICE_RETRY)
+		v = SLUICE_CONTENDED;
+	return v;
+}
+
+#endif /* SLUICE_BPF_KEYTAB_H */
