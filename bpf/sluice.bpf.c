@@ -80,8 +80,8 @@ struct {
 	__type(value, struct sluice_rstats);
 } sluice_rstats SEC(".maps");
 
-/* Added after layout 4 (SLUICE_MAP_RWOULD): attach creates it in a state
- * pinned without it. */
+/* Would-drop counters (SLUICE_MAP_RWOULD), an optional map: attach creates it
+ * in a state pinned without it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SLUICE_MAX_RULES);

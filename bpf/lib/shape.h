@@ -11,8 +11,8 @@
 #include <bpf/bpf_helpers.h>
 #include <sluice/sluice.h>
 
-/* Per-CPU delay counters (SLUICE_MAP_SHAPE_STATS; added after layout 5 was
- * first pinned: the loader creates it in a state pinned without it). */
+/* Per-CPU delay counters (SLUICE_MAP_SHAPE_STATS), an optional map: the
+ * loader creates it in a state pinned without it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

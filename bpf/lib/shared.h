@@ -21,8 +21,8 @@ struct {
 	__type(value, struct sluice_bucket);
 } sluice_buckets SEC(".maps");
 
-/* Fleet-wide limits (SLUICE_POLICY_FLEET; added after layout 5 was first
- * pinned): the agent's state, and each key's usage it has not pushed yet. */
+/* Fleet-wide limits (SLUICE_POLICY_FLEET), optional maps: the agent's state,
+ * and each key's usage it has not pushed yet. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
