@@ -39,6 +39,10 @@ struct fakeredis {
 	struct conn conns[MAX_CONNS];
 	struct conn *cur; /* the connection whose command is being handled */
 	unsigned int nconns, ncmds;
+	/* fr_cork()ed: what fr_send() is given waits here for fr_uncork() */
+	bool corked;
+	char cork[4096];
+	size_t cork_len;
 };
 
 bool fr_is(const struct fr_cmd *c, const char *name)
@@ -78,8 +82,27 @@ static void send_all(int fd, const char *p, size_t n)
 
 void fr_send(struct fakeredis *f, const void *p, size_t n)
 {
+	if (f->corked && f->cork_len + n <= sizeof(f->cork)) {
+		memcpy(f->cork + f->cork_len, p, n);
+		f->cork_len += n;
+		return;
+	}
 	if (f->cur && f->cur->fd >= 0)
 		send_all(f->cur->fd, p, n);
+}
+
+void fr_cork(struct fakeredis *f)
+{
+	f->corked = true;
+	f->cork_len = 0;
+}
+
+void fr_uncork(struct fakeredis *f)
+{
+	f->corked = false;
+	if (f->cork_len && f->cur && f->cur->fd >= 0)
+		send_all(f->cur->fd, f->cork, f->cork_len);
+	f->cork_len = 0;
 }
 
 void fr_sendf(struct fakeredis *f, const char *fmt, ...)

@@ -60,6 +60,10 @@ void fakeredis_stop(struct fakeredis *f);
 /* Bytes for the connection of the command being handled. */
 void fr_send(struct fakeredis *f, const void *p, size_t n);
 void fr_sendf(struct fakeredis *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* From fr_cork() to fr_uncork(), what is sent goes out in one write (on a
+ * unix socket, what one read gets: "in the same write" for real). */
+void fr_cork(struct fakeredis *f);
+void fr_uncork(struct fakeredis *f);
 
 /* What a real Redis with the agent's script answers. */
 struct fr_sane {

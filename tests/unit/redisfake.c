@@ -71,6 +71,10 @@ static enum fr_action handler(struct fakeredis *f, const struct fr_cmd *c, void 
 	case EXTRA_LATE:
 		if (!sync)
 			break;
+		/* EXTRA_NOW: the answer and the extra in one write, which the
+		 * agent reads whole (two writes raced its read under load). */
+		if (fx.mode == EXTRA_NOW)
+			fr_cork(f);
 		fr_sane(f, c, &fx.s);
 		if (fx.mode == EXTRA_LATE) {
 			struct timespec ts = { .tv_nsec = 50 * MS };
@@ -78,6 +82,8 @@ static enum fr_action handler(struct fakeredis *f, const struct fr_cmd *c, void 
 			nanosleep(&ts, NULL);
 		}
 		fr_send(f, fx.raw, fx.raw_len);
+		if (fx.mode == EXTRA_NOW)
+			fr_uncork(f);
 		return FR_ANSWERED;
 	case HANG:
 		if (sync)
