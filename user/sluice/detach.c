@@ -176,10 +176,8 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	int lock_fd, ret, status = SLUICE_EXIT_RUNTIME;
 
 	ret = sluice_state_name(name, d.ifname, &shape, err, sizeof(err));
-	if (ret) {
-		sluice_cli_err(0, "%s", err);
-		return SLUICE_EXIT_USAGE;
-	}
+	if (ret)
+		return sluice_cli_err(-EINVAL, "%s", err);
 	d.t = target_of(shape);
 	ret = sluice_ensure_bpffs(err, sizeof(err));
 	if (!ret)

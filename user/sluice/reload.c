@@ -63,10 +63,8 @@ int sluice_reload(const char *ifname, const char *path)
 
 	/* Read and check the whole file before anything is locked. */
 	ret = sluice_cmd_file_read(path, &file, err, sizeof(err));
-	if (ret) {
-		sluice_cli_err(0, "%s", err);
-		return sluice_cmd_file_err_is_usage(ret) ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
-	}
+	if (ret)
+		return sluice_cli_err(sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret, "%s", err);
 	lock_fd = lock_pin_root(err, sizeof(err));
 	if (lock_fd < 0) {
 		sluice_cli_err(0, "%s", err);
@@ -91,9 +89,7 @@ int sluice_reload(const char *ifname, const char *path)
 		ret = sluice_txn_commit(&t, err, sizeof(err));
 	sluice_txn_end(&t);
 	if (ret) {
-		sluice_cli_err(0, "%s", err);
-		if (ret == -EINVAL)
-			status = SLUICE_EXIT_USAGE;
+		status = sluice_cli_err(ret, "%s", err);
 		goto out_close;
 	}
 	printf("sluice reloaded %s from %s: %u rule%s added, %u removed, %u changed, %u "
