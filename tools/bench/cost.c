@@ -43,6 +43,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "array.h"
 #include "bench.h"
 #include <sys/mman.h>
 #include <sluice/sets.h>
@@ -130,15 +131,8 @@ static struct cost_case *add_case_t(struct cost_ctx *c, const char *test, int ta
 {
 	struct cost_case *k;
 
-	if (c->ncases == c->cap) {
-		int cap = c->cap ? 2 * c->cap : 64;
-		struct cost_case *n = realloc(c->cases, (size_t)cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		c->cases = n;
-		c->cap = cap;
-	}
+	if (sluice_array_room(c->cases, c->ncases, c->cap, 64))
+		return NULL;
 	k = &c->cases[c->ncases++];
 	memset(k, 0, sizeof(*k));
 	k->test = test;

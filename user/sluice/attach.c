@@ -490,8 +490,8 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 	if (existing) {
 		ret = apply_settings(&c, &h);
 		if (ret) {
-			p_err("sluice runs on %s, but its settings were not changed: %s", o->ifname,
-			      c.err);
+			sluice_cli_err(0, "sluice runs on %s, but its settings were not changed: "
+				       "%s", o->ifname, c.err);
 			c.err[0] = '\0';
 			status = edit_status(ret);
 			goto out_quiet;
@@ -508,7 +508,7 @@ undo:
 		attach_undo_pins(&c);
 out:
 	if (status != SLUICE_EXIT_OK)
-		p_err("%s", c.err[0] ? c.err : "attach failed");
+		sluice_cli_err(0, "%s", c.err[0] ? c.err : "attach failed");
 out_quiet:
 	sluice_cmd_file_free(c.file);
 	sluice_close(&h);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The loader `sluice`'s command line: how a command reports (cli.c), the
+ * The loader `sluice`'s command line: its -j and -v (cli.c; errors are
+ * reported with log.h's sluice_cli_err() and sluice_cli_usage()), the
  * subcommands that main.c dispatches to, and what they offer each other.
  */
 #ifndef SLUICE_CLI_H
@@ -13,12 +14,6 @@
 
 extern bool json_output; /* -j: results and errors as JSON on stdout */
 extern bool verbose; /* -v */
-
-/* An error for the user: "sluice: <msg>" on stderr, or {"error": "<msg>"}
- * on stdout under -j. */
-void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A usage error: the message, then where to read more. Returns SLUICE_EXIT_USAGE. */
-int usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct cmd {
 	const char *name;

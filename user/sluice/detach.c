@@ -67,9 +67,9 @@ static void say_renamed(const char *ifname, const char *other, const struct atta
 {
 	const char *to = other + strlen(t->prefix);
 
-	p_err("interface %s was renamed to %s: its %s is %s's now, and its state moved with "
-	      "it; nothing was detached: 'sluice %sdetach %s' detaches it", ifname, to,
-	      t->kind, to, t->verb, to);
+	sluice_cli_err(0, "interface %s was renamed to %s: its %s is %s's now, and its state moved "
+		       "with it; nothing was detached: 'sluice %sdetach %s' detaches it", ifname,
+		       to, t->kind, to, t->verb, to);
 }
 
 /* One detach: the state, its interface, what was found and removed. */
@@ -94,12 +94,12 @@ static void say_no_iface(const struct detach *d)
 	if (sluice_renamed_to(d->name, other, sizeof(other)))
 		say_renamed(d->ifname, other, d->t);
 	else if (sluice_netns_elsewhere(d->ifname, sluice_cmdline(), where, sizeof(where)))
-		p_err("there is no interface '%s' in this network namespace, so nothing was "
-		      "detached; the sluice limiter of a %s lives in %s", d->ifname, d->ifname,
-		      where);
+		sluice_cli_err(0, "there is no interface '%s' in this network namespace, so "
+			       "nothing was detached; the sluice limiter of a %s lives in %s",
+			       d->ifname, d->ifname, where);
 	else
-		p_err("there is no interface '%s' (see 'ip link'), and no sluice state for it",
-		      d->ifname);
+		sluice_cli_err(0, "there is no interface '%s' (see 'ip link'), and no sluice state "
+			       "for it", d->ifname);
 }
 
 /* --keep-state, but nothing of this interface's runs: why not. */
@@ -108,22 +108,23 @@ static void say_nothing_to_keep(const struct detach *d)
 	const char *ifname = d->ifname, *dir = d->dir, *v = d->t->verb;
 
 	if (d->has_state && !d->ours)
-		p_err("nothing to keep for %s: the state pinned in %s is not this %s's (ifindex "
-		      "%u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
-		      d->cfg.owner.ifindex, v, ifname);
+		sluice_cli_err(0, "nothing to keep for %s: the state pinned in %s is not this %s's "
+			       "(ifindex %u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
+			       d->cfg.owner.ifindex, v, ifname);
 	else if (d->has_state && d->cfg.owner.life == SLUICE_LIFE_ATTACHING)
-		p_err("sluice is not attached to %s: its state in %s was left by an attach that "
-		      "did not finish ('sluice %sattach %s --resume' adopts it, '--fresh' drops "
-		      "it, 'sluice %sdetach %s' removes it)", ifname, dir, v, ifname, v, ifname);
+		sluice_cli_err(0, "sluice is not attached to %s: its state in %s was left by an "
+			       "attach that did not finish ('sluice %sattach %s --resume' adopts "
+			       "it, '--fresh' drops it, 'sluice %sdetach %s' removes it)", ifname,
+			       dir, v, ifname, v, ifname);
 	else if (d->has_state)
-		p_err("sluice is not attached to %s (its state is kept in %s: 'sluice %sattach %s' "
-		      "resumes it, 'sluice %sdetach %s' removes it)", ifname, dir, v, ifname, v,
-		      ifname);
+		sluice_cli_err(0, "sluice is not attached to %s (its state is kept in %s: 'sluice "
+			       "%sattach %s' resumes it, 'sluice %sdetach %s' removes it)", ifname,
+			       dir, v, ifname, v, ifname);
 	else if (d->n)
-		p_err("sluice was attached to %s without pinned state: detached it, with no state "
-		      "to keep", ifname);
+		sluice_cli_err(0, "sluice was attached to %s without pinned state: detached it, "
+			       "with no state to keep", ifname);
 	else
-		p_err(d->t->none, ifname);
+		sluice_cli_err(0, d->t->none, ifname);
 }
 
 /* The program's pin, and the state unless kept: 0, or -errno with err. */
@@ -175,10 +176,8 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	int lock_fd, ret, status = SLUICE_EXIT_RUNTIME;
 
 	ret = sluice_state_name(name, d.ifname, &shape, err, sizeof(err));
-	if (ret) {
-		p_err("%s", err);
-		return SLUICE_EXIT_USAGE;
-	}
+	if (ret)
+		return sluice_cli_err(-EINVAL, "%s", err);
 	d.t = target_of(shape);
 	ret = sluice_ensure_bpffs(err, sizeof(err));
 	if (!ret)
@@ -186,12 +185,12 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	if (!ret)
 		ret = sluice_pin_dir(name, d.dir, sizeof(d.dir), err, sizeof(err));
 	if (ret) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	lock_fd = lock_pin_root(err, sizeof(err));
 	if (lock_fd < 0) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	/* A state belongs to its ifindex: follow a rename of the interface
@@ -199,7 +198,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	 * detach A does not remove the state of the interface now called B. */
 	ret = sluice_follow_rename(name, other, sizeof(other), err, sizeof(err));
 	if (ret < 0) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		goto out;
 	}
 	if (ret == SLUICE_RENAMED_TO) {
@@ -222,7 +221,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	if (d.ifindex) {
 		d.n = d.t->detach(d.ifname, d.ifindex, d.dir, err, sizeof(err));
 		if (d.n < 0) {
-			p_err("%s", err);
+			sluice_cli_err(0, "%s", err);
 			goto out;
 		}
 	}
@@ -231,7 +230,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		goto out;
 	}
 	if (!d.n && !d.has_state) {
-		p_err(d.t->none, d.ifname);
+		sluice_cli_err(0, d.t->none, d.ifname);
 		goto out;
 	}
 
@@ -240,11 +239,11 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 	 * packet for it any more). */
 	if (d.t->restore && d.ifindex &&
 	    d.t->restore(d.ifname, d.ifindex, &d.cfg, d.has_state && d.ours, err, sizeof(err))) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		goto out;
 	}
 	if (remove_state(&d, err, sizeof(err))) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		goto out;
 	}
 	status = SLUICE_EXIT_OK;
@@ -306,15 +305,15 @@ int detach_cmd(const char *cmd, const struct attach_target *t, void (*help)(void
 			help();
 			return SLUICE_EXIT_OK;
 		default:
-			return usage_err(cmd, "unknown option '%s' for 'sluice %s'",
-					 argv[optind - 1], cmd);
+			return sluice_cli_usage(cmd, "unknown option '%s' for 'sluice %s'",
+						argv[optind - 1], cmd);
 		}
 	}
 	if (optind >= argc)
-		return usage_err(cmd, "missing IFACE: e.g. 'sluice %s eth0'", cmd);
+		return sluice_cli_usage(cmd, "missing IFACE: e.g. 'sluice %s eth0'", cmd);
 	if (optind + 1 < argc)
-		return usage_err(cmd, "one interface at a time: '%s' is extra",
-				 argv[optind + 1]);
+		return sluice_cli_usage(cmd, "one interface at a time: '%s' is extra",
+					argv[optind + 1]);
 	if (sluice_is_help(argv[optind])) {
 		help();
 		return SLUICE_EXIT_OK;
@@ -323,7 +322,7 @@ int detach_cmd(const char *cmd, const struct attach_target *t, void (*help)(void
 	if (!t->shape && refuse_shape_name(cmd, argv[optind]))
 		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
-		return usage_err(cmd, "'%s' is not an interface name", argv[optind]);
+		return sluice_cli_usage(cmd, "'%s' is not an interface name", argv[optind]);
 	snprintf(name, sizeof(name), "%s%s", t->prefix, argv[optind]);
 	return sluice_detach(name, keep_state, false);
 }

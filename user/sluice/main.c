@@ -71,6 +71,7 @@ int main(int argc, char **argv)
 	/* Reports are read line by line by tests and by people watching. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sluice_set_cmdline(argc, argv);
+	sluice_cli_init("sluice", &json_output);
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
@@ -88,15 +89,15 @@ int main(int argc, char **argv)
 			set_verbose();
 			json_output = true;
 		} else {
-			return usage_err(NULL, "unknown option '%s'", argv[i]);
+			return sluice_cli_usage(NULL, "unknown option '%s'", argv[i]);
 		}
 	}
 	sluice_quiet_libs();
 
 	if (i == argc) {
 		if (json_output)
-			return usage_err(NULL, "missing command: attach, detach, status, run, reload "
-					 "or shape");
+			return sluice_cli_usage(NULL, "missing command: attach, detach, status, "
+						"run, reload or shape");
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
@@ -111,25 +112,26 @@ int main(int argc, char **argv)
 			return SLUICE_EXIT_OK;
 		}
 		if (n > 2 || (n == 2 && strcmp(argv[i + 1], "shape")))
-			return usage_err(NULL, "help takes one command (or 'shape' and one of its "
-					 "commands), not '%s %s': sluice help COMMAND",
-					 argv[i + 1], argv[i + 2]);
+			return sluice_cli_usage(NULL, "help takes one command (or 'shape' and one "
+						"of its commands), not '%s %s': sluice help "
+						"COMMAND", argv[i + 1], argv[i + 2]);
 		if (n == 2 && strcmp(argv[i + 2], "attach") && strcmp(argv[i + 2], "detach") &&
 		    strcmp(argv[i + 2], "status"))
-			return usage_err(NULL, "no help for 'shape %s': give one of shape attach, "
-					 "shape detach or shape status", argv[i + 2]);
+			return sluice_cli_usage(NULL, "no help for 'shape %s': give one of shape "
+						"attach, shape detach or shape status",
+						argv[i + 2]);
 		for (k = 0; k < n; k++)
 			words[k] = argv[i + 1 + k];
 		words[n] = "help";
 		for (c = cmds; c->name; c++)
 			if (!strcmp(argv[i + 1], c->name))
 				return c->func(n + 1, words);
-		return usage_err(NULL, "no help for '%s': give one of attach, detach, status, run, "
-				 "reload or shape", argv[i + 1]);
+		return sluice_cli_usage(NULL, "no help for '%s': give one of attach, detach, "
+					"status, run, reload or shape", argv[i + 1]);
 	}
 	for (c = cmds; c->name; c++)
 		if (!strcmp(argv[i], c->name))
 			return c->func(argc - i, argv + i);
-	return usage_err(NULL, "unknown command '%s': use attach, detach, status, run, reload or "
-			 "shape", argv[i]);
+	return sluice_cli_usage(NULL, "unknown command '%s': use attach, detach, status, run, "
+				"reload or shape", argv[i]);
 }

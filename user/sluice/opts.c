@@ -72,7 +72,8 @@ static int set_arg(struct opt_parse *p, const char *opt, const char *val)
 	struct attach_opts *o = p->o;
 
 	if (o->set_argc + 3 > SET_ARGV_MAX)
-		return usage_err(p->name, "too many policy options: give each at most twice");
+		return sluice_cli_usage(p->name, "too many policy options: give each at most "
+					"twice");
 	o->set_argv[o->set_argc++] = (char *)opt;
 	o->set_argv[o->set_argc++] = (char *)val;
 	o->set_argv[o->set_argc] = NULL;
@@ -103,8 +104,8 @@ static int opt_mode(struct opt_parse *p, const struct attach_opt *opt, const cha
 	else if (!strcmp(arg, "skb"))
 		x->mode = XDP_MODE_SKB;
 	else
-		return usage_err(p->name, "--mode takes 'native' or 'skb', not '%s'%s", arg,
-				 lower_hint(arg, "native", "skb"));
+		return sluice_cli_usage(p->name, "--mode takes 'native' or 'skb', not '%s'%s", arg,
+					lower_hint(arg, "native", "skb"));
 	x->mode_given = true;
 	return 0;
 }
@@ -118,10 +119,10 @@ static int opt_keys(struct opt_parse *p, const struct attach_opt *opt, const cha
 
 	snprintf(name, sizeof(name), "--%s", opt->name);
 	if (sluice_parse_uint(name, arg, MAX_KEYS_LIMIT, &v, err, sizeof(err)))
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	if (dst[opt->arg] == &p->o->fleet_keys && !v)
-		return usage_err(p->name, "--fleet-keys 0: give at least 1 (default %u)",
-				 SLUICE_DEFAULT_FLEET_KEYS);
+		return sluice_cli_usage(p->name, "--fleet-keys 0: give at least 1 (default %u)",
+					SLUICE_DEFAULT_FLEET_KEYS);
 	*dst[opt->arg] = v;
 	return 0;
 }
@@ -133,10 +134,10 @@ static int opt_max_rules(struct opt_parse *p, const struct attach_opt *opt, cons
 
 	(void)opt;
 	if (sluice_parse_uint("--max-rules", arg, MAX_RULES_LIMIT, &v, err, sizeof(err)))
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	if (!v)
-		return usage_err(p->name, "--max-rules 0: give at least 1 (default %u)",
-				 SLUICE_DEFAULT_MAX_RULES);
+		return sluice_cli_usage(p->name, "--max-rules 0: give at least 1 (default %u)",
+					SLUICE_DEFAULT_MAX_RULES);
 	p->o->max_rules = v;
 	return 0;
 }
@@ -147,10 +148,10 @@ static int opt_fail(struct opt_parse *p, const struct attach_opt *opt, const cha
 {
 	(void)arg;
 	if (p->fail_seen && p->fail_seen != opt)
-		return usage_err(p->name, "--fail-closed and --fail-open exclude each other: give "
-				 "one of them");
+		return sluice_cli_usage(p->name, "--fail-closed and --fail-open exclude each "
+					"other: give one of them");
 	if (p->fail_seen)
-		return usage_err(p->name, "--%s is given twice", opt->name);
+		return sluice_cli_usage(p->name, "--%s is given twice", opt->name);
 	p->fail_seen = opt;
 	if (set_arg(p, "--fail-closed", opt->arg ? "on" : "off"))
 		return SLUICE_EXIT_USAGE;
@@ -183,9 +184,9 @@ static int opt_table(struct opt_parse *p, const struct attach_opt *opt, const ch
 	else if (!strcmp(arg, "sets"))
 		p->o->table = ATTACH_TABLE_SETS;
 	else
-		return usage_err(p->name, "--table takes 'lru' (an LRU hash, the default) or "
-				 "'sets' (the set-associative table), not '%s'%s", arg,
-				 lower_hint(arg, "lru", "sets"));
+		return sluice_cli_usage(p->name, "--table takes 'lru' (an LRU hash, the default) "
+					"or 'sets' (the set-associative table), not '%s'%s", arg,
+					lower_hint(arg, "lru", "sets"));
 	return 0;
 }
 
@@ -198,10 +199,10 @@ static int opt_interval(struct opt_parse *p, const struct attach_opt *opt, const
 	(void)opt;
 	ret = sluice_parse_duration("--interval", arg, ns, err, sizeof(err));
 	if (ret && ret != -ERANGE)
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	if (ret || *ns < MIN_INTERVAL_NS || *ns > MAX_INTERVAL_NS)
-		return usage_err(p->name, "--interval '%s' is out of range: give 100ms to 1h (a "
-				 "report every DUR; 1.5s and 250ms work)", arg);
+		return sluice_cli_usage(p->name, "--interval '%s' is out of range: give 100ms to "
+					"1h (a report every DUR; 1.5s and 250ms work)", arg);
 	return 0;
 }
 
@@ -227,7 +228,7 @@ static int opt_fleet(struct opt_parse *p, const struct attach_opt *opt, const ch
 	char err[SLUICE_ERR_LEN];
 
 	if (fleet_parse_opt(opt->arg, arg, &p->r->fleet, err, sizeof(err)))
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	return 0;
 }
 
@@ -236,8 +237,8 @@ static int opt_fleet(struct opt_parse *p, const struct attach_opt *opt, const ch
 static int opt_delay(struct opt_parse *p, const struct attach_opt *opt, const char *arg)
 {
 	if (p->delay_seen && p->delay_seen != opt)
-		return usage_err(p->name, "--nodelay and --delay exclude each other (of one "
-				 "--rate): --nodelay sends every accepted packet at once");
+		return sluice_cli_usage(p->name, "--nodelay and --delay exclude each other (of one "
+					"--rate): --nodelay sends every accepted packet at once");
 	p->delay_seen = opt;
 	if (opt->has_arg ? set_arg(p, "--delay", arg) : set_arg(p, "--nodelay", NULL))
 		return SLUICE_EXIT_USAGE;
@@ -256,9 +257,9 @@ static int opt_key(struct opt_parse *p, const struct attach_opt *opt, const char
 	else if (!strcmp(arg, "dst"))
 		s->key_kind = SLUICE_KIND_KEY_DST;
 	else
-		return usage_err(p->name, "--key takes 'src' (the source address, the default) or "
-				 "'dst' (the destination), not '%s'%s", arg,
-				 lower_hint(arg, "src", "dst"));
+		return sluice_cli_usage(p->name, "--key takes 'src' (the source address, the "
+					"default) or 'dst' (the destination), not '%s'%s", arg,
+					lower_hint(arg, "src", "dst"));
 	s->key_given = true;
 	return 0;
 }
@@ -270,11 +271,11 @@ static int opt_horizon(struct opt_parse *p, const struct attach_opt *opt, const 
 
 	(void)opt;
 	if (sluice_parse_duration("--horizon", arg, &s->horizon_ns, err, sizeof(err)))
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	if (s->horizon_ns < 1000ULL || s->horizon_ns > MAX_HORIZON_NS)
-		return usage_err(p->name, "--horizon '%s' is out of range: give 1us to 71m (fq "
-				 "counts it in microseconds, a u32), or leave it out for the "
-				 "longest queue of the policies x 1.25", arg);
+		return sluice_cli_usage(p->name, "--horizon '%s' is out of range: give 1us to 71m "
+					"(fq counts it in microseconds, a u32), or leave it out "
+					"for the longest queue of the policies x 1.25", arg);
 	return 0;
 }
 
@@ -286,10 +287,10 @@ static int opt_queue_limit(struct opt_parse *p, const struct attach_opt *opt, co
 	(void)opt;
 	if (sluice_parse_uint("--queue-limit", arg, MAX_QUEUE_LIMIT, &s->queue_limit, err,
 			      sizeof(err)))
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	if (!s->queue_limit)
-		return usage_err(p->name, "--queue-limit 0: give at least the largest burst + 1 "
-				 "packets, or leave it out (sluice(8))");
+		return sluice_cli_usage(p->name, "--queue-limit 0: give at least the largest burst "
+					"+ 1 packets, or leave it out (sluice(8))");
 	return 0;
 }
 
@@ -346,13 +347,13 @@ static int not_this_cmd(const struct opt_parse *p, const struct attach_opt *opt)
 
 	snprintf(name, sizeof(name), "--%s", opt->name);
 	if (opt->cmds == OPTS_RUN)
-		return usage_err(p->name, "%s is an option of 'sluice run', not of 'sluice %s'",
-				 name, p->name);
+		return sluice_cli_usage(p->name, "%s is an option of 'sluice run', not of 'sluice "
+					"%s'", name, p->name);
 	if (opt->cmds == OPTS_SHAPE)
-		return usage_err(p->name, "%s is an option of 'sluice shape attach' (the shaper), "
-				 "not of 'sluice %s'", name, p->name);
-	return usage_err(p->name, "%s is the limiter's ('sluice attach'), not the shaper's: %s",
-			 name, opt->why);
+		return sluice_cli_usage(p->name, "%s is an option of 'sluice shape attach' (the "
+					"shaper), not of 'sluice %s'", name, p->name);
+	return sluice_cli_usage(p->name, "%s is the limiter's ('sluice attach'), not the shaper's: "
+				"%s", name, opt->why);
 }
 
 int refuse_shape_name(const char *cmd, const char *name)
@@ -361,9 +362,10 @@ int refuse_shape_name(const char *cmd, const char *name)
 
 	if (strncmp(name, SLUICE_SHAPE_PREFIX, plen))
 		return 0;
-	return usage_err(cmd, "'%s' is a shaper's state: 'sluice %s' is the limiter's; a shaper "
-			 "is attached with 'sluice shape attach %s', shown with 'sluice shape "
-			 "status', tuned with 'sluicectl -i %s'", name, cmd, name + plen, name);
+	return sluice_cli_usage(cmd, "'%s' is a shaper's state: 'sluice %s' is the limiter's; a "
+				"shaper is attached with 'sluice shape attach %s', shown with "
+				"'sluice shape status', tuned with 'sluicectl -i %s'", name, cmd,
+				name + plen, name);
 }
 
 bool valid_ifname(const char *name)
@@ -395,8 +397,8 @@ static bool full_name(const char *cmd, int argc, char **argv, const struct optio
 	len = strcspn(word + 2, "=");
 	if (len == strlen(opt->name) && !strncmp(word + 2, opt->name, len))
 		return true;
-	usage_err(cmd, "'%.*s' is short for '--%s': write options in full (sluice takes no "
-		  "abbreviations)", (int)(len + 2), word, opt->name);
+	sluice_cli_usage(cmd, "'%.*s' is short for '--%s': write options in full (sluice takes no "
+			 "abbreviations)", (int)(len + 2), word, opt->name);
 	return false;
 }
 
@@ -425,9 +427,10 @@ static int take_opt(struct opt_parse *p, const struct attach_opt *opt, const cha
 	 * unsaid. */
 	if (!opt->multi) {
 		if (*first)
-			return usage_err(p->name, "--%s is given twice%s%s%s%s%s: give it once",
-					 opt->name, arg ? " ('" : "", arg ? *first : "",
-					 arg ? "' and '" : "", arg ? arg : "", arg ? "')" : "");
+			return sluice_cli_usage(p->name, "--%s is given twice%s%s%s%s%s: give it "
+						"once", opt->name, arg ? " ('" : "",
+						arg ? *first : "", arg ? "' and '" : "",
+						arg ? arg : "", arg ? "')" : "");
 		*first = arg ? arg : "";
 	}
 	if (!(opt->cmds & p->cmd))
@@ -443,18 +446,18 @@ static int check_together(struct opt_parse *p)
 	char err[SLUICE_ERR_LEN];
 
 	if (r && fleet_check_opts(&r->fleet, err, sizeof(err)))
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	if (r && (r->metrics_allow || r->metrics_group) && !r->metrics)
-		return usage_err(p->name, "%s says who may read --metrics: give --metrics "
-				 "ADDR:PORT or unix:PATH too", r->metrics_allow ?
-				 "--metrics-allow" : "--metrics-group");
+		return sluice_cli_usage(p->name, "%s says who may read --metrics: give --metrics "
+					"ADDR:PORT or unix:PATH too", r->metrics_allow ?
+					"--metrics-allow" : "--metrics-group");
 	if (o->resume && o->fresh)
-		return usage_err(p->name, "--resume and --fresh exclude each other: --resume "
-				 "adopts the pinned state, --fresh drops it");
+		return sluice_cli_usage(p->name, "--resume and --fresh exclude each other: "
+					"--resume adopts the pinned state, --fresh drops it");
 	/* Bad policy values are usage errors before anything looks at IFACE. */
 	if (o->set_argc > 1 && sluice_cmd_check_kind(o->set_argc, o->set_argv,
 						     p->cmd == OPTS_SHAPE, err, sizeof(err)))
-		return usage_err(p->name, "%s", err);
+		return sluice_cli_usage(p->name, "%s", err);
 	return 0;
 }
 
@@ -464,17 +467,19 @@ static int take_iface(struct opt_parse *p, int argc, char **argv)
 	const char *cmd = p->name;
 
 	if (optind >= argc)
-		return usage_err(cmd, "missing IFACE: say which interface, e.g. 'sluice %s eth0'",
-				 cmd);
+		return sluice_cli_usage(cmd, "missing IFACE: say which interface, e.g. 'sluice %s "
+					"eth0'", cmd);
 	if (optind + 1 < argc)
-		return usage_err(cmd, "one interface at a time: '%s' is extra", argv[optind + 1]);
+		return sluice_cli_usage(cmd, "one interface at a time: '%s' is extra",
+					argv[optind + 1]);
 	if (sluice_is_help(argv[optind]))
 		return -1;
 	if (refuse_shape_name(cmd, argv[optind]))
 		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
-		return usage_err(cmd, "'%s' is not an interface name (at most %d characters, "
-				 "no '/' or ':')", argv[optind], IF_NAMESIZE - 1);
+		return sluice_cli_usage(cmd, "'%s' is not an interface name (at most %d "
+					"characters, no '/' or ':')", argv[optind],
+					IF_NAMESIZE - 1);
 	strcpy(p->o->ifname, argv[optind]);
 	snprintf(p->o->name, sizeof(p->o->name), "%s%s",
 		 p->cmd == OPTS_SHAPE ? SLUICE_SHAPE_PREFIX : "", p->o->ifname);
@@ -520,13 +525,14 @@ int parse_attach_opts(enum opts_cmd cmd, int argc, char **argv, struct attach_op
 			set_verbose();
 			break;
 		case ':':
-			return usage_err(p.name, "option '%s' needs a value", argv[optind - 1]);
+			return sluice_cli_usage(p.name, "option '%s' needs a value",
+						argv[optind - 1]);
 		case '?':
 		default:
 			if (optopt && c == '?')
-				return usage_err(p.name, "unknown option '-%c'", optopt);
-			return usage_err(p.name, "unknown option '%s' for 'sluice %s'",
-					 argv[optind - 1], p.name);
+				return sluice_cli_usage(p.name, "unknown option '-%c'", optopt);
+			return sluice_cli_usage(p.name, "unknown option '%s' for 'sluice %s'",
+						argv[optind - 1], p.name);
 		}
 	}
 	ret = check_together(&p);

@@ -63,18 +63,16 @@ int sluice_reload(const char *ifname, const char *path)
 
 	/* Read and check the whole file before anything is locked. */
 	ret = sluice_cmd_file_read(path, &file, err, sizeof(err));
-	if (ret) {
-		p_err("%s", err);
-		return sluice_cmd_file_err_is_usage(ret) ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
-	}
+	if (ret)
+		return sluice_cli_err(sluice_cmd_file_err_is_usage(ret) ? -EINVAL : ret, "%s", err);
 	lock_fd = lock_pin_root(err, sizeof(err));
 	if (lock_fd < 0) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		goto out_free;
 	}
 	ret = sluice_open(ifname, &h, err, sizeof(err));
 	if (ret) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		if (ret == -ENODEV)
 			status = SLUICE_EXIT_USAGE;
 		goto out_unlock;
@@ -83,7 +81,7 @@ int sluice_reload(const char *ifname, const char *path)
 	if (!ret)
 		ret = sluice_txn_begin(&h, &t, err, sizeof(err));
 	if (ret) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		goto out_close;
 	}
 	ret = sluice_cmd_file_replace(&t, file, &diff, err, sizeof(err));
@@ -91,9 +89,7 @@ int sluice_reload(const char *ifname, const char *path)
 		ret = sluice_txn_commit(&t, err, sizeof(err));
 	sluice_txn_end(&t);
 	if (ret) {
-		p_err("%s", err);
-		if (ret == -EINVAL)
-			status = SLUICE_EXIT_USAGE;
+		status = sluice_cli_err(ret, "%s", err);
 		goto out_close;
 	}
 	printf("sluice reloaded %s from %s: %u rule%s added, %u removed, %u changed, %u "
@@ -142,31 +138,32 @@ int do_reload(int argc, char **argv)
 			reload_help();
 			return SLUICE_EXIT_OK;
 		case ':':
-			return usage_err("reload", "option '%s' needs a value", argv[optind - 1]);
+			return sluice_cli_usage("reload", "option '%s' needs a value",
+						argv[optind - 1]);
 		default:
-			return usage_err("reload", "unknown option '%s' for 'sluice reload'",
-					 argv[optind - 1]);
+			return sluice_cli_usage("reload", "unknown option '%s' for 'sluice reload'",
+						argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return usage_err("reload", "missing IFACE: e.g. 'sluice reload eth0'");
+		return sluice_cli_usage("reload", "missing IFACE: e.g. 'sluice reload eth0'");
 	if (optind + 1 < argc)
-		return usage_err("reload", "one interface at a time: '%s' is extra",
-				 argv[optind + 1]);
+		return sluice_cli_usage("reload", "one interface at a time: '%s' is extra",
+					argv[optind + 1]);
 	if (refuse_shape_name("reload", argv[optind]))
 		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
-		return usage_err("reload", "'%s' is not an interface name", argv[optind]);
+		return sluice_cli_usage("reload", "'%s' is not an interface name", argv[optind]);
 	if (!config) {
 		default_config_path(argv[optind], path, sizeof(path));
 		config = path;
 		if (access(path, F_OK) && errno == ENOENT)
-			return usage_err("reload",
-					 "no config file for %s: %s does not exist. Give one with "
-					 "--config FILE (its 'set' and 'rule add' lines become the "
-					 "whole state of %s: what it does not set is the default, a "
-					 "rule it does not list is removed), or write %s",
-					 argv[optind], path, argv[optind], path);
+			return sluice_cli_usage("reload", "no config file for %s: %s does not "
+						"exist. Give one with --config FILE (its 'set' and "
+						"'rule add' lines become the whole state of %s: "
+						"what it does not set is the default, a rule it "
+						"does not list is removed), or write %s",
+						argv[optind], path, argv[optind], path);
 	}
 	return sluice_reload(argv[optind], config);
 }

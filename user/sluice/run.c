@@ -243,9 +243,10 @@ static void follow_rename(struct attach_opts *o, struct sluice_handle *h, const 
 	if (ret < 0 || sluice_pin_dir(now, moved.dir, sizeof(moved.dir), NULL, 0) ||
 	    sluice_still_pinned(&moved)) {
 		if (!said)
-			p_err("%s was renamed to %s (ifindex %u), but its state could not "
-			      "move with it%s%s: reporting on it as %s", o->ifname, now,
-			      o->ifindex, ret < 0 ? ": " : "", ret < 0 ? err : "", o->ifname);
+			sluice_cli_err(0, "%s was renamed to %s (ifindex %u), but its state could "
+				       "not move with it%s%s: reporting on it as %s", o->ifname,
+				       now, o->ifindex, ret < 0 ? ": " : "", ret < 0 ? err : "",
+				       o->ifname);
 		said = true;
 		return;
 	}
@@ -305,19 +306,21 @@ static int run_loop(struct run_opts *r, const struct fleet_agent *agent,
 
 	ret = sluice_open(o->ifname, &h, err, sizeof(err));
 	if (ret) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	/* Found once, then checked cheaply on every report. */
 	ret = find_attachment(o->ifindex, &att);
 	if (ret) {
-		p_err("Couldn't query the XDP programs of %s: %s", o->ifname, strerror(-ret));
+		sluice_cli_err(0, "Couldn't query the XDP programs of %s: %s", o->ifname,
+			       strerror(-ret));
 		sluice_close(&h);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	rb = ring_buffer__new(h.events_fd, on_event, &rs, NULL);
 	if (!rb) {
-		p_err("Couldn't open the drop events of %s: %s", o->ifname, strerror(errno));
+		sluice_cli_err(0, "Couldn't open the drop events of %s: %s", o->ifname,
+			       strerror(errno));
 		sluice_close(&h);
 		return SLUICE_EXIT_RUNTIME;
 	}
@@ -339,7 +342,7 @@ static int run_loop(struct run_opts *r, const struct fleet_agent *agent,
 
 		ret = poll(pfd, 1, timeout);
 		if (ret < 0 && errno != EINTR) {
-			p_err("Couldn't wait for events: %s", strerror(errno));
+			sluice_cli_err(0, "Couldn't wait for events: %s", strerror(errno));
 			status = SLUICE_EXIT_RUNTIME;
 			break;
 		}
@@ -350,21 +353,21 @@ static int run_loop(struct run_opts *r, const struct fleet_agent *agent,
 			if (o->config)
 				sluice_reload(o->ifname, o->config);
 			else
-				p_err("SIGHUP: nothing to reload (sluice run was started without "
-				      "--config)");
+				sluice_cli_err(0, "SIGHUP: nothing to reload (sluice run was "
+					       "started without --config)");
 		}
 		now = now_sec();
 		if (now < next)
 			continue;
 		ret = still_there(o, &h, &att, metrics, err, sizeof(err));
 		if (ret) {
-			p_err("%s", err);
+			sluice_cli_err(0, "%s", err);
 			status = SLUICE_EXIT_RUNTIME;
 			break;
 		}
 		ring_buffer__consume(rb);
 		if (sluice_read_stats(&h, &cur)) {
-			p_err("Couldn't read the counters of %s", o->ifname);
+			sluice_cli_err(0, "Couldn't read the counters of %s", o->ifname);
 			status = SLUICE_EXIT_RUNTIME;
 			break;
 		}
@@ -425,9 +428,10 @@ static int find_existing(struct run_opts *r, bool *attached, bool *owned)
 	}
 	sluice_close(&h);
 	if (!*owned && has_attach_options(r)) {
-		usage_err("run", "sluice is already attached to %s: 'sluice run %s' reports on it "
-			  "as it is and leaves it attached; change it with sluicectl or 'sluice "
-			  "reload %s', or detach it first", o->ifname, o->ifname, o->ifname);
+		sluice_cli_usage("run", "sluice is already attached to %s: 'sluice run %s' reports "
+				 "on it as it is and leaves it attached; change it with sluicectl "
+				 "or 'sluice reload %s', or detach it first", o->ifname, o->ifname,
+				 o->ifname);
 		return -EINVAL;
 	}
 	if (!*owned)
@@ -507,7 +511,7 @@ int do_run(int argc, char **argv)
 		return ret;
 	/* The fleet agent's password file, before the interface is touched. */
 	if (fleet_check_files(&r.fleet, err, sizeof(err))) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	o->ifindex = if_nametoindex(o->ifname);
@@ -517,7 +521,7 @@ int do_run(int argc, char **argv)
 	/* A bpffs of this mount namespace only ('ip netns exec') is refused
 	 * before anything, in its own words. */
 	if (sluice_ensure_bpffs(err, sizeof(err))) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	claim_fd = run_claim(o->ifindex, err, sizeof(err));
@@ -525,15 +529,15 @@ int do_run(int argc, char **argv)
 		int pid = run_holder(o->ifindex);
 
 		if (claim_fd != -EWOULDBLOCK) {
-			p_err("Couldn't claim %s for this run: %s", o->ifname, err);
+			sluice_cli_err(0, "Couldn't claim %s for this run: %s", o->ifname, err);
 			return SLUICE_EXIT_RUNTIME;
 		}
 		if (pid > 0)
-			p_err("sluice run is already reporting on %s (pid %d): one run per "
-			      "interface", o->ifname, pid);
+			sluice_cli_err(0, "sluice run is already reporting on %s (pid %d): one run "
+				       "per interface", o->ifname, pid);
 		else
-			p_err("sluice run is already reporting on %s: one run per interface",
-			      o->ifname);
+			sluice_cli_err(0, "sluice run is already reporting on %s: one run per "
+				       "interface", o->ifname);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	/* Listen first: a busy port must not leave an attached sluice behind. */
@@ -542,9 +546,9 @@ int do_run(int argc, char **argv)
 				   sizeof(err));
 		if (ret) {
 			if (ret == SLUICE_EXIT_USAGE)
-				usage_err("run", "%s", err);
+				sluice_cli_usage("run", "%s", err);
 			else
-				p_err("%s", err);
+				sluice_cli_err(0, "%s", err);
 			run_release(o->ifindex, claim_fd);
 			return ret;
 		}
@@ -566,7 +570,7 @@ int do_run(int argc, char **argv)
 	}
 	if (status == SLUICE_EXIT_OK && metrics) {
 		if (metrics_start(metrics, o->ifname, err, sizeof(err))) {
-			p_err("%s", err);
+			sluice_cli_err(0, "%s", err);
 			status = SLUICE_EXIT_RUNTIME;
 		} else {
 			printf("serving the counters at %s\n", metrics_url(metrics));
@@ -574,7 +578,7 @@ int do_run(int argc, char **argv)
 	}
 	if (status == SLUICE_EXIT_OK && r.fleet.redis) {
 		if (fleet_start(&r.fleet, o->ifname, &agent, err, sizeof(err))) {
-			p_err("%s", err);
+			sluice_cli_err(0, "%s", err);
 			status = SLUICE_EXIT_RUNTIME;
 		} else {
 			printf("sharing the fleet policies of %s as fleet %s through Redis at %s, "

@@ -103,7 +103,8 @@ int do_shape(int argc, char **argv)
 {
 	if (argc < 2) {
 		if (json_output)
-			return usage_err("shape", "missing command: attach, detach or status");
+			return sluice_cli_usage("shape", "missing command: attach, detach or "
+						"status");
 		fprintf(stderr, "Usage:\n");
 		shape_usage(stderr);
 		return SLUICE_EXIT_USAGE;
@@ -121,6 +122,6 @@ int do_shape(int argc, char **argv)
 		return status_cmd("shape status", &shape_target, shape_status_usage,
 				  "sluice shapes no interface in this network namespace ('sluice "
 				  "shape attach IFACE')\n", argc - 1, argv + 1);
-	return usage_err("shape", "unknown command 'shape %s': use shape attach, shape detach "
-			 "or shape status", argv[1]);
+	return sluice_cli_usage("shape", "unknown command 'shape %s': use shape attach, shape "
+				"detach or shape status", argv[1]);
 }

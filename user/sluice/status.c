@@ -299,7 +299,7 @@ static int status_names(const char *one, const struct attach_target *only,
 	*status = SLUICE_EXIT_RUNTIME;
 	ret = sluice_ensure_bpffs(err, sizeof(err));
 	if (ret) {
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		return -1;
 	}
 	if (one) {
@@ -308,7 +308,7 @@ static int status_names(const char *one, const struct attach_target *only,
 		/* Only this namespace's: say where another one's lives. */
 		ret = sluice_open(one, &h, err, sizeof(err));
 		if (ret) {
-			p_err("%s", err);
+			sluice_cli_err(0, "%s", err);
 			*status = ret == -ENODEV ? SLUICE_EXIT_USAGE : SLUICE_EXIT_RUNTIME;
 			return -1;
 		}
@@ -320,7 +320,7 @@ static int status_names(const char *one, const struct attach_target *only,
 	n = sluice_list_attached(names, MAX_IFACES);
 	if (n < 0) {
 		sluice_sys_err(err, sizeof(err), n, "Couldn't list the pinned limiters");
-		p_err("%s", err);
+		sluice_cli_err(0, "%s", err);
 		return -1;
 	}
 	if (only) {
@@ -366,8 +366,8 @@ int status_cmd(const char *cmd, const struct attach_target *only, void (*usage)(
 			snprintf(given, sizeof(given), "%s%s", only ? only->prefix : "", argv[i]);
 			one = given;
 		} else {
-			return usage_err(cmd, "unexpected argument '%s' for 'sluice %s'", argv[i],
-					 cmd);
+			return sluice_cli_usage(cmd, "unexpected argument '%s' for 'sluice %s'",
+						argv[i], cmd);
 		}
 	}
 	n = status_names(one, only, names, &status);
