@@ -3,8 +3,9 @@
 # `make bench` part shape, without timing anything:
 # - sluice-bench tccost runs every case (tc_bare, sluice_tc at once, delaying
 #   and dropping, sluice_xdp passing and dropping) and each one's counters
-#   agree with what it is (valid), in JSON and Markdown; bad -r/-n are usage
-#   errors (exit status 2, naming the value and the limit);
+#   agree with what it is (valid), in its JSON and in the JSON and Markdown
+#   tools/bench/render.py tccost makes of it; bad -r/-n are usage errors (exit
+#   status 2, naming the value and the limit);
 # - tools/bench/shape.sh on a host whose kernel has no fq and no qemu says so
 #   and skips the spacing table (no number), the cost table still there;
 # - scripts/test-kernels.sh's KERNEL_RUN: a path outside the tree or no
@@ -15,7 +16,7 @@ source tests/lib/tap.sh
 source tests/lib/netns.sh
 
 BENCH=$BUILD/sluice-bench
-netns_need_root "bench shape" jq
+netns_need_root "bench shape" jq python3
 if [ ! -x "$BENCH" ]; then
 	skip "sluice-bench is not built ($BENCH is missing): run 'make'" "bench shape"
 	exit 0
@@ -26,7 +27,9 @@ trap 'rm -rf "$TMP"; ip netns del "$NS" 2>/dev/null' EXIT
 
 # ---- sluice-bench tccost: 1,000 packets a run, 2 runs ----
 if expect_status 0 "sluice-bench tccost -r 1000 -n 2" \
-	"$BENCH" tccost -o "$TMP/c.json" -m "$TMP/c.md" -r 1000 -n 2; then
+		"$BENCH" tccost -o "$TMP/c-runs.json" -r 1000 -n 2 &&
+	expect_status 0 "render.py tccost" \
+		tools/bench/render.py tccost "$TMP/c-runs.json" "$TMP/c.json" "$TMP/c.md"; then
 	n=$(jq '[.cases[] | select(.valid and .packets == 2000)] | length' "$TMP/c.json")
 	if [ "$n" = 6 ]; then ok "tccost: six cases, each valid over 2 x 1000 packets"; else
 		not_ok "tccost: six cases, each valid over 2 x 1000 packets"
@@ -43,8 +46,8 @@ if expect_status 0 "sluice-bench tccost -r 1000 -n 2" \
 		ok "tccost: the Markdown has a row $c"
 	done
 fi
-expect_usage "tccost -r 1" "want 2 .. 100000000" "$BENCH" tccost -o "$TMP/x" -m "$TMP/y" -r 1
-expect_usage "tccost -n 99" "want 1 .. 21 runs" "$BENCH" tccost -o "$TMP/x" -m "$TMP/y" -n 99
+expect_usage "tccost -r 1" "want 2 .. 100000000" "$BENCH" tccost -o "$TMP/x" -r 1
+expect_usage "tccost -n 99" "want 1 .. 21 runs" "$BENCH" tccost -o "$TMP/x" -n 99
 
 # ---- shape.sh without fq and without qemu ----
 ip netns add "$NS" || { not_ok "shape.sh: a namespace $NS for the fq probe"; exit 1; }

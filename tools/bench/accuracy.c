@@ -18,10 +18,14 @@
  *   sliding log         limit x (floor(t / window) + 1)
  * and the brief's yardstick for all of them: rate x t + burst, where burst is
  * the window's limit for the window algorithms.
+ *
+ * It writes the measurements as JSON (every case's first and last packet's
+ * time, admitted, offered, counted, longest pause, in whole ns and packets);
+ * tools/bench/render.py computes the bounds, ratios and the goal from them and
+ * writes the Markdown table and the JSON with them.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,16 +47,16 @@ struct acc_case {
 	char why[128];
 	struct sluice_policy pol;
 	__u64 burst; /* bucket: burst; window: limit */
-	double window_s;
 	__u32 slot;
 	__u32 per_call; /* packets per BPF_PROG_TEST_RUN */
 	struct bench_frame frame;
-	double slack_s; /* the longest pause in the flood that loses nothing */
-	/* results, per mode (1 or 2 CPUs) */
+	__u64 window_ns; /* window algorithms: the window (render.py's model) */
+	/* measurements, per mode (1 or 2 CPUs) */
 	struct {
-		bool done, saturated, steady;
+		bool done;
+		__u64 first_ns, last_ns; /* the flood's first and last call */
 		__u64 admitted, offered, counted;
-		double t_s, naive, model, max_gap_s;
+		__u64 max_gap_ns;
 	} r[2];
 };
 
@@ -137,14 +141,9 @@ static int setup_case(struct acc_case *k, int algo, __u64 rate, char *err, size_
 		return -EINVAL;
 	if (burst) {
 		k->burst = burst;
-		k->window_s = 0;
-		/* a flooded bucket holds (burst - 1) x interval of slack */
-		k->slack_s = (double)(burst - 1) / (double)rate;
 	} else {
 		k->burst = k->pol.window_limit;
-		k->window_s = (double)(k->pol.window >> SLUICE_TICK_SHIFT) / 1e9;
-		/* a pause delays a window's admissions, or a log slot's reuse */
-		k->slack_s = k->window_s / 4;
+		k->window_ns = k->pol.window >> SLUICE_TICK_SHIFT;
 	}
 	/* 10 ms of the rate per call: each case is offered several times its rate
 	 * while the whole cycle of cases stays short. */
@@ -152,48 +151,18 @@ static int setup_case(struct acc_case *k, int algo, __u64 rate, char *err, size_
 	return 0;
 }
 
-/* What the algorithm may admit between first and last (ns, CLOCK_MONOTONIC,
- * the clock bpf_ktime_get_ns() reads). */
-static double model(const struct acc_case *k, __u64 first, __u64 last)
+/* A fresh object's rules for a group (bench_open), every case of it a /32
+ * rule with its own policy and counter slot: every bucket starts full, every
+ * count at 0. */
+static int load_group(struct bpfrun *obj, struct acc_case **cases, int n)
 {
-	double t = (double)(last - first) / 1e9;
-	__u64 w = k->pol.window >> SLUICE_TICK_SHIFT;
-
-	switch (k->algo) {
-	case SLUICE_ALGO_FIXED_WINDOW:
-		return (double)k->burst * (double)(last / w - first / w + 1);
-	case SLUICE_ALGO_SLIDING_WINDOW: {
-		__u64 boundary = (first / w + 1) * w;
-
-		return (double)k->burst + (double)k->rate * (double)(last - boundary) / 1e9;
-	}
-	case SLUICE_ALGO_SLIDING_LOG:
-		return (double)k->burst * (floor(t / k->window_s) + 1);
-	}
-	return (double)k->rate * t + (double)k->burst;
-}
-
-static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double secs)
-{
-	struct acc_thread th[2] = {};
-	struct acc_group g = { .cases = cases, .n = n };
-	struct bpfrun_opts oo = { .max_keys = 1024, .max_log_keys = 1024 };
-	struct bpfrun obj;
 	struct sluice_settings set;
-	__u64 first = ~0ULL, last = 0;
 	int i, ret;
 
-	if (n > 64)
-		return -E2BIG;
-	/* A fresh object per group: every bucket starts full, every count at 0. */
-	ret = bench_open(&obj, &oo);
-	if (ret)
-		return ret;
-	g.obj = &obj;
 	if (bench_held()) {
-		ret = bench_hold(obj.prog_fd);
+		ret = bench_hold(obj->prog_fd);
 		if (ret)
-			goto out;
+			return ret;
 	}
 	sluice_settings_init(&set);
 	for (i = 0; i < n; i++) {
@@ -203,19 +172,25 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 		cases[i]->pol.tag = SLUICE_TAG(cases[i]->slot, cases[i]->algo, 1);
 		snprintf(src, sizeof(src), "198.18.%d.%d", 20 + cases[i]->algo, 1 + i);
 		snprintf(cidr, sizeof(cidr), "%s/32", src);
-		ret = bpfrun_rule(&obj, 0, cidr, &cases[i]->pol, cases[i]->slot);
+		ret = bpfrun_rule(obj, 0, cidr, &cases[i]->pol, cases[i]->slot);
 		if (!ret)
 			ret = bench_frame_build(&cases[i]->frame, src, "198.18.0.2");
 		if (ret)
-			goto out;
+			return ret;
 	}
 	set.nr_rules = (__u32)n;
 	set.rules_gen = 0;
-	ret = bpfrun_configure(&obj, &set);
-	if (ret)
-		goto out;
+	return bpfrun_configure(obj, &set);
+}
 
-	pthread_barrier_init(&g.barrier, NULL, (unsigned)mode + 1);
+/* One thread per CPU floods every case for secs; *first and *last: the
+ * earliest start and the latest end of the threads. */
+static int flood_group(struct acc_group *g, struct acc_thread *th, int mode, int ncpus,
+		       double secs, __u64 *first, __u64 *last)
+{
+	int i;
+
+	pthread_barrier_init(&g->barrier, NULL, (unsigned)mode + 1);
 	/* Start 10 ms past a whole second, the boundary of every window here:
 	 * the first window then has time to reach its limit, and with secs
 	 * ending in .5 so has the last. */
@@ -225,51 +200,64 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 				       .tv_nsec = (long)((start - now) % NS) };
 
 		nanosleep(&ts, NULL);
-		g.deadline = start + (__u64)(secs * 1e9);
+		g->deadline = start + (__u64)(secs * 1e9);
 	}
 	for (i = 0; i < mode; i++) {
-		th[i].g = &g;
+		th[i].g = g;
 		th[i].cpu = i % ncpus;
 		if (pthread_create(&th[i].tid, NULL, flood, &th[i])) {
-			g.err = -EAGAIN;
+			g->err = -EAGAIN;
 			mode = i;
 			break;
 		}
 	}
-	pthread_barrier_wait(&g.barrier);
+	pthread_barrier_wait(&g->barrier);
+	*first = ~0ULL;
+	*last = 0;
 	for (i = 0; i < mode; i++) {
 		pthread_join(th[i].tid, NULL);
-		first = th[i].first < first ? th[i].first : first;
-		last = th[i].last > last ? th[i].last : last;
+		*first = th[i].first < *first ? th[i].first : *first;
+		*last = th[i].last > *last ? th[i].last : *last;
 	}
-	pthread_barrier_destroy(&g.barrier);
-	ret = g.err;
+	pthread_barrier_destroy(&g->barrier);
+	return g->err;
+}
+
+static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double secs)
+{
+	struct acc_thread th[2] = {};
+	struct acc_group g = { .cases = cases, .n = n };
+	struct bpfrun_opts oo = { .max_keys = 1024, .max_log_keys = 1024 };
+	struct bpfrun obj;
+	__u64 first, last;
+	int i, ret;
+
+	if (n > 64)
+		return -E2BIG;
+	ret = bench_open(&obj, &oo);
 	if (ret)
-		goto out;
-	for (i = 0; i < n; i++) {
+		return ret;
+	g.obj = &obj;
+	ret = load_group(&obj, cases, n);
+	if (!ret)
+		ret = flood_group(&g, th, mode, ncpus, secs, &first, &last);
+	for (i = 0; !ret && i < n; i++) {
 		struct acc_case *k = cases[i];
 		struct sluice_rstats rs;
 		int m = mode - 1, t;
 
 		ret = bpfrun_rstats(&obj, k->slot, &rs);
 		if (ret)
-			goto out;
+			break;
 		k->r[m].done = true;
 		k->r[m].admitted = rs.passed;
 		k->r[m].counted = rs.passed + rs.dropped;
 		for (t = 0; t < mode; t++)
 			k->r[m].offered += th[t].offered[i];
-		k->r[m].t_s = (double)(last - first) / 1e9;
-		k->r[m].naive = (double)k->rate * k->r[m].t_s + (double)k->burst;
-		k->r[m].model = model(k, first, last);
-		/* Offered at least 1.5 times what may pass, and every packet
-		 * counted by the rule: the flood really was a flood of this rule. */
-		k->r[m].saturated = (double)k->r[m].offered >= 1.5 * k->r[m].naive &&
-				    k->r[m].counted == k->r[m].offered;
-		k->r[m].max_gap_s = (double)g.max_gap[i] / 1e9;
-		k->r[m].steady = k->r[m].max_gap_s < k->slack_s;
+		k->r[m].first_ns = first;
+		k->r[m].last_ns = last;
+		k->r[m].max_gap_ns = g.max_gap[i];
 	}
-out:
 	bench_hold_release();
 	bpfrun_close(&obj);
 	return ret;
@@ -277,8 +265,8 @@ out:
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice-bench accuracy -o JSON -m MARKDOWN [-a SECS] [-b SECS] "
-		   "[-H DEV]\n"
+	fprintf(f, "usage: sluice-bench accuracy -o JSON [-a SECS] [-b SECS] [-H DEV]\n"
+		   "  -o  the measurements (tools/bench/render.py accuracy makes the table)\n"
 		   "  -a  seconds of the rates up to 100k/s (default 20.5: half a window past a\n"
 		   "      whole number, so the last window has time to fill)\n"
 		   "  -b  seconds of the 1M/s rate (default 5.5)\n"
@@ -287,54 +275,60 @@ static void usage(FILE *f)
 		   "flood has gaps\n");
 }
 
-int cmd_accuracy(int argc, char **argv)
-{
-	const char *json_path = NULL, *md_path = NULL;
-	struct acc_case cases[SLUICE_ALGO_MAX * NR_RATES];
-	struct acc_case *slow[64], *fast[64];
-	double secs_a = 20.5, secs_b = 5.5, worst = 0;
-	int nslow = 0, nfast = 0, ncpus, mode, opt, ret = 0, nc = 0, i;
-	char err[SLUICE_ERR_LEN] = "";
-	struct sluice_json j;
-	FILE *js = NULL, *md = NULL;
-	bool goal = true;
-	unsigned int a, r;
+struct acc_opts {
+	const char *json_path;
+	double secs_a, secs_b;
+};
 
-	while ((opt = getopt(argc, argv, "o:m:a:b:H:h")) != -1) {
+/* 0, or an exit status. */
+static int parse_opts(int argc, char **argv, struct acc_opts *o)
+{
+	int opt;
+
+	o->json_path = NULL;
+	o->secs_a = 20.5;
+	o->secs_b = 5.5;
+	while ((opt = getopt(argc, argv, "o:a:b:H:h")) != -1) {
 		switch (opt) {
 		case 'H':
 			if (bench_hold_devices(optarg))
 				return SLUICE_EXIT_USAGE;
 			break;
 		case 'o':
-			json_path = optarg;
-			break;
-		case 'm':
-			md_path = optarg;
+			o->json_path = optarg;
 			break;
 		case 'a':
-			secs_a = atof(optarg);
+			o->secs_a = atof(optarg);
 			break;
 		case 'b':
-			secs_b = atof(optarg);
+			o->secs_b = atof(optarg);
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return -1;
 		default:
 			usage(stderr);
 			return SLUICE_EXIT_USAGE;
 		}
 	}
-	if (!json_path || !md_path || secs_a <= 0 || secs_b <= 0) {
+	if (!o->json_path || o->secs_a <= 0 || o->secs_b <= 0) {
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
-	ncpus = bench_ncpus_online();
+	return 0;
+}
+
+/* Every (algorithm, rate) case; those it can run go to slow (up to 100k/s)
+ * or fast (1M/s). 0 or an exit status. */
+static int setup_cases(struct acc_case *cases, int *nc, struct acc_case **slow, int *nslow,
+		       struct acc_case **fast, int *nfast)
+{
+	char err[SLUICE_ERR_LEN] = "";
+	unsigned int a, r;
 
 	for (a = 0; a < SLUICE_ALGO_MAX; a++) {
 		for (r = 0; r < NR_RATES; r++) {
-			struct acc_case *k = &cases[nc++];
+			struct acc_case *k = &cases[(*nc)++];
 
 			if (setup_case(k, (int)a, rates[r], err, sizeof(err))) {
 				fprintf(stderr, "sluice-bench: Couldn't set up %s at %llu/s: %s\n",
@@ -344,23 +338,32 @@ int cmd_accuracy(int argc, char **argv)
 			if (k->na)
 				continue;
 			if (rates[r] >= 1000000)
-				fast[nfast++] = k;
+				fast[(*nfast)++] = k;
 			else
-				slow[nslow++] = k;
+				slow[(*nslow)++] = k;
 		}
 	}
+	return 0;
+}
+
+/* The floods on 1 CPU, then on 2: 0 or an exit status. */
+static int run_floods(const struct acc_opts *o, struct acc_case **slow, int nslow,
+		      struct acc_case **fast, int nfast)
+{
+	int ncpus = bench_ncpus_online(), mode, ret = 0;
+
 	for (mode = 1; mode <= 2; mode++) {
 		if (mode > ncpus) {
 			fprintf(stderr, "sluice-bench accuracy: one CPU online: no 2-CPU runs\n");
 			break;
 		}
 		fprintf(stderr, "sluice-bench accuracy: %d CPU(s), rates to 100k/s, %.1f s\n", mode,
-			secs_a);
-		ret = run_group(slow, nslow, mode, ncpus, secs_a);
+			o->secs_a);
+		ret = run_group(slow, nslow, mode, ncpus, o->secs_a);
 		if (!ret) {
 			fprintf(stderr, "sluice-bench accuracy: %d CPU(s), 1M/s, %.0f s\n", mode,
-				secs_b);
-			ret = run_group(fast, nfast, mode, ncpus, secs_b);
+				o->secs_b);
+			ret = run_group(fast, nfast, mode, ncpus, o->secs_b);
 		}
 		if (ret) {
 			fprintf(stderr, "sluice-bench: Couldn't run the accuracy flood: %s\n",
@@ -368,102 +371,80 @@ int cmd_accuracy(int argc, char **argv)
 			return SLUICE_EXIT_RUNTIME;
 		}
 	}
+	return 0;
+}
 
-	js = fopen(json_path, "w");
-	md = fopen(md_path, "w");
-	if (!js || !md) {
-		fprintf(stderr, "sluice-bench: Couldn't write the results: %s\n", strerror(errno));
-		ret = -errno;
-		goto out;
-	}
-	json_init(&j, js);
-	json_obj_begin(&j, NULL);
-	json_arr_begin(&j, "cases");
-	fprintf(md, "### Accuracy: admitted from a flood of one key (real clock)\n\n");
-	fprintf(md, "Ratios: admitted / (rate x t + burst), and admitted / the algorithm's own "
-		    "bound (model; equal for the buckets). Window algorithms: burst = the "
-		    "window's limit.\n\n");
-	fprintf(md, "| algo | rate/s | burst or limit | 1 CPU t (s) | 1 CPU admitted | "
-		    "1 CPU /(rate*t+burst) | 1 CPU /model | 2 CPU admitted | 2 CPU /(rate*t+burst) "
-		    "| 2 CPU /model |\n|---|---|---|---|---|---|---|---|---|---|\n");
+/* The measurements: every case, what it is and per CPU count what its flood
+ * saw (whole ns and packets: render.py derives the rest). */
+static void write_cases(struct sluice_json *j, const struct acc_case *cases, int nc)
+{
+	int i, m;
+
+	json_obj_begin(j, NULL);
+	json_arr_begin(j, "cases");
 	for (i = 0; i < nc; i++) {
-		struct acc_case *k = &cases[i];
-		int m;
+		const struct acc_case *k = &cases[i];
 
-		fprintf(md, "| %s | %llu |", sluice_algo_name((unsigned)k->algo),
-			(unsigned long long)k->rate);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "algo", sluice_algo_name((unsigned)k->algo));
-		json_u64(&j, "rate", k->rate);
+		json_obj_begin(j, NULL);
+		json_str(j, "algo", sluice_algo_name((unsigned)k->algo));
+		json_u64(j, "rate", k->rate);
 		if (k->na) {
-			fprintf(md, " %s | | | | | | | |\n", k->why);
-			json_str(&j, "note", k->why);
-			json_obj_end(&j);
+			json_str(j, "note", k->why);
+			json_obj_end(j);
 			continue;
 		}
-		json_u64(&j, "burst_or_limit", k->burst);
-		if (k->window_s > 0)
-			json_f64(&j, "window_s", k->window_s);
-		fprintf(md, " %llu%s |", (unsigned long long)k->burst,
-			k->window_s > 0 ? (k->window_s < 1 ? " per 0.5 s" : " per 1 s") : "");
-		json_arr_begin(&j, "cpus");
+		json_u64(j, "burst_or_limit", k->burst);
+		if (k->window_ns)
+			json_u64(j, "window_ns", k->window_ns);
+		json_arr_begin(j, "cpus");
 		for (m = 0; m < 2; m++) {
-			double naive, mod;
-			bool valid;
-
-			if (!k->r[m].done) {
-				fprintf(md, m ? " - | - | - |" : " - | - | - | - |");
+			if (!k->r[m].done)
 				continue;
-			}
-			naive = (double)k->r[m].admitted / k->r[m].naive;
-			mod = (double)k->r[m].admitted / k->r[m].model;
-			valid = k->r[m].saturated && k->r[m].steady;
-			if (valid && fabs(mod - 1) > worst)
-				worst = fabs(mod - 1);
-			if (!valid)
-				goal = false;
-			if (!m)
-				fprintf(md, " %.2f |", k->r[m].t_s);
-			fprintf(md, " %llu | %.4f | %.4f", (unsigned long long)k->r[m].admitted,
-				naive, mod);
-			if (!k->r[m].saturated)
-				fprintf(md, " (offered %llu: not a flood, INVALID)",
-					(unsigned long long)k->r[m].offered);
-			else if (!k->r[m].steady)
-				fprintf(md, " (the flood paused %.0f ms > %.0f ms of slack: "
-					    "INVALID)",
-					1e3 * k->r[m].max_gap_s, 1e3 * k->slack_s);
-			fprintf(md, " |");
-			json_obj_begin(&j, NULL);
-			json_u64(&j, "cpus", (__u64)m + 1);
-			json_f64(&j, "seconds", k->r[m].t_s);
-			json_u64(&j, "admitted", k->r[m].admitted);
-			json_u64(&j, "offered", k->r[m].offered);
-			json_u64(&j, "rate_t_plus_burst", (__u64)llround(k->r[m].naive));
-			json_u64(&j, "model", (__u64)llround(k->r[m].model));
-			json_f64(&j, "ratio", naive);
-			json_f64(&j, "ratio_model", mod);
-			json_f64(&j, "max_pause_ms", 1e3 * k->r[m].max_gap_s);
-			json_bool(&j, "valid", valid);
-			json_obj_end(&j);
+			json_obj_begin(j, NULL);
+			json_u64(j, "cpus", (__u64)m + 1);
+			json_u64(j, "first_ns", k->r[m].first_ns);
+			json_u64(j, "last_ns", k->r[m].last_ns);
+			json_u64(j, "admitted", k->r[m].admitted);
+			json_u64(j, "offered", k->r[m].offered);
+			json_u64(j, "counted", k->r[m].counted);
+			json_u64(j, "max_pause_ns", k->r[m].max_gap_ns);
+			json_obj_end(j);
 		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		fprintf(md, "\n");
+		json_arr_end(j);
+		json_obj_end(j);
 	}
-	json_arr_end(&j);
-	goal = goal && worst <= 0.01;
-	json_f64(&j, "worst_model_error", worst);
-	json_bool(&j, "within_1_percent", goal);
-	json_obj_end(&j);
-	json_end(&j);
-	fprintf(md, "\nGoal accuracy within 1%% at every rate (against each algorithm's bound): "
-		    "%s (worst %.3f%%).\n\n", goal ? "met" : "MISSED", 100 * worst);
-	ret = 0;
-out:
-	if (js)
-		fclose(js);
-	if (md)
-		fclose(md);
-	return ret ? SLUICE_EXIT_RUNTIME : SLUICE_EXIT_OK;
+	json_arr_end(j);
+	json_obj_end(j);
+	json_end(j);
+}
+
+int cmd_accuracy(int argc, char **argv)
+{
+	struct acc_case cases[SLUICE_ALGO_MAX * NR_RATES];
+	struct acc_case *slow[64], *fast[64];
+	int nslow = 0, nfast = 0, nc = 0, ret;
+	struct acc_opts o;
+	struct sluice_json j;
+	FILE *js;
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? SLUICE_EXIT_OK : ret;
+	ret = setup_cases(cases, &nc, slow, &nslow, fast, &nfast);
+	if (!ret)
+		ret = run_floods(&o, slow, nslow, fast, nfast);
+	if (ret)
+		return ret;
+	js = fopen(o.json_path, "w");
+	if (!js) {
+		fprintf(stderr, "sluice-bench: Couldn't write the results: %s\n", strerror(errno));
+		return SLUICE_EXIT_RUNTIME;
+	}
+	json_init(&j, js);
+	write_cases(&j, cases, nc);
+	if (fclose(js)) {
+		fprintf(stderr, "sluice-bench: Couldn't write the results: %s\n", strerror(errno));
+		return SLUICE_EXIT_RUNTIME;
+	}
+	return SLUICE_EXIT_OK;
 }

@@ -11,6 +11,12 @@ JSON with the derived sections.
     tools/bench/render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat
         e2e.sh's rows (one a run) and memory per key: the tables with the
         ratios and goals, mpps.gp's data, the JSON
+    tools/bench/render.py accuracy RUNS.json JSON MARKDOWN
+        sluice-bench accuracy's floods (times in ns, packets): each
+        algorithm's bound, the ratios, validity and the goal, table and JSON
+    tools/bench/render.py tccost RUNS.json JSON MARKDOWN
+        sluice-bench tccost's runs (fs per packet, the kernel's ns) and
+        counters: the shaper's cost table and the JSON with the medians
 
 Only python3's standard library. Numbers are printed as sluice-bench printed
 them in C ("%.1f" of the exact run times, the fs_runs; JSON numbers "%.6g"),
@@ -555,6 +561,173 @@ def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
                                        e.mpps.get((s, "2"), 0)))
 
 
+# ---- accuracy: sluice-bench accuracy's floods against each algorithm's bound ----
+
+def llround(x):
+    """C's llround of a non-negative double: halves away from zero."""
+    r = math.floor(x)
+    return int(r) + (1 if x - r >= 0.5 else 0)
+
+
+def acc_model(k, first, last):
+    """What the algorithm may admit between first and last (ns), as the
+    brief's yardstick rate x t + burst for the buckets (GCRA is exact)."""
+    t = (last - first) / 1e9
+    w = k.get("window_ns", 0)
+    burst, rate = float(k["burst_or_limit"]), float(k["rate"])
+    if k["algo"] == "fixed-window":
+        return burst * float(last // w - first // w + 1)
+    if k["algo"] == "sliding-window":
+        boundary = (first // w + 1) * w
+        return burst + rate * float((last - boundary) % (1 << 64)) / 1e9
+    if k["algo"] == "sliding-log":
+        return burst * (math.floor(t / (w / 1e9)) + 1)
+    return rate * t + burst
+
+
+def acc_run(k, r):
+    """One flood of a case: its time, bounds, ratios and validity."""
+    burst, rate = k["burst_or_limit"], k["rate"]
+    w = k.get("window_ns", 0)
+    # the longest pause that loses nothing: a flooded bucket holds
+    # (burst - 1) x interval of slack; a pause delays a window's admissions,
+    # or a log slot's reuse
+    slack = (w / 1e9) / 4 if w else float(burst - 1) / float(rate)
+    t = (r["last_ns"] - r["first_ns"]) / 1e9
+    naive = float(rate) * t + float(burst)
+    model = acc_model(k, r["first_ns"], r["last_ns"])
+    gap = r["max_pause_ns"] / 1e9
+    # offered at least 1.5 times what may pass, and every packet counted by
+    # the rule: the flood really was a flood of this rule
+    saturated = float(r["offered"]) >= 1.5 * naive and r["counted"] == r["offered"]
+    steady = gap < slack
+    return {"t": t, "naive": naive, "model": model, "gap": gap, "slack": slack,
+            "saturated": saturated, "steady": steady,
+            "ratio": r["admitted"] / naive, "ratio_model": r["admitted"] / model,
+            "valid": saturated and steady}
+
+
+def acc_cell(r, d, first):
+    s = " %.2f |" % d["t"] if first else ""
+    s += " %u | %.4f | %.4f" % (r["admitted"], d["ratio"], d["ratio_model"])
+    if not d["saturated"]:
+        s += " (offered %u: not a flood, INVALID)" % r["offered"]
+    elif not d["steady"]:
+        s += " (the flood paused %.0f ms > %.0f ms of slack: INVALID)" % (
+            1e3 * d["gap"], 1e3 * d["slack"])
+    return s + " |"
+
+
+def acc_row(k, md, runs_out):
+    """One case's row; its floods' JSON into runs_out. The worst model error
+    of its valid floods, and whether every flood was valid."""
+    worst, valid = 0.0, True
+    w = k.get("window_ns", 0)
+    md.append(" %u%s |" % (k["burst_or_limit"],
+                           (" per 0.5 s" if w < 1e9 else " per 1 s") if w else ""))
+    runs = {r["cpus"]: r for r in k["cpus"]}
+    for m in (1, 2):
+        if m not in runs:
+            md.append(" - | - | - |" if m == 2 else " - | - | - | - |")
+            continue
+        r = runs[m]
+        d = acc_run(k, r)
+        if d["valid"] and abs(d["ratio_model"] - 1) > worst:
+            worst = abs(d["ratio_model"] - 1)
+        valid = valid and d["valid"]
+        md.append(acc_cell(r, d, m == 1))
+        runs_out.append({
+            "cpus": m, "seconds": d["t"], "admitted": r["admitted"],
+            "offered": r["offered"], "rate_t_plus_burst": llround(d["naive"]),
+            "model": llround(d["model"]), "ratio": d["ratio"],
+            "ratio_model": d["ratio_model"], "max_pause_ms": 1e3 * d["gap"],
+            "valid": d["valid"]})
+    md.append("\n")
+    return worst, valid
+
+
+def render_accuracy(runs_path, json_path, md_path):
+    with open(runs_path) as f:
+        doc = json.load(f)
+    md = ["### Accuracy: admitted from a flood of one key (real clock)\n\n",
+          "Ratios: admitted / (rate x t + burst), and admitted / the algorithm's own "
+          "bound (model; equal for the buckets). Window algorithms: burst = the "
+          "window's limit.\n\n",
+          "| algo | rate/s | burst or limit | 1 CPU t (s) | 1 CPU admitted | "
+          "1 CPU /(rate*t+burst) | 1 CPU /model | 2 CPU admitted | 2 CPU /(rate*t+burst) "
+          "| 2 CPU /model |\n|---|---|---|---|---|---|---|---|---|---|\n"]
+    cases, worst, goal = [], 0.0, True
+    for k in doc["cases"]:
+        md.append("| %s | %u |" % (k["algo"], k["rate"]))
+        out = {"algo": k["algo"], "rate": k["rate"]}
+        cases.append(out)
+        if "note" in k:
+            md.append(" %s | | | | | | | |\n" % k["note"])
+            out["note"] = k["note"]
+            continue
+        out["burst_or_limit"] = k["burst_or_limit"]
+        if k.get("window_ns", 0):
+            out["window_s"] = k["window_ns"] / 1e9
+        out["cpus"] = []
+        w, ok = acc_row(k, md, out["cpus"])
+        worst, goal = max(worst, w), goal and ok
+    goal = goal and worst <= 0.01
+    md.append("\nGoal accuracy within 1%% at every rate (against each algorithm's bound): "
+              "%s (worst %.3f%%).\n\n" % ("met" if goal else "MISSED", 100 * worst))
+    with open(json_path, "w") as f:
+        f.write(dump({"cases": cases, "worst_model_error": worst,
+                      "within_1_percent": goal}) + "\n")
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+
+
+# ---- tccost: the shaper's cost per packet (make bench part shape) ----
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def render_tccost(runs_path, json_path, md_path):
+    """sluice-bench tccost's runs: the table, and the JSON shape.sh puts in
+    shape.json's "cost", as the C wrote them (its own number formats)."""
+    with open(runs_path) as f:
+        doc = json.load(f)
+    md = ["### Shaper: cost per packet (BPF_PROG_TEST_RUN, this host)\n\n"
+          "One IPv4 UDP frame from one source, %u packets a run, %u runs a case "
+          "interleaved in one process; ns/pkt: the median [min-max] of the wall clock "
+          "per packet where it agrees with BPF_PROG_TEST_RUN's own average (kernel ns, "
+          "whole ns), else that + 0.5 (fallbacks: runs that took it). The shaper's runs "
+          "start from an idle key (its bucket deleted), the drop cases from a full one. "
+          "Counters checked on every run (shaped, delayed, limited, the verdict).\n\n"
+          "| case | program and policy | ns/pkt | kernel ns/pkt | fallbacks | shaped | "
+          "delayed | limited | valid |\n|---|---|---|---|---|---|---|---|---|\n" %
+          (doc["repeat"], doc["runs"])]
+    cases = []
+    for k in doc["cases"]:
+        ns = [fs / 1e6 for fs in k["fs_runs"]]
+        med, lo, hi = median(ns), min(ns), max(ns)
+        kmed = median([float(x) for x in k["kernel_ns_runs"]])
+        md.append("| %s | %s | %.1f [%.1f-%.1f] | %.0f | %d | %u | %u | %u | %s%s%s |\n" % (
+            k["case"], k["what"], med, lo, hi, kmed, k["fallbacks"], k["shaped"],
+            k["delayed"], k["limited"], "yes" if k["valid"] else "**INVALID** (",
+            "" if k["valid"] else k["why"], "" if k["valid"] else ")"))
+        cases.append(
+            '{"case":"%s","what":"%s","ns_median":%.2f,"ns_min":%.2f,"ns_max":%.2f,'
+            '"kernel_ns_median":%.1f,"fallbacks":%d,"packets":%u,"shaped":%u,'
+            '"delayed":%u,"limited":%u,"valid":%s,"why":"%s"}' % (
+                k["case"], k["what"], med, lo, hi, kmed, k["fallbacks"], k["packets"],
+                k["shaped"], k["delayed"], k["limited"], "true" if k["valid"] else "false",
+                k["why"]))
+    md.append("\n")
+    with open(json_path, "w") as f:
+        f.write('{"repeat":%u,"runs":%u,"cases":[%s]}\n' %
+                (doc["repeat"], doc["runs"], ",".join(cases)))
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "cost":
         render_cost(*argv[2:])
@@ -562,8 +735,16 @@ def main(argv):
     if len(argv) == 7 and argv[1] == "e2e":
         render_e2e(*argv[2:])
         return 0
+    if len(argv) == 5 and argv[1] == "accuracy":
+        render_accuracy(*argv[2:])
+        return 0
+    if len(argv) == 5 and argv[1] == "tccost":
+        render_tccost(*argv[2:])
+        return 0
     sys.stderr.write("usage: render.py cost RUNS.json JSON MARKDOWN SCALE.dat\n"
-                     "       render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat\n")
+                     "       render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat\n"
+                     "       render.py accuracy RUNS.json JSON MARKDOWN\n"
+                     "       render.py tccost RUNS.json JSON MARKDOWN\n")
     return 2
 
 

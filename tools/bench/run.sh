@@ -13,8 +13,10 @@
 #               its spacing at 1k/10k/100k pps with fq, in a qemu guest of Debian
 #               12's 6.1 when this kernel has no fq (shape.sh, about 2.5 minutes)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
-# charts cost-vs-keys.png and mpps.png; the cost part's tables and chart data
-# come from its measurements (cost-runs.json) by tools/bench/render.py.
+# charts cost-vs-keys.png and mpps.png; the tables and chart data of the cost,
+# e2e, accuracy and shape-cost parts come from their measurements
+# (cost-runs.json, e2e.tsv, accuracy-runs.json, shape-cost-runs.json) by
+# tools/bench/render.py.
 # BENCH_PARTS="cost e2e accuracy rules fleet shape" picks parts; BENCH_REPEAT
 # and BENCH_RUNS change the in-kernel runs (1e6 x 5); BENCH_REPORT_ONLY=1 only
 # rebuilds the report from the last results.
@@ -71,7 +73,7 @@ fi
 
 if measure accuracy; then
 	echo "bench: accuracy (about 1 minute)" >&2
-	inh "$BENCH" accuracy -o "$OUT/accuracy.json" -m "$OUT/accuracy.md" -H "${PREFIX}a0"
+	inh "$BENCH" accuracy -o "$OUT/accuracy-runs.json" -H "${PREFIX}a0"
 fi
 
 if measure rules; then
@@ -95,6 +97,10 @@ fi
 if has cost && [ -s "$OUT/cost-runs.json" ]; then
 	tools/bench/render.py cost "$OUT/cost-runs.json" "$OUT/cost.json" "$OUT/cost.md" \
 		"$OUT/scale.dat"
+fi
+if has accuracy && [ -s "$OUT/accuracy-runs.json" ]; then
+	tools/bench/render.py accuracy "$OUT/accuracy-runs.json" "$OUT/accuracy.json" \
+		"$OUT/accuracy.md"
 fi
 if has e2e; then
 	tools/bench/render.py e2e "$OUT/e2e.tsv" "$OUT/e2e-mem.tsv" "$OUT/e2e.json" \

@@ -28,10 +28,11 @@ die() { echo "bench shape: $*" >&2; exit 1; }
 cost_ok=0
 hold=()
 [ -n "${HOLD:-}" ] && hold=(-H "$HOLD")
-if ${NSH:+nsenter --net=/var/run/netns/$NSH} "$BENCH" tccost -o "$OUT/shape-cost.json" \
-	-m "$OUT/shape-cost.md" "${hold[@]}" -r "${BENCH_REPEAT:-1000000}" -n "${BENCH_RUNS:-5}"; then
+rm -f "$OUT/shape-cost-runs.json"
+if ${NSH:+nsenter --net=/var/run/netns/$NSH} "$BENCH" tccost -o "$OUT/shape-cost-runs.json" \
+	"${hold[@]}" -r "${BENCH_REPEAT:-1000000}" -n "${BENCH_RUNS:-5}"; then
 	cost_ok=1
-elif [ -s "$OUT/shape-cost.json" ]; then
+elif [ -s "$OUT/shape-cost-runs.json" ]; then
 	cost_ok=1 # written, with an INVALID case: the table says which
 	echo "bench shape: a cost case is INVALID (its counters disagree): see $OUT/shape-cost.md" >&2
 else
@@ -39,6 +40,11 @@ else
 	printf '### Shaper: cost per packet\n\nsluice-bench tccost failed: see the output of make bench.\n\n' \
 		>"$OUT/shape-cost.md"
 	echo '{"error":"sluice-bench tccost failed"}' >"$OUT/shape-cost.json"
+fi
+# the table and the JSON with the medians (tools/bench/render.py)
+if [ "$cost_ok" = 1 ]; then
+	tools/bench/render.py tccost "$OUT/shape-cost-runs.json" "$OUT/shape-cost.json" \
+		"$OUT/shape-cost.md"
 fi
 
 # ---- 2. spacing: where ----

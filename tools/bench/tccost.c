@@ -26,6 +26,10 @@
  * Time per packet, as sluice-bench cost takes it: the wall clock of the call /
  * repeat where it agrees with the kernel's own average (whole ns, which stops
  * while the thread is scheduled out), else that average + 0.5 (a fallback).
+ *
+ * It writes the measurements as JSON (every run's time, exact in fs, the
+ * kernel's, the counters, the verdict); tools/bench/render.py tccost makes
+ * the table and the JSON with the medians from them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -184,60 +188,40 @@ static int run_case(struct tc_case *k, const struct bench_frame *f, __u32 repeat
 	return 0;
 }
 
-static double kmedian(const struct tc_case *k)
-{
-	double v[TC_MAX_RUNS];
-	int i;
-
-	for (i = 0; i < k->nruns; i++)
-		v[i] = k->kns[i];
-	return bench_median(v, k->nruns);
-}
-
-static double median(const struct tc_case *k)
-{
-	double v[TC_MAX_RUNS];
-
-	memcpy(v, k->ns, sizeof(v));
-	return bench_median(v, k->nruns);
-}
-
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice-bench tccost -o JSON -m MARKDOWN [-r REPEAT] [-n RUNS] [-H DEV]\n"
+	fprintf(f, "usage: sluice-bench tccost -o JSON [-r REPEAT] [-n RUNS] [-H DEV]\n"
 		   "  the shaper's cost per packet (sluice_tc, tc_bare, sluice_xdp beside it),\n"
 		   "  BPF_PROG_TEST_RUN, REPEAT packets a run (default 1000000), RUNS runs a case\n"
 		   "  (default 5, at most %d), the median; -H a spare veth device that holds\n"
-		   "  sluice_xdp in the XDP dispatcher (see sluice-bench cost)\n",
+		   "  sluice_xdp in the XDP dispatcher (see sluice-bench cost); the measurements\n"
+		   "  to JSON (tools/bench/render.py tccost makes the table)\n",
 		TC_MAX_RUNS);
 }
 
-int cmd_tccost(int argc, char **argv)
-{
-	const char *json = NULL, *md = NULL;
-	unsigned long repeat = 1000000, runs = 5;
-	struct bpfrun shaper, limiter;
-	struct tcbare_bpf *bare = NULL;
-	struct bench_frame f;
-	char err[SLUICE_ERR_LEN];
-	struct tc_case cases[6];
-	int ncases = 6, opt, ret, i, r;
-	bool held = false;
-	FILE *js = NULL, *m = NULL;
+struct tc_opts {
+	const char *json;
+	unsigned long repeat, runs;
+};
 
-	while ((opt = getopt(argc, argv, "o:m:r:n:H:h")) != -1) {
+/* 0, -1 (-h), or an exit status. */
+static int parse_opts(int argc, char **argv, struct tc_opts *o)
+{
+	int opt;
+
+	o->json = NULL;
+	o->repeat = 1000000;
+	o->runs = 5;
+	while ((opt = getopt(argc, argv, "o:r:n:H:h")) != -1) {
 		switch (opt) {
 		case 'o':
-			json = optarg;
-			break;
-		case 'm':
-			md = optarg;
+			o->json = optarg;
 			break;
 		case 'r':
-			repeat = strtoul(optarg, NULL, 10);
+			o->repeat = strtoul(optarg, NULL, 10);
 			break;
 		case 'n':
-			runs = strtoul(optarg, NULL, 10);
+			o->runs = strtoul(optarg, NULL, 10);
 			break;
 		case 'H':
 			if (bench_hold_devices(optarg))
@@ -245,26 +229,175 @@ int cmd_tccost(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return SLUICE_EXIT_OK;
+			return -1;
 		default:
 			usage(stderr);
 			return SLUICE_EXIT_USAGE;
 		}
 	}
-	if (!json || !md || optind != argc) {
+	if (!o->json || optind != argc) {
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
-	if (repeat < 2 || repeat > 100000000) {
+	if (o->repeat < 2 || o->repeat > 100000000) {
 		fprintf(stderr, "sluice-bench tccost: -r %lu: want 2 .. 100000000 packets a run "
-				"(e.g. -r 1000000)\n", repeat);
+				"(e.g. -r 1000000)\n", o->repeat);
 		return SLUICE_EXIT_USAGE;
 	}
-	if (runs < 1 || runs > TC_MAX_RUNS) {
-		fprintf(stderr, "sluice-bench tccost: -n %lu: want 1 .. %d runs (e.g. -n 5)\n", runs,
-			TC_MAX_RUNS);
+	if (o->runs < 1 || o->runs > TC_MAX_RUNS) {
+		fprintf(stderr, "sluice-bench tccost: -n %lu: want 1 .. %d runs (e.g. -n 5)\n",
+			o->runs, TC_MAX_RUNS);
 		return SLUICE_EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* The six cases over tc_bare, the shaper's object and the limiter's. */
+static void fill_cases(struct tc_case *cases, struct tcbare_bpf *bare, struct bpfrun *shaper,
+		       struct bpfrun *limiter)
+{
+	int i;
+
+	memset(cases, 0, 6 * sizeof(*cases));
+	cases[0] = (struct tc_case){ "tc-bare", "tc_bare (returns TC_ACT_OK)", EX_BARE, NULL,
+				     bpf_program__fd(bare->progs.tc_bare), false };
+	cases[1] = (struct tc_case){ "tc-nodelay", "sluice_tc, at once (10M/s --burst 10M --nodelay)",
+				     EX_AT_ONCE, shaper,
+				     bpf_program__fd(shaper->skel->progs.sluice_tc), true };
+	cases[2] = (struct tc_case){ "tc-delay", "sluice_tc, delaying (100k/s --burst 2M: sets the tstamp)",
+				     EX_DELAY, shaper,
+				     bpf_program__fd(shaper->skel->progs.sluice_tc), true };
+	cases[3] = (struct tc_case){ "tc-drop", "sluice_tc, beyond the queue (3/m --burst 1: TC_ACT_SHOT)",
+				     EX_DROP, shaper,
+				     bpf_program__fd(shaper->skel->progs.sluice_tc), false };
+	cases[4] = (struct tc_case){ "xdp-pass", "sluice_xdp, a limiter passing (10M/s --burst 10M)",
+				     EX_XDP_PASS, limiter, limiter->prog_fd, true };
+	cases[5] = (struct tc_case){ "xdp-drop", "sluice_xdp, a limiter dropping (3/m --burst 1)",
+				     EX_XDP_DROP, limiter, limiter->prog_fd, false };
+	for (i = 0; i < 6; i++)
+		cases[i].valid = true;
+}
+
+/* Give case k its policy (the shaper's three share one object). */
+static int case_policy(struct tc_case *k, __u32 gen, char *err, size_t errlen)
+{
+	__u64 count = 0, burst = 0, period = SLUICE_NS_PER_SEC;
+	__u32 delay = 0;
+
+	switch (k->expect) {
+	case EX_AT_ONCE:
+		count = 10000000, burst = 10000000, delay = SLUICE_NODELAY;
+		break;
+	case EX_DELAY:
+		count = 100000, burst = 2000000;
+		break;
+	case EX_XDP_PASS:
+		count = 10000000, burst = 10000000;
+		break;
+	case EX_DROP:
+	case EX_XDP_DROP:
+		count = 3, burst = 1, period = 60 * SLUICE_NS_PER_SEC;
+		break;
+	default:
+		break;
+	}
+	if (!k->obj)
+		return 0;
+	return set_policy(k->obj, count, period, burst, delay, gen, &k->tag, err, errlen);
+}
+
+/* Runs interleaved: run r of every case, then run r + 1. Each case first
+ * gets its policy, and a warm-up run the first time. 0 or an exit status. */
+static int run_rounds(struct tc_case *cases, int ncases, const struct bench_frame *f,
+		      const struct tc_opts *o)
+{
+	char err[SLUICE_ERR_LEN];
+	int i, r, ret;
+
+	for (r = -1; r < (int)o->runs; r++) {
+		for (i = 0; i < ncases; i++) {
+			struct tc_case *k = &cases[i];
+
+			if (case_policy(k, (__u32)i + 1, err, sizeof(err))) {
+				fprintf(stderr, "sluice-bench tccost: %s: %s\n", k->name, err);
+				return SLUICE_EXIT_RUNTIME;
+			}
+			ret = run_case(k, f, (__u32)o->repeat, r >= 0);
+			if (ret) {
+				fprintf(stderr, "sluice-bench tccost: %s: BPF_PROG_TEST_RUN: %s\n",
+					k->name, strerror(-ret));
+				return SLUICE_EXIT_RUNTIME;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The measurements: every case's runs (fs per packet, the kernel's whole
+ * ns), fallbacks, counters and validity. 0 or an exit status. */
+static int write_json(const struct tc_opts *o, const struct tc_case *cases, int ncases)
+{
+	struct sluice_json j;
+	FILE *js = fopen(o->json, "w");
+	int i, r;
+
+	if (!js) {
+		fprintf(stderr, "sluice-bench tccost: cannot write %s: %s\n", o->json,
+			strerror(errno));
+		return SLUICE_EXIT_RUNTIME;
+	}
+	json_init(&j, js);
+	json_obj_begin(&j, NULL);
+	json_u64(&j, "repeat", o->repeat);
+	json_u64(&j, "runs", o->runs);
+	json_arr_begin(&j, "cases");
+	for (i = 0; i < ncases; i++) {
+		const struct tc_case *k = &cases[i];
+
+		json_obj_begin(&j, NULL);
+		json_str(&j, "case", k->name);
+		json_str(&j, "what", k->what);
+		json_arr_begin(&j, "fs_runs");
+		for (r = 0; r < k->nruns; r++)
+			json_u64(&j, NULL, (__u64)llround(k->ns[r] * 1e6));
+		json_arr_end(&j);
+		json_arr_begin(&j, "kernel_ns_runs");
+		for (r = 0; r < k->nruns; r++)
+			json_u64(&j, NULL, k->kns[r]);
+		json_arr_end(&j);
+		json_u64(&j, "fallbacks", (__u64)k->fallbacks);
+		json_u64(&j, "packets", k->pkts);
+		json_u64(&j, "shaped", k->shaped);
+		json_u64(&j, "delayed", k->delayed);
+		json_u64(&j, "limited", k->limited);
+		json_bool(&j, "valid", k->valid);
+		json_str(&j, "why", k->why);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+	if (fclose(js)) {
+		fprintf(stderr, "sluice-bench tccost: cannot write %s: %s\n", o->json,
+			strerror(errno));
+		return SLUICE_EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+int cmd_tccost(int argc, char **argv)
+{
+	struct bpfrun shaper, limiter;
+	struct tcbare_bpf *bare = NULL;
+	struct bench_frame f;
+	struct tc_case cases[6];
+	struct tc_opts o;
+	int ncases = 6, ret, i;
+	bool held = false;
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? SLUICE_EXIT_OK : ret;
 	if (bench_frame_build(&f, "198.18.0.1", "198.18.0.2")) {
 		fprintf(stderr, "sluice-bench tccost: cannot build the frame\n");
 		return SLUICE_EXIT_RUNTIME;
@@ -288,24 +421,7 @@ int cmd_tccost(int argc, char **argv)
 	 * apart; a longer -r finds it, and the case is INVALID). */
 	shaper.kind = SLUICE_KIND_SHAPE;
 	shaper.horizon_us = 30000000;
-	memset(cases, 0, sizeof(cases));
-	cases[0] = (struct tc_case){ "tc-bare", "tc_bare (returns TC_ACT_OK)", EX_BARE, NULL,
-				     bpf_program__fd(bare->progs.tc_bare), false };
-	cases[1] = (struct tc_case){ "tc-nodelay", "sluice_tc, at once (10M/s --burst 10M --nodelay)",
-				     EX_AT_ONCE, &shaper,
-				     bpf_program__fd(shaper.skel->progs.sluice_tc), true };
-	cases[2] = (struct tc_case){ "tc-delay", "sluice_tc, delaying (100k/s --burst 2M: sets the tstamp)",
-				     EX_DELAY, &shaper,
-				     bpf_program__fd(shaper.skel->progs.sluice_tc), true };
-	cases[3] = (struct tc_case){ "tc-drop", "sluice_tc, beyond the queue (3/m --burst 1: TC_ACT_SHOT)",
-				     EX_DROP, &shaper,
-				     bpf_program__fd(shaper.skel->progs.sluice_tc), false };
-	cases[4] = (struct tc_case){ "xdp-pass", "sluice_xdp, a limiter passing (10M/s --burst 10M)",
-				     EX_XDP_PASS, &limiter, limiter.prog_fd, true };
-	cases[5] = (struct tc_case){ "xdp-drop", "sluice_xdp, a limiter dropping (3/m --burst 1)",
-				     EX_XDP_DROP, &limiter, limiter.prog_fd, false };
-	for (i = 0; i < ncases; i++)
-		cases[i].valid = true;
+	fill_cases(cases, bare, &shaper, &limiter);
 	if (bench_held()) {
 		ret = bench_hold(limiter.prog_fd);
 		if (ret) {
@@ -316,97 +432,13 @@ int cmd_tccost(int argc, char **argv)
 		}
 		held = true;
 	}
-	/* Runs interleaved: run r of every case, then run r + 1. Each case
-	 * first gets its policy (the shaper's three share one object), and a
-	 * warm-up run the first time. */
-	for (r = -1; r < (int)runs; r++) {
-		for (i = 0; i < ncases; i++) {
-			struct tc_case *k = &cases[i];
-			__u64 count = 0, burst = 0, period = SLUICE_NS_PER_SEC;
-			__u32 delay = 0;
-
-			switch (k->expect) {
-			case EX_AT_ONCE:
-				count = 10000000, burst = 10000000, delay = SLUICE_NODELAY;
-				break;
-			case EX_DELAY:
-				count = 100000, burst = 2000000;
-				break;
-			case EX_XDP_PASS:
-				count = 10000000, burst = 10000000;
-				break;
-			case EX_DROP:
-			case EX_XDP_DROP:
-				count = 3, burst = 1, period = 60 * SLUICE_NS_PER_SEC;
-				break;
-			default:
-				break;
-			}
-			if (k->obj &&
-			    (ret = set_policy(k->obj, count, period, burst, delay, (__u32)i + 1, &k->tag, err,
-					      sizeof(err)))) {
-				fprintf(stderr, "sluice-bench tccost: %s: %s\n", k->name, err);
-				ret = SLUICE_EXIT_RUNTIME;
-				goto out;
-			}
-			ret = run_case(k, &f, (__u32)repeat, r >= 0);
-			if (ret) {
-				fprintf(stderr, "sluice-bench tccost: %s: BPF_PROG_TEST_RUN: %s\n",
-					k->name, strerror(-ret));
-				ret = SLUICE_EXIT_RUNTIME;
-				goto out;
-			}
-		}
-	}
-	js = fopen(json, "w");
-	m = fopen(md, "w");
-	if (!js || !m) {
-		fprintf(stderr, "sluice-bench tccost: cannot write %s or %s: %s\n", json, md,
-			strerror(errno));
-		ret = SLUICE_EXIT_RUNTIME;
-		goto out;
-	}
-	fprintf(m, "### Shaper: cost per packet (BPF_PROG_TEST_RUN, this host)\n\n"
-		   "One IPv4 UDP frame from one source, %lu packets a run, %lu runs a case "
-		   "interleaved in one process; ns/pkt: the median [min-max] of the wall clock "
-		   "per packet where it agrees with BPF_PROG_TEST_RUN's own average (kernel ns, "
-		   "whole ns), else that + 0.5 (fallbacks: runs that took it). The shaper's runs "
-		   "start from an idle key (its bucket deleted), the drop cases from a full one. "
-		   "Counters checked on every run (shaped, delayed, limited, the verdict).\n\n"
-		   "| case | program and policy | ns/pkt | kernel ns/pkt | fallbacks | shaped | "
-		   "delayed | limited | valid |\n|---|---|---|---|---|---|---|---|---|\n",
-		repeat, runs);
-	fprintf(js, "{\"repeat\":%lu,\"runs\":%lu,\"cases\":[", repeat, runs);
-	for (i = 0; i < ncases; i++) {
-		struct tc_case *k = &cases[i];
-		double lo = bench_min(k->ns, k->nruns), hi = bench_max(k->ns, k->nruns);
-		double med = median(k), kmed = kmedian(k);
-
-		fprintf(m, "| %s | %s | %.1f [%.1f-%.1f] | %.0f | %d | %llu | %llu | %llu | %s%s%s |\n",
-			k->name, k->what, med, lo, hi, kmed, k->fallbacks, (unsigned long long)k->shaped,
-			(unsigned long long)k->delayed, (unsigned long long)k->limited,
-			k->valid ? "yes" : "**INVALID** (", k->valid ? "" : k->why,
-			k->valid ? "" : ")");
-		fprintf(js,
-			"%s{\"case\":\"%s\",\"what\":\"%s\",\"ns_median\":%.2f,\"ns_min\":%.2f,"
-			"\"ns_max\":%.2f,\"kernel_ns_median\":%.1f,\"fallbacks\":%d,\"packets\":%llu,\"shaped\":%llu,"
-			"\"delayed\":%llu,\"limited\":%llu,\"valid\":%s,\"why\":\"%s\"}",
-			i ? "," : "", k->name, k->what, med, lo, hi, kmed, k->fallbacks,
-			(unsigned long long)k->pkts, (unsigned long long)k->shaped,
-			(unsigned long long)k->delayed, (unsigned long long)k->limited,
-			k->valid ? "true" : "false", k->why);
-	}
-	fprintf(m, "\n");
-	fprintf(js, "]}\n");
-	ret = SLUICE_EXIT_OK;
-	for (i = 0; i < ncases; i++)
+	ret = run_rounds(cases, ncases, &f, &o);
+	if (!ret)
+		ret = write_json(&o, cases, ncases);
+	for (i = 0; !ret && i < ncases; i++)
 		if (!cases[i].valid)
 			ret = SLUICE_EXIT_RUNTIME;
 out:
-	if (js)
-		fclose(js);
-	if (m)
-		fclose(m);
 	if (held)
 		bench_hold_release();
 	if (shaper.skel)
