@@ -150,7 +150,7 @@ _Static_assert(sizeof(struct sluice_limit) == 40, "sluice_limit layout");
  * as another's.
  */
 #define SLUICE_TAG(slot, algo, gen) \
-	(((__u32)(slot) << 16) | ((__u32)(algo) << 13) | ((__u32)(gen) & 0x1fff))
+	(((__u32)(slot) << 16) | ((__u32)(algo) << 13) | (0x1fff & (__u32)(gen)))
 #define SLUICE_TAG_SLOT(tag) (((tag) >> 16) & 0x7fff)
 
 struct sluice_policy {

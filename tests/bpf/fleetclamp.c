@@ -51,8 +51,9 @@ static int fleet_open(void)
 	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_sets4, r.sets_fd[0]);
 	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_sets6, r.sets_fd[1]);
 	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_fleet, bpf_map__fd(dp->maps.sluice_fleet));
-	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_fleet_use,
-				       bpf_map__fd(dp->maps.sluice_fleet_use));
+	if (!err)
+		err = bpf_map__reuse_fd(fl->maps.sluice_fleet_use,
+					bpf_map__fd(dp->maps.sluice_fleet_use));
 	err = err ?: bpf_map__set_max_entries(fl->maps.sluice_fleet_io, 16);
 	err = err ?: fleet_bpf__load(fl);
 	if (err) {

@@ -19,6 +19,8 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define TEN_P "PPPPPPPPPP"
 
+/* The packet sequences, one burst a line: clang-format would pack them in columns. */
+/* clang-format off */
 /*
  * Token bucket 10/s burst 5, I = 100 ms: a packet passes while
  * tat' - now <= 5I, with tat' = max(tat, now) + I.
@@ -245,6 +247,7 @@ static const struct scn_burst sliding_19m[] = {
 	{ SCN_S(3600), 60, "D" }, /* window 1 at 0: 20 x 1 */
 	{ SCN_S(5400), 60, TEN_P "D" }, /* 20 x 1/2 + cur < 20: cur 0..9 */
 };
+/* clang-format on */
 
 #define FIXED(tbl) .bursts = (tbl), .nr_bursts = ARRAY_SIZE(tbl)
 #define RANDOM(n, s, gap, lo, hi)                                                           \

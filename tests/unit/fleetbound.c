@@ -13,7 +13,7 @@
 #include "../lib/tap.h"
 
 #define MS 1000000ULL
-#define S_TICKS(s) ((__u64)(s) * SLUICE_TICKS_PER_SEC)
+#define S_TICKS(s) (SLUICE_TICKS_PER_SEC * (__u64)(s))
 
 static void fleet_policy(struct sluice_policy *p, __u32 slot, __u64 rate, __u64 burst,
 			 __u64 brate, __u64 bburst)

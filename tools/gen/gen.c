@@ -313,6 +313,8 @@ static int attach_keeper(int prog_fd, bool verbose)
 	return fd;
 }
 
+/* the help text at column 0, as wide as it prints */
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -357,6 +359,7 @@ static void usage(FILE *f)
 "at the same time adds to them.\n",
 		DEFAULT_SECONDS);
 }
+/* clang-format on */
 
 static int usage_error(const char *msg)
 {
@@ -445,7 +448,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	const char *dev = NULL, *src_s = NULL, *dst_s = NULL, *dst_mac_s = NULL;
 	const char *src_mac_s = NULL;

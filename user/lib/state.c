@@ -172,9 +172,11 @@ static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 
 void sluice_close(struct sluice_handle *h)
 {
+/* clang-format off */
 #define FD_OF(name, layout, fd) &h->fd,
 	int *fds[] = { SLUICE_MAPS(FD_OF) &h->lock_fd };
 #undef FD_OF
+	/* clang-format on */
 	size_t i;
 
 	sluice_keytab_close(&h->keys);
@@ -385,11 +387,13 @@ static int open_maps(struct sluice_handle *h, const char *ifname, bool followed,
 	 * may be missing from a state that an older sluice pinned: its fd
 	 * stays -1 and what it counts is unknown until the next attach
 	 * creates it. */
+/* clang-format off */
 #define OPEN_SLOT(n, layout, f)                                                                \
 	{ .name = n, .fd = offsetof(struct sluice_handle, f),                                  \
 	  .added_later = SLUICE_MAP_ADDED_LATER(layout) },
 	static const struct map_slot maps[] = { SLUICE_MAPS(OPEN_SLOT) };
 #undef OPEN_SLOT
+	/* clang-format on */
 	const size_t nr = sizeof(maps) / sizeof(maps[0]);
 	char other[SLUICE_STATE_NAME_MAX];
 	const struct map_slot *m;

@@ -210,6 +210,7 @@ out_close:
 	return st;
 }
 
+/* clang-format off */
 static const struct ctl_cmd cmds[] = {
 	{ "add", do_add, true },
 	{ "del", do_del, true },
@@ -217,6 +218,7 @@ static const struct ctl_cmd cmds[] = {
 	{ "list", do_list, false },
 	{ NULL, NULL, false },
 };
+/* clang-format on */
 
 int do_rule(int argc, char **argv)
 {
