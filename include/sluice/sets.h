@@ -51,7 +51,6 @@
 _Static_assert(((SLUICE_MAX_RULES - 1) << 16 & (SLUICE_WAY_FLAGS)) == 0,
 	       "way flags clear of the tag's slot bits");
 
-
 struct sluice_way {
 	__u64 ident; /* (tag | SLUICE_WAY_*) << 32 | key bits; 0: empty */
 	__u64 s0; /* the state's s[0] */

@@ -136,8 +136,10 @@ static void test_live(void)
 		if (!tap_ok(setup(2, 4, cases[i].live, 0), "live %s: setup", cases[i].how))
 			continue;
 		got = offer(80, 4);
-		if (!tap_ok(got == 1, "live %s, outage, rate 2/s burst 4: 1 of 80 in 4 s pass, "
-			    "as at N = 2^16", cases[i].how))
+		if (!tap_ok(got == 1,
+			    "live %s, outage, rate 2/s burst 4: 1 of 80 in 4 s pass, "
+			    "as at N = 2^16",
+			    cases[i].how))
 			tap_diag("  %u passed", got);
 	}
 
@@ -192,7 +194,8 @@ static void test_apply_debt(void)
 		if (!tap_ok(!bpfrun_lookup(&r, false, TAG, SRC, 32, &b) &&
 				    b.s[0] == TICKS(SCN_T0) + SLUICE_MAX_TOLERANCE,
 			    "apply, debt %#llx: the bucket is held SLUICE_MAX_TOLERANCE ahead, "
-			    "not wrapped into the past", (unsigned long long)debts[i]))
+			    "not wrapped into the past",
+			    (unsigned long long)debts[i]))
 			tap_diag("  TAT %llu, now %llu", (unsigned long long)b.s[0],
 				 (unsigned long long)TICKS(SCN_T0));
 		TAP_EQ(bpfrun_send(&r, SRC, 60), XDP_DROP, "apply, debt %#llx: the source is held",

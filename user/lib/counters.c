@@ -113,7 +113,6 @@ int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_
 	return sluice_percpu_sum(h->rwould_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
 }
 
-
 int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 {
 	int ncpu = libbpf_num_possible_cpus();

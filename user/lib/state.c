@@ -95,7 +95,6 @@ bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq)
 	return __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED) != seq;
 }
 
-
 void sluice_handle_init(struct sluice_handle *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -160,8 +159,8 @@ static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 	if (!h->ruletab_max)
 		return sluice_err(err, errlen, -EPROTO, "Couldn't read %s/%s", h->dir,
 				  SLUICE_MAP_RULETAB);
-	h->ruletab = mmap(NULL, ruletab_bytes(h->ruletab_max), PROT_READ | PROT_WRITE,
-			  MAP_SHARED, h->ruletab_fd, 0);
+	h->ruletab = mmap(NULL, ruletab_bytes(h->ruletab_max), PROT_READ | PROT_WRITE, MAP_SHARED,
+			  h->ruletab_fd, 0);
 	if (h->ruletab == MAP_FAILED) {
 		h->ruletab = NULL;
 		return sluice_err(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
@@ -216,8 +215,7 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 }
 
 /* name's state went with its interface, now called other. */
-static int renamed_to(const char *name, const char *other, __u32 ifindex, char *err,
-		      size_t errlen)
+static int renamed_to(const char *name, const char *other, __u32 ifindex, char *err, size_t errlen)
 {
 	char dir[256] = "?", ifn[IF_NAMESIZE], oifn[IF_NAMESIZE];
 	bool shape;
@@ -301,8 +299,7 @@ static enum sluice_standing standing_of(const struct sluice_config *cfg, unsigne
 	return SLUICE_STANDING_OWNED;
 }
 
-int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err,
-			  size_t errlen)
+int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err, size_t errlen)
 {
 	/* "sluice detach eth1" or "sluice shape detach eth1": n is the
 	 * interface after the verb (a state's commands take its interface). */
@@ -365,8 +362,7 @@ static int *slot_fd(struct sluice_handle *h, const struct map_slot *m)
 	return (int *)((char *)h + m->fd);
 }
 
-static const struct map_slot *map_slot_of(const struct map_slot *maps, size_t nr,
-					  const char *name)
+static const struct map_slot *map_slot_of(const struct map_slot *maps, size_t nr, const char *name)
 {
 	size_t i;
 
