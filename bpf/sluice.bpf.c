@@ -101,8 +101,7 @@ struct {
 const volatile __u8 bench_parse_only = 0;
 const volatile __u32 bench_vary_keys = 0;
 
-static __always_inline int dry_run(const struct sluice_policy *p,
-				    const struct sluice_settings *set)
+static __always_inline int dry_run(const struct sluice_policy *p, const struct sluice_settings *set)
 {
 	return (p->flags & SLUICE_POLICY_DRY_RUN) || (set->flags & SLUICE_DRY_RUN);
 }
@@ -235,9 +234,8 @@ static __always_inline void bench_vary(struct sluice_key *key)
 
 /* The rule of key's address among the prefix lengths in config.hash_lens
  * (SLUICE_RULES_HASHED), longest first; NULL: none. */
-static __always_inline struct sluice_rule *rule_hashed(struct sluice_config *cfg,
-						       struct sluice_settings *set,
-						       const struct sluice_key *key)
+static __always_inline struct sluice_rule *
+rule_hashed(struct sluice_config *cfg, struct sluice_settings *set, const struct sluice_key *key)
 {
 	const __u8 *lens = cfg->hash_lens[set->rules_gen & 1][key->family == 6];
 	__u8 m[16] __attribute__((aligned(8)));
@@ -559,7 +557,8 @@ int sluice_tc(struct __sk_buff *skb)
 	if (out.shaped) {
 		ss->shaped++;
 		if (out.depart > out.now) {
-			depart_ns = (out.depart + (1 << SLUICE_TICK_SHIFT) - 1) >> SLUICE_TICK_SHIFT;
+			depart_ns = (out.depart + (1 << SLUICE_TICK_SHIFT) - 1) >>
+				    SLUICE_TICK_SHIFT;
 			delay = depart_ns - (out.now >> SLUICE_TICK_SHIFT);
 			count_delay(ss, delay);
 			if (!out.dry) {

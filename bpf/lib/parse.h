@@ -33,8 +33,7 @@ struct vlan_tag {
  * Every header is bounds-checked before it is read: the verifier demands it,
  * and a short frame must pass untouched (counted as malformed), never drop.
  */
-static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, __u8 *addr,
-				      int dst)
+static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, __u8 *addr, int dst)
 {
 	struct ethhdr *eth = data;
 	void *cur = eth + 1;

@@ -91,8 +91,8 @@ struct way_ref {
 
 static __always_inline void *sets_at(const int v6, __u32 idx)
 {
-	return v6 ? bpf_map_lookup_elem(&sluice_sets6, &idx)
-		  : bpf_map_lookup_elem(&sluice_sets4, &idx);
+	return v6 ? bpf_map_lookup_elem(&sluice_sets6, &idx) :
+		    bpf_map_lookup_elem(&sluice_sets4, &idx);
 }
 
 static __always_inline struct sluice_way *set_way(void *set, int i)
@@ -131,8 +131,7 @@ static __always_inline int sets_scan(void *set, __u64 want)
 
 /* 1. The victim: the way of set to claim (-1: every way is being claimed),
  * with the ident and s0 the choice read (*vid, *vs0). */
-static __always_inline int sets_victim(void *set, const int v6, __u64 now, __u64 *vid,
-				       __u64 *vs0)
+static __always_inline int sets_victim(void *set, const int v6, __u64 now, __u64 *vid, __u64 *vs0)
 {
 	__u64 best = ~0ULL;
 	int i, victim = -1;
@@ -328,8 +327,9 @@ static __always_inline int sets_ref(__u8 family, __u32 loc, struct way_ref *r)
 /* A way's flags and window for a key of policy p. */
 static __always_inline __u32 sets_flags(const struct sluice_policy *p)
 {
-	return p->algo <= SLUICE_ALGO_LEAKY_BUCKET && (p->bytes.interval | p->bytes.interval_frac)
-		       ? SLUICE_WAY_AUX : 0;
+	return p->algo <= SLUICE_ALGO_LEAKY_BUCKET && (p->bytes.interval | p->bytes.interval_frac) ?
+		       SLUICE_WAY_AUX :
+		       0;
 }
 
 static __always_inline __u64 sets_window(const struct sluice_policy *p)

@@ -34,8 +34,8 @@ static __always_inline __u32 delay_bucket(__u64 ns)
 
 	if (!us)
 		return 0;
-	/* floor(log2(us)) + 1 */
 #pragma unroll
+	/* floor(log2(us)) + 1 */
 	for (b = 32; b; b >>= 1) {
 		if (us >> b) {
 			us >>= b;

@@ -236,8 +236,8 @@ static __always_inline void sluice_window_retire(__u64 *prev, __u32 win, __u32 c
  * window w finds in s[1] the final count of w-1 (or something older, meaning
  * 0). That keeps the estimate exact across CPUs with two plain u64s.
  */
-static __always_inline int sluice_sliding_window_at(__u64 *s0, __u64 *s1, __u64 now,
-						    __u64 window, __u32 limit)
+static __always_inline int sluice_sliding_window_at(__u64 *s0, __u64 *s1, __u64 now, __u64 window,
+						    __u32 limit)
 {
 	__u64 w64 = now / window;
 	__u32 win = (__u32)w64;
@@ -396,7 +396,8 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 		pkt_cost = sluice_limit_cost(&p->pkt, 1);
 		local = sluice_share_cost(pkt_cost, mult);
 		v = sluice_gcra_to(s0, now, local,
-				   sluice_share_tolerance(p->pkt.tolerance, local, mult, div), &wrote);
+				   sluice_share_tolerance(p->pkt.tolerance, local, mult, div),
+				   &wrote);
 		if (v != SLUICE_PASS)
 			return v;
 	}
@@ -439,9 +440,9 @@ static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __
  * leave at once, the rest are spaced at the rate. The CAS that advances
  * the TAT is what hands out the turns, so two CPUs never get the same one.
  */
-static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 cost,
-						 __u64 tolerance, __u64 delay, __u64 max_wait,
-						 __u64 *depart, __u64 *wrote)
+static __always_inline int sluice_gcra_shape_max(__u64 *tat, __u64 now, __u64 cost, __u64 tolerance,
+						 __u64 delay, __u64 max_wait, __u64 *depart,
+						 __u64 *wrote)
 {
 	int i;
 
@@ -507,8 +508,8 @@ static __always_inline __u64 sluice_share_delay(__u64 delay, __u32 mult)
 
 static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p, __u64 *s0,
 						  __u64 *s1, __u64 now, __u32 len, __u32 pkts,
-						  __u32 mult, __u32 div, __u64 max_wait, __u64 *used,
-						  __u64 *depart)
+						  __u32 mult, __u32 div, __u64 max_wait,
+						  __u64 *used, __u64 *depart)
 {
 	__u64 pkt_cost = 0, byte_cost = 0, local = 0, d = now, d2, wrote = 0, w2;
 	int v;
@@ -516,11 +517,10 @@ static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p,
 	if (p->pkt.interval | p->pkt.interval_frac) {
 		pkt_cost = sluice_limit_cost(&p->pkt, pkts);
 		local = sluice_share_cost(pkt_cost, mult);
-		v = sluice_gcra_shape_max(s0, now, local,
-					  sluice_share_tolerance(p->pkt.tolerance, local, mult, div),
-					  sluice_share_delay(sluice_shape_delay(&p->pkt, p->pkt_delay),
-							     mult),
-					  max_wait, &d, &wrote);
+		v = sluice_gcra_shape_max(
+			s0, now, local, sluice_share_tolerance(p->pkt.tolerance, local, mult, div),
+			sluice_share_delay(sluice_shape_delay(&p->pkt, p->pkt_delay), mult),
+			max_wait, &d, &wrote);
 		if (v != SLUICE_PASS)
 			return v;
 	}
@@ -529,13 +529,11 @@ static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p,
 
 		byte_cost = sluice_limit_cost(&p->bytes, len);
 		blocal = sluice_share_cost(byte_cost, mult);
-		v = sluice_gcra_shape_max(s1, now, blocal,
-					  sluice_share_tolerance(p->bytes.tolerance, blocal, mult,
-								 div),
-					  sluice_share_delay(sluice_shape_delay(&p->bytes,
-										p->byte_delay),
-							     mult),
-					  max_wait, &d2, &w2);
+		v = sluice_gcra_shape_max(
+			s1, now, blocal,
+			sluice_share_tolerance(p->bytes.tolerance, blocal, mult, div),
+			sluice_share_delay(sluice_shape_delay(&p->bytes, p->byte_delay), mult),
+			max_wait, &d2, &w2);
 		if (v != SLUICE_PASS) {
 			if (local)
 				sluice_gcra_refund(s0, wrote, local);
@@ -551,9 +549,9 @@ static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p,
 }
 
 static __always_inline int sluice_bucket_shape_shared(const struct sluice_policy *p, __u64 *s,
-						      __u64 now, __u32 len, __u32 pkts,
-						      __u32 mult, __u32 div, __u64 max_wait,
-						      __u64 *used, __u64 *depart)
+						      __u64 now, __u32 len, __u32 pkts, __u32 mult,
+						      __u32 div, __u64 max_wait, __u64 *used,
+						      __u64 *depart)
 {
 	return sluice_bucket_shape_at(p, &s[0], &s[1], now, len, pkts, mult, div, max_wait, used,
 				      depart);

@@ -23,23 +23,23 @@
 /* The oldest layout attach upgrades in place (sluice.h, SLUICE_LAYOUT_OWNER). */
 #define SLUICE_MAPS_BASE 3
 
-#define SLUICE_MAPS(X)                                                                         \
-	X(SLUICE_MAP_BUCKETS, 3, buckets_fd)                                                   \
-	X(SLUICE_MAP_LOGS, 3, logs_fd)                                                         \
-	X(SLUICE_MAP_CONFIG, 3, config_fd)                                                     \
-	X(SLUICE_MAP_RULES, 3, rules_fd)                                                       \
-	X(SLUICE_MAP_STATS, 3, stats_fd)                                                       \
-	X(SLUICE_MAP_RSTATS, 3, rstats_fd)                                                     \
-	X(SLUICE_MAP_EVENTS, 3, events_fd)                                                     \
-	X(SLUICE_MAP_RWOULD, 4, rwould_fd) /* per-rule would-drop counters */                 \
-	X(SLUICE_MAP_RULETAB, 5, ruletab_fd) /* the rules, read in one copy */                \
-	X(SLUICE_MAP_RULEHASH, 5, hash_fd) /* the /32 and /128 rules */                       \
-	X(SLUICE_MAP_FLEET, 5, fleet_fd) /* the fleet agent's state */                        \
-	X(SLUICE_MAP_FLEET_USE, 5, fleet_use_fd) /* usage of fleet policies, per key */       \
-	X(SLUICE_MAP_SHAPE_STATS, 5, shape_stats_fd) /* a shaper's delay counters */          \
+#define SLUICE_MAPS(X)                                                                  \
+	X(SLUICE_MAP_BUCKETS, 3, buckets_fd)                                            \
+	X(SLUICE_MAP_LOGS, 3, logs_fd)                                                  \
+	X(SLUICE_MAP_CONFIG, 3, config_fd)                                              \
+	X(SLUICE_MAP_RULES, 3, rules_fd)                                                \
+	X(SLUICE_MAP_STATS, 3, stats_fd)                                                \
+	X(SLUICE_MAP_RSTATS, 3, rstats_fd)                                              \
+	X(SLUICE_MAP_EVENTS, 3, events_fd)                                              \
+	X(SLUICE_MAP_RWOULD, 4, rwould_fd) /* per-rule would-drop counters */           \
+	X(SLUICE_MAP_RULETAB, 5, ruletab_fd) /* the rules, read in one copy */          \
+	X(SLUICE_MAP_RULEHASH, 5, hash_fd) /* the /32 and /128 rules */                 \
+	X(SLUICE_MAP_FLEET, 5, fleet_fd) /* the fleet agent's state */                  \
+	X(SLUICE_MAP_FLEET_USE, 5, fleet_use_fd) /* usage of fleet policies, per key */ \
+	X(SLUICE_MAP_SHAPE_STATS, 5, shape_stats_fd) /* a shaper's delay counters */    \
 	/* the set-associative key table (--table sets); 1 entry each in a state   \
-	 * of the LRU table, which is what an older state gets */                  \
-	X(SLUICE_MAP_SETS4, 5, sets4_fd)                                                       \
+	 * of the LRU table, which is what an older state gets */    \
+	X(SLUICE_MAP_SETS4, 5, sets4_fd)                                                \
 	X(SLUICE_MAP_SETS6, 5, sets6_fd)
 
 /* Is a map of `layout` one that a state pinned by an older sluice may lack? */

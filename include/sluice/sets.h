@@ -51,7 +51,6 @@
 _Static_assert(((SLUICE_MAX_RULES - 1) << 16 & (SLUICE_WAY_FLAGS)) == 0,
 	       "way flags clear of the tag's slot bits");
 
-
 struct sluice_way {
 	__u64 ident; /* (tag | SLUICE_WAY_*) << 32 | key bits; 0: empty */
 	__u64 s0; /* the state's s[0] */
@@ -67,7 +66,7 @@ struct sluice_way_aux {
 _Static_assert(sizeof(struct sluice_way_aux) == 16, "sluice_way_aux layout");
 #define SLUICE_WAY_DROPPED_MAX 0xffff0000U
 #define SLUICE_WAY_META(prefixlen, window_ms) ((__u32)(prefixlen) | (__u32)(window_ms) << 8)
-#define SLUICE_WAY_META_PREFIX(meta) ((meta) & 0xff)
+#define SLUICE_WAY_META_PREFIX(meta) (0xff & (meta))
 #define SLUICE_WAY_META_WINDOW_MS(meta) ((meta) >> 8)
 
 struct sluice_way_aux6 {
@@ -103,13 +102,16 @@ static __always_inline __u64 sluice_rotl64(__u64 x, int b)
 	return (x << b) | (x >> (64 - b));
 }
 
-#define SLUICE_SIPROUND(v0, v1, v2, v3)                                             \
-	do {                                                                        \
+/* Kept by hand: SipRound as four add-rotate-xor steps, one a line. */
+/* clang-format off */
+#define SLUICE_SIPROUND(v0, v1, v2, v3)                                                     \
+	do {                                                                                \
 		v0 += v1; v1 = sluice_rotl64(v1, 13); v1 ^= v0; v0 = sluice_rotl64(v0, 32); \
-		v2 += v3; v3 = sluice_rotl64(v3, 16); v3 ^= v2;                     \
-		v0 += v3; v3 = sluice_rotl64(v3, 21); v3 ^= v0;                     \
+		v2 += v3; v3 = sluice_rotl64(v3, 16); v3 ^= v2;                             \
+		v0 += v3; v3 = sluice_rotl64(v3, 21); v3 ^= v0;                             \
 		v2 += v1; v1 = sluice_rotl64(v1, 17); v1 ^= v2; v2 = sluice_rotl64(v2, 32); \
 	} while (0)
+/* clang-format on */
 
 /* The second half of the 128-bit SipHash key, from the state's 64-bit seed. */
 #define SLUICE_SEED_K1(seed) ((seed) ^ 0x9e3779b97f4a7c15ULL)
@@ -120,6 +122,8 @@ static __always_inline __u64 sluice_rotl64(__u64 x, int b)
  * IPv4, two for IPv6). Low 32 bits: the set (multiplied into [0, nsets));
  * high 32 bits: an IPv6 key's fingerprint.
  */
+/* Kept by hand: each message word is one line (xor, round, xor). */
+/* clang-format off */
 static __always_inline __u64 sluice_key_hash(__u64 seed, const struct sluice_key *k)
 {
 	__u64 k0 = seed, k1 = SLUICE_SEED_K1(seed);
@@ -147,6 +151,7 @@ static __always_inline __u64 sluice_key_hash(__u64 seed, const struct sluice_key
 	SLUICE_SIPROUND(v0, v1, v2, v3);
 	return v0 ^ v1 ^ v2 ^ v3;
 }
+/* clang-format on */
 
 static __always_inline __u32 sluice_set_index(__u64 hash, __u32 nsets)
 {

@@ -26,12 +26,12 @@
 
 /* Pinned map names, also the names of the maps in the object. */
 #define SLUICE_MAP_BUCKETS "sluice_buckets"
-#define SLUICE_MAP_LOGS    "sluice_logs"
-#define SLUICE_MAP_CONFIG  "sluice_config"
-#define SLUICE_MAP_RULES   "sluice_rules"
-#define SLUICE_MAP_STATS   "sluice_stats"
-#define SLUICE_MAP_RSTATS  "sluice_rstats"
-#define SLUICE_MAP_EVENTS  "sluice_events"
+#define SLUICE_MAP_LOGS "sluice_logs"
+#define SLUICE_MAP_CONFIG "sluice_config"
+#define SLUICE_MAP_RULES "sluice_rules"
+#define SLUICE_MAP_STATS "sluice_stats"
+#define SLUICE_MAP_RSTATS "sluice_rstats"
+#define SLUICE_MAP_EVENTS "sluice_events"
 #define SLUICE_MAP_RULETAB "sluice_ruletab"
 #define SLUICE_MAP_RULEHASH "sluice_rulehash"
 /*
@@ -39,17 +39,17 @@
  * existing state lacks (keeping every other map), and a reader of a state
  * without it does without (the registry of pinned maps: <sluice/maps.h>).
  */
-#define SLUICE_MAP_RWOULD  "sluice_rwould"
-#define SLUICE_MAP_FLEET   "sluice_fleet"      /* the fleet agent's state (layout 5 on) */
+#define SLUICE_MAP_RWOULD "sluice_rwould"
+#define SLUICE_MAP_FLEET "sluice_fleet" /* the fleet agent's state (layout 5 on) */
 #define SLUICE_MAP_FLEET_USE "sluice_fleet_use" /* per-key usage of fleet policies */
-#define SLUICE_MAP_FLEET_IO "sluice_fleet_io"   /* the agent's exchange with its programs */
+#define SLUICE_MAP_FLEET_IO "sluice_fleet_io" /* the agent's exchange with its programs */
 #define SLUICE_MAP_SHAPE_STATS "sluice_shape_stats" /* a shaper's delay counters */
 /* The set-associative key table (--table sets, include/sluice/sets.h): one
  * array of sets per family. A state of the LRU table has them at one set. */
 #define SLUICE_MAP_SETS4 "sluice_sets4"
 #define SLUICE_MAP_SETS6 "sluice_sets6"
-#define SLUICE_PIN_ROOT    "/sys/fs/bpf/sluice"
-#define SLUICE_PROG_PIN    "sluice_prog"
+#define SLUICE_PIN_ROOT "/sys/fs/bpf/sluice"
+#define SLUICE_PROG_PIN "sluice_prog"
 /*
  * The state of the shaper on an interface (`sluice shape`, a tc egress
  * program and an fq qdisc) is the same map set as a limiter's, pinned under
@@ -73,11 +73,11 @@
 #define SLUICE_TICKS_PER_SEC (SLUICE_NS_PER_SEC << SLUICE_TICK_SHIFT)
 
 /* Limits that keep every product in the datapath inside a u64. */
-#define SLUICE_MAX_TOLERANCE (1ULL << 62)          /* burst x interval, in ticks */
+#define SLUICE_MAX_TOLERANCE (1ULL << 62) /* burst x interval, in ticks */
 #define SLUICE_MAX_WINDOW_NS (3600ULL * SLUICE_NS_PER_SEC) /* 1 h: (W << 16) fits */
 #define SLUICE_MIN_WINDOW_NS (100ULL * 1000000ULL) /* 100 ms: 2^32 windows = 13 years */
-#define SLUICE_MAX_WINDOW_LIMIT 0xffffffffULL      /* a window count is 32 bits */
-#define SLUICE_LOG_MAX 64                          /* sliding-log slots per key */
+#define SLUICE_MAX_WINDOW_LIMIT 0xffffffffULL /* a window count is 32 bits */
+#define SLUICE_LOG_MAX 64 /* sliding-log slots per key */
 #define SLUICE_MAX_RULES 4096 /* counter slots (slot 0: the default policy); rules may share one */
 #define SLUICE_DEFAULT_MAX_RULES (1U << 17) /* rules, --max-rules at attach: 136 B each */
 #define SLUICE_DEFAULT_MAX_KEYS (1U << 20)
@@ -150,7 +150,7 @@ _Static_assert(sizeof(struct sluice_limit) == 40, "sluice_limit layout");
  * as another's.
  */
 #define SLUICE_TAG(slot, algo, gen) \
-	(((__u32)(slot) << 16) | ((__u32)(algo) << 13) | ((__u32)(gen) & 0x1fff))
+	(((__u32)(slot) << 16) | ((__u32)(algo) << 13) | (0x1fff & (__u32)(gen)))
 #define SLUICE_TAG_SLOT(tag) (((tag) >> 16) & 0x7fff)
 
 struct sluice_policy {
@@ -334,9 +334,10 @@ _Static_assert(sizeof(struct sluice_rule_key) == 24, "sluice_rule_key layout");
 
 /* The one way to build a rule-trie key: for a lookup pass the full length
  * (32 or 128 bits). Byte copies keep it usable from the BPF program. */
-static inline __attribute__((always_inline)) void
-sluice_rule_key_init(struct sluice_rule_key *k, __u8 gen, __u8 family, const __u8 *addr,
-		     __u32 addr_bits)
+static inline __attribute__((always_inline)) void sluice_rule_key_init(struct sluice_rule_key *k,
+								       __u8 gen, __u8 family,
+								       const __u8 *addr,
+								       __u32 addr_bits)
 {
 	int i;
 

@@ -72,8 +72,8 @@ static __u64 bound_of(const struct sluice_policy *p, __u64 t0, __u64 t1)
 	case SLUICE_ALGO_TOKEN_BUCKET:
 	case SLUICE_ALGO_LEAKY_BUCKET:
 		/* burst + floor(rate x elapsed): admissions are whole */
-		return p->pkt.burst + (__u64)((unsigned __int128)p->pkt.rate * (t1 - t0) /
-					      p->pkt.period_ns);
+		return p->pkt.burst +
+		       (__u64)((unsigned __int128)p->pkt.rate * (t1 - t0) / p->pkt.period_ns);
 	case SLUICE_ALGO_FIXED_WINDOW:
 	case SLUICE_ALGO_SLIDING_WINDOW:
 		/* every aligned window holds at most the limit */
@@ -123,8 +123,8 @@ static void run_case(struct bpfrun *r, const struct scn *sc)
 	}
 	bound = bound_of(&p, t0, t1);
 	tap_diag("%s: admitted %llu, bound %llu, ratio %.4f; %.3f s (the threads ran %.0f%% "
-		 "and %.0f%% of it), offered %llu, contended %llu", sc->name,
-		 (unsigned long long)st.passed, (unsigned long long)bound,
+		 "and %.0f%% of it), offered %llu, contended %llu",
+		 sc->name, (unsigned long long)st.passed, (unsigned long long)bound,
 		 bound ? (double)st.passed / (double)bound : 0.0, (double)(t1 - t0) / 1e9,
 		 100.0 * (double)f[0].cpu_ns / (double)(t1 - t0),
 		 100.0 * (double)f[1].cpu_ns / (double)(t1 - t0), (unsigned long long)st.rx,

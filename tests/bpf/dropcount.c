@@ -96,8 +96,8 @@ static void test_round_robin(struct bpfrun *r)
 		bad += d > bound(real);
 	}
 	tap_diag("%d sources x %.0f drops, round robin on one CPU: worst key off by %.0f (bound "
-		 "%.0f), all keys %.0f for %.0f real", SOURCES, real, worst, bound(real), sum,
-		 real * SOURCES);
+		 "%.0f), all keys %.0f for %.0f real",
+		 SOURCES, real, worst, bound(real), sum, real * SOURCES);
 	TAP_TRUE(!errs && !bad, "every key's count is within 5 sd of its %.0f real drops", real);
 	TAP_TRUE(fabs(sum - real * SOURCES) <=
 			 5.0 * 8.0 * sqrt(SOURCES * (real - 64)) + 64.0 * SOURCES,

@@ -215,9 +215,10 @@ static void test_deny(struct bpfrun *r)
  * gives the new key a way: no would-drop at all. */
 static void test_fail_closed(bool sets)
 {
-	const char *t = sets ? "--table sets: a full set, fail-closed, under dry-run"
-			     : "--table lru: refused key, fail-closed, under dry-run";
-	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = 1,
+	const char *t = sets ? "--table sets: a full set, fail-closed, under dry-run" :
+			       "--table lru: refused key, fail-closed, under dry-run";
+	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH,
+				 .max_keys = 1,
 				 .table = BPFRUN_LRU };
 	struct bpfrun_opts os = { .max_keys = 4, .table = BPFRUN_SETS };
 	struct sluice_settings set;

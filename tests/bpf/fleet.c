@@ -280,8 +280,8 @@ static bool start(struct fleet *f, struct sluice_settings *set, struct sluice_po
 	return tap_ok(setup(f, set, p, live, ok_until), "%s: setup", t);
 }
 
-static bool expect_at(struct fleet *f, __u64 ns, const char *src, const char *want,
-		      const char *t, const char *when)
+static bool expect_at(struct fleet *f, __u64 ns, const char *src, const char *want, const char *t,
+		      const char *when)
 {
 	clock_at(f, ns);
 	return bpfrun_expect(&f->r, src, 60, want, "%s: %s sends %s", t, when, want);
@@ -343,8 +343,7 @@ static void test_outage(struct fleet *f)
 }
 
 /* Run a scenario's packets under p (from a fresh state and no usage). */
-static bool run_scn(struct fleet *f, const struct sluice_policy *p, const struct scn_run *h,
-		    int *v)
+static bool run_scn(struct fleet *f, const struct sluice_policy *p, const struct scn_run *h, int *v)
 {
 	return empty_use(f) && !bpfrun_scenario(&f->r, p, NULL, A, h->pk, h->n, v);
 }
@@ -358,8 +357,8 @@ static bool same_verdicts(const struct scn_run *h, const int *got, const int *wa
 	if (tap_ok(bad < 0, "%s: %zu verdicts as the local policy's", name, h->n))
 		return true;
 	tap_diag("  packet %ld at %llu ns, %u B: fleet %s, local %s", bad,
-		 (unsigned long long)h->pk[bad].t_ns, h->pk[bad].len,
-		 scn_verdict_name(got[bad]), scn_verdict_name(want[bad]));
+		 (unsigned long long)h->pk[bad].t_ns, h->pk[bad].len, scn_verdict_name(got[bad]),
+		 scn_verdict_name(want[bad]));
 	return false;
 }
 
@@ -409,7 +408,8 @@ static void test_whole(struct fleet *f)
 			 * packet is recorded, at the cost of the whole limit; on the
 			 * box's own (no agent, an outage) none is. */
 			for (j = 0; j < h.n; j++) {
-				if (fleet[j] != SLUICE_PASS || TICKS(h.pk[j].t_ns) >= cases[c].ok_until)
+				if (fleet[j] != SLUICE_PASS ||
+				    TICKS(h.pk[j].t_ns) >= cases[c].ok_until)
 					continue;
 				if (h.p.pkt.interval | h.p.pkt.interval_frac)
 					want[0] += sluice_limit_cost(&h.p.pkt, 1);
@@ -421,14 +421,14 @@ static void test_whole(struct fleet *f)
 				memset(want, 0xff, sizeof(want)); /* no entry at all */
 			if (!tap_ok(u.used[0] == want[0] && u.used[1] == want[1],
 				    "%s, fleet %s: usage recorded of the %zu packets admitted "
-				    "while synced, none of the others", s->name, cases[c].how,
-				    scn_run_passed(&h)))
+				    "while synced, none of the others",
+				    s->name, cases[c].how, scn_run_passed(&h)))
 				tap_diag("  used %llu %llu, want %llu %llu",
 					 (unsigned long long)u.used[0],
-					 (unsigned long long)u.used[1],
-					 (unsigned long long)want[0], (unsigned long long)want[1]);
+					 (unsigned long long)u.used[1], (unsigned long long)want[0],
+					 (unsigned long long)want[1]);
 		}
-	next:
+next:
 		free(local);
 		free(fleet);
 		scn_run_free(&h);
@@ -632,8 +632,8 @@ static void test_apply(struct fleet *f)
 	expect_at(f, SCN_T0, A, "P", t, "t0");
 	ta = SCN_T0 + SCN_MS(5);
 	clock_at(f, ta);
-	if (!collect(f, t) || !tap_ok(find_rec(f, fleet_state(f).io_n, TAG_TB, A, &rec) == 0,
-				      "%s: A's record", t))
+	if (!collect(f, t) ||
+	    !tap_ok(find_rec(f, fleet_state(f).io_n, TAG_TB, A, &rec) == 0, "%s: A's record", t))
 		return;
 	rec.debt[0] = 30 * C_PKT;
 	if (!put_rec(f, 0, &rec) || !apply(f, t))
@@ -653,8 +653,8 @@ static void test_apply(struct fleet *f)
 	if (!tap_ok(setup(f, &set, &p, 3, FAR), "%s: setup", t))
 		return;
 	expect_at(f, SCN_T0, B, "PPPPPPPPPPD", t, "t0");
-	if (!collect(f, t) || !tap_ok(find_rec(f, fleet_state(f).io_n, TAG_TB, B, &rec) == 0,
-				      "%s: B's record", t))
+	if (!collect(f, t) ||
+	    !tap_ok(find_rec(f, fleet_state(f).io_n, TAG_TB, B, &rec) == 0, "%s: B's record", t))
 		return;
 	rec.debt[0] = 5 * C_PKT;
 	rec.debt[1] = 0;
@@ -783,7 +783,8 @@ static void test_sets(struct fleet *f)
 
 	if (!f->r.table_sets) {
 		tap_skip("this pass runs the LRU table; the set table's pass "
-			 "(SLUICE_TEST_TABLE=sets) runs them", "the set table's ways");
+			 "(SLUICE_TEST_TABLE=sets) runs them",
+			 "the set table's ways");
 		return;
 	}
 	if (!start(f, &set, &p, 30, SLUICE_POLICY_FLEET, 3, FAR, t))
@@ -803,7 +804,8 @@ static void test_sets(struct fleet *f)
 		TAP_TRUE(has_aux(&w) && !(w.ident >> 32 & SLUICE_WAY_BUSY) &&
 				 SLUICE_WAY_TAG(w.ident) == TAG_TB,
 			 "%s: Z's way is published with its tag and SLUICE_WAY_AUX, though its "
-			 "debt has no bytes (the record does not say the policy has none)", t);
+			 "debt has no bytes (the record does not say the policy has none)",
+			 t);
 	}
 	if (tap_ok(way_of(f, "198.18.0.98", 32, &w, &x), "%s: 198.18.0.98 has a way", t)) {
 		TAP_TRUE(has_aux(&w), "%s: a byte debt's way carries SLUICE_WAY_AUX", t);
@@ -856,8 +858,8 @@ static void test_sets(struct fleet *f)
 		return;
 	((struct sluice_way *)st)[i].s0 = SLUICE_FROZEN;
 	memcpy(before, st, sizeof(struct sluice_set4));
-	if (!put_debt(f, 0, A, 32, 30 * C_PKT, 0) ||
-	    !put_debt(f, 1, A, 32, 0, 500 * C_BYTE) || !set_io_n(f, 2) || !apply(f, t))
+	if (!put_debt(f, 0, A, 32, 30 * C_PKT, 0) || !put_debt(f, 1, A, 32, 0, 500 * C_BYTE) ||
+	    !set_io_n(f, 2) || !apply(f, t))
 		return;
 	TAP_TRUE(!memcmp(before, st, sizeof(struct sluice_set4)),
 		 "%s: records of a packet and a byte debt leave A's whole set as it was", t);

@@ -51,8 +51,9 @@ static int fleet_open(void)
 	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_sets4, r.sets_fd[0]);
 	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_sets6, r.sets_fd[1]);
 	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_fleet, bpf_map__fd(dp->maps.sluice_fleet));
-	err = err ?: bpf_map__reuse_fd(fl->maps.sluice_fleet_use,
-				       bpf_map__fd(dp->maps.sluice_fleet_use));
+	if (!err)
+		err = bpf_map__reuse_fd(fl->maps.sluice_fleet_use,
+					bpf_map__fd(dp->maps.sluice_fleet_use));
 	err = err ?: bpf_map__set_max_entries(fl->maps.sluice_fleet_io, 16);
 	err = err ?: fleet_bpf__load(fl);
 	if (err) {
@@ -135,8 +136,10 @@ static void test_live(void)
 		if (!tap_ok(setup(2, 4, cases[i].live, 0), "live %s: setup", cases[i].how))
 			continue;
 		got = offer(80, 4);
-		if (!tap_ok(got == 1, "live %s, outage, rate 2/s burst 4: 1 of 80 in 4 s pass, "
-			    "as at N = 2^16", cases[i].how))
+		if (!tap_ok(got == 1,
+			    "live %s, outage, rate 2/s burst 4: 1 of 80 in 4 s pass, "
+			    "as at N = 2^16",
+			    cases[i].how))
 			tap_diag("  %u passed", got);
 	}
 
@@ -191,7 +194,8 @@ static void test_apply_debt(void)
 		if (!tap_ok(!bpfrun_lookup(&r, false, TAG, SRC, 32, &b) &&
 				    b.s[0] == TICKS(SCN_T0) + SLUICE_MAX_TOLERANCE,
 			    "apply, debt %#llx: the bucket is held SLUICE_MAX_TOLERANCE ahead, "
-			    "not wrapped into the past", (unsigned long long)debts[i]))
+			    "not wrapped into the past",
+			    (unsigned long long)debts[i]))
 			tap_diag("  TAT %llu, now %llu", (unsigned long long)b.s[0],
 				 (unsigned long long)TICKS(SCN_T0));
 		TAP_EQ(bpfrun_send(&r, SRC, 60), XDP_DROP, "apply, debt %#llx: the source is held",

@@ -259,8 +259,8 @@ static double now_s(void)
 }
 
 /* The flood, with the held and legitimate sources' packets among it. */
-static void flood(struct bpfrun *r, struct bpfrun_twin *tw, const struct flood *f,
-		  __u32 held_tag, unsigned long long npkts, struct tally *t)
+static void flood(struct bpfrun *r, struct bpfrun_twin *tw, const struct flood *f, __u32 held_tag,
+		  unsigned long long npkts, struct tally *t)
 {
 	struct sluice_key hk[2];
 	__u8 held_addr[2][16], a4[4] = { 198, 18, 0, 0 }, a6[16];
@@ -333,8 +333,8 @@ static void flood(struct bpfrun *r, struct bpfrun_twin *tw, const struct flood *
 			unsigned long long n = npkts - i < CHUNK ? npkts - i : CHUNK;
 
 			bpfrun_twin_clock(tw, now);
-			a = chunk++ & 1 ? bpfrun_twin_run(tw, tpl.v6, tpl.len6, (__u32)n, &action)
-					: bpfrun_twin_run(tw, tpl.v4, tpl.len4, (__u32)n, &action);
+			a = chunk++ & 1 ? bpfrun_twin_run(tw, tpl.v6, tpl.len6, (__u32)n, &action) :
+					  bpfrun_twin_run(tw, tpl.v4, tpl.len4, (__u32)n, &action);
 			t->errors += a < 0;
 			i += n;
 			continue;
@@ -414,7 +414,8 @@ static void one(struct bpfrun *r, struct bpfrun_twin *tw, const struct table *tb
 		if (t.first_absent[k] == ~0ULL)
 			snprintf(when, sizeof(when), "never evicted");
 		else
-			snprintf(when, sizeof(when), "evicted %llu times, first after %llu flood packets",
+			snprintf(when, sizeof(when),
+				 "evicted %llu times, first after %llu flood packets",
 				 t.held_absent[k], t.first_absent[k]);
 		/* the sets table: asserted; the LRU: reported */
 		tap_ok(!sets || (t.held_passed[k] == 0 && t.held_absent[k] == 0),
@@ -440,7 +441,8 @@ int main(void)
 		{ "once", 1, false, true, CHUNK, 1 },
 		{ "at the held source's policy", 1, true, true, CHUNK, 10 },
 		{ "2-3 each, real frames", 0, false, false, HELD_EVERY, 20 },
-		{ "2-3 each, real frames, the held source every 200 ms", 0, false, false, HELD_SLOW, 10 },
+		{ "2-3 each, real frames, the held source every 200 ms", 0, false, false, HELD_SLOW,
+		  10 },
 	};
 	unsigned long long npkts = FLOOD_PKTS;
 	const char *e = getenv("FLOOD_PKTS");
@@ -454,7 +456,8 @@ int main(void)
 	 * take tens of minutes: the host's run checks the same code. */
 	if (getenv("SLUICE_GUEST") && !(e && *e)) {
 		tap_skip("10M packets a table under software emulation take too long: the host "
-			 "runs it (FLOOD_PKTS=N runs a shorter flood here)", "flood resistance");
+			 "runs it (FLOOD_PKTS=N runs a shorter flood here)",
+			 "flood resistance");
 		return tap_done();
 	}
 	if (e && *e)

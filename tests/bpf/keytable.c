@@ -61,8 +61,7 @@ static unsigned int churn(struct bpfrun *r, unsigned int per)
 	return passed;
 }
 
-static bool setup(struct bpfrun *r, struct sluice_settings *set, bool fail_closed,
-		  bool new_keys)
+static bool setup(struct bpfrun *r, struct sluice_settings *set, bool fail_closed, bool new_keys)
 {
 	if (!bpfrun_setup(r, set, BURST))
 		return false;
@@ -96,11 +95,13 @@ static void test_flood(struct bpfrun *r)
 	}
 	TAP_TRUE(keys > 0 && keys <= MAX_KEYS,
 		 "%s: the table holds at most --max-keys (%d) keys: the %s evicts to make "
-		 "room (%d held)", t, MAX_KEYS, r->table_sets ? "set table" : "LRU", keys);
+		 "room (%d held)",
+		 t, MAX_KEYS, r->table_sets ? "set table" : "LRU", keys);
 	TAP_EQ(st.new_keys, CHURN, "%s: new_keys counts every key created, evicted ones too", t);
 	TAP_TRUE(st.new_keys - keys >= CHURN - MAX_KEYS,
 		 "%s: evicted_estimate (new_keys - keys = %llu) counts the evictions, at least "
-		 "%d", t, (unsigned long long)(st.new_keys - keys), CHURN - MAX_KEYS);
+		 "%d",
+		 t, (unsigned long long)(st.new_keys - keys), CHURN - MAX_KEYS);
 	TAP_EQ(st.update_failed, 0,
 	       "%s: update_failed stays 0: the table evicts instead of refusing a key", t);
 	TAP_TRUE(passed == CHURN && st.dropped == 0,
@@ -153,8 +154,7 @@ static void test_one_shot_churn(struct bpfrun *r)
 	hold(r, t);
 	churn(r, 1);
 	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, HELD, 32, &b),
-		 "%s: %s's bucket, used since its creation, outlives keys only inserted", t,
-		 HELD);
+		 "%s: %s's bucket, used since its creation, outlives keys only inserted", t, HELD);
 	bpfrun_expect(r, HELD, 60, "D", "%s: %s stays held", t, HELD);
 }
 
@@ -223,8 +223,7 @@ static void test_new_keys_defend(struct bpfrun *r)
 	TAP_EQ(st.new_keys, 1 + 3 + 3,
 	       "%s: the churn created 3 keys of its own and 3 aggregates, no more", t);
 	TAP_EQ(st.aggregated, 2 * (CHURN - 3),
-	       "%s: every packet of every other new source was charged to its /24's bucket",
-	       t);
+	       "%s: every packet of every other new source was charged to its /24's bucket", t);
 	TAP_EQ(st.update_failed, 0, "%s: update_failed stays 0", t);
 	TAP_TRUE(!bpfrun_lookup(r, false, TAG_DEFAULT, HELD, 32, &b),
 		 "%s: %s's bucket was not evicted", t, HELD);
@@ -239,8 +238,10 @@ static bool open_table(struct bpfrun *r, int table)
 	if (!bpfrun_open(r, &o))
 		return true;
 	tap_ok(false, "load the sluice program with the test clock, --max-keys %d, --table %s",
-	       MAX_KEYS, table == BPFRUN_SETS ? "sets" : table == BPFRUN_LRU ? "lru"
-						   : bpfrun_default_table());
+	       MAX_KEYS,
+	       table == BPFRUN_SETS ? "sets" :
+	       table == BPFRUN_LRU  ? "lru" :
+				      bpfrun_default_table());
 	return false;
 }
 

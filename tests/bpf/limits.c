@@ -34,8 +34,7 @@ static void pin_self(int cpu)
 	sched_setaffinity(0, sizeof(one), &one);
 }
 
-static bool expect(struct bpfrun *r, const char *src, __u32 len, const char *want,
-		   const char *what)
+static bool expect(struct bpfrun *r, const char *src, __u32 len, const char *want, const char *what)
 {
 	return bpfrun_expect(r, src, len, want, "%s: %s sends %s", what, src, want);
 }
@@ -59,10 +58,10 @@ static bool setup_deny(struct bpfrun *r, struct sluice_settings *set, __u64 burs
  * hash of max_keys entries in place of the LRU, so that it refuses the next
  * key (E2BIG) deterministically; set up with burst 200. On failure one
  * failing TAP line and false. */
-static bool open_hash(struct bpfrun *r, __u32 max_keys, struct sluice_settings *set,
-		      const char *t)
+static bool open_hash(struct bpfrun *r, __u32 max_keys, struct sluice_settings *set, const char *t)
 {
-	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH, .max_keys = max_keys,
+	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH,
+				 .max_keys = max_keys,
 				 .table = BPFRUN_LRU };
 
 	if (bpfrun_open(r, &o)) {
@@ -168,8 +167,12 @@ static void test_dry_run_deny(struct bpfrun *r)
 static void test_bytes(struct bpfrun *r)
 {
 	const char *t = "bytes";
-	struct scn sc = { .name = t, .algo = SLUICE_ALGO_TOKEN_BUCKET, .rate = "1/h", .burst = 3,
-			  .byte_rate = "8000bit", .byte_burst = 1000 };
+	struct scn sc = { .name = t,
+			  .algo = SLUICE_ALGO_TOKEN_BUCKET,
+			  .rate = "1/h",
+			  .burst = 3,
+			  .byte_rate = "8000bit",
+			  .byte_burst = 1000 };
 	struct sluice_bucket before, after;
 	struct sluice_settings set;
 	struct sluice_stats want;
@@ -361,8 +364,9 @@ static void test_fail_lru(bool closed)
 {
 	const char *t = closed ? "--table lru: LRU of 1 on 2 CPUs, fail-closed" :
 				 "--table lru: LRU of 1 on 2 CPUs, fail-open";
-	struct bpfrun_opts o = { .real_clock = true, .max_keys = 1, .vary_keys = 3,
-				 .table = BPFRUN_LRU };
+	struct bpfrun_opts o = {
+		.real_clock = true, .max_keys = 1, .vary_keys = 3, .table = BPFRUN_LRU
+	};
 	struct flood_arg a[2];
 	struct sluice_settings set;
 	struct sluice_stats st;
@@ -401,10 +405,11 @@ static void test_fail_lru(bool closed)
 	}
 	rounds = round < 8 ? round + 1 : 8;
 	tap_diag("%s: rx %llu passed %llu dropped %llu limited %llu contended %llu "
-		 "new_keys %llu update_failed %llu", t, (unsigned long long)st.rx,
-		 (unsigned long long)st.passed, (unsigned long long)st.dropped,
-		 (unsigned long long)st.limited, (unsigned long long)st.contended,
-		 (unsigned long long)st.new_keys, (unsigned long long)st.update_failed);
+		 "new_keys %llu update_failed %llu",
+		 t, (unsigned long long)st.rx, (unsigned long long)st.passed,
+		 (unsigned long long)st.dropped, (unsigned long long)st.limited,
+		 (unsigned long long)st.contended, (unsigned long long)st.new_keys,
+		 (unsigned long long)st.update_failed);
 	TAP_TRUE(st.update_failed > 0, "%s: the table refused keys (update_failed > 0)", t);
 	TAP_TRUE(st.rx == rounds * 400000ULL && st.passed + st.dropped == st.rx,
 		 "%s: every packet passed or dropped, once", t);
@@ -412,8 +417,7 @@ static void test_fail_lru(bool closed)
 		TAP_EQ(st.dropped, st.limited + st.contended + st.update_failed,
 		       "%s: every refused key was dropped", t);
 	else
-		TAP_EQ(st.dropped, st.limited + st.contended,
-		       "%s: no refused key was dropped", t);
+		TAP_EQ(st.dropped, st.limited + st.contended, "%s: no refused key was dropped", t);
 out:
 	bpfrun_close(&r);
 }
@@ -427,8 +431,8 @@ out:
  */
 static void test_fail_sets(bool dry)
 {
-	const char *t = dry ? "--table sets: a full set, fail-closed under dry-run"
-			    : "--table sets: a full set, fail-closed";
+	const char *t = dry ? "--table sets: a full set, fail-closed under dry-run" :
+			      "--table sets: a full set, fail-closed";
 	struct bpfrun_opts o = { .max_keys = 4, .table = BPFRUN_SETS };
 	struct sluice_settings set;
 	struct sluice_stats want;
@@ -493,7 +497,8 @@ static void test_events(struct bpfrun *r)
 		       r->events[i].reason != SLUICE_REASON_DENIED;
 	TAP_TRUE(action == XDP_DROP && r->nr_events == 10 && !bad,
 		 "events: 640 drops on one CPU make 10 events, each for 64, rule slot 7 "
-		 "(got %zu)", r->nr_events);
+		 "(got %zu)",
+		 r->nr_events);
 
 	if (!setup_deny(r, &set, 1, 7)) {
 		tap_ok(false, "events: setup");

@@ -40,7 +40,8 @@ static bool setup(struct bpfrun *r, __u8 live_gen, __u8 rule_maps, __u8 rules_ge
 	bpfrun_policy(&deny, SLUICE_ACT_DENY, 0);
 	bpfrun_policy(&exempt, SLUICE_ACT_EXEMPT, 0);
 	return !bpfrun_configure(r, &set) &&
-	       !(v4_24 ? bpfrun_hash_rule : bpfrun_rule)(r, rules_gen, "198.18.3.0/24", &exempt, 1) &&
+	       !(v4_24 ? bpfrun_hash_rule : bpfrun_rule)(r, rules_gen, "198.18.3.0/24", &exempt,
+							 1) &&
 	       !bpfrun_hash_rule(r, rules_gen, "198.18.3.7/32", &deny, 2) &&
 	       !bpfrun_rule(r, rules_gen, "2001:2:0:105::/64", &exempt, 3) &&
 	       !bpfrun_hash_rule(r, rules_gen, "2001:2:0:105::7/128", &deny, 4);

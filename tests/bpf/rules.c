@@ -140,8 +140,8 @@ static void test_nested(struct bpfrun *r)
 	else
 		tap_ok(false, "rules: read stats");
 	/* A rule's key carries the rule's tag: slot 3 generation 1. */
-	TAP_TRUE(!bpfrun_lookup(r, false, SLUICE_TAG(3, SLUICE_ALGO_TOKEN_BUCKET, 1),
-				"198.18.3.17", 32, &(struct sluice_bucket){ 0 }),
+	TAP_TRUE(!bpfrun_lookup(r, false, SLUICE_TAG(3, SLUICE_ALGO_TOKEN_BUCKET, 1), "198.18.3.17",
+				32, &(struct sluice_bucket){ 0 }),
 		 "rules: 198.18.3.17 is keyed under its rule's tag");
 }
 
@@ -158,8 +158,10 @@ static void test_generation(struct bpfrun *r)
 		return;
 	}
 	bpfrun_sendn(r, "198.19.0.1", 60, 1, got);
-	TAP_TRUE(!strcmp(got, "P"), "rule generation: a rule of generation 1 is not seen while 0 "
-				    "is live (got %s)", got);
+	TAP_TRUE(!strcmp(got, "P"),
+		 "rule generation: a rule of generation 1 is not seen while 0 "
+		 "is live (got %s)",
+		 got);
 	sluice_settings_init(&set);
 	sluice_limit_set(&set.def.pkt, 1, BPFRUN_HOUR, 2, NULL, 0);
 	set.nr_rules = 1;

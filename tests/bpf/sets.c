@@ -34,13 +34,13 @@
 #define TICKS(ns) ((__u64)(ns) << SLUICE_TICK_SHIFT)
 
 /* A string check: one TAP line, and what came when it differs. */
-#define TAP_STR4(got, want, ...)                                                            \
-	({                                                                                  \
-		const char *__g = (got), *__w = (want);                                    \
-		bool __r = tap_ok(!strcmp(__g, __w), __VA_ARGS__);                          \
-		if (!__r)                                                                   \
-			tap_diag("  got %s, want %s", __g, __w);                             \
-		__r;                                                                        \
+#define TAP_STR4(got, want, ...)                                   \
+	({                                                         \
+		const char *__g = (got), *__w = (want);            \
+		bool __r = tap_ok(!strcmp(__g, __w), __VA_ARGS__); \
+		if (!__r)                                          \
+			tap_diag("  got %s, want %s", __g, __w);   \
+		__r;                                               \
 	})
 
 static __u32 tag_of(__u8 algo)
@@ -123,11 +123,11 @@ static void test_evict_bucket(struct bpfrun *r, __u8 algo, bool bytes)
 	sendk(r, NEWKEY, 60, 1);
 	strcpy(want, "1111");
 	want[victim] = '0';
-	TAP_STR4(present(r, algo, K, got), want,
-		 "%s: a fifth key evicts %s, the way free soonest", t, K[victim]);
+	TAP_STR4(present(r, algo, K, got), want, "%s: a fifth key evicts %s, the way free soonest",
+		 t, K[victim]);
 	TAP_TRUE(has(r, algo, NEWKEY), "%s: the fifth key has the way", t);
-	bpfrun_expect(r, K[victim], 60, "PPPPPPPPD",
-		      "%s: %s comes back with a full bucket", t, K[victim]);
+	bpfrun_expect(r, K[victim], 60, "PPPPPPPPD", "%s: %s comes back with a full bucket", t,
+		      K[victim]);
 	TAP_TRUE(!has(r, algo, NEWKEY) && has(r, algo, K[0]),
 		 "%s: coming back it evicted the fifth key (1 packet of debt), not %s", t, K[0]);
 	bpfrun_expect(r, K[0], 60, "D", "%s: %s, held, stays held", t, K[0]);
@@ -148,8 +148,8 @@ static void test_evict_bucket(struct bpfrun *r, __u8 algo, bool bytes)
  */
 static void test_evict_window(struct bpfrun *r, __u8 algo)
 {
-	const char *t = algo == SLUICE_ALGO_FIXED_WINDOW ? "eviction, fixed window"
-							 : "eviction, sliding window";
+	const char *t = algo == SLUICE_ALGO_FIXED_WINDOW ? "eviction, fixed window" :
+							   "eviction, sliding window";
 	struct sluice_settings set;
 	char got[8];
 	int i;
@@ -233,8 +233,10 @@ static void test_clock_zero(struct bpfrun *r)
 		sendk(r, K[i], 60, 1);
 	for (i = 0; i < 4; i++)
 		fresh += raw_way(r, i).s0 == SLUICE_FRESH;
-	TAP_EQ(fresh, 4, "%s: the four claimed ways hold SLUICE_FRESH, never charged by a packet "
-	       "limit", t);
+	TAP_EQ(fresh, 4,
+	       "%s: the four claimed ways hold SLUICE_FRESH, never charged by a packet "
+	       "limit",
+	       t);
 	memset(&k, 0, sizeof(k));
 	k.tag = tag_of(0);
 	k.family = 4;
@@ -285,7 +287,8 @@ static void test_clock_zero(struct bpfrun *r)
 		TAP_TRUE(!bpfrun_lookup(r, false, wtag, K[0], 32, &b) && gone == 1 &&
 				 has(r, 0, NEWKEY),
 			 "%s: %s: at %s - 1 ns window 0's count still holds %s's way; a fifth key "
-			 "takes a full bucket's", t, name, a ? "20 s" : "10 s", K[0]);
+			 "takes a full bucket's",
+			 t, name, a ? "20 s" : "10 s", K[0]);
 		TAP_EQ(b.s[0], SLUICE_WIN_PACK(0, 3), "%s: %s: ... with its count of window 0", t,
 		       name);
 	}
@@ -442,8 +445,7 @@ static void test_spots(struct bpfrun *r)
 					    "rules: two policies in one set", "dry-run",
 					    "byte limits" };
 	static const char *const want[] = {
-		"PPDDPPPPDDPP", "PPPPPPDDPPDD", "PDPPPDPPDDPD", "PPPPPPPPPPPP",
-		"PPPDPPDDPPPD",
+		"PPDDPPPPDDPP", "PPPPPPDDPPDD", "PDPPPDPPDDPD", "PPPPPPPPPPPP", "PPPDPPDDPPPD",
 	};
 	struct bpfrun lru;
 	char s[64], l[64];
@@ -467,15 +469,17 @@ static void test_spots(struct bpfrun *r)
 					 walk_has(r, tag_of(0), "2001:2::/64") &&
 					 walk_has(r, tag_of(0), "2001:2:0:1::/64") &&
 					 sluice_keytab_count(&r->keys) == 4,
-				 "%s: the keytab walk returns the 4 keys with their prefix", name[i]);
+				 "%s: the keytab walk returns the 4 keys with their prefix",
+				 name[i]);
 		} else if (i == 1) {
 			TAP_TRUE(walk_has(r, tag_of(0) | SLUICE_TAG_AGGREGATE, "198.18.0.0/24") &&
 					 walk_has(r, tag_of(0), "198.18.0.1/32"),
 				 "%s: the aggregate 198.18.0.0/24 is a key of the set table, "
-				 "tagged aggregate", name[i]);
+				 "tagged aggregate",
+				 name[i]);
 		} else if (i == 2) {
-			TAP_TRUE(walk_has(r, SLUICE_TAG(BPFRUN_RULE_SLOT,
-							 SLUICE_ALGO_TOKEN_BUCKET, 1),
+			TAP_TRUE(walk_has(r,
+					  SLUICE_TAG(BPFRUN_RULE_SLOT, SLUICE_ALGO_TOKEN_BUCKET, 1),
 					  "198.18.1.1/32") &&
 					 walk_has(r, tag_of(0), "198.19.0.1/32"),
 				 "%s: each key tagged with its policy", name[i]);
@@ -506,8 +510,7 @@ static void test_delete(struct bpfrun *r)
 	TAP_EQ(sluice_keytab_delete(&r->keys, &k), 0, "%s: of %s", t, K[0]);
 	TAP_EQ(sluice_keytab_lookup(&r->keys, &k, &b), -ENOENT, "%s: %s is gone", t, K[0]);
 	TAP_EQ(sluice_keytab_delete(&r->keys, &k), -ENOENT, "%s: again: -ENOENT", t);
-	bpfrun_expect(r, K[0], 60, "PPPD", "%s: %s's next packets start a full bucket", t,
-		      K[0]);
+	bpfrun_expect(r, K[0], 60, "PPPD", "%s: %s's next packets start a full bucket", t, K[0]);
 	bpfrun_expect(r, "2001:2::5", 60, "D", "%s: the IPv6 key is untouched", t);
 	TAP_EQ(sluice_keytab_flush(&r->keys, NULL, NULL), 2, "%s: flush forgets both keys", t);
 	bpfrun_expect(r, "2001:2::5", 60, "PPPD", "%s: after the flush, a full bucket", t);
@@ -610,8 +613,9 @@ static void *racer(void *p)
 			for (i = 0; i < 64; i++) {
 				/* the two CPUs walk the keys in opposite orders,
 				 * HELD (frame 0) every other packet */
-				k = i % 2 ? 0 : 1 + (me->cpu ? i / 2 : x->nframes * 64 - i / 2) %
-							     (x->nframes - 1);
+				k = i % 2 ? 0 :
+					    1 + (me->cpu ? i / 2 : x->nframes * 64 - i / 2) %
+							    (x->nframes - 1);
 				if (bpfrun_run(x->r, x->frame[k], x->len, &action))
 					x->err = 1;
 				else if (action == XDP_PASS)
@@ -656,7 +660,8 @@ static int check_fresh(struct race *x, int round)
 	if (n > RACE_BURST || d || z) {
 		if (fresh_bad++ < 3)
 			tap_diag("round %d: the new key passed %lu (burst %d), %d duplicate ways, "
-				 "%d ways left frozen or busy", round, n, RACE_BURST, d, z);
+				 "%d ways left frozen or busy",
+				 round, n, RACE_BURST, d, z);
 		bad = 1;
 	}
 	fresh_dups += d;
@@ -684,8 +689,9 @@ static int check_churn(struct race *x, int round)
 	if (!held || d || z || x->passed[0][0] || x->passed[1][0]) {
 		if (churn_bad++ < 3)
 			tap_diag("round %d: HELD %s, passed %lu + %lu, %d duplicate ways, %d ways "
-				 "left frozen or busy", round, held ? "kept" : "evicted",
-				 x->passed[0][0], x->passed[1][0], d, z);
+				 "left frozen or busy",
+				 round, held ? "kept" : "evicted", x->passed[0][0], x->passed[1][0],
+				 d, z);
 		return 1;
 	}
 	return 0;
@@ -721,7 +727,8 @@ static void test_race(struct bpfrun *r)
 	fresh_bad = fresh_dups = 0;
 	TAP_TRUE(run_race(&x, check_fresh),
 		 "%s, a new key's first packets on both at once, %d rounds: one way for it, "
-		 "never more than its burst (%d) passed, no way left frozen", t, x.rounds, RACE_BURST);
+		 "never more than its burst (%d) passed, no way left frozen",
+		 t, x.rounds, RACE_BURST);
 	if (!bpfrun_stats(r, &st))
 		tap_diag("%s: rx %llu passed %llu contended %llu new_keys %llu", t,
 			 (unsigned long long)st.rx, (unsigned long long)st.passed,
@@ -756,17 +763,19 @@ static void test_race(struct bpfrun *r)
 	bpfrun_stats(r, &st0);
 	TAP_TRUE(run_race(&x, check_churn),
 		 "%s, 6 keys churning in one set around a held one, %d rounds: HELD never "
-		 "evicted, never passed, no key in two ways, no way left frozen", t, x.rounds);
+		 "evicted, never passed, no key in two ways, no way left frozen",
+		 t, x.rounds);
 	bpfrun_stats(r, &st);
 	for (i = 1, kp = 0; i < x.nframes; i++)
 		kp += x.total[0][i] + x.total[1][i];
 	tap_diag("%s: churn passed %lu, new_keys %llu, contended %llu", t, kp,
 		 (unsigned long long)(st.new_keys - st0.new_keys),
 		 (unsigned long long)(st.contended - st0.contended));
-	TAP_TRUE(kp <= RACE_BURST * (st.new_keys - st0.new_keys) && st.new_keys > st0.new_keys + 100,
+	TAP_TRUE(kp <= RACE_BURST * (st.new_keys - st0.new_keys) &&
+			 st.new_keys > st0.new_keys + 100,
 		 "%s: the churn's keys passed at most their burst per claim (%lu <= %d x %llu), "
-		 "and were evicted and claimed again and again", t, kp, RACE_BURST,
-		 (unsigned long long)(st.new_keys - st0.new_keys));
+		 "and were evicted and claimed again and again",
+		 t, kp, RACE_BURST, (unsigned long long)(st.new_keys - st0.new_keys));
 }
 
 int main(void)

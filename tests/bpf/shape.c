@@ -144,7 +144,8 @@ static const char *burst(const char *src, const char *dst, int n, __u64 t_ns, ch
 		else if (ts < t_ns || (ts - t_ns) % MS_NS)
 			snprintf(one, sizeof(one), "x");
 		else
-			snprintf(one, sizeof(one), "%llu", (unsigned long long)((ts - t_ns) / MS_NS));
+			snprintf(one, sizeof(one), "%llu",
+				 (unsigned long long)((ts - t_ns) / MS_NS));
 		off += (size_t)snprintf(out + off, 512 - off, "%s%s", i ? " " : "", one);
 	}
 	return out;
@@ -188,7 +189,8 @@ static void host_vs_bpf(__u64 rate, __u64 burst_, __u32 delay, __u64 brate, __u3
 		 brate ? " and a byte limit" : "", t0 ? "" : ", the clock from 0");
 	for (i = 0; i < n && bad < 0; i++) {
 		int k = rand() % 2, v, wv;
-		__u32 len = 60 + (__u32)(rand() % 1400), segs = rand() % 5 == 0 ? 1 + rand() % 4 : 0;
+		__u32 len = 60 + (__u32)(rand() % 1400),
+		      segs = rand() % 5 == 0 ? 1 + rand() % 4 : 0;
 		__u64 now, dep = 0, ts = 0, wts = 0, used[2];
 
 		if (rand() % 3)
@@ -204,8 +206,10 @@ static void host_vs_bpf(__u64 rate, __u64 burst_, __u32 delay, __u64 brate, __u3
 			want.delayed++;
 			want.delay_ns += d;
 			want.max_delay_ns = d > want.max_delay_ns ? d : want.max_delay_ns;
-			want.hist[d < 1000 ? 0 : 64 - __builtin_clzll(d / 1000) < SLUICE_DELAY_BUCKETS ?
-				64 - __builtin_clzll(d / 1000) : SLUICE_DELAY_BUCKETS - 1]++;
+			want.hist[d < 1000 ? 0 :
+				  64 - __builtin_clzll(d / 1000) < SLUICE_DELAY_BUCKETS ?
+					     64 - __builtin_clzll(d / 1000) :
+					     SLUICE_DELAY_BUCKETS - 1]++;
 		}
 		want.shaped += wv == SLUICE_PASS;
 		limited += wv != SLUICE_PASS;
@@ -213,9 +217,10 @@ static void host_vs_bpf(__u64 rate, __u64 burst_, __u32 delay, __u64 brate, __u3
 		if (v != (wv == SLUICE_PASS ? TC_OK : TC_SHOT) || ts != wts) {
 			bad = i;
 			tap_diag("  packet %d from %s at %llu ns, %u B, %u segments: sluice_tc %d "
-				 "tstamp %llu, host %s tstamp %llu", i, srcs[k],
-				 (unsigned long long)t, len, segs, v, (unsigned long long)ts,
-				 wv == SLUICE_PASS ? "pass" : "drop", (unsigned long long)wts);
+				 "tstamp %llu, host %s tstamp %llu",
+				 i, srcs[k], (unsigned long long)t, len, segs, v,
+				 (unsigned long long)ts, wv == SLUICE_PASS ? "pass" : "drop",
+				 (unsigned long long)wts);
 		}
 	}
 	tap_ok(bad < 0, "host vs BPF, %s: the same verdicts and departures over %d packets", name,
@@ -223,8 +228,8 @@ static void host_vs_bpf(__u64 rate, __u64 burst_, __u32 delay, __u64 brate, __u3
 	got = sstats();
 	TAP_TRUE(!memcmp(&got, &want, sizeof(got)),
 		 "host vs BPF, %s: shaped %llu, delayed %llu, delay_ns, max and histogram as the "
-		 "host counts them", name, (unsigned long long)want.shaped,
-		 (unsigned long long)want.delayed);
+		 "host counts them",
+		 name, (unsigned long long)want.shaped, (unsigned long long)want.delayed);
 	if (memcmp(&got, &want, sizeof(got)))
 		tap_diag("  got shaped %llu delayed %llu delay_ns %llu max %llu",
 			 (unsigned long long)got.shaped, (unsigned long long)got.delayed,
@@ -274,8 +279,7 @@ static void semantics(void)
 	shaper(&set, 100, 5, 0);
 	bpfrun_configure(&r, &set);
 	expect("2001:2::1", "2001:2::fe", 3, T0, "- 10 20", "IPv6, delay 0: spaced");
-	expect("2001:2:0:1::1", "2001:2::fe", 2, T0, "- 10",
-	       "IPv6: another /64 is another key");
+	expect("2001:2:0:1::1", "2001:2::fe", 2, T0, "- 10", "IPv6: another /64 is another key");
 	expect("2001:2::2", "2001:2::fe", 1, T0, "30", "IPv6: the same /64 is the same key");
 }
 
@@ -484,7 +488,8 @@ static void meters_and_dry_run(void)
 	ts = 1764600000000000000ULL;
 	bpfrun_clock(&r, T0 + 2 * SLUICE_NS_PER_SEC);
 	TAP_TRUE(tc("198.18.0.1", "198.19.255.254", 100, 0, T0 + 2 * SLUICE_NS_PER_SEC, &ts) ==
-				 TC_OK && ts == 0,
+				 TC_OK &&
+			 ts == 0,
 		 "a metered packet's foreign tstamp is cleared");
 
 	shaper(&set, 100, 2, 0);
@@ -510,7 +515,7 @@ int main(void)
 	bare = tcbare_bpf__open_and_load();
 	fd = r.tc_fd;
 	if (!tap_ok(bare && !bpf_map_update_elem(bpf_map__fd(bare->maps.tc_next), &zero, &fd,
-						  BPF_ANY),
+						 BPF_ANY),
 		    "load tc_stamp and chain sluice_tc behind it"))
 		return tap_done();
 

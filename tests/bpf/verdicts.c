@@ -40,8 +40,7 @@ static void run_table(struct bpfrun *r, const struct scn *s, const char *src, co
 		goto out;
 	}
 	bad = scn_first_mismatch(prog, host.v, host.n);
-	if (!tap_ok(bad < 0, "%s %s: %zu verdicts identical to the host's", s->name, how,
-		    host.n))
+	if (!tap_ok(bad < 0, "%s %s: %zu verdicts identical to the host's", s->name, how, host.n))
 		tap_diag("  packet %ld at %llu ns, %u B: program %s, host %s", bad,
 			 (unsigned long long)host.pk[bad].t_ns, host.pk[bad].len,
 			 scn_verdict_name(prog[bad]), scn_verdict_name(host.v[bad]));

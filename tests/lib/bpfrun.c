@@ -181,8 +181,8 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	skel->rodata->test_clock = !opts->real_clock;
 	skel->rodata->bench_vary_keys = opts->vary_keys;
 	skel->rodata->bench_parse_only = opts->parse_only;
-	r->table_sets = opts->table ? opts->table == BPFRUN_SETS
-				    : !strcmp(bpfrun_default_table(), "sets");
+	r->table_sets = opts->table ? opts->table == BPFRUN_SETS :
+				      !strcmp(bpfrun_default_table(), "sets");
 	if (r->table_sets) {
 		err = open_sets(r, skel, opts);
 		if (err) {
@@ -348,11 +348,9 @@ int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action)
 	return bpfrun_run_repeat(r, frame, len, 1, action);
 }
 
-int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repeat,
-		      __u32 *action)
+int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repeat, __u32 *action)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len,
-		    .repeat = repeat);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .repeat = repeat);
 	int err;
 
 	err = bpf_prog_test_run_opts(r->prog_fd, &o);
@@ -360,7 +358,7 @@ int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repe
 		err = -errno;
 		if (err != -EINVAL)
 			note("Couldn't run the program on a %u-byte frame: %s", len,
-				 strerror(-err));
+			     strerror(-err));
 		return err;
 	}
 	*action = o.retval;
@@ -387,7 +385,7 @@ int bpfrun_run_tc(struct bpfrun *r, const void *frame, __u32 len, struct __sk_bu
 		err = -errno;
 		if (err != -EINVAL)
 			note("Couldn't run the tc program on a %u-byte frame: %s", len,
-				 strerror(-err));
+			     strerror(-err));
 		return err;
 	}
 	*retval = o.retval;
@@ -441,8 +439,7 @@ int bpfrun_send(struct bpfrun *r, const char *src, __u32 len)
 	return err ? err : (int)action;
 }
 
-const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned int n,
-			 char *out)
+const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned int n, char *out)
 {
 	unsigned int i;
 
@@ -523,8 +520,7 @@ bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *
 	return false;
 }
 
-static int put_rule(int fd, __u8 gen, const char *cidr, const struct sluice_policy *p,
-		    __u32 slot)
+static int put_rule(int fd, __u8 gen, const char *cidr, const struct sluice_policy *p, __u32 slot)
 {
 	char err[SLUICE_ERR_LEN] = "";
 	struct sluice_rule_key key;
@@ -585,8 +581,8 @@ void bpfrun_policy(struct sluice_policy *p, __u8 action, __u64 burst)
 		sluice_limit_set(&p->pkt, 1, BPFRUN_HOUR, burst, NULL, 0);
 }
 
-bool bpfrun_expect(struct bpfrun *r, const char *src, __u32 len, const char *want,
-		   const char *fmt, ...)
+bool bpfrun_expect(struct bpfrun *r, const char *src, __u32 len, const char *want, const char *fmt,
+		   ...)
 {
 	char got[256], name[256];
 	size_t n = strlen(want);
@@ -640,7 +636,8 @@ int bpfrun_scenario(struct bpfrun *r, const struct sluice_policy *p, const char 
 		if (err)
 			return err;
 		verdicts[i] = action == XDP_PASS ? SLUICE_PASS :
-			      action == XDP_DROP ? SLUICE_DROP : -1;
+			      action == XDP_DROP ? SLUICE_DROP :
+						   -1;
 	}
 	return 0;
 }
@@ -673,10 +670,10 @@ size_t frame_ip(__u8 *buf, const char *src, __u32 len, const struct frame_opts *
 size_t frame_arp(__u8 *buf)
 {
 	static const __u8 arp[] = {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x06,
-		0x00, 0x01, 0x08, 0x00, 6, 4, 0x00, 0x01, /* request, Ethernet/IPv4 */
-		0x02, 0, 0, 0, 0, 0x01, 198, 18, 0, 1, /* sender */
-		0, 0, 0, 0, 0, 0, 198, 18, 0, 2, /* target */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0,  0,    0,    0, 0x01,
+		0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 6,    4,  0x00, 0x01, /* request, Ethernet/IPv4 */
+		0x02, 0,    0,    0,    0,    0x01, 198,  18, 0,    1, /* sender */
+		0,    0,    0,    0,    0,    0,    198,  18, 0,    2, /* target */
 	};
 
 	memset(buf, 0, 60);
@@ -710,7 +707,7 @@ int bpfrun_twin_open(struct bpfrun_twin *t, const struct bpfrun *r, __u32 vary_k
 		err = mine ? bpf_map__reuse_fd(m, bpf_map__fd(mine)) : -ENOENT;
 		if (err) {
 			note("Couldn't share map %s with the twin: %s", bpf_map__name(m),
-				 strerror(-err));
+			     strerror(-err));
 			break;
 		}
 	}
@@ -740,8 +737,7 @@ void bpfrun_twin_clock(struct bpfrun_twin *t, __u64 ns)
 int bpfrun_twin_run(struct bpfrun_twin *t, const void *frame, __u32 len, __u32 repeat,
 		    __u32 *action)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len,
-		    .repeat = repeat);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .repeat = repeat);
 
 	if (bpf_prog_test_run_opts(t->prog_fd, &o)) {
 		int err = -errno;

@@ -88,8 +88,7 @@ void bpfrun_clock(struct bpfrun *r, __u64 ns);
  * (the kernel refuses frames shorter than Ethernet); other errors are noted. */
 int bpfrun_run(struct bpfrun *r, const void *frame, __u32 len, __u32 *action);
 /* The same frame `repeat` times in one call (the kernel loops). */
-int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repeat,
-		      __u32 *action);
+int bpfrun_run_repeat(struct bpfrun *r, const void *frame, __u32 len, __u32 repeat, __u32 *action);
 
 /*
  * Run one frame through the tc program (sluice_tc). ctx (may be NULL) is the
@@ -107,8 +106,7 @@ int bpfrun_shape_stats(struct bpfrun *r, struct sluice_shape_stats *out);
 /* Build a frame of len bytes from src and run it: the XDP action, or -errno. */
 int bpfrun_send(struct bpfrun *r, const char *src, __u32 len);
 /* Send n frames; out gets one letter each (P pass, D drop, ? error) and a NUL. */
-const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned int n,
-			 char *out);
+const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned int n, char *out);
 
 /* The state of key (tag, src masked to prefixlen) in sluice_buckets or, with
  * logs, sluice_logs (value of the map's size). 0, or -ENOENT. */
@@ -151,8 +149,8 @@ bool bpfrun_setup(struct bpfrun *r, struct sluice_settings *set, __u64 burst);
 void bpfrun_policy(struct sluice_policy *p, __u8 action, __u64 burst);
 /* Send strlen(want) frames of len bytes from src: one TAP line, named by
  * fmt, that the verdicts are `want` (P pass, D drop); a note of them if not. */
-bool bpfrun_expect(struct bpfrun *r, const char *src, __u32 len, const char *want,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+bool bpfrun_expect(struct bpfrun *r, const char *src, __u32 len, const char *want, const char *fmt,
+		   ...) __attribute__((format(printf, 5, 6)));
 
 /* Run a scenario's packets from `src` under policy p, from a fresh state, the
  * test clock set to each packet's time; verdicts as SLUICE_PASS/SLUICE_DROP.

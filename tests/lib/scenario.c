@@ -19,6 +19,8 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define TEN_P "PPPPPPPPPP"
 
+/* The packet sequences, one burst a line: clang-format would pack them in columns. */
+/* clang-format off */
 /*
  * Token bucket 10/s burst 5, I = 100 ms: a packet passes while
  * tat' - now <= 5I, with tat' = max(tat, now) + I.
@@ -245,9 +247,10 @@ static const struct scn_burst sliding_19m[] = {
 	{ SCN_S(3600), 60, "D" }, /* window 1 at 0: 20 x 1 */
 	{ SCN_S(5400), 60, TEN_P "D" }, /* 20 x 1/2 + cur < 20: cur 0..9 */
 };
+/* clang-format on */
 
 #define FIXED(tbl) .bursts = (tbl), .nr_bursts = ARRAY_SIZE(tbl)
-#define RANDOM(n, s, gap, lo, hi)                                                           \
+#define RANDOM(n, s, gap, lo, hi) \
 	.nr_random = (n), .seed = (s), .gap_ns = (gap), .len_min = (lo), .len_max = (hi)
 #define RANDOM0(n, s, gap, lo, hi) RANDOM(n, s, gap, lo, hi), .from_zero = true
 
@@ -265,16 +268,16 @@ const struct scn scn_tables[] = {
 	  FIXED(tb_giga) },
 	{ "token-bucket bytes 1gbit burst 3000", SLUICE_ALGO_TOKEN_BUCKET, NULL, 0, "1gbit", 3000,
 	  FIXED(bytes_gbit) },
-	{ "token-bucket 1/h burst 3 + 8000bit burst 1000: mixed sizes",
-	  SLUICE_ALGO_TOKEN_BUCKET, "1/h", 3, "8000bit", 1000, FIXED(mixed_sizes) },
-	{ "leaky-bucket 1/h burst 3 + 8000bit burst 1000: mixed sizes",
-	  SLUICE_ALGO_LEAKY_BUCKET, "1/h", 3, "8000bit", 1000, FIXED(mixed_sizes) },
+	{ "token-bucket 1/h burst 3 + 8000bit burst 1000: mixed sizes", SLUICE_ALGO_TOKEN_BUCKET,
+	  "1/h", 3, "8000bit", 1000, FIXED(mixed_sizes) },
+	{ "leaky-bucket 1/h burst 3 + 8000bit burst 1000: mixed sizes", SLUICE_ALGO_LEAKY_BUCKET,
+	  "1/h", 3, "8000bit", 1000, FIXED(mixed_sizes) },
 	{ "fixed-window 10/s: 2x at the boundary", SLUICE_ALGO_FIXED_WINDOW, "10/s", 0, NULL, 0,
 	  "1s", FIXED(fixed_boundary) },
-	{ "token-bucket 10/s burst 10: no 2x at the boundary", SLUICE_ALGO_TOKEN_BUCKET, "10/s",
-	  10, FIXED(tb_boundary) },
-	{ "sliding-window 10/s: no 2x at the boundary", SLUICE_ALGO_SLIDING_WINDOW, "10/s", 0,
-	  NULL, 0, "1s", FIXED(sliding_boundary) },
+	{ "token-bucket 10/s burst 10: no 2x at the boundary", SLUICE_ALGO_TOKEN_BUCKET, "10/s", 10,
+	  FIXED(tb_boundary) },
+	{ "sliding-window 10/s: no 2x at the boundary", SLUICE_ALGO_SLIDING_WINDOW, "10/s", 0, NULL,
+	  0, "1s", FIXED(sliding_boundary) },
 	{ "sliding-log 10/s: no 2x at the boundary", SLUICE_ALGO_SLIDING_LOG, "10/s", 0, NULL, 0,
 	  "1s", FIXED(log_boundary) },
 	{ "sliding-log 3/s: staggered", SLUICE_ALGO_SLIDING_LOG, "3/s", 0, NULL, 0, "1s",
@@ -299,8 +302,8 @@ const struct scn scn_tables[] = {
 	  SLUICE_ALGO_SLIDING_LOG, "10/s", 0, NULL, 0, "1s", FIXED(log_zero) },
 	{ "fixed-window 20/h in 1h, up 19 minutes: inside window 0", SLUICE_ALGO_FIXED_WINDOW,
 	  "20/h", 0, NULL, 0, "1h", FIXED(first_window_19m) },
-	{ "sliding-window 20/h in 1h, up 19 minutes: inside window 0",
-	  SLUICE_ALGO_SLIDING_WINDOW, "20/h", 0, NULL, 0, "1h", FIXED(sliding_19m) },
+	{ "sliding-window 20/h in 1h, up 19 minutes: inside window 0", SLUICE_ALGO_SLIDING_WINDOW,
+	  "20/h", 0, NULL, 0, "1h", FIXED(sliding_19m) },
 	{ "sliding-log 20/h in 1h, up 19 minutes", SLUICE_ALGO_SLIDING_LOG, "20/h", 0, NULL, 0,
 	  "1h", FIXED(log_19m) },
 
@@ -391,7 +394,8 @@ int scn_policy(const struct scn *s, struct sluice_policy *p, char *err, size_t e
 		} else {
 			ret = sluice_limit_set(&p->pkt, rate.count, rate.period_ns,
 					       s->burst ? s->burst :
-					       sluice_default_burst(rate.count, rate.period_ns),
+							  sluice_default_burst(rate.count,
+									       rate.period_ns),
 					       err, errlen);
 		}
 		if (ret)

@@ -21,9 +21,9 @@
 #include <linux/types.h>
 #include <sluice/sluice.h>
 
-#define SCN_US(x) ((__u64)(x) * 1000ULL)
-#define SCN_MS(x) ((__u64)(x) * 1000000ULL)
-#define SCN_S(x) ((__u64)(x) * SLUICE_NS_PER_SEC)
+#define SCN_US(x) (1000ULL * (__u64)(x))
+#define SCN_MS(x) (1000000ULL * (__u64)(x))
+#define SCN_S(x) (SLUICE_NS_PER_SEC * (__u64)(x))
 
 /* Scenarios start at 1 s, but for those that start at 0 (fixed tables at
  * times from 0, random ones with from_zero): a clock at 0 is a clock. */

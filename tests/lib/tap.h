@@ -20,23 +20,23 @@ int tap_done(void);
 int tap_failures(void);
 
 /* Compare two unsigned values; on mismatch say both. */
-#define TAP_EQ(got, want, ...)                                                              \
-	({                                                                                  \
-		unsigned long long __g = (unsigned long long)(got);                         \
-		unsigned long long __w = (unsigned long long)(want);                        \
-		bool __r = tap_ok(__g == __w, __VA_ARGS__);                                 \
-		if (!__r)                                                                   \
-			tap_diag("  %s: got %llu, want %llu", #got, __g, __w);               \
-		__r;                                                                        \
+#define TAP_EQ(got, want, ...)                                                 \
+	({                                                                     \
+		unsigned long long __g = (unsigned long long)(got);            \
+		unsigned long long __w = (unsigned long long)(want);           \
+		bool __r = tap_ok(__g == __w, __VA_ARGS__);                    \
+		if (!__r)                                                      \
+			tap_diag("  %s: got %llu, want %llu", #got, __g, __w); \
+		__r;                                                           \
 	})
 
 /* Check a condition and, when it fails, print the expression. */
-#define TAP_TRUE(cond, ...)                                                                 \
-	({                                                                                  \
-		bool __r = tap_ok((cond), __VA_ARGS__);                                     \
-		if (!__r)                                                                   \
-			tap_diag("  failed: %s", #cond);                                     \
-		__r;                                                                        \
+#define TAP_TRUE(cond, ...)                              \
+	({                                               \
+		bool __r = tap_ok((cond), __VA_ARGS__);  \
+		if (!__r)                                \
+			tap_diag("  failed: %s", #cond); \
+		__r;                                     \
 	})
 
 #endif /* SLUICE_TAP_H */

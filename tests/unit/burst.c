@@ -111,7 +111,8 @@ static void test_lower(__u8 algo, const char *name, __u64 t0)
 	found = first_pass(&lo, s, t0, t0 + 2000 * MS, &t);
 	TAP_EQ(found ? t - t0 : ~0ULL, 410 * MS,
 	       "%s, burst lowered to 10 at t0: the held source waits 410 ms, until its debt "
-	       "is under the new burst", name);
+	       "is under the new burst",
+	       name);
 	TAP_EQ(offer(&lo, s, t + 10 * MS, 100), 1, "%s, burst 10: then one per 10 ms", name);
 }
 

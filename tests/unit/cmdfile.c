@@ -142,19 +142,19 @@ static void test_settings(void)
 		 "set --fail-closed off clears it");
 
 	TAP_TRUE(edit_ok(&s.t, "set --new-keys 1000/s"), "set --new-keys 1000/s");
-	TAP_TRUE(s.t.set.new_keys.rate == 1000 &&
-			 s.t.set.new_keys.period_ns == SLUICE_NS_PER_SEC &&
+	TAP_TRUE(s.t.set.new_keys.rate == 1000 && s.t.set.new_keys.period_ns == SLUICE_NS_PER_SEC &&
 			 s.t.set.new_keys.burst == sluice_default_burst(1000, SLUICE_NS_PER_SEC) &&
 			 (s.t.set.new_keys.interval || s.t.set.new_keys.interval_frac),
 		 "--new-keys: 1000 a second, the default burst of the rate, as attach sets it");
 	TAP_TRUE(!memcmp(&s.t.set.def, &before.def, sizeof(before.def)) &&
-			 s.t.set.flags == before.flags && only_flags_and_new_keys(&s.t.set, &before),
+			 s.t.set.flags == before.flags &&
+			 only_flags_and_new_keys(&s.t.set, &before),
 		 "set --new-keys changes nothing but new_keys");
 	TAP_TRUE(edit_ok(&s.t, "set --new-keys 30/m") && s.t.set.new_keys.rate == 30 &&
 			 s.t.set.new_keys.period_ns == 60 * SLUICE_NS_PER_SEC,
 		 "set --new-keys 30/m keeps the rate as written");
-	TAP_TRUE(edit_ok(&s.t, "set --new-keys off") &&
-			 !s.t.set.new_keys.interval && !s.t.set.new_keys.period_ns,
+	TAP_TRUE(edit_ok(&s.t, "set --new-keys off") && !s.t.set.new_keys.interval &&
+			 !s.t.set.new_keys.period_ns,
 		 "set --new-keys off turns it off");
 	TAP_TRUE(edit_ok(&s.t, "set --rate 100/s --new-keys 50/s --fail-closed on") &&
 			 s.t.set.def.pkt.rate == 100 && s.t.set.new_keys.rate == 50 &&
@@ -211,7 +211,8 @@ static void test_flush(void)
 	TAP_TRUE(ret == -EINVAL && strstr(err, "takes no arguments"),
 		 "rule flush --exempt is refused");
 	ret = edit(NULL, "rule frob", err, sizeof(err));
-	TAP_TRUE(ret == -EINVAL && strstr(err, "rule flush"), "an unknown rule command names flush");
+	TAP_TRUE(ret == -EINVAL && strstr(err, "rule flush"),
+		 "an unknown rule command names flush");
 
 	f = read_text("flush.conf", "rule add 198.18.1.0/24 --rate 10/s\n"
 				    "rule flush   # start over\n"
@@ -450,7 +451,8 @@ static void test_inputs(void)
 	if (!TAP_TRUE(ret == -EINVAL && !f && strstr(err, "not a regular file (a FIFO)"),
 		      "a config file that is a FIFO is refused at once (-EINVAL)"))
 		tap_diag("  %d: %s", ret, err);
-	TAP_TRUE(sluice_cmd_file_err_is_usage(ret), "that is the operator's to fix (exit status 2)");
+	TAP_TRUE(sluice_cmd_file_err_is_usage(ret),
+		 "that is the operator's to fix (exit status 2)");
 	ret = sluice_cmd_file_read("/dev/null", &f, err, sizeof(err));
 	TAP_TRUE(ret == -EINVAL && strstr(err, "a device"), "so is a device");
 
@@ -622,8 +624,9 @@ static void test_replace(void)
 	TAP_EQ(tag_of(&s.t, "198.18.1.0/24"), t1, "an unchanged rule keeps its tag");
 	TAP_EQ(tag_of(&s.t, "198.18.2.0/24"), t2,
 	       "a rule with a new rate keeps its tag (its buckets and counters)");
-	TAP_EQ(rule_of(&s.t, "198.18.2.0/24") ? rule_of(&s.t, "198.18.2.0/24")->rule.policy.pkt.rate :
-						0,
+	TAP_EQ(rule_of(&s.t, "198.18.2.0/24") ?
+		       rule_of(&s.t, "198.18.2.0/24")->rule.policy.pkt.rate :
+		       0,
 	       20, "and gets the new rate");
 	TAP_TRUE(tag_of(&s.t, "198.18.3.0/24") != t3 &&
 			 SLOT(tag_of(&s.t, "198.18.3.0/24")) == SLOT(t3),
@@ -727,8 +730,9 @@ static void test_nothing_changes(void)
 
 	/* Read-time: a bad line is refused before any copy is touched. */
 	{
-		const char *path = write_file("bad-desired.conf",
-					      "set --rate 300/s\nrule add 198.18.9.0/24 --rate 0/s\n");
+		const char *path =
+			write_file("bad-desired.conf",
+				   "set --rate 300/s\nrule add 198.18.9.0/24 --rate 0/s\n");
 
 		f = NULL;
 		ret = path ? sluice_cmd_file_read(path, &f, err, sizeof(err)) : -1;

@@ -13,10 +13,10 @@
 #include "../lib/tap.h"
 
 #define MS 1000000ULL
-#define S_TICKS(s) ((__u64)(s) * SLUICE_TICKS_PER_SEC)
+#define S_TICKS(s) (SLUICE_TICKS_PER_SEC * (__u64)(s))
 
-static void fleet_policy(struct sluice_policy *p, __u32 slot, __u64 rate, __u64 burst,
-			 __u64 brate, __u64 bburst)
+static void fleet_policy(struct sluice_policy *p, __u32 slot, __u64 rate, __u64 burst, __u64 brate,
+			 __u64 bburst)
 {
 	memset(p, 0, sizeof(*p));
 	p->tag = SLUICE_TAG(slot, SLUICE_ALGO_TOKEN_BUCKET, 3);
@@ -39,8 +39,8 @@ static void test_formula(void)
 	TAP_EQ(sluice_fleet_debt_bound_us(S_TICKS(2), 0, 50 * MS, 200 * MS), 2450000,
 	       "0 boxes counts as 1");
 	TAP_EQ(sluice_fleet_debt_bound_us(1, 1, 0, 0), 1, "at least 1 us");
-	TAP_EQ(sluice_fleet_debt_bound_us(SLUICE_MAX_TOLERANCE, SLUICE_FLEET_MAX_BOXES,
-					  60000 * MS, 60000 * MS),
+	TAP_EQ(sluice_fleet_debt_bound_us(SLUICE_MAX_TOLERANCE, SLUICE_FLEET_MAX_BOXES, 60000 * MS,
+					  60000 * MS),
 	       SLUICE_MAX_TOLERANCE / 16000, "at most SLUICE_MAX_TOLERANCE, however large");
 }
 

@@ -28,11 +28,13 @@ static void test_arithmetic(void)
 	TAP_EQ(sluice_fold_debt(150, 300, 100), 50,
 	       "fold: half the burst spent, a box of 1/3 takes a third of it");
 	TAP_EQ(sluice_fold_debt(1, 300, 100), 1, "fold: rounded up (1/3 of a tick is one)");
-	TAP_EQ(sluice_fold_debt(300, 300, 100), 100, "fold: the burst spent, the box's whole share");
+	TAP_EQ(sluice_fold_debt(300, 300, 100), 100,
+	       "fold: the burst spent, the box's whole share");
 	TAP_EQ(sluice_fold_debt(450, 300, 100), 250,
 	       "fold: past the burst, the share plus all the debt beyond it");
 	TAP_EQ(sluice_fold_debt(450, 0, 100), 450, "fold: no tolerance known, the whole debt");
-	TAP_EQ(sluice_fold_debt(450, 300, 300), 450, "fold: a box of the whole burst, the whole debt");
+	TAP_EQ(sluice_fold_debt(450, 300, 300), 450,
+	       "fold: a box of the whole burst, the whole debt");
 	TAP_EQ(sluice_fold_debt(hour, hour, hour / 3), hour / 3,
 	       "fold: an hour's tolerance does not overflow");
 	/* Three boxes of a third each: what they have left adds up to what
@@ -108,8 +110,9 @@ static bool paused(__u64 t)
 
 static void spray(int n, __u64 burst, __u64 secs, bool (*on)(__u64), const char *how)
 {
-	struct scn s = { .name = "fold", .algo = SLUICE_ALGO_TOKEN_BUCKET, .rate = "100/s",
-			 .burst = burst };
+	struct scn s = {
+		.name = "fold", .algo = SLUICE_ALGO_TOKEN_BUCKET, .rate = "100/s", .burst = burst
+	};
 	struct sluice_policy p;
 	char err[SLUICE_ERR_LEN] = "";
 	__u64 got, lo, hi, sync = 100 * MS;
@@ -124,14 +127,16 @@ static void spray(int n, __u64 burst, __u64 secs, bool (*on)(__u64), const char 
 	hi = burst + 100 * secs + (__u64)(n - 1) * 100 * sync / SLUICE_NS_PER_SEC;
 	lo = (burst + 100 * open_s) * 9 / 10;
 	tap_diag("%d boxes, 100/s burst %llu, %s, %llu s: %llu admitted (%llu to %llu)", n,
-		 (unsigned long long)burst, how, (unsigned long long)secs,
-		 (unsigned long long)got, (unsigned long long)lo, (unsigned long long)hi);
+		 (unsigned long long)burst, how, (unsigned long long)secs, (unsigned long long)got,
+		 (unsigned long long)lo, (unsigned long long)hi);
 	TAP_TRUE(got <= hi,
 		 "%d boxes, burst %llu, %s: at most burst + rate x t + (N - 1) x rate x S", n,
 		 (unsigned long long)burst, how);
 	if (on == always)
-		TAP_TRUE(got >= lo, "%d boxes, burst %llu, %s: one burst, at least 0.9 x (burst + "
-			 "rate x t)", n, (unsigned long long)burst, how);
+		TAP_TRUE(got >= lo,
+			 "%d boxes, burst %llu, %s: one burst, at least 0.9 x (burst + "
+			 "rate x t)",
+			 n, (unsigned long long)burst, how);
 }
 
 int main(void)

@@ -21,13 +21,17 @@
 static bool policy(struct sluice_policy *p, const char *rate, __u64 burst, const char *brate,
 		   __u64 bburst)
 {
-	struct scn s = { .name = "unit", .algo = SLUICE_ALGO_TOKEN_BUCKET, .rate = rate,
-			 .burst = burst, .byte_rate = brate, .byte_burst = bburst };
+	struct scn s = { .name = "unit",
+			 .algo = SLUICE_ALGO_TOKEN_BUCKET,
+			 .rate = rate,
+			 .burst = burst,
+			 .byte_rate = brate,
+			 .byte_burst = bburst };
 	char err[SLUICE_ERR_LEN] = "";
 
 	if (scn_policy(&s, p, err, sizeof(err))) {
-		tap_diag("  policy %s burst %llu: %s", rate ? rate : "-",
-			 (unsigned long long)burst, err);
+		tap_diag("  policy %s burst %llu: %s", rate ? rate : "-", (unsigned long long)burst,
+			 err);
 		return false;
 	}
 	p->flags |= SLUICE_POLICY_FLEET;
@@ -86,17 +90,22 @@ static void test_issue(void)
 
 		/* rate/N and burst/N (at least a packet) of 2/s burst 4 over 4 s:
 		 * the first packet, nothing more. */
-		if (!tap_ok(got == 1, "rate 2/s burst 4, N %u, outage: 1 of 80 in 4 s pass "
-			    "(rate/N)", ns[i]))
+		if (!tap_ok(got == 1,
+			    "rate 2/s burst 4, N %u, outage: 1 of 80 in 4 s pass "
+			    "(rate/N)",
+			    ns[i]))
 			tap_diag("  %u passed", got);
 		got = offer(&p, 1, ns[i], 80, 4, 100);
 		/* Synced: the whole rate, a burst of one packet: 1 + 2/s x 4 s. */
-		if (!tap_ok(got >= 8 && got <= 9, "rate 2/s burst 4, N %u, synced: 8 or 9 of 80 "
-			    "in 4 s pass (the rate, burst/N of one packet)", ns[i]))
+		if (!tap_ok(got >= 8 && got <= 9,
+			    "rate 2/s burst 4, N %u, synced: 8 or 9 of 80 "
+			    "in 4 s pass (the rate, burst/N of one packet)",
+			    ns[i]))
 			tap_diag("  %u passed", got);
 	}
 	/* 4 at once, then one each 0.5 s from 0.5 s to 3.5 s */
-	TAP_EQ(offer(&p, 1, 1, 80, 4, 100), 11, "rate 2/s burst 4 alone: 11 of 80 in 4 s (burst "
+	TAP_EQ(offer(&p, 1, 1, 80, 4, 100), 11,
+	       "rate 2/s burst 4 alone: 11 of 80 in 4 s (burst "
 	       "+ rate x t)");
 }
 
@@ -112,7 +121,8 @@ static void test_slow_bytes(void)
 		return;
 	}
 	got = offer(&p, 65536, 65536, 20, 10, 65535);
-	TAP_EQ(got, 1, "byte rate 1/s, 64 KB packets, N 65536 in an outage: the first of 20 "
+	TAP_EQ(got, 1,
+	       "byte rate 1/s, 64 KB packets, N 65536 in an outage: the first of 20 "
 	       "in 10 s, no more");
 	got = offer(&p, 0xffffffffU, 0xffffffffU, 20, 10, 65535);
 	TAP_EQ(got, 1, "byte rate 1/s, 64 KB packets, N 2^32 - 1: the first of 20, no more");
@@ -153,13 +163,17 @@ static void test_shape(void)
 	}
 	p.pkt_delay = 2;
 	cap = shape_n(&p, 1U << 16, &sane);
-	TAP_TRUE(cap <= 2 && sane, "shaper, rate 2/s burst 4, N 2^16: %u of 80 accepted (the "
-		 "share's one unit, and the one the shaper queues behind it)", cap);
+	TAP_TRUE(cap <= 2 && sane,
+		 "shaper, rate 2/s burst 4, N 2^16: %u of 80 accepted (the "
+		 "share's one unit, and the one the shaper queues behind it)",
+		 cap);
 	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 		unsigned int got = shape_n(&p, ns[i], &sane);
 
-		TAP_TRUE(got <= cap && sane, "shaper, rate 2/s burst 4, N %u: %u of 80 accepted "
-			 "(no more than at N 2^16), no departure wrapped", ns[i], got);
+		TAP_TRUE(got <= cap && sane,
+			 "shaper, rate 2/s burst 4, N %u: %u of 80 accepted "
+			 "(no more than at N 2^16), no departure wrapped",
+			 ns[i], got);
 	}
 }
 

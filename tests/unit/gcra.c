@@ -181,8 +181,8 @@ static void test_huge(void)
  * every pair, in exact integers: admitted x period <= burst x period +
  * count x span.
  */
-static bool span_bound_ok(const struct sluice_limit *l, const struct scn_pkt *pk,
-			  const int *v, size_t n, bool bytes, char *why, size_t whylen)
+static bool span_bound_ok(const struct sluice_limit *l, const struct scn_pkt *pk, const int *v,
+			  size_t n, bool bytes, char *why, size_t whylen)
 {
 	size_t i, j;
 
@@ -245,8 +245,8 @@ static void test_span_bound(void)
 		  .len_max = 60 },
 		/* 160 ticks a packet; arrivals come about one in 1.8 ns. */
 		{ "random token-bucket 100000000/s burst 100", SLUICE_ALGO_TOKEN_BUCKET,
-		  "100000000/s", 100, .nr_random = 6000, .seed = 102, .gap_ns = 1,
-		  .len_min = 60, .len_max = 60 },
+		  "100000000/s", 100, .nr_random = 6000, .seed = 102, .gap_ns = 1, .len_min = 60,
+		  .len_max = 60 },
 		{ "random token-bucket bytes 100gbit burst 150000", SLUICE_ALGO_TOKEN_BUCKET, NULL,
 		  0, "100gbit", 150000, .nr_random = 3000, .seed = 103, .gap_ns = 20,
 		  .len_min = SCN_MIN_LEN, .len_max = SCN_MAX_LEN },
@@ -259,8 +259,8 @@ static void test_span_bound(void)
 	for (i = 0; i < scn_nr_tables; i++) {
 		const struct scn *sc = &scn_tables[i];
 
-		if (sc->nr_random && (sc->algo == SLUICE_ALGO_TOKEN_BUCKET ||
-				      sc->algo == SLUICE_ALGO_LEAKY_BUCKET))
+		if (sc->nr_random &&
+		    (sc->algo == SLUICE_ALGO_TOKEN_BUCKET || sc->algo == SLUICE_ALGO_LEAKY_BUCKET))
 			check_span_bound(sc);
 	}
 	for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
@@ -384,7 +384,13 @@ static void test_no_underflow(void)
 static void test_new_key_full(void)
 {
 	static const __u64 at[] = {
-		0, 1, SCN_MS(500), SCN_S(1) - 1, SCN_S(1), SCN_S(1) + 1, SCN_S(86400),
+		0,
+		1,
+		SCN_MS(500),
+		SCN_S(1) - 1,
+		SCN_S(1),
+		SCN_S(1) + 1,
+		SCN_S(86400),
 		SCN_S(86400ULL * 365 * 30),
 	};
 	static const __u64 fresh[] = { 0, SLUICE_FRESH };
@@ -424,7 +430,8 @@ static void test_new_key_full(void)
 		}
 		TAP_EQ(good, sizeof(at) / sizeof(at[0]) * 2,
 		       "%s: a new key (state 0 or SLUICE_FRESH) admits exactly 7 at once, at 0 ns "
-		       "to 30 years", algos[a].name);
+		       "to 30 years",
+		       algos[a].name);
 	}
 }
 
@@ -456,7 +463,8 @@ static void test_sentinels(void)
 		bad_below += sluice_gcra(&tat, now, c, p.pkt.tolerance) != SLUICE_DROP ||
 			     tat != SLUICE_FRESH - 1;
 	}
-	TAP_EQ(bad_fresh, 0, "sentinels: SLUICE_FRESH is a full bucket at every now, 0 included: "
+	TAP_EQ(bad_fresh, 0,
+	       "sentinels: SLUICE_FRESH is a full bucket at every now, 0 included: "
 	       "the first packet passes and writes now + its cost");
 	TAP_EQ(bad_frozen, 0, "sentinels: SLUICE_FROZEN is never written over: SLUICE_RETRY");
 	TAP_EQ(bad_below, 0, "sentinels: a TAT just below SLUICE_FRESH is a debt: dropped, kept");
@@ -472,8 +480,8 @@ static void test_sentinels(void)
 
 		policy(&sh, SLUICE_ALGO_LEAKY_BUCKET, "10/s", 0, NULL, 0);
 		TAP_TRUE(sluice_gcra_shape_max(&tat, 0, sluice_limit_cost(&sh.pkt, 1), 0, 0, ~0ULL,
-					       &d, &wr) == SLUICE_PASS && d == 0 &&
-				 tat == sluice_limit_cost(&sh.pkt, 1),
+					       &d, &wr) == SLUICE_PASS &&
+				 d == 0 && tat == sluice_limit_cost(&sh.pkt, 1),
 			 "sentinels: a shaper of burst 0 sends a SLUICE_FRESH key's first packet "
 			 "at once, at now 0");
 		tat = SLUICE_FROZEN;

@@ -162,7 +162,7 @@ static void check_never_more(const struct scn *sc)
 	scn_run_free(&r);
 }
 
-#define RND(n, s, gap, lo, hi)                                                              \
+#define RND(n, s, gap, lo, hi) \
 	.nr_random = (n), .seed = (s), .gap_ns = (gap), .len_min = (lo), .len_max = (hi)
 
 int main(void)
@@ -175,8 +175,8 @@ int main(void)
 		  RND(5000, 12, SCN_MS(1), 60, 60) },
 		{ "leaky-bucket 1/h capacity 3", SLUICE_ALGO_LEAKY_BUCKET, "1/h", 3,
 		  RND(2000, 13, SCN_S(1200), 60, 60) },
-		{ "leaky-bucket 100000000/s capacity 100", SLUICE_ALGO_LEAKY_BUCKET,
-		  "100000000/s", 100, RND(5000, 14, 1, 60, 60) },
+		{ "leaky-bucket 100000000/s capacity 100", SLUICE_ALGO_LEAKY_BUCKET, "100000000/s",
+		  100, RND(5000, 14, 1, 60, 60) },
 		{ "leaky-bucket 10mbit capacity 6000 B", SLUICE_ALGO_LEAKY_BUCKET, NULL, 0,
 		  "10mbit", 6000, RND(5000, 15, SCN_US(700), SCN_MIN_LEN, SCN_MAX_LEN) },
 		{ "leaky-bucket 1000/s capacity 10 + 10mbit capacity 6000 B",

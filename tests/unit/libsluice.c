@@ -216,7 +216,8 @@ static void test_parse_other(void)
 			 v == 0xffffffffULL,
 		 "burst 4294967295 is accepted");
 	TAP_TRUE(sluice_parse_uint("--burst", "4294967296", 0xffffffffULL, &v, err, sizeof(err)) ==
-				 -EINVAL && strstr(err, "--burst"),
+				 -EINVAL &&
+			 strstr(err, "--burst"),
 		 "burst 4294967296 is refused, naming --burst");
 	TAP_TRUE(sluice_parse_uint("--burst", "0", 10, &v, NULL, 0) == -EINVAL, "burst 0 refused");
 }
@@ -280,8 +281,8 @@ static void test_limit_set(void)
  */
 static void test_limit_set_bytes(void)
 {
-	static const char *const rates[] = { "100gbit", "3mbit", "1gbit", "10mbit", "500kbps",
-					     "1tbit" };
+	static const char *const rates[] = { "100gbit", "3mbit",   "1gbit",
+					     "10mbit",  "500kbps", "1tbit" };
 	static const __u64 bursts[] = { 1, 1500, 3000, 65535, 150000, 10000000 };
 	size_t i, j;
 
@@ -339,8 +340,8 @@ static void window_ok(__u8 algo, __u64 count, __u64 period_ns, __u64 window_ns,
 			 (unsigned long long)p.window, p.window_limit, err);
 }
 
-static void window_bad(__u8 algo, __u64 count, __u64 period_ns, __u64 window_ns,
-		       const char *word, const char *what)
+static void window_bad(__u8 algo, __u64 count, __u64 period_ns, __u64 window_ns, const char *word,
+		       const char *what)
 {
 	char err[SLUICE_ERR_LEN] = "";
 	struct sluice_policy p;
@@ -491,8 +492,8 @@ static void test_policy_check(void)
 /* What sluicectl prints must read back as the same rate. */
 static void test_format_roundtrip(void)
 {
-	static const char *const forms[] = { "100/s", "6000/m", "1/h", "100pps", "10mbit",
-					     "1gbit", "500kbps", "3/s", "7/m", "100gbit" };
+	static const char *const forms[] = { "100/s", "6000/m",  "1/h", "100pps", "10mbit",
+					     "1gbit", "500kbps", "3/s", "7/m",    "100gbit" };
 	size_t i;
 
 	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {

@@ -8,7 +8,10 @@
 #include "../lib/tap.h"
 #include "../../tools/probe/stats.c"
 
-static bool near(double a, double b) { return fabs(a - b) < 1e-6; }
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-6;
+}
 
 int main(void)
 {
@@ -38,8 +41,7 @@ int main(void)
 	tap_ok(!probe_stats(t, 12, 0, &s) && s.err_median_us == 0 && s.span_err_us == 0 &&
 		       near(s.gap_median_us, 1000),
 	       "no expected interval: gaps only, no error");
-	tap_ok(!probe_stats(t, 1, 1000, &s) && s.count == 1 && s.span_us == 0 &&
-		       s.gap_mean_us == 0,
+	tap_ok(!probe_stats(t, 1, 1000, &s) && s.count == 1 && s.span_us == 0 && s.gap_mean_us == 0,
 	       "one arrival: no gap");
 	tap_ok(!probe_stats(t, 0, 1000, &s) && s.count == 0, "no arrival");
 
@@ -58,8 +60,8 @@ int main(void)
 			u[i] = u[i - 1] + (i == 50 || i == 150 ? 5000000 : 1000000);
 		int r = probe_stats(u, 201, 1000, &s);
 
-		tap_ok(!r && near(s.gap_p99_us, 1000) &&
-			       near(s.err_p99_us, 0) && near(s.err_max_us, 4000),
+		tap_ok(!r && near(s.gap_p99_us, 1000) && near(s.err_p99_us, 0) &&
+			       near(s.err_max_us, 4000),
 		       "200 gaps, 2 outliers: p99 1000 us, max |e| 4000 us (%.1f, %.1f)",
 		       s.gap_p99_us, s.err_max_us);
 		free(u);

@@ -40,8 +40,8 @@ static char dir[64];
 static char sock[128];
 static char logfile[128];
 static pid_t server = -1;
-static const char *const files[] = { "redis.sock", "redis.log", "pw-good", "pw-bad", "pw-open",
-				     "pw-empty" };
+static const char *const files[] = { "redis.sock", "redis.log", "pw-good",
+				     "pw-bad",     "pw-open",   "pw-empty" };
 
 static void path_in(char *buf, size_t len, const char *name)
 {
@@ -204,7 +204,8 @@ static void kill_server(void)
 
 static struct sluice_redis *client_by(const char *addr, const char *pwfile, __u64 timeout_ns)
 {
-	struct sluice_redis_opts o = { .addr = addr, .password_file = pwfile,
+	struct sluice_redis_opts o = { .addr = addr,
+				       .password_file = pwfile,
 				       .timeout_ns = timeout_ns };
 	char err[SLUICE_ERR_LEN] = "";
 	struct sluice_redis *r = NULL;
@@ -237,11 +238,15 @@ static void write_file(const char *name, const char *text, mode_t mode)
 
 static void test_addresses(void)
 {
-	static const char *const bad[] = { "", "host:", "host:0", "host:65536", "host:6x",
-					   "::1", "[::1", "[zz]:6379", "[::1]6379", "unix:",
+	static const char *const bad[] = { "",      "host:", "host:0",    "host:65536", "host:6x",
+					   "::1",   "[::1",  "[zz]:6379", "[::1]6379",  "unix:",
 					   "ho st", ":6379", "a:1:2" };
-	static const char *const good[] = { "localhost", "127.0.0.1:6380", "[::1]:6379", "[::1]",
-					    "/run/redis/redis.sock", "unix:/tmp/r.sock",
+	static const char *const good[] = { "localhost",
+					    "127.0.0.1:6380",
+					    "[::1]:6379",
+					    "[::1]",
+					    "/run/redis/redis.sock",
+					    "unix:/tmp/r.sock",
 					    "redis-1.example:7000" };
 	char err[SLUICE_ERR_LEN], longpath[200];
 	struct sluice_redis *r;
@@ -324,7 +329,12 @@ static void test_password_files(void)
 static void test_arguments(void)
 {
 	static const char *const fleets[] = {
-		"", "a b", "a:b", "a{b}", "a}b", "a/b",
+		"",
+		"a b",
+		"a:b",
+		"a{b}",
+		"a}b",
+		"a/b",
 		"f12345678901234567890123456789012345678901234567890123456789012345"
 	};
 	const char *keys[] = { "boxes" };
@@ -401,8 +411,8 @@ static int sync_one(struct sluice_redis *r, const char *member, __u64 ttl_ms, co
 {
 	const char *keys[] = { key };
 
-	return sluice_redis_sync(r, FLEET, member, ttl_ms, 1, keys, &used, 0, debt, live, NULL,
-				 err, SLUICE_ERR_LEN);
+	return sluice_redis_sync(r, FLEET, member, ttl_ms, 1, keys, &used, 0, debt, live, NULL, err,
+				 SLUICE_ERR_LEN);
 }
 
 static void test_debts(void)
@@ -467,8 +477,8 @@ static void test_members(void)
 	int ret, i;
 
 	/* A fleet of its own: no members from the other tests. */
-	ret = sluice_redis_sync(a, "members", "box-a", 60000, 0, NULL, NULL, 0, NULL, &la, &st,
-				err, sizeof(err));
+	ret = sluice_redis_sync(a, "members", "box-a", 60000, 0, NULL, NULL, 0, NULL, &la, &st, err,
+				sizeof(err));
 	TAP_TRUE(ret == 0 && la == 1 && st.calls == 1, "a heartbeat (no keys): one call, live 1");
 	ret = sluice_redis_sync(b, "members", "box-b", 60000, 0, NULL, NULL, 0, NULL, &lb, NULL,
 				err, sizeof(err));
@@ -533,14 +543,14 @@ static void test_shares(void)
 	ret = beat(a, "a", NULL, 0, NULL, &n, &st, err);
 	TAP_TRUE(ret == 0 && n == 1 && share_of("a") == 1,
 		 "shares: the first member alone holds the share of N = 1 (it gave 3)");
-	ret = beat(b, "b", NULL, 0, NULL, &n, &st, err) ?: beat(c, "c", NULL, 0, NULL, &n, &st, err);
+	ret = beat(b, "b", NULL, 0, NULL, &n, &st, err);
+	ret = ret ?: beat(c, "c", NULL, 0, NULL, &n, &st, err);
 	ret = ret ?: beat(a, "a", NULL, 0, NULL, &n, &st, err);
 	if (!TAP_TRUE(ret == 0 && n == 3 && st.silent == 0 && st.reserve_ppm == 0 &&
 			      share_of("a") == 3 && share_of("b") == 2 && share_of("c") == 3,
 		      "shares: three members, none silent; each holds min(its share, N)"))
-		tap_diag("  ret %d (%s): N %u silent %u reserve %u; a %lld b %lld c %lld", ret,
-			 err, n, st.silent, st.reserve_ppm, share_of("a"), share_of("b"),
-			 share_of("c"));
+		tap_diag("  ret %d (%s): N %u silent %u reserve %u; a %lld b %lld c %lld", ret, err,
+			 n, st.silent, st.reserve_ppm, share_of("a"), share_of("b"), share_of("c"));
 	ret = beat(old, "old", NULL, 0, NULL, &n, &st, err);
 	TAP_TRUE(ret == 0 && n == 4 && share_of("old") == -1,
 		 "shares: a member that gives no share is a member, with no share");
@@ -585,8 +595,7 @@ static void test_shares(void)
 	ret = beat(a, "a", NULL, 0, NULL, &n, &st, err);
 	sleep_ms(150);
 	ret = ret ?: beat(b, "b", "k4", 10, &debt, &n, &st, err);
-	if (!TAP_TRUE(ret == 0 && st.silent == 1 && st.reserve_ppm == 1000000 &&
-			      debt == 10 * 65536,
+	if (!TAP_TRUE(ret == 0 && st.silent == 1 && st.reserve_ppm == 1000000 && debt == 10 * 65536,
 		      "shares: a silent member of share 1 leaves 1/65536 to the others"))
 		tap_diag("  ret %d (%s): silent %u reserve %u debt %lld", ret, err, st.silent,
 			 st.reserve_ppm, (long long)debt);
@@ -637,8 +646,8 @@ static void test_many(void)
 		 "batch 1000: 10 calls, one round trip, debts grown by the second usage");
 	/* One call of all 10,000: more keys than the script's unpack() can
 	 * take at once (about 8000), so it must read them in parts. */
-	ret = sluice_redis_sync(r, FLEET, "box-a", 60000, N, keys, used, N, debt, &live, &st,
-				err, sizeof(err));
+	ret = sluice_redis_sync(r, FLEET, "box-a", 60000, N, keys, used, N, debt, &live, &st, err,
+				sizeof(err));
 	wrong = 0;
 	for (i = 0; i < N; i++)
 		wrong += debt[i] < (__s64)ceil(used[i]) || debt[i] > (__s64)ceil(3 * used[i]);
@@ -811,7 +820,7 @@ static void test_rotation(void)
 	write_file("pw-good", "second\n", 0600);
 	ret = r ? sync_one(r, "box-a", 60000, "rot", 5, &debt, &live, err) : -1;
 	if (!TAP_TRUE(ret == 0, "rotation: the new password in the file: the next sync works, "
-			  "with no restart"))
+				"with no restart"))
 		tap_diag("  ret %d: %s", ret, err);
 	sluice_redis_close(r);
 	TAP_TRUE(cmd_as("second", "CONFIG SET requirepass %s", ""), "requirepass cleared");
@@ -886,8 +895,8 @@ static void test_restart(void)
 
 	if (!TAP_TRUE(start_server(), "redis-server restarted on the same socket"))
 		return;
-	ret = sluice_redis_sync(r, FLEET, "box-a", 60000, 1, keys, &used, 0, &debt, &live, &st,
-				err, sizeof(err));
+	ret = sluice_redis_sync(r, FLEET, "box-a", 60000, 1, keys, &used, 0, &debt, &live, &st, err,
+				sizeof(err));
 	if (!TAP_TRUE(ret == 0 && st.reconnected && debt == 5000000 && live == 1,
 		      "restarted: the sync reconnects, and the key starts over (debt 5 s)"))
 		tap_diag("  ret %d (%s): debt %lld", ret, err, (long long)debt);

@@ -128,7 +128,8 @@ static long vm_peak_kb(void)
 
 static struct sluice_redis *client(const struct fakeredis *fk, const char *pw, __u64 timeout_ns)
 {
-	struct sluice_redis_opts o = { .addr = fakeredis_addr(fk), .password_file = pw,
+	struct sluice_redis_opts o = { .addr = fakeredis_addr(fk),
+				       .password_file = pw,
 				       .timeout_ns = timeout_ns };
 	char err[SLUICE_ERR_LEN] = "";
 	struct sluice_redis *r = NULL;
@@ -146,8 +147,8 @@ static int sync1(struct sluice_redis *r, __s64 *debt, __u32 *live, char *err)
 
 	*debt = -99;
 	*live = 0;
-	return sluice_redis_sync(r, FLEET, "box-a", 60000, 1, keys, &used, 0, debt, live, NULL,
-				 err, SLUICE_ERR_LEN);
+	return sluice_redis_sync(r, FLEET, "box-a", 60000, 1, keys, &used, 0, debt, live, NULL, err,
+				 SLUICE_ERR_LEN);
 }
 
 static void write_pw(const char *text, mode_t mode)
@@ -183,7 +184,8 @@ static void test_huge(struct fakeredis *fk)
 		{ "*2\r\n:1\r\n:-\r\n", REPLY_RAW, "with no number",
 		  "an element '-' with no digits" },
 		{ "*2\r\n:1\r\n+oooooooooooooooooooooooooooooooooooooooooooooooooooooooooooooooo"
-		  "oooo\r\n", REPLY_RAW, "'+' line longer than 64", "a long status in the array" },
+		  "oooo\r\n",
+		  REPLY_RAW, "'+' line longer than 64", "a long status in the array" },
 		{ "*1000000000\r\n", CONNECT_RAW, "at most 0 were asked",
 		  "an array where SCRIPT LOAD's SHA1 is due" },
 		{ "$-7\r\n", REPLY_RAW, "a length of -7", "a bulk length of -7" },
@@ -215,8 +217,8 @@ static void test_huge(struct fakeredis *fk)
 			tap_diag("  ret %d after %.1f ms: %s", ret, took / 1e6, err);
 		if (!tap_ok(took < DEADLINE_NS / 2 && peak - peak0 < 64 * 1024,
 			    "%s: at once (%.1f ms, deadline %.0f ms), and %ld kB more address "
-			    "space at most", cases[i].name, took / 1e6, DEADLINE_NS / 1e6,
-			    peak - peak0))
+			    "space at most",
+			    cases[i].name, took / 1e6, DEADLINE_NS / 1e6, peak - peak0))
 			tap_diag("  VmPeak %ld kB -> %ld kB", peak0, peak);
 		ret = sync1(r, &debt, &live, err);
 		TAP_TRUE(ret == 0 && debt == 0 && live == 1,

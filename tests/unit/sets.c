@@ -165,10 +165,10 @@ static void test_siphash24_vectors(void)
 		size_t len;
 		__u64 want;
 	} v[] = {
-		{ 0, 0x726fdb47dd0e0e31ULL },	{ 1, 0x74f839c593dc67fdULL },
-		{ 7, 0xab0200f58b01d137ULL },	{ 8, 0x93f5f5799a932462ULL },
+		{ 0, 0x726fdb47dd0e0e31ULL },  { 1, 0x74f839c593dc67fdULL },
+		{ 7, 0xab0200f58b01d137ULL },  { 8, 0x93f5f5799a932462ULL },
 		{ 15, 0xa129ca6149be45e5ULL }, /* the paper's example */
-		{ 16, 0x3f2acc7f57c29bdbULL },	{ 63, 0x958a324ceb064572ULL },
+		{ 16, 0x3f2acc7f57c29bdbULL }, { 63, 0x958a324ceb064572ULL },
 	};
 	__u8 key[16], msg[64];
 	size_t i;
@@ -180,8 +180,8 @@ static void test_siphash24_vectors(void)
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		__u64 got = sip_bytes(2, 4, key, msg, v[i].len);
 
-		if (!tap_ok(got == v[i].want, "reference SipHash-2-4: the published vector for %zu bytes",
-			    v[i].len))
+		if (!tap_ok(got == v[i].want,
+			    "reference SipHash-2-4: the published vector for %zu bytes", v[i].len))
 			tap_diag("  got %016llx, want %016llx", (unsigned long long)got,
 				 (unsigned long long)v[i].want);
 	}
@@ -204,7 +204,8 @@ static void test_key_hash_is_siphash13(int family)
 				 (unsigned long long)seed, k.tag, k.prefixlen,
 				 (unsigned long long)got, (unsigned long long)want);
 	}
-	tap_ok(bad == 0, "sluice_key_hash() is SipHash-1-3 of the documented words: IPv%d, %d random keys (%d differ)",
+	tap_ok(bad == 0,
+	       "sluice_key_hash() is SipHash-1-3 of the documented words: IPv%d, %d random keys (%d differ)",
 	       family, n, bad);
 }
 
@@ -262,7 +263,8 @@ static void test_keyed(void)
 	for (i = n - 1; i >= 0; i--)
 		again += sluice_key_hash(seeds[i], &keys[i]) == hashes[i];
 	/* By chance n / nsets (about 10) keep their set; allow 1% of n. */
-	tap_ok(kept <= n / 100, "keyed: under another seed %d of %d keys keep their set of %u (chance: ~%u, bound %d)",
+	tap_ok(kept <= n / 100,
+	       "keyed: under another seed %d of %d keys keep their set of %u (chance: ~%u, bound %d)",
 	       kept, n, nsets, n / nsets, n / 100);
 	TAP_EQ(fp_kept, 0, "keyed: under another seed the fingerprint half changes (%d keys)", n);
 	TAP_EQ(again, n, "keyed: the same seed gives the same hash (%d keys)", n);
@@ -277,8 +279,9 @@ static void test_keyed(void)
 		kept += sluice_set_index(sluice_key_hash(s, &k), nsets) ==
 			sluice_set_index(sluice_key_hash(s ^ 1, &k), nsets);
 	}
-	tap_ok(kept <= n / 100, "keyed: seeds one bit apart, %d of %d keys keep their set (bound %d)",
-	       kept, n, n / 100);
+	tap_ok(kept <= n / 100,
+	       "keyed: seeds one bit apart, %d of %d keys keep their set (bound %d)", kept, n,
+	       n / 100);
 }
 
 /* ---- the set index ---- */
@@ -299,7 +302,8 @@ static void test_spread(__u32 n, int family)
 	__u64 keys = (__u64)n * 32 < 200000 ? 200000 : (__u64)n * 32;
 	__u64 seed = rnd(), i, out = 0;
 	__u32 *cnt = calloc(n, sizeof(*cnt));
-	struct sluice_key k = { .tag = SLUICE_TAG(1, SLUICE_ALGO_TOKEN_BUCKET, 1), .family = family };
+	struct sluice_key k = { .tag = SLUICE_TAG(1, SLUICE_ALGO_TOKEN_BUCKET, 1),
+				.family = family };
 	double x, df = n - 1, bound = df + 8 * sqrt(2 * df) + 10;
 
 	if (!cnt) {
@@ -327,9 +331,10 @@ static void test_spread(__u32 n, int family)
 		cnt[s]++;
 	}
 	x = chi_square(cnt, n, keys);
-	TAP_EQ(out, 0, "spread: every set index of %llu IPv%d keys is below %u", (unsigned long long)keys,
-	       family, n);
-	tap_ok(x <= bound, "spread: %llu adjacent IPv%d keys over %u sets, chi-square %.1f (df %.0f, bound %.0f)",
+	TAP_EQ(out, 0, "spread: every set index of %llu IPv%d keys is below %u",
+	       (unsigned long long)keys, family, n);
+	tap_ok(x <= bound,
+	       "spread: %llu adjacent IPv%d keys over %u sets, chi-square %.1f (df %.0f, bound %.0f)",
 	       (unsigned long long)keys, family, n, x, df, bound);
 	free(cnt);
 }
@@ -337,8 +342,9 @@ static void test_spread(__u32 n, int family)
 static void test_index_bounds(void)
 {
 	static const __u32 ns[] = { 1, 2, 3, 1000, 262144, 0x7fffffff, 0xffffffff };
-	static const __u64 hs[] = { 0, 1, 0xffffffffULL, 0x80000000ULL, 0xffffffff00000000ULL,
-				    0xffffffffffffffffULL };
+	static const __u64 hs[] = {
+		0, 1, 0xffffffffULL, 0x80000000ULL, 0xffffffff00000000ULL, 0xffffffffffffffffULL
+	};
 	int bad = 0, i, j;
 
 	for (i = 0; i < (int)(sizeof(ns) / sizeof(ns[0])); i++) {
@@ -348,8 +354,10 @@ static void test_index_bounds(void)
 			bad += sluice_set_index(rnd(), ns[i]) >= ns[i];
 	}
 	TAP_EQ(bad, 0, "set index: always below n, for extreme hashes and n up to 2^32 - 1");
-	TAP_EQ(sluice_set_index(0xffffffffULL, 3), 2, "set index: the largest hash takes the last set");
-	TAP_EQ(sluice_set_index(0xffffffff00000000ULL, 3), 0, "set index: only the low 32 bits choose the set");
+	TAP_EQ(sluice_set_index(0xffffffffULL, 3), 2,
+	       "set index: the largest hash takes the last set");
+	TAP_EQ(sluice_set_index(0xffffffff00000000ULL, 3), 0,
+	       "set index: only the low 32 bits choose the set");
 }
 
 /* ---- a way's identity ---- */
@@ -389,9 +397,11 @@ static void test_fingerprint(void)
 	qsort(fp, n, sizeof(*fp), cmp_u32);
 	for (i = 1; i < n; i++)
 		dup += fp[i] == fp[i - 1];
-	TAP_EQ(bad, 0, "fingerprint: an IPv6 ident's low 32 bits are the hash's high half (%d keys)", n);
+	TAP_EQ(bad, 0,
+	       "fingerprint: an IPv6 ident's low 32 bits are the hash's high half (%d keys)", n);
 	/* Pairs sharing 32 random bits by chance: n^2 / 2^33, about 1.2. */
-	tap_ok(dup <= 10, "fingerprint: %d of %d IPv6 keys share their low 32 bits with another (chance ~1, bound 10)",
+	tap_ok(dup <= 10,
+	       "fingerprint: %d of %d IPv6 keys share their low 32 bits with another (chance ~1, bound 10)",
 	       dup, n);
 	free(fp);
 }
@@ -412,7 +422,8 @@ static void test_ident(void)
 		if (k.family == 4)
 			bad4 += (__u32)id != a;
 		badhi += (__u32)(id >> 32) != (k.tag | SLUICE_WAY_LIVE);
-		badlive += !(id >> 32 & SLUICE_WAY_LIVE) || (id >> 32 & (SLUICE_WAY_BUSY | SLUICE_WAY_AUX));
+		badlive += !(id >> 32 & SLUICE_WAY_LIVE) ||
+			   (id >> 32 & (SLUICE_WAY_BUSY | SLUICE_WAY_AUX));
 		flagged = id | (__u64)(SLUICE_WAY_BUSY | SLUICE_WAY_AUX) << 32;
 		badmatch += SLUICE_WAY_MATCH(flagged) != id || SLUICE_WAY_MATCH(id) != id ||
 			    SLUICE_WAY_MATCH(id | (__u64)SLUICE_WAY_BUSY << 32) != id ||
@@ -428,18 +439,23 @@ static void test_ident(void)
 	TAP_EQ(badalgo, 0, "ident: SLUICE_WAY_ALGO gives the tag's algorithm");
 
 	{
-		struct sluice_key k = { .tag = SLUICE_TAG(SLUICE_MAX_RULES - 1, SLUICE_ALGO_FIXED_WINDOW, 0x1fff) |
+		struct sluice_key k = { .tag = SLUICE_TAG(SLUICE_MAX_RULES - 1,
+							  SLUICE_ALGO_FIXED_WINDOW, 0x1fff) |
 					       SLUICE_TAG_AGGREGATE,
-					.family = 4, .prefixlen = 24, .addr = { 198, 18, 7, 0 } };
+					.family = 4,
+					.prefixlen = 24,
+					.addr = { 198, 18, 7, 0 } };
 		__u64 id = sluice_way_ident(&k, 0);
 
 		TAP_EQ(id, ((__u64)(k.tag | SLUICE_WAY_LIVE) << 32) | htonl(0xc6120700U),
 		       "ident: 198.18.7.0/24 of the last slot, aggregate: exact value");
-		TAP_EQ(SLUICE_WAY_ALGO(id), SLUICE_ALGO_FIXED_WINDOW, "ident: the fixed window's algorithm back");
+		TAP_EQ(SLUICE_WAY_ALGO(id), SLUICE_ALGO_FIXED_WINDOW,
+		       "ident: the fixed window's algorithm back");
 		TAP_EQ(SLUICE_WAY_MATCH(id) == SLUICE_WAY_MATCH(id ^ 1), 0,
 		       "ident: MATCH keeps the key bits (one address bit apart: no match)");
-		TAP_EQ(SLUICE_WAY_MATCH(id) == SLUICE_WAY_MATCH(id & ~((__u64)SLUICE_WAY_LIVE << 32)), 0,
-		       "ident: MATCH keeps LIVE (an empty way never matches a key)");
+		TAP_EQ(SLUICE_WAY_MATCH(id) ==
+			       SLUICE_WAY_MATCH(id & ~((__u64)SLUICE_WAY_LIVE << 32)),
+		       0, "ident: MATCH keeps LIVE (an empty way never matches a key)");
 	}
 }
 
@@ -463,9 +479,11 @@ static void test_free_at_buckets(void)
 		TAP_EQ(sluice_way_free_at(id, 0, 0, 0), 0, "free at: %s, zero state: free now",
 		       a ? "leaky bucket" : "token bucket");
 		TAP_EQ(sluice_way_free_at(id, 700, 300, SLUICE_WAY_META(32, 0)), 700,
-		       "free at: %s, the packet clock later: its TAT", a ? "leaky bucket" : "token bucket");
-		TAP_EQ(sluice_way_free_at(id | (__u64)SLUICE_WAY_AUX << 32, 300, 700, SLUICE_WAY_META(32, 100)), 700,
-		       "free at: %s, the byte clock later: its TAT (window in meta ignored)",
+		       "free at: %s, the packet clock later: its TAT",
+		       a ? "leaky bucket" : "token bucket");
+		TAP_EQ(sluice_way_free_at(id | (__u64)SLUICE_WAY_AUX << 32, 300, 700,
+					  SLUICE_WAY_META(32, 100)),
+		       700, "free at: %s, the byte clock later: its TAT (window in meta ignored)",
 		       a ? "leaky bucket" : "token bucket");
 		for (i = 0; i < 10000; i++) {
 			__u64 s0 = rnd() >> (rnd() % 64), s1 = rnd() >> (rnd() % 64);
@@ -482,8 +500,10 @@ static void test_window_ms(void)
 	int i, bad = 0;
 
 	TAP_EQ(sluice_window_ms(100 * TICKS_PER_MS), 100, "window ms: 100 ms is 100");
-	TAP_EQ(sluice_window_ms(100 * TICKS_PER_MS + 1), 101, "window ms: a tick over 100 ms rounds up to 101");
-	TAP_EQ(sluice_window_ms(100 * TICKS_PER_MS - 1), 100, "window ms: a tick under 100 ms rounds up to 100");
+	TAP_EQ(sluice_window_ms(100 * TICKS_PER_MS + 1), 101,
+	       "window ms: a tick over 100 ms rounds up to 101");
+	TAP_EQ(sluice_window_ms(100 * TICKS_PER_MS - 1), 100,
+	       "window ms: a tick under 100 ms rounds up to 100");
 	TAP_EQ(sluice_window_ms(1), 1, "window ms: one tick rounds up to 1 ms");
 	for (i = 0; i < 100000; i++) {
 		__u64 w = 1 + rnd() % (3600ULL * 1000 * TICKS_PER_MS); /* up to an hour */
@@ -491,7 +511,8 @@ static void test_window_ms(void)
 
 		bad += ms * TICKS_PER_MS < w || (ms - 1) * TICKS_PER_MS >= w;
 	}
-	TAP_EQ(bad, 0, "window ms: rounds up, never below the window nor a whole ms over (100000 windows)");
+	TAP_EQ(bad, 0,
+	       "window ms: rounds up, never below the window nor a whole ms over (100000 windows)");
 }
 
 /* Run a window algorithm once at `now`; free_at must be the end of its window(s). */
@@ -506,9 +527,11 @@ static void test_free_at_windows(void)
 		__u32 meta = SLUICE_WAY_META(32, sluice_window_ms(w));
 		int bad = 0, early = 0;
 
-		TAP_EQ(sluice_way_free_at(id, 0, 0, meta), 0, "free at: %s, zero state: free now", name);
+		TAP_EQ(sluice_way_free_at(id, 0, 0, meta), 0, "free at: %s, zero state: free now",
+		       name);
 		TAP_EQ(sluice_way_free_at(id, SLUICE_WIN_PACK(41, 3), 5, meta), (41ULL + 1 + a) * w,
-		       "free at: %s, window 41 of 100 ms: at %s", name, a ? "42 x 100 ms + 100 ms" : "42 x 100 ms");
+		       "free at: %s, window 41 of 100 ms: at %s", name,
+		       a ? "42 x 100 ms + 100 ms" : "42 x 100 ms");
 		/* The real algorithm's state, at random times, whole-ms windows. */
 		for (i = 0; i < 10000; i++) {
 			__u64 wi = (1 + rnd() % 60000) * TICKS_PER_MS;
@@ -521,7 +544,8 @@ static void test_free_at_windows(void)
 				sluice_fixed_window(&s[0], now, wi, 10);
 			bad += sluice_way_free_at(id, s[0], s[1], m) != (now / wi + 1 + a) * wi;
 		}
-		TAP_EQ(bad, 0, "free at: %s, after a packet: the end of its %swindow (10000, whole ms)",
+		TAP_EQ(bad, 0,
+		       "free at: %s, after a packet: the end of its %swindow (10000, whole ms)",
 		       name, a ? "next " : "");
 		/* Windows not a whole ms: the meta's ms is rounded up, never early. */
 		for (i = 0; i < 10000; i++) {
@@ -537,7 +561,8 @@ static void test_free_at_windows(void)
 					 (now / wi + 1 + a) * ms * TICKS_PER_MS ||
 				 (now / wi + 1 + a) * ms * TICKS_PER_MS < (now / wi + 1 + a) * wi;
 		}
-		TAP_EQ(early, 0, "free at: %s, any window: (window + %d) x its ms rounded up, never before its end",
+		TAP_EQ(early, 0,
+		       "free at: %s, any window: (window + %d) x its ms rounded up, never before its end",
 		       name, 1 + a);
 	}
 }
@@ -561,7 +586,10 @@ static void test_free_at_means_free(void)
 		}
 	}
 	TAP_EQ(at, limit, "free at: a full sliding window admits its whole limit again at free_at");
-	TAP_TRUE(before < limit, "free at: ... and halfway through the window before it (the count still weighs), less (%u of %u)", before, limit);
+	TAP_TRUE(
+		before < limit,
+		"free at: ... and halfway through the window before it (the count still weighs), less (%u of %u)",
+		before, limit);
 }
 
 /*
@@ -609,9 +637,11 @@ static void test_reset_values(void)
 				not_free += sluice_way_free_at(way_ident(algos[a]), resets[r], 0,
 							       SLUICE_WAY_META(32, 1000)) != 0;
 			}
-		TAP_EQ(bad, 0, "reset values: %s: 0 and SLUICE_FRESH give a zero state's verdicts "
+		TAP_EQ(bad, 0,
+		       "reset values: %s: 0 and SLUICE_FRESH give a zero state's verdicts "
 		       "and state, at 0, inside the first window, at its end, its boundary, "
-		       "past it", names[a]);
+		       "past it",
+		       names[a]);
 		TAP_EQ(not_free, 0, "reset values: %s: 0 and SLUICE_FRESH are free at once",
 		       names[a]);
 	}
@@ -622,11 +652,11 @@ static void test_reset_values(void)
 		       "reset values: a TAT of 1 tick is not full at now 0 (burst 1 drops)");
 	}
 	TAP_EQ(sluice_way_free_at(way_ident(SLUICE_ALGO_FIXED_WINDOW), SLUICE_WIN_PACK(0, 1), 0,
-				  SLUICE_WAY_META(32, 1000)), W,
-	       "reset values: a count of 1 in window 0 is a real window, held until 1 x window");
+				  SLUICE_WAY_META(32, 1000)),
+	       W, "reset values: a count of 1 in window 0 is a real window, held until 1 x window");
 	TAP_EQ(sluice_way_free_at(way_ident(SLUICE_ALGO_SLIDING_WINDOW), SLUICE_WIN_PACK(0, 1), 0,
-				  SLUICE_WAY_META(32, 1000)), 2 * W,
-	       "reset values: ... and a sliding window's until 2 x window");
+				  SLUICE_WAY_META(32, 1000)),
+	       2 * W, "reset values: ... and a sliding window's until 2 x window");
 }
 
 /* ---- sizes and layout ---- */
@@ -639,7 +669,8 @@ static void test_layout(void)
 	TAP_EQ(sluice_sets_for(5), 2, "sets for 5 keys: 2");
 	TAP_EQ(sluice_sets_for(1000000), 250000, "sets for 1000000 keys: 250000");
 	TAP_EQ(sluice_sets_for(1000001), 250001, "sets for 1000001 keys: 250001");
-	TAP_EQ(sluice_sets_for(0xffffffffU), 0x40000000U, "sets for 2^32 - 1 keys: 2^30, no overflow");
+	TAP_EQ(sluice_sets_for(0xffffffffU), 0x40000000U,
+	       "sets for 2^32 - 1 keys: 2^30, no overflow");
 	{
 		__u32 n, bad = 0;
 
@@ -654,18 +685,24 @@ static void test_layout(void)
 	TAP_EQ(sizeof(struct sluice_set6) / SLUICE_SET_WAYS, 48, "IPv6: 48 bytes a key");
 	TAP_EQ(_Alignof(struct sluice_set4), 64, "IPv4 set: 64-byte aligned");
 	TAP_EQ(_Alignof(struct sluice_set6), 64, "IPv6 set: 64-byte aligned");
-	TAP_EQ(offsetof(struct sluice_set4, x), 64, "IPv4 set: the ways' identities and s0 fill the first line");
-	TAP_EQ(offsetof(struct sluice_set6, x), 64, "IPv6 set: the ways' identities and s0 fill the first line");
+	TAP_EQ(offsetof(struct sluice_set4, x), 64,
+	       "IPv4 set: the ways' identities and s0 fill the first line");
+	TAP_EQ(offsetof(struct sluice_set6, x), 64,
+	       "IPv6 set: the ways' identities and s0 fill the first line");
 	TAP_EQ(offsetof(struct sluice_set6, x[1]) - offsetof(struct sluice_set6, x[0]), 32,
 	       "IPv6 set: an aux of 32 bytes a way");
-	TAP_EQ(offsetof(struct sluice_way_aux6, addr), 16, "IPv6 aux: the address after s1, dropped, meta");
+	TAP_EQ(offsetof(struct sluice_way_aux6, addr), 16,
+	       "IPv6 aux: the address after s1, dropped, meta");
 	{
 		struct sluice_set4 arr[3];
 
-		TAP_EQ(((unsigned long)&arr[1] - (unsigned long)&arr[0]), 128, "IPv4 sets: one every 128 bytes in an array");
+		TAP_EQ(((unsigned long)&arr[1] - (unsigned long)&arr[0]), 128,
+		       "IPv4 sets: one every 128 bytes in an array");
 	}
-	TAP_EQ(SLUICE_WAY_META_PREFIX(SLUICE_WAY_META(128, 3600000)), 128, "meta: the prefix length back");
-	TAP_EQ(SLUICE_WAY_META_WINDOW_MS(SLUICE_WAY_META(128, 3600000)), 3600000, "meta: an hour's window back in ms");
+	TAP_EQ(SLUICE_WAY_META_PREFIX(SLUICE_WAY_META(128, 3600000)), 128,
+	       "meta: the prefix length back");
+	TAP_EQ(SLUICE_WAY_META_WINDOW_MS(SLUICE_WAY_META(128, 3600000)), 3600000,
+	       "meta: an hour's window back in ms");
 }
 
 int main(void)

@@ -339,7 +339,8 @@ static void reference(const struct scen *sc)
 		passed += v == SLUICE_PASS;
 		delayed += v == SLUICE_PASS && dep > now;
 	}
-	if (!tap_ok(bad < 0, "reference queue, %s: the same verdicts and departures over %d packets",
+	if (!tap_ok(bad < 0,
+		    "reference queue, %s: the same verdicts and departures over %d packets",
 		    sc->name, sc->n))
 		tap_diag("  packet %d: sluice %s departure %llu, reference %s departure %llu", bad,
 			 v == SLUICE_PASS ? "pass" : "drop", (unsigned long long)dep,
@@ -355,7 +356,8 @@ int main(void)
 		{ "100/s burst 20 delay 0", 100, 20, 0, 0, 0, 0, 8000000, 0, 3000 },
 		{ "100/s burst 20 delay 5", 100, 20, 5, 0, 0, 0, 8000000, 0, 3000 },
 		{ "3/s burst 4 delay 1 (rounded price)", 3, 4, 1, 0, 0, 0, 250000000, 0, 2000 },
-		{ "1000/s burst 50 nodelay", 1000, 50, SLUICE_NODELAY, 0, 0, 0, 700000, 0, 3000, true },
+		{ "1000/s burst 50 nodelay", 1000, 50, SLUICE_NODELAY, 0, 0, 0, 700000, 0, 3000,
+		  true },
 		{ "1000/s burst 0", 1000, 0, 0, 0, 0, 0, 700000, 0, 3000, true },
 		{ "bytes 1 MB/s burst 30000 delay 3000", 0, 0, 0, 1000000, 30000, 3000, 600000, 0,
 		  3000 },

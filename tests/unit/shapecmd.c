@@ -283,8 +283,7 @@ static void test_queue(void)
 	iv = p.pkt.interval;
 
 	sluice_shape_queue(&p.pkt, 2, now + 5 * iv, now, &q);
-	TAP_TRUE(q.ahead_units == 5 && q.ahead_ns == 50 * MS && q.delay_ns == 30 * MS &&
-			 q.accepts,
+	TAP_TRUE(q.ahead_units == 5 && q.ahead_ns == 50 * MS && q.delay_ns == 30 * MS && q.accepts,
 		 "5 packets ahead at 100/s, delay 2: 50ms to drain, the next waits 30ms");
 	sluice_shape_queue(&p.pkt, 0, now + 5 * iv / 2, now, &q);
 	TAP_TRUE(q.ahead_units == 3 && q.delay_ns == 25 * MS,
@@ -304,16 +303,18 @@ static void test_queue(void)
 		sluice_shape_queue(&p.pkt, p.pkt_delay, st[0], now, &q);
 		v = sluice_bucket_shape(&p, st, now, 1500, &depart);
 		if ((v == SLUICE_PASS) == q.accepts &&
-		    (v != SLUICE_PASS || (depart - now + SLUICE_TICKS_PER_NS - 1) >> SLUICE_TICK_SHIFT ==
-						 q.delay_ns))
+		    (v != SLUICE_PASS ||
+		     (depart - now + SLUICE_TICKS_PER_NS - 1) >> SLUICE_TICK_SHIFT == q.delay_ns))
 			agree++;
 		else
-			tap_diag("  packet %d: verdict %d, depart +%llu ticks; predicted %d, %llu ns",
-				 i, v, (unsigned long long)(depart - now), q.accepts,
-				 (unsigned long long)q.delay_ns);
+			tap_diag(
+				"  packet %d: verdict %d, depart +%llu ticks; predicted %d, %llu ns",
+				i, v, (unsigned long long)(depart - now), q.accepts,
+				(unsigned long long)q.delay_ns);
 	}
-	TAP_EQ(agree, 30, "a burst of 30: show's queue predicts every verdict and delay of "
-			  "sluice_bucket_shape()");
+	TAP_EQ(agree, 30,
+	       "a burst of 30: show's queue predicts every verdict and delay of "
+	       "sluice_bucket_shape()");
 }
 
 static bool has_line(const char *text, const char *line)
@@ -359,40 +360,53 @@ static void test_prometheus(void)
 	f = open_memstream(&text, &len);
 	sluice_prometheus_shape(f, "shape:veth0", &s);
 	fclose(f);
-	TAP_TRUE(has_line(text, "sluice_shape_shaped_total{interface=\"shape:veth0\"} 20") &&
-			 has_line(text, "sluice_shape_delayed_total{interface=\"shape:veth0\"} 12") &&
-			 has_line(text, "sluice_shape_restamped_total{interface=\"shape:veth0\"} 4") &&
-			 has_line(text, "sluice_shape_horizon_dropped_total{interface=\"shape:veth0\"} 1") &&
-			 has_line(text, "sluice_shape_max_delay_seconds{interface=\"shape:veth0\"} "
-					"0.000900"),
-		 "prometheus: the shaper's counters and max delay");
+	TAP_TRUE(
+		has_line(text, "sluice_shape_shaped_total{interface=\"shape:veth0\"} 20") &&
+			has_line(text,
+				 "sluice_shape_delayed_total{interface=\"shape:veth0\"} 12") &&
+			has_line(text,
+				 "sluice_shape_restamped_total{interface=\"shape:veth0\"} 4") &&
+			has_line(text,
+				 "sluice_shape_horizon_dropped_total{interface=\"shape:veth0\"} 1") &&
+			has_line(text, "sluice_shape_max_delay_seconds{interface=\"shape:veth0\"} "
+				       "0.000900"),
+		"prometheus: the shaper's counters and max delay");
 	TAP_TRUE(has_line(text, "# TYPE sluice_shape_delay_seconds histogram") &&
-			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
-					"le=\"1e-06\"} 2") &&
-			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
-					"le=\"4e-06\"} 2") &&
-			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
-					"le=\"8e-06\"} 6") &&
-			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
-					"le=\"0.001024\"} 12") &&
-			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
-					"le=\"2.097152\"} 12") &&
-			 has_line(text, "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
-					"le=\"+Inf\"} 12") &&
+			 has_line(text,
+				  "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
+				  "le=\"1e-06\"} 2") &&
+			 has_line(text,
+				  "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
+				  "le=\"4e-06\"} 2") &&
+			 has_line(text,
+				  "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
+				  "le=\"8e-06\"} 6") &&
+			 has_line(text,
+				  "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
+				  "le=\"0.001024\"} 12") &&
+			 has_line(text,
+				  "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
+				  "le=\"2.097152\"} 12") &&
+			 has_line(text,
+				  "sluice_shape_delay_seconds_bucket{interface=\"shape:veth0\","
+				  "le=\"+Inf\"} 12") &&
 			 has_line(text, "sluice_shape_delay_seconds_sum{interface=\"shape:veth0\"} "
 					"0.006000000") &&
-			 has_line(text, "sluice_shape_delay_seconds_count{interface=\"shape:veth0\"} 12"),
+			 has_line(text,
+				  "sluice_shape_delay_seconds_count{interface=\"shape:veth0\"} 12"),
 		 "prometheus: a cumulative histogram, le 1us doubling, +Inf and _count = delayed");
 	for (i = 0, len = 0; text[i]; i++)
 		len += !strncmp(text + i, "sluice_shape_delay_seconds_bucket{", 34);
-	TAP_EQ(len, SLUICE_DELAY_BUCKETS, "prometheus: one bucket per histogram entry (+Inf the last)");
+	TAP_EQ(len, SLUICE_DELAY_BUCKETS,
+	       "prometheus: one bucket per histogram entry (+Inf the last)");
 
 	fd = mkstemp(path);
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
 		tap_ok(false, "promtool check metrics accepts the shaper's metrics");
 	} else if (system("command -v promtool >/dev/null 2>&1")) {
 		tap_skip("promtool is not installed (Debian's prometheus package): run "
-			 "'sudo make deps'", "promtool check metrics accepts the shaper's metrics");
+			 "'sudo make deps'",
+			 "promtool check metrics accepts the shaper's metrics");
 	} else {
 		char cmd[128];
 
@@ -432,7 +446,8 @@ static void test_file(void)
 	snprintf(path, sizeof(path), "%s/shape.conf", dir);
 	f = fopen(path, "we");
 	fputs("set --rate 100/s --burst 20 --delay 5\n"
-	      "rule add 198.18.0.0/24 --rate 10/s --burst 0\n", f);
+	      "rule add 198.18.0.0/24 --rate 10/s --burst 0\n",
+	      f);
 	fclose(f);
 	ret = sluice_cmd_file_read(path, &file, err, sizeof(err));
 	TAP_EQ(ret, 0, "a shaper's file is read (--delay, --burst 0: its state checks them)");

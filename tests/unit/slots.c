@@ -21,7 +21,8 @@ static void cidr_of(unsigned int i, struct sluice_cidr *c)
 
 	/* /32s of 198.18.0.0/16, every seventh a /28 of 198.19.0.0/16 */
 	if (i % 7 == 6)
-		snprintf(buf, sizeof(buf), "198.19.%u.%u/28", (i / 7 / 16) & 255, (i / 7 % 16) * 16);
+		snprintf(buf, sizeof(buf), "198.19.%u.%u/28", (i / 7 / 16) & 255,
+			 (i / 7 % 16) * 16);
 	else
 		snprintf(buf, sizeof(buf), "198.18.%u.%u/32", (i >> 8) & 255, i & 255);
 	sluice_parse_cidr(buf, c, NULL, 0);
@@ -123,7 +124,7 @@ static void test_slots(void)
 			first[sl] = i;
 			distinct++;
 		} else if (!sluice_policy_same_but_tag(&s.t.rules[first[sl]].rule.policy,
-							&s.t.rules[i].rule.policy) ||
+						       &s.t.rules[i].rule.policy) ||
 			   s.t.rules[first[sl]].rule.policy.tag != s.t.rules[i].rule.policy.tag) {
 			mixed++;
 		}

@@ -66,8 +66,10 @@ static void check_sliding_reference(const struct scn *sc)
 		tap_diag("  packet %ld at %llu ns: sluice %s, reference %s", bad,
 			 (unsigned long long)r.pk[bad].t_ns, scn_verdict_name(r.v[bad]),
 			 scn_verdict_name(want));
-	TAP_EQ(over_exact, 0, "%s: never admits at or over the limit by the exact (unrounded) "
-	       "estimate", sc->name);
+	TAP_EQ(over_exact, 0,
+	       "%s: never admits at or over the limit by the exact (unrounded) "
+	       "estimate",
+	       sc->name);
 	if (rounded_away)
 		tap_diag("  %zu packets at the exact limit dropped by the rounded-up weight",
 			 rounded_away);
@@ -156,8 +158,9 @@ static void check_log_exact(const struct scn *sc)
 static bool make_policy(struct sluice_policy *p, __u8 algo, const char *rate, __u64 burst,
 			const char *window)
 {
-	struct scn s = { .name = "unit", .algo = algo, .rate = rate, .burst = burst,
-			 .window = window };
+	struct scn s = {
+		.name = "unit", .algo = algo, .rate = rate, .burst = burst, .window = window
+	};
 	char err[SLUICE_ERR_LEN] = "";
 
 	if (scn_policy(&s, p, err, sizeof(err))) {
@@ -290,8 +293,7 @@ static void report_sliding_trailing(const struct scn *sc)
 	}
 	TAP_EQ(aligned_over, 0, "%s: every aligned window holds <= %u admitted", sc->name,
 	       r.p.window_limit);
-	tap_diag("  most admitted in any trailing window: %zu (limit %u)", worst,
-		 r.p.window_limit);
+	tap_diag("  most admitted in any trailing window: %zu (limit %u)", worst, r.p.window_limit);
 	scn_run_free(&r);
 }
 
@@ -329,8 +331,10 @@ static void test_zero_and_sentinels(void)
 				passed++;
 			bad += passed != 1 || s[0] != SLUICE_WIN_PACK(0, 4);
 		}
-		TAP_EQ(bad, 0, "%s: 3 counted in window 0 stay counted through it (at 0, 1/2, its "
-		       "last tick): 1 more of 4", name);
+		TAP_EQ(bad, 0,
+		       "%s: 3 counted in window 0 stay counted through it (at 0, 1/2, its "
+		       "last tick): 1 more of 4",
+		       name);
 		bad = 0;
 		s[0] = SLUICE_FRESH;
 		s[1] = 0;
@@ -368,7 +372,8 @@ static void test_zero_and_sentinels(void)
 
 		bad += old_held != sluice_log_held(ts, SLUICE_LOG_STAMP(now), w);
 	}
-	TAP_EQ(bad, 0, "sliding log: stamps of the old encoding (ns << 4) are held exactly as "
+	TAP_EQ(bad, 0,
+	       "sliding log: stamps of the old encoding (ns << 4) are held exactly as "
 	       "before, at every now of the real clock (100000 draws, a third at the window's "
 	       "end)");
 }

@@ -54,9 +54,9 @@ int bench_prefill(int map_fd, size_t value_size, __u32 tag, __u8 family, __u8 pr
  * r = first .. first + n - 1 under tag `tag`: each in the first empty way of
  * its set (a key whose set is full is left out), with s0 = s0_base + r *
  * s0_step (ticks) and aux meta `meta`. *placed: the keys written. */
-int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
-		       const __u8 *src, __u32 first, __u32 n, __u64 s0_base, __u64 s0_step,
-		       __u32 meta, __u32 *placed);
+int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen, const __u8 *src,
+		       __u32 first, __u32 n, __u64 s0_base, __u64 s0_step, __u32 meta,
+		       __u32 *placed);
 
 /* Ways of family's sets table holding a key (*live), and of those the ways
  * not free at now_ticks (*held: a debt, a window not ended). */
@@ -68,8 +68,8 @@ int bench_sets_count(const struct bpfrun *o, __u8 family, __u64 now_ticks, __u32
 __u64 bench_now_ns(void); /* CLOCK_MONOTONIC, as bpf_ktime_get_ns() */
 /* Run the frame `repeat` times through prog_fd; wall-clock ns per packet in
  * *ns, the kernel's own average in *kns (whole ns), the verdict in *retval. */
-int bench_test_run(int prog_fd, const struct bench_frame *f, __u32 repeat, double *ns,
-		   __u32 *kns, __u32 *retval);
+int bench_test_run(int prog_fd, const struct bench_frame *f, __u32 repeat, double *ns, __u32 *kns,
+		   __u32 *retval);
 /* run_time_ns and run_cnt of a program (kernel.bpf_stats_enabled). */
 int bench_prog_runtime(int prog_fd, __u64 *run_time_ns, __u64 *run_cnt);
 int bench_pin_cpu(int cpu);

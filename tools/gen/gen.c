@@ -226,8 +226,8 @@ static void stamped_span(struct gen_bpf *skel, __u64 *first, __u64 *last)
 	st = calloc(ncpus, sizeof(*st));
 	if (!st)
 		return;
-	if (!bpf_map__lookup_elem(skel->maps.gen_stamps, &key, sizeof(key), st,
-				  ncpus * sizeof(*st), 0)) {
+	if (!bpf_map__lookup_elem(skel->maps.gen_stamps, &key, sizeof(key), st, ncpus * sizeof(*st),
+				  0)) {
 		for (i = 0; i < ncpus; i++) {
 			if (!st[i].first_ns)
 				continue;
@@ -271,7 +271,8 @@ static int parse_cpus(const char *s, int *cpus, int max, int *n, char *err, size
 			if (c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed)) {
 				snprintf(err, errlen,
 					 "CPU %ld in -c %s is not one this process may run on: "
-					 "see 'nproc' and 'taskset -p $$'", c, s);
+					 "see 'nproc' and 'taskset -p $$'",
+					 c, s);
 				return -EINVAL;
 			}
 			if (*n == max) {
@@ -308,11 +309,15 @@ static int attach_keeper(int prog_fd, bool verbose)
 
 	fd = lo ? bpf_link_create(prog_fd, lo, BPF_XDP, &opts) : -ENODEV;
 	if (fd < 0 && verbose)
-		fprintf(stderr, "sluice-gen: Couldn't keep the program in the XDP dispatcher "
-			"(loopback: %s): every batch will cost ~25 ms more\n", strerror(-fd));
+		fprintf(stderr,
+			"sluice-gen: Couldn't keep the program in the XDP dispatcher "
+			"(loopback: %s): every batch will cost ~25 ms more\n",
+			strerror(-fd));
 	return fd;
 }
 
+/* the help text at column 0, as wide as it prints */
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -357,6 +362,7 @@ static void usage(FILE *f)
 "at the same time adds to them.\n",
 		DEFAULT_SECONDS);
 }
+/* clang-format on */
 
 static int usage_error(const char *msg)
 {
@@ -374,9 +380,10 @@ static int set_source_knobs(struct gen_bpf *skel, const struct sluice_cidr *src,
 	int i;
 
 	if (keys && host < 64 && keys > (1ULL << host)) {
-		snprintf(err, errlen, "--keys %llu is more than the %llu addresses in the source "
-			 "prefix: use a shorter prefix or fewer keys", (unsigned long long)keys,
-			 1ULL << host);
+		snprintf(err, errlen,
+			 "--keys %llu is more than the %llu addresses in the source "
+			 "prefix: use a shorter prefix or fewer keys",
+			 (unsigned long long)keys, 1ULL << host);
 		return -EINVAL;
 	}
 	if (keys > 0xffffffffULL) {
@@ -445,7 +452,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	const char *dev = NULL, *src_s = NULL, *dst_s = NULL, *dst_mac_s = NULL;
 	const char *src_mac_s = NULL;
@@ -574,8 +581,10 @@ int main(int argc, char **argv)
 
 	run.ifindex = if_nametoindex(dev);
 	if (!run.ifindex) {
-		snprintf(err, sizeof(err), "there is no interface %s in this network namespace: "
-			 "run sluice-gen in the sender's (ip netns exec NS sluice-gen ...)", dev);
+		snprintf(err, sizeof(err),
+			 "there is no interface %s in this network namespace: "
+			 "run sluice-gen in the sender's (ip netns exec NS sluice-gen ...)",
+			 dev);
 		return usage_error(err);
 	}
 	if (gen_read_link(run.ifindex, &link, err, sizeof(err))) {
@@ -586,8 +595,10 @@ int main(int argc, char **argv)
 		memcpy(spec.src_mac, link.mac, 6);
 	if (!dst_mac_s) {
 		if (!link.has_peer) {
-			snprintf(err, sizeof(err), "%s is not a veth whose peer can be read: give "
-				 "the receiver's MAC with --dst-mac", dev);
+			snprintf(err, sizeof(err),
+				 "%s is not a veth whose peer can be read: give "
+				 "the receiver's MAC with --dst-mac",
+				 dev);
 			return usage_error(err);
 		}
 		memcpy(spec.dst_mac, link.peer_mac, 6);
@@ -631,15 +642,19 @@ int main(int argc, char **argv)
 	run.slow_calls = keeper_fd < 0;
 
 	if (verbose && link.veth && link.has_peer && gen_peer_runs_napi(&link)) {
-		fprintf(stderr, "sluice-gen: %s's peer %s runs an XDP program in native mode: the "
-			"veth delivers frames to it\n", dev, link.peer_name);
+		fprintf(stderr,
+			"sluice-gen: %s's peer %s runs an XDP program in native mode: the "
+			"veth delivers frames to it\n",
+			dev, link.peer_name);
 	} else if (verbose && link.veth) {
 		char why[1024];
 
 		gen_peer_advice(&link, why, sizeof(why));
-		fprintf(stderr, "sluice-gen: %s%s\n", why, !link.has_peer || !link.peer_up ? "" :
-			"; unless GRO or threaded NAPI is on there (which cannot be seen from "
-			"here), the veth will drop every frame");
+		fprintf(stderr, "sluice-gen: %s%s\n", why,
+			!link.has_peer || !link.peer_up ?
+				"" :
+				"; unless GRO or threaded NAPI is on there (which cannot be seen from "
+				"here), the veth will drop every frame");
 	}
 	if (verbose) {
 		char s[INET6_ADDRSTRLEN + 8], d[INET6_ADDRSTRLEN], m[24];
@@ -722,7 +737,8 @@ int main(int argc, char **argv)
 		stamped_span(skel, &first, &last);
 	secs = last > first ? (last - first) / 1e9 : 0;
 	if (skel->bss->bad_frames)
-		fprintf(stderr, "sluice-gen: %llu frames were not sent: their headers were not "
+		fprintf(stderr,
+			"sluice-gen: %llu frames were not sent: their headers were not "
 			"where the program expected them\n",
 			(unsigned long long)skel->bss->bad_frames);
 	out_frames = sent - (skel->bss->bad_frames < sent ? skel->bss->bad_frames : sent);
@@ -756,7 +772,8 @@ int main(int argc, char **argv)
 		printf("\n");
 		if (counted)
 			printf("delivered %llu to %s: %.3f Mpps; dropped by the veth: %llu with the "
-			       "queue full, %llu not taken\n", (unsigned long long)dl.delivered,
+			       "queue full, %llu not taken\n",
+			       (unsigned long long)dl.delivered,
 			       link.has_peer ? link.peer_name : "the peer",
 			       secs > 0 ? dl.delivered / secs / 1e6 : 0,
 			       (unsigned long long)dl.queue_full, (unsigned long long)dl.not_taken);
@@ -765,11 +782,13 @@ int main(int argc, char **argv)
 		char why[1024];
 
 		gen_peer_advice(&link, why, sizeof(why));
-		fprintf(stderr, "sluice-gen: %s: the veth took %llu of the %s%llu frames sent out "
-			"of %s%s: %s%s\n", expect_drops ? "note" : "warning",
-			(unsigned long long)dl.delivered, cut_short ? "first " : "",
-			(unsigned long long)out_frames, dev, cut_short ? ", so sending stopped" : "",
-			why, expect_drops ? "" : " (--expect-drops if that is expected)");
+		fprintf(stderr,
+			"sluice-gen: %s: the veth took %llu of the %s%llu frames sent out "
+			"of %s%s: %s%s\n",
+			expect_drops ? "note" : "warning", (unsigned long long)dl.delivered,
+			cut_short ? "first " : "", (unsigned long long)out_frames, dev,
+			cut_short ? ", so sending stopped" : "", why,
+			expect_drops ? "" : " (--expect-drops if that is expected)");
 		if (!expect_drops && ret == SLUICE_EXIT_OK)
 			ret = SLUICE_EXIT_RUNTIME;
 	}

@@ -145,8 +145,10 @@ int gen_read_link(int ifindex, struct gen_link *l, char *err, size_t errlen)
 	}
 	if (!li.has_mac) {
 		ret = -EOPNOTSUPP;
-		snprintf(err, errlen, "interface %d has no Ethernet address: use an Ethernet or "
-			 "veth device", ifindex);
+		snprintf(err, errlen,
+			 "interface %d has no Ethernet address: use an Ethernet or "
+			 "veth device",
+			 ifindex);
 		goto out;
 	}
 	memcpy(l->mac, li.mac, 6);

@@ -156,7 +156,8 @@ static int nsid_of(int nl, int fd)
 		if (nh->nlmsg_type != RTM_NEWNSID)
 			continue;
 		len = nh->nlmsg_len - NLMSG_LENGTH(sizeof(struct rtgenmsg));
-		rta = (struct rtattr *)((char *)NLMSG_DATA(nh) + NLMSG_ALIGN(sizeof(struct rtgenmsg)));
+		rta = (struct rtattr *)((char *)NLMSG_DATA(nh) +
+					NLMSG_ALIGN(sizeof(struct rtgenmsg)));
 		for (; RTA_OK(rta, len); rta = RTA_NEXT(rta, len))
 			if (rta->rta_type == NETNSA_NSID)
 				memcpy(&id, RTA_DATA(rta), sizeof(id));
@@ -217,21 +218,29 @@ void gen_peer_advice(const struct gen_link *l, char *buf, size_t len)
 		return;
 	}
 	if (!l->peer_up) {
-		snprintf(what, sizeof(what), "%s, the veth's peer, is down: a veth takes no frames "
-			 "for a peer that is down", l->peer_name);
+		snprintf(what, sizeof(what),
+			 "%s, the veth's peer, is down: a veth takes no frames "
+			 "for a peer that is down",
+			 l->peer_name);
 		fix = "ip link set %s up";
 	} else if (l->peer_xdp == XDP_ATTACHED_SKB) {
-		snprintf(what, sizeof(what), "%s, the veth's peer, runs its XDP program in generic "
+		snprintf(what, sizeof(what),
+			 "%s, the veth's peer, runs its XDP program in generic "
 			 "(skb) mode: a veth delivers XDP frames only to a peer that runs one in "
-			 "native mode, or has GRO or threaded NAPI on", l->peer_name);
-	} else if (l->peer_xdp == XDP_ATTACHED_NONE) {
-		snprintf(what, sizeof(what), "%s, the veth's peer, has no XDP program: a veth "
-			 "delivers XDP frames only to a peer that runs one in native mode, or has "
-			 "GRO or threaded NAPI on", l->peer_name);
-	} else {
-		snprintf(buf, len, "%s, the veth's peer, has an XDP program in native mode, yet "
-			 "the veth did not take the frames: see 'perf trace -e xdp:xdp_devmap_xmit'",
+			 "native mode, or has GRO or threaded NAPI on",
 			 l->peer_name);
+	} else if (l->peer_xdp == XDP_ATTACHED_NONE) {
+		snprintf(what, sizeof(what),
+			 "%s, the veth's peer, has no XDP program: a veth "
+			 "delivers XDP frames only to a peer that runs one in native mode, or has "
+			 "GRO or threaded NAPI on",
+			 l->peer_name);
+	} else {
+		snprintf(
+			buf, len,
+			"%s, the veth's peer, has an XDP program in native mode, yet "
+			"the veth did not take the frames: see 'perf trace -e xdp:xdp_devmap_xmit'",
+			l->peer_name);
 		return;
 	}
 	snprintf(cmd, sizeof(cmd), fix, l->peer_name);
@@ -244,7 +253,9 @@ void gen_peer_advice(const struct gen_link *l, char *buf, size_t len)
 	if (ino)
 		sluice_netns_where(ino, initial, cmd, where, sizeof(where));
 	else
-		snprintf(where, sizeof(where), "the network namespace with id %d here ('ip netns "
-			 "list-id'): run '%s' there", l->peer_netnsid, cmd);
+		snprintf(where, sizeof(where),
+			 "the network namespace with id %d here ('ip netns "
+			 "list-id'): run '%s' there",
+			 l->peer_netnsid, cmd);
 	snprintf(buf, len, "%s; fix: it is in %s", what, where);
 }

@@ -127,7 +127,8 @@ static int report(bool json, bool all, double expect_us, unsigned long long tota
 
 	if (json)
 		printf("{\"total\":%llu,\"expect_us\":%.3f,\"foreign\":%llu,\"drops\":%u,"
-		       "\"sources\":[", total, expect_us, foreign, rcv_drops);
+		       "\"sources\":[",
+		       total, expect_us, foreign, rcv_drops);
 	else
 		printf("%llu packets from %u sources%s, %u dropped by the socket\n", total, nflows,
 		       foreign ? " (and some that were no probe packets)" : "", rcv_drops);
@@ -168,7 +169,8 @@ static int report(bool json, bool all, double expect_us, unsigned long long tota
 				printf(",\"packets\":[");
 				for (k = 0; k < f->n; k++)
 					printf("%s[%u,%.3f,%.3f]", k ? "," : "", f->r[k].seq,
-					       (double)(f->r[k].arrive_ns - f->r[0].arrive_ns) / 1e3,
+					       (double)(f->r[k].arrive_ns - f->r[0].arrive_ns) /
+						       1e3,
 					       (double)(f->r[k].arrive_ns - f->r[k].send_ns) / 1e3);
 				printf("]");
 			}
@@ -176,18 +178,18 @@ static int report(bool json, bool all, double expect_us, unsigned long long tota
 			continue;
 		}
 		printf("source %s: %zu of %u packets (lost %zu, dup %zu, reordered %zu),"
-		       " span %.3f ms, first after %.1f us\n", f->text, f->n, f->count,
-		       f->count - f->n, f->dup, f->reordered, s.span_us / 1e3,
-		       (double)(f->r[0].arrive_ns - f->r[0].send_ns) / 1e3);
+		       " span %.3f ms, first after %.1f us\n",
+		       f->text, f->n, f->count, f->count - f->n, f->dup, f->reordered,
+		       s.span_us / 1e3, (double)(f->r[0].arrive_ns - f->r[0].send_ns) / 1e3);
 		if (f->n < 2)
 			continue;
 		printf("  gaps us: mean %.1f, median %.1f, p99 %.1f, min %.1f, max %.1f\n",
 		       s.gap_mean_us, s.gap_median_us, s.gap_p99_us, s.gap_min_us, s.gap_max_us);
 		if (expect_us > 0)
 			printf("  error vs %.1f us: mean %.1f us, median |e| %.1f us, p99 |e| %.1f us,"
-			       " max |e| %.1f us; span %+.3f ms (%+.2f %%)\n", expect_us,
-			       s.err_mean_us, s.err_median_us, s.err_p99_us, s.err_max_us,
-			       s.span_err_us / 1e3, s.span_err_pct);
+			       " max |e| %.1f us; span %+.3f ms (%+.2f %%)\n",
+			       expect_us, s.err_mean_us, s.err_median_us, s.err_p99_us,
+			       s.err_max_us, s.span_err_us / 1e3, s.span_err_pct);
 	}
 	if (json)
 		printf("]}\n");
@@ -210,29 +212,44 @@ int probe_recv(int argc, char **argv)
 		switch (c) {
 		case 'p':
 			if (probe_num(optarg, 1, 65535, &port) || port != (int)port)
-				return probe_usage("recv", "-p %s: want a UDP port, 1..65535", optarg);
+				return probe_usage("recv", "-p %s: want a UDP port, 1..65535",
+						   optarg);
 			have_port = true;
 			break;
-		case 'b': bind_to = optarg; break;
+		case 'b':
+			bind_to = optarg;
+			break;
 		case 't':
 			if (probe_num(optarg, 0.01, 3600, &timeout))
-				return probe_usage("recv", "-t %s: want seconds, 0.01..3600", optarg);
+				return probe_usage("recv", "-t %s: want seconds, 0.01..3600",
+						   optarg);
 			break;
 		case 'n':
 			if (probe_num(optarg, 1, 1e9, &want) || want != (long long)want)
-				return probe_usage("recv", "-n %s: want a packet count, 1..1000000000",
+				return probe_usage("recv",
+						   "-n %s: want a packet count, 1..1000000000",
 						   optarg);
 			break;
 		case 'e':
 			if (probe_num(optarg, 0.001, 1e9, &expect))
-				return probe_usage("recv", "-e %s: want an interval in microseconds,"
-						   " 0.001..1000000000", optarg);
+				return probe_usage("recv",
+						   "-e %s: want an interval in microseconds,"
+						   " 0.001..1000000000",
+						   optarg);
 			break;
-		case 'r': ready = optarg; break;
-		case 'a': all = true; break;
-		case 'j': json = true; break;
-		case 'h': return probe_help();
-		default: return probe_usage("recv", "unknown option or missing value");
+		case 'r':
+			ready = optarg;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			return probe_help();
+		default:
+			return probe_usage("recv", "unknown option or missing value");
 		}
 	}
 	if (optind < argc)
@@ -309,7 +326,8 @@ int probe_recv(int argc, char **argv)
 			iov[j] = (struct iovec){ buf[j], sizeof(buf[j]) };
 			mm[j].msg_hdr = (struct msghdr){ .msg_name = &from[j],
 							 .msg_namelen = sizeof(from[j]),
-							 .msg_iov = &iov[j], .msg_iovlen = 1,
+							 .msg_iov = &iov[j],
+							 .msg_iovlen = 1,
 							 .msg_control = cbuf[j],
 							 .msg_controllen = sizeof(cbuf[j]) };
 			mm[j].msg_len = 0;
@@ -373,7 +391,8 @@ int probe_recv(int argc, char **argv)
 				 PROBE_MAX_SOURCES, overflow);
 	if (!ret && !total)
 		ret = probe_fail("no probe packet arrived on UDP port %d within %g s (-t):"
-				 " is the sender's route to this namespace up?", (int)port, timeout);
+				 " is the sender's route to this namespace up?",
+				 (int)port, timeout);
 out:
 	close(fd);
 	return ret;

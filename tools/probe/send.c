@@ -158,59 +158,78 @@ int probe_send(int argc, char **argv)
 	unsigned long long sent = 0, errors = 0;
 	bool json = false, have_port = false, all = false;
 	char *list, *tok, *save;
-	unsigned char (*bufs)[PROBE_MAX_PAYLOAD] = NULL;
+	unsigned char(*bufs)[PROBE_MAX_PAYLOAD] = NULL;
 	struct mmsghdr *mm = NULL;
 	struct iovec *iovs = NULL;
-	char (*cbufs)[CMSG_SPACE(sizeof(uint64_t))] = NULL;
+	char(*cbufs)[CMSG_SPACE(sizeof(uint64_t))] = NULL;
 	int c, ret = 0;
 
 	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { 0 } };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:d:p:n:r:l:P:T:b:ajh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': srcs = optarg; break;
-		case 'd': dst = optarg; break;
+		case 's':
+			srcs = optarg;
+			break;
+		case 'd':
+			dst = optarg;
+			break;
 		case 'p':
 			if (probe_num(optarg, 1, 65535, &port) || port != (int)port)
-				return probe_usage("send", "-p %s: want a UDP port, 1..65535", optarg);
+				return probe_usage("send", "-p %s: want a UDP port, 1..65535",
+						   optarg);
 			have_port = true;
 			break;
 		case 'n':
 			if (probe_num(optarg, 1, 10000000, &count) || count != (int)count)
-				return probe_usage("send", "-n %s: want a packet count, 1..10000000",
-						   optarg);
+				return probe_usage(
+					"send", "-n %s: want a packet count, 1..10000000", optarg);
 			break;
 		case 'r':
 			if (probe_num(optarg, 0.001, 10000000, &pps))
-				return probe_usage("send", "-r %s: want rounds a second, 0.001..10000000"
-						   " (omit -r for as fast as the socket allows)", optarg);
+				return probe_usage("send",
+						   "-r %s: want rounds a second, 0.001..10000000"
+						   " (omit -r for as fast as the socket allows)",
+						   optarg);
 			break;
 		case 'l':
 			if (probe_num(optarg, PROBE_MIN_PAYLOAD, PROBE_MAX_PAYLOAD, &len) ||
 			    len != (int)len)
-				return probe_usage("send", "-l %s: want a payload size in bytes, %u..%u"
-						   " (the header is %u bytes; 1472 fills a 1500 MTU)",
-						   optarg, PROBE_MIN_PAYLOAD, PROBE_MAX_PAYLOAD,
-						   PROBE_MIN_PAYLOAD);
+				return probe_usage(
+					"send",
+					"-l %s: want a payload size in bytes, %u..%u"
+					" (the header is %u bytes; 1472 fills a 1500 MTU)",
+					optarg, PROBE_MIN_PAYLOAD, PROBE_MAX_PAYLOAD,
+					PROBE_MIN_PAYLOAD);
 			break;
 		case 'P':
-			if (probe_num(optarg, 1, 4294967295.0, &pacing) || pacing != (long long)pacing)
-				return probe_usage("send", "-P %s: want a pacing rate in bytes a second,"
-						   " 1..4294967295", optarg);
+			if (probe_num(optarg, 1, 4294967295.0, &pacing) ||
+			    pacing != (long long)pacing)
+				return probe_usage("send",
+						   "-P %s: want a pacing rate in bytes a second,"
+						   " 1..4294967295",
+						   optarg);
 			break;
 		case 'T':
 			if (probe_num(optarg, 1, 1e7, &txtime_us))
-				return probe_usage("send", "-T %s: want a departure interval in"
-						   " microseconds, 1..10000000", optarg);
+				return probe_usage("send",
+						   "-T %s: want a departure interval in"
+						   " microseconds, 1..10000000",
+						   optarg);
 			break;
 		case 'b':
 			if (probe_num(optarg, 1, PROBE_MAX_BATCH, &batch) || batch != (int)batch)
-				return probe_usage("send", "-b %s: want packets a sendmmsg() call, 1..%d"
-						   " (1: one sendmsg() a packet)", optarg,
-						   PROBE_MAX_BATCH);
+				return probe_usage("send",
+						   "-b %s: want packets a sendmmsg() call, 1..%d"
+						   " (1: one sendmsg() a packet)",
+						   optarg, PROBE_MAX_BATCH);
 			break;
-		case 'a': all = true; break;
-		case 'j': json = true; break;
+		case 'a':
+			all = true;
+			break;
+		case 'j':
+			json = true;
+			break;
 		case 'h':
 			return probe_help();
 		default:
@@ -221,7 +240,7 @@ int probe_send(int argc, char **argv)
 		return probe_usage("send", "unexpected argument '%s'", argv[optind]);
 	if (!srcs || !dst || !have_port)
 		return probe_usage("send", "-s SRC, -d DST and -p PORT are required"
-				   " (e.g. -s 198.18.1.1 -d 198.18.1.2 -p 9000)");
+					   " (e.g. -s 198.18.1.1 -d 198.18.1.2 -p 9000)");
 	if (probe_addr(dst, (uint16_t)port, &to))
 		return probe_usage("send", "-d %s: not an IPv4 or IPv6 address", dst);
 
@@ -232,8 +251,10 @@ int probe_send(int argc, char **argv)
 		struct source *s = &src[nsrc];
 
 		if (nsrc == PROBE_MAX_SOURCES) {
-			ret = probe_usage("send", "-s: more than %d source addresses: send from"
-					  " several probes instead", PROBE_MAX_SOURCES);
+			ret = probe_usage("send",
+					  "-s: more than %d source addresses: send from"
+					  " several probes instead",
+					  PROBE_MAX_SOURCES);
 			goto out;
 		}
 		if (probe_addr(tok, 0, &from) || from.ss_family != to.ss_family) {
@@ -255,9 +276,10 @@ int probe_send(int argc, char **argv)
 			goto out;
 		}
 		if (bind(s->fd, (struct sockaddr *)&from, sizeof(from))) {
-			ret = probe_fail("Couldn't bind source %s: %s: the address must be on an"
-					 " interface of this namespace (ip addr add %s/%s dev IFACE)",
-					 tok, strerror(errno), tok, to.ss_family == AF_INET ? "32" : "128");
+			ret = probe_fail(
+				"Couldn't bind source %s: %s: the address must be on an"
+				" interface of this namespace (ip addr add %s/%s dev IFACE)",
+				tok, strerror(errno), tok, to.ss_family == AF_INET ? "32" : "128");
 			goto out;
 		}
 		if (txtime_us) {
@@ -265,7 +287,8 @@ int probe_send(int argc, char **argv)
 
 			if (setsockopt(s->fd, SOL_SOCKET, SO_TXTIME, &st, sizeof(st))) {
 				ret = probe_fail("Couldn't set SO_TXTIME: %s (needs CAP_NET_ADMIN"
-						 " for CLOCK_MONOTONIC)", strerror(errno));
+						 " for CLOCK_MONOTONIC)",
+						 strerror(errno));
 				goto out;
 			}
 		}
@@ -306,8 +329,10 @@ int probe_send(int argc, char **argv)
 		for (i = 0; i < nsrc; i++) {
 			char cbuf[CMSG_SPACE(sizeof(uint64_t))] = { 0 };
 			struct iovec iov = { buf, (size_t)len };
-			struct msghdr m = { .msg_name = &to, .msg_namelen = sizeof(to),
-					    .msg_iov = &iov, .msg_iovlen = 1 };
+			struct msghdr m = { .msg_name = &to,
+					    .msg_namelen = sizeof(to),
+					    .msg_iov = &iov,
+					    .msg_iovlen = 1 };
 
 			if (txtime_us) {
 				m.msg_control = cbuf;
@@ -338,8 +363,9 @@ done:
 	}
 	if (json) {
 		printf("{\"sent\":%llu,\"errors\":%llu,\"seconds\":%.6f,\"start_ns\":%llu,"
-		       "\"payload\":%d,\"batch\":%d,\"sources\":[", sent, errors,
-		       (double)(end - start) / 1e9, (unsigned long long)start, (int)len, (int)batch);
+		       "\"payload\":%d,\"batch\":%d,\"sources\":[",
+		       sent, errors, (double)(end - start) / 1e9, (unsigned long long)start,
+		       (int)len, (int)batch);
 		for (i = 0; i < nsrc; i++) {
 			printf("%s{\"src\":\"%s\",\"sent\":%llu,\"errors\":%llu", i ? "," : "",
 			       src[i].text, src[i].sent, src[i].errors);
@@ -360,8 +386,8 @@ done:
 		printf("]}\n");
 	} else {
 		printf("sent %llu packets (%d bytes of payload) from %u sources in %.3f ms"
-		       " (%d a call), %llu errors\n", sent, (int)len, nsrc,
-		       (double)(end - start) / 1e6, (int)batch, errors);
+		       " (%d a call), %llu errors\n",
+		       sent, (int)len, nsrc, (double)(end - start) / 1e6, (int)batch, errors);
 	}
 	for (i = 0; i < nsrc; i++) {
 		if (src[i].errors) {

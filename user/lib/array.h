@@ -41,16 +41,15 @@ static inline void *sluice_array_grow(void *arr, size_t *cap, size_t n, size_t s
  * Room for arr[n] in the array arr of cap elements (any integer type), both
  * lvalues that it updates: 0, or -ENOMEM with both unchanged.
  */
-#define sluice_array_room(arr, n, cap, first)                                                  \
-	({                                                                                     \
-		size_t cap_ = (size_t)(cap);                                                   \
-		void *p_ = sluice_array_grow((arr), &cap_, (size_t)(n), sizeof(*(arr)),        \
-					     (first));                                         \
-		if (p_) {                                                                      \
-			(arr) = p_;                                                            \
-			(cap) = cap_;                                                          \
-		}                                                                              \
-		p_ ? 0 : -ENOMEM;                                                              \
+#define sluice_array_room(arr, n, cap, first)                                                     \
+	({                                                                                        \
+		size_t cap_ = (size_t)(cap);                                                      \
+		void *p_ = sluice_array_grow((arr), &cap_, (size_t)(n), sizeof(*(arr)), (first)); \
+		if (p_) {                                                                         \
+			(arr) = p_;                                                               \
+			(cap) = cap_;                                                             \
+		}                                                                                 \
+		p_ ? 0 : -ENOMEM;                                                                 \
 	})
 
 #endif /* SLUICE_ARRAY_H */

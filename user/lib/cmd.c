@@ -123,8 +123,8 @@ static int parse_rate_opt(struct edit *e, const char *v, char *err, size_t errle
  * written: only a byte rate's --burst and --delay take one, which the rate
  * they belong to decides (sluice_edit_size_for_rate()).
  */
-static int parse_count0(const char *what, const char *v, __u64 max, __u64 *out,
-			const char **size, char *err, size_t errlen)
+static int parse_count0(const char *what, const char *v, __u64 max, __u64 *out, const char **size,
+			char *err, size_t errlen)
 {
 	bool sized;
 
@@ -253,8 +253,7 @@ int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err,
  * policy, so they never touch the default policy. They mean what the same
  * options of `sluice attach` mean.
  */
-static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *err,
-			 size_t errlen)
+static int parse_setting(struct edit *e, enum opt_id id, const char *v, char *err, size_t errlen)
 {
 	char inner[SLUICE_ERR_LEN];
 	struct sluice_limit l;
@@ -481,9 +480,9 @@ __u64 sluice_edit_period_ns(const struct rate_arg *r)
 		const char *suffix;
 		__u64 ns;
 	} units[] = {
-		{ "/s", SLUICE_NS_PER_SEC },	   { "/sec", SLUICE_NS_PER_SEC },
-		{ "pps", SLUICE_NS_PER_SEC },	   { "/m", 60 * SLUICE_NS_PER_SEC },
-		{ "/min", 60 * SLUICE_NS_PER_SEC }, { "/h", 3600 * SLUICE_NS_PER_SEC },
+		{ "/s", SLUICE_NS_PER_SEC },           { "/sec", SLUICE_NS_PER_SEC },
+		{ "pps", SLUICE_NS_PER_SEC },          { "/m", 60 * SLUICE_NS_PER_SEC },
+		{ "/min", 60 * SLUICE_NS_PER_SEC },    { "/h", 3600 * SLUICE_NS_PER_SEC },
 		{ "/hour", 3600 * SLUICE_NS_PER_SEC },
 	};
 	size_t i, tl = r->text ? strlen(r->text) : 0;
@@ -495,8 +494,9 @@ __u64 sluice_edit_period_ns(const struct rate_arg *r)
 			return units[i].ns;
 	}
 	for (i = 0; i < 3; i++) {
-		__u64 ns = i == 0 ? SLUICE_NS_PER_SEC : i == 1 ? 60 * SLUICE_NS_PER_SEC :
-								 3600 * SLUICE_NS_PER_SEC;
+		__u64 ns = i == 0 ? SLUICE_NS_PER_SEC :
+			   i == 1 ? 60 * SLUICE_NS_PER_SEC :
+				    3600 * SLUICE_NS_PER_SEC;
 
 		if ((unsigned __int128)r->rate.count * ns % r->rate.period_ns == 0)
 			return ns;
@@ -518,8 +518,7 @@ static int check_rate(const struct rate_arg *r, char *err, size_t errlen)
 	    sluice_edit_size_for_rate("--delay", r->delay_size, r, r->text, err, errlen))
 		return -EINVAL;
 	/* A shaper's --delay beyond its queue could never be reached. */
-	if (r->delay_given && r->delay != SLUICE_NODELAY && r->burst_given &&
-	    r->delay > r->burst)
+	if (r->delay_given && r->delay != SLUICE_NODELAY && r->burst_given && r->delay > r->burst)
 		return sluice_err(err, errlen, -EINVAL,
 				  "%s is more than --burst %llu of --rate %s: at most the queue "
 				  "(--burst) can go at once; to send every accepted packet at once "

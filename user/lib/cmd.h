@@ -55,8 +55,8 @@ struct sluice_cmd_done {
 	bool burst_default[2];
 };
 /* sluice_cmd_edit(), saying what it did in *done (may be NULL). */
-int sluice_cmd_edit_done(struct sluice_txn *t, int argc, char **argv,
-			 struct sluice_cmd_done *done, char *err, size_t errlen);
+int sluice_cmd_edit_done(struct sluice_txn *t, int argc, char **argv, struct sluice_cmd_done *done,
+			 char *err, size_t errlen);
 
 /*
  * Check one editing command without an interface: syntax, every value, and
@@ -95,15 +95,13 @@ struct sluice_cmd_file; /* every line of one input, read once, checked */
  * read. On success *out is the file, for sluice_cmd_file_free(); on failure
  * it is NULL.
  */
-int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
-			 size_t errlen);
+int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err, size_t errlen);
 /*
  * The same for an input of sluicectl -b: a regular file (checked the same
  * way), or a pipe, /dev/stdin, a FIFO, or "-" for standard input (named
  * "<stdin>" in messages), read to its end.
  */
-int sluice_cmd_input_read(const char *path, struct sluice_cmd_file **out, char *err,
-			  size_t errlen);
+int sluice_cmd_input_read(const char *path, struct sluice_cmd_file **out, char *err, size_t errlen);
 /*
  * Whether an error of sluice_cmd_file_read() is the operator's to fix (exit
  * status 2): a bad line, or a path that cannot be opened as a file (missing,

@@ -337,7 +337,6 @@ static int build_rule_policy(const struct edit *e, const struct sluice_policy *d
 	return 0;
 }
 
-
 _Static_assert((int)SLUICE_CMD_SET == EDIT_SET && (int)SLUICE_CMD_RULE_ADD == EDIT_RULE_ADD &&
 		       (int)SLUICE_CMD_RULE_DEL == EDIT_RULE_DEL &&
 		       (int)SLUICE_CMD_RULE_FLUSH == EDIT_RULE_FLUSH,
@@ -435,8 +434,8 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 	return -EINVAL;
 }
 
-int sluice_cmd_edit_done(struct sluice_txn *t, int argc, char **argv,
-			 struct sluice_cmd_done *done, char *err, size_t errlen)
+int sluice_cmd_edit_done(struct sluice_txn *t, int argc, char **argv, struct sluice_cmd_done *done,
+			 char *err, size_t errlen)
 {
 	struct sluice_cmd_done scratch;
 	struct edit e;

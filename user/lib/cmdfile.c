@@ -90,6 +90,7 @@ static int split_words(char *line, char **argv, int max)
 #define SETTLE_POLL_MS 10
 #define STR_(x) #x
 #define STR(x) STR_(x)
+#define SETTLE_MAX_STR STR(SETTLE_MAX_MS) " ms"
 
 /* What tells a file changed: the same file, of the same size and
  * modification time. (Not the status change time: renaming a new file
@@ -158,11 +159,14 @@ static int wait_settled(int fd, const char *path, struct stat *st, enum lease *l
 			return 0;
 		give_lease(fd, *l);
 		*l = LEASE_NONE;
-		if (waited >= SETTLE_MAX_MS)
-			return being_written(path, still < SETTLE_MS ?
-						   "kept changing for " STR(SETTLE_MAX_MS) " ms" :
-						   "was open for writing by another process for "
-						   STR(SETTLE_MAX_MS) " ms", err, errlen);
+		if (waited >= SETTLE_MAX_MS) {
+			const char *how =
+				still < SETTLE_MS ?
+					"kept changing for " SETTLE_MAX_STR :
+					"was open for writing by another process for " SETTLE_MAX_STR;
+
+			return being_written(path, how, err, errlen);
+		}
 		usleep(SETTLE_POLL_MS * 1000);
 		waited += SETTLE_POLL_MS;
 		if (fstat(fd, &now))
@@ -216,9 +220,9 @@ static int read_whole(const char *path, bool any_input, char **out, size_t *len,
 			"%s is not a regular file (%s): a config file is read whole at every "
 			"reload, so it must be a file; write one and give its path",
 			path,
-			S_ISFIFO(st.st_mode)			   ? "a FIFO" :
+			S_ISFIFO(st.st_mode)                       ? "a FIFO" :
 			S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
-			S_ISSOCK(st.st_mode)			   ? "a socket" :
+			S_ISSOCK(st.st_mode)                       ? "a socket" :
 								     "not a file");
 		goto out;
 	}
@@ -353,14 +357,12 @@ out_free:
 	return ret;
 }
 
-int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err,
-			 size_t errlen)
+int sluice_cmd_file_read(const char *path, struct sluice_cmd_file **out, char *err, size_t errlen)
 {
 	return file_read(path, false, out, err, errlen);
 }
 
-int sluice_cmd_input_read(const char *path, struct sluice_cmd_file **out, char *err,
-			  size_t errlen)
+int sluice_cmd_input_read(const char *path, struct sluice_cmd_file **out, char *err, size_t errlen)
 {
 	return file_read(path, true, out, err, errlen);
 }

@@ -11,7 +11,9 @@
 #include "libsluice.h"
 
 const struct sluice_field sluice_stats_fields[] = {
+/* clang-format off */
 #define F(x, help) { #x, offsetof(struct sluice_counters, stats.x), help }
+	/* clang-format on */
 	F(rx, "Packets the XDP program saw."),
 	F(rx_bytes, "Bytes of the packets the XDP program saw."),
 	F(passed, "Packets passed (XDP_PASS), for any reason."),
@@ -30,7 +32,9 @@ const struct sluice_field sluice_stats_fields[] = {
 	F(contended, "Packets dropped because other CPUs kept updating their bucket."),
 	F(events_lost, "Drop events the ring buffer had no room for."),
 #undef F
+/* clang-format off */
 #define F(x, help) { #x, offsetof(struct sluice_counters, x), help }
+	/* clang-format on */
 	F(keys, "Keys in the tables now (the key table, lru or sets, and sluice_logs)."),
 	F(evicted_estimate, "Keys created but no longer in the tables: new_keys - keys, an "
 			    "estimate of the evictions of either table (a flush lowers keys too)."),
@@ -108,7 +112,6 @@ int sluice_read_rwould(const struct sluice_handle *h, __u32 slot, struct sluice_
 		return -ENOENT;
 	return sluice_percpu_sum(h->rwould_fd, slot, (__u64 *)out, sizeof(*out) / sizeof(__u64));
 }
-
 
 int sluice_clear_rstats(const struct sluice_handle *h, __u32 slot)
 {

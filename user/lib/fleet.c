@@ -32,8 +32,9 @@ int sluice_fleet_view(const struct sluice_handle *h, struct sluice_fleet_view *v
 	v->f.last_error[sizeof(v->f.last_error) - 1] = '\0';
 	v->n = v->f.live > 1 ? v->f.live : 1;
 	v->shared = v->n > 1 && now >= v->f.ok_until;
-	v->state_code = v->f.state < sizeof(state_names) / sizeof(state_names[0]) ? v->f.state :
-										  SLUICE_FLEET_NONE;
+	v->state_code = v->f.state < sizeof(state_names) / sizeof(state_names[0]) ?
+				v->f.state :
+				SLUICE_FLEET_NONE;
 	v->state = state_names[v->state_code];
 	if (v->state_code == SLUICE_FLEET_SYNCED && now >= v->f.ok_until) {
 		v->state = "stale";
@@ -69,26 +70,32 @@ void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies
 	char age[32] = "never";
 
 	if (v->state_code == SLUICE_FLEET_NONE) {
-		snprintf(buf, len, "%s", fleet_policies ?
-			 "off: no agent has run ('sluice run IFACE --redis ADDR --fleet NAME'), so "
-			 "the fleet policies hold the whole limit on this box alone" : "off");
+		snprintf(
+			buf, len, "%s",
+			fleet_policies ?
+				"off: no agent has run ('sluice run IFACE --redis ADDR --fleet NAME'), so "
+				"the fleet policies hold the whole limit on this box alone" :
+				"off");
 		return;
 	}
 	if (v->last_ok_age_s >= 0)
 		snprintf(age, sizeof(age), "%.1f s ago", v->last_ok_age_s);
 	if (!v->shared && v->f.silent)
-		snprintf(buf, len, "%s via %s: %s, %u box%s (%u silent: %s held in reserve), "
-			 "last sync %s, rtt %.1f ms", v->f.fleet, v->f.redis, v->state, v->n,
-			 v->n == 1 ? "" : "es", v->f.silent,
+		snprintf(buf, len,
+			 "%s via %s: %s, %u box%s (%u silent: %s held in reserve), "
+			 "last sync %s, rtt %.1f ms",
+			 v->f.fleet, v->f.redis, v->state, v->n, v->n == 1 ? "" : "es", v->f.silent,
 			 v->f.silent == 1 ? "its share" : "their shares", age,
 			 (double)v->f.last_rtt_ns / 1e6);
 	else if (!v->shared)
-		snprintf(buf, len, "%s via %s: %s, %u box%s, last sync %s, rtt %.1f ms",
-			 v->f.fleet, v->f.redis, v->state, v->n, v->n == 1 ? "" : "es", age,
+		snprintf(buf, len, "%s via %s: %s, %u box%s, last sync %s, rtt %.1f ms", v->f.fleet,
+			 v->f.redis, v->state, v->n, v->n == 1 ? "" : "es", age,
 			 (double)v->f.last_rtt_ns / 1e6);
 	else
-		snprintf(buf, len, "%s via %s: %s, fleet policies admit rate/%u and burst/%u; "
-			 "last sync %s%s%s", v->f.fleet, v->f.redis, v->state, v->n, v->n, age,
+		snprintf(buf, len,
+			 "%s via %s: %s, fleet policies admit rate/%u and burst/%u; "
+			 "last sync %s%s%s",
+			 v->f.fleet, v->f.redis, v->state, v->n, v->n, age,
 			 v->f.last_error[0] ? "; " : "", v->f.last_error);
 }
 

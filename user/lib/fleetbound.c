@@ -55,8 +55,8 @@ __u64 sluice_fleet_debt_bound_us(__u64 w_ticks, __u32 n, __u64 sync_ns, __u64 ti
 
 	if (!n)
 		n = 1;
-	per_box = (unsigned __int128)w_ticks + (((unsigned __int128)sync_ns + 2 * timeout_ns)
-						<< SLUICE_TICK_SHIFT);
+	per_box = (unsigned __int128)w_ticks +
+		  (((unsigned __int128)sync_ns + 2 * timeout_ns) << SLUICE_TICK_SHIFT);
 	b = (per_box * n + TICKS_PER_US - 1) / TICKS_PER_US;
 	/* in ticks again (x TICKS_PER_US), still at most SLUICE_MAX_TOLERANCE */
 	if (b > SLUICE_MAX_TOLERANCE / TICKS_PER_US)
@@ -119,22 +119,20 @@ int sluice_fleet_bound_refresh(struct sluice_fleet_bound *b, struct sluice_handl
 	memset(b, 0, sizeof(*b));
 	b->shape = h->cfg->kind & SLUICE_KIND_SHAPE;
 	for (i = 0; i <= pol.nr_rules; i++)
-		sluice_fleet_bound_set(b, i < pol.nr_rules ? &pol.rules[i].rule.policy :
-							      &pol.set.def);
+		sluice_fleet_bound_set(b,
+				       i < pol.nr_rules ? &pol.rules[i].rule.policy : &pol.set.def);
 	b->read = true;
 	b->seq = seq;
 	sluice_free_policies(&pol);
 	return 0;
 }
 
-__u64 sluice_fleet_bound_w(const struct sluice_fleet_bound *b, const struct sluice_key *k,
-			   int lane)
+__u64 sluice_fleet_bound_w(const struct sluice_fleet_bound *b, const struct sluice_key *k, int lane)
 {
 	__u32 slot = SLUICE_TAG_SLOT(k->tag) & (SLUICE_MAX_RULES - 1);
 
 	lane = lane ? 1 : 0;
-	if (b->tag[slot] && b->tag[slot] == (k->tag & ~SLUICE_TAG_AGGREGATE) &&
-	    b->w[slot][lane])
+	if (b->tag[slot] && b->tag[slot] == (k->tag & ~SLUICE_TAG_AGGREGATE) && b->w[slot][lane])
 		return b->w[slot][lane];
 	return b->widest[lane];
 }

@@ -97,7 +97,8 @@ void sluice_format_rate(const struct sluice_limit *l, bool is_bytes, char *buf, 
 	for (i = 0; i < sizeof(pkt_units) / sizeof(pkt_units[0]); i++) {
 		n = (unsigned __int128)l->rate * pkt_units[i].ns;
 		if (n % p == 0) {
-			snprintf(buf, len, "%llu%s", (unsigned long long)(n / p), pkt_units[i].unit);
+			snprintf(buf, len, "%llu%s", (unsigned long long)(n / p),
+				 pkt_units[i].unit);
 			return;
 		}
 	}
@@ -230,8 +231,8 @@ static void fmt_keyed(const struct sluice_policy *p, int family, char *buf, size
 
 /* "100/s burst 100" (a shaper's: "delay 5" or "nodelay" after it); a byte
  * limit's burst and delay count bytes, and say so. */
-static void fmt_limit(const struct sluice_limit *l, bool bytes, bool shape, __u32 delay,
-		      char *buf, size_t len)
+static void fmt_limit(const struct sluice_limit *l, bool bytes, bool shape, __u32 delay, char *buf,
+		      size_t len)
 {
 	char r[48], d[48] = "";
 
@@ -387,9 +388,8 @@ void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 	if (!v->sets) {
 		snprintf(buf, len,
 			 "%llu of %llu keys (lru table: IPv4 %llu, IPv6 %llu share it; %s)",
-			 (unsigned long long)(v->used[0] + v->used[1]),
-			 (unsigned long long)v->max, (unsigned long long)v->used[0],
-			 (unsigned long long)v->used[1], mem);
+			 (unsigned long long)(v->used[0] + v->used[1]), (unsigned long long)v->max,
+			 (unsigned long long)v->used[0], (unsigned long long)v->used[1], mem);
 		return;
 	}
 	/* A set table's families fill apart: a full IPv4 half is full

@@ -101,8 +101,8 @@ int sluice_frame_build(const struct sluice_frame *f, __u8 *buf, char *err, size_
 		return sluice_err(err, errlen, -EINVAL,
 				  "the source and the destination must both be IPv4 or IPv6");
 	if (f->nr_vlans < 0 || f->nr_vlans > SLUICE_FRAME_MAX_VLANS)
-		return sluice_err(err, errlen, -EINVAL, "%d VLAN tags: at most %d",
-				  f->nr_vlans, SLUICE_FRAME_MAX_VLANS);
+		return sluice_err(err, errlen, -EINVAL, "%d VLAN tags: at most %d", f->nr_vlans,
+				  SLUICE_FRAME_MAX_VLANS);
 	n = l2 + (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	if (f->len < n || f->len > SLUICE_FRAME_MAX)
 		return sluice_err(err, errlen, -EINVAL,

@@ -27,8 +27,8 @@ static size_t set_size(int v6)
 	return v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4);
 }
 
-int sluice_keytab_open(struct sluice_keytab *t, bool sets, __u64 seed, int buckets_fd,
-		       int sets4_fd, int sets6_fd)
+int sluice_keytab_open(struct sluice_keytab *t, bool sets, __u64 seed, int buckets_fd, int sets4_fd,
+		       int sets6_fd)
 {
 	int v6;
 
@@ -127,8 +127,7 @@ static bool read_way(void *set, int v6, int w, __u64 want, struct sluice_key *k,
 		memcpy(k->addr, &a, 4);
 	}
 	/* Frozen: being handed to another key; or it changed keys meanwhile. */
-	if (s0 == SLUICE_FROZEN ||
-	    __atomic_load_n(&way->ident, __ATOMIC_ACQUIRE) != id)
+	if (s0 == SLUICE_FROZEN || __atomic_load_n(&way->ident, __ATOMIC_ACQUIRE) != id)
 		return false;
 	/* Claimed, not charged yet: a new key's state, which the LRU table
 	 * writes as 0 (algo.h), so every reader reads one encoding. */
@@ -162,8 +161,10 @@ static int empty_way(void *set, int w, __u64 id)
 {
 	__u64 old = id;
 
-	return __atomic_compare_exchange_n(&way_at(set, w)->ident, &old, 0, false,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -ENOENT;
+	return __atomic_compare_exchange_n(&way_at(set, w)->ident, &old, 0, false, __ATOMIC_SEQ_CST,
+					   __ATOMIC_SEQ_CST) ?
+		       0 :
+		       -ENOENT;
 }
 
 int sluice_keytab_delete(struct sluice_keytab *t, const struct sluice_key *k)
@@ -207,8 +208,8 @@ static long each_way(const struct sluice_keytab *t, way_fn fn, void *ctx)
 			void *set = set_at(t, v6, i);
 
 			for (w = 0; w < SLUICE_SET_WAYS; w++) {
-				__u64 id = __atomic_load_n(&way_at(set, w)->ident,
-							   __ATOMIC_ACQUIRE);
+				__u64 id =
+					__atomic_load_n(&way_at(set, w)->ident, __ATOMIC_ACQUIRE);
 				int stop;
 
 				if (!read_way(set, v6, w, 0, &k, &b))

@@ -29,8 +29,8 @@ struct sluice_keytab {
 };
 
 /* Not owning the fds. 0 or -errno (a sets table whose maps are missing). */
-int sluice_keytab_open(struct sluice_keytab *t, bool sets, __u64 seed, int buckets_fd,
-		       int sets4_fd, int sets6_fd);
+int sluice_keytab_open(struct sluice_keytab *t, bool sets, __u64 seed, int buckets_fd, int sets4_fd,
+		       int sets6_fd);
 void sluice_keytab_close(struct sluice_keytab *t);
 /* The state of key k (masked, tagged as the datapath keys it): 0 or -ENOENT. */
 int sluice_keytab_lookup(const struct sluice_keytab *t, const struct sluice_key *k,

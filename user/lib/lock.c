@@ -122,10 +122,11 @@ static int lock_fd_op(int fd, int op, const char *dir, char *err, size_t errlen)
 		snprintf(holder, sizeof(holder), "another process");
 	else
 		lock_holder(&st, holder, sizeof(holder));
-	return sluice_err(err, errlen, -EWOULDBLOCK,
-			  "%s is locked by %s, which is changing it, and it did not let go in %.0f s: "
-			  "wait for it, or stop it if it is stuck (SLUICE_LOCK_TIMEOUT sets the wait)",
-			  dir, holder, timeout);
+	return sluice_err(
+		err, errlen, -EWOULDBLOCK,
+		"%s is locked by %s, which is changing it, and it did not let go in %.0f s: "
+		"wait for it, or stop it if it is stuck (SLUICE_LOCK_TIMEOUT sets the wait)",
+		dir, holder, timeout);
 }
 
 int sluice_lock_fd(int fd, const char *dir, char *err, size_t errlen)

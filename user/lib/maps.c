@@ -78,8 +78,8 @@ __u64 sluice_map_bytes(int fd)
 	case BPF_MAP_TYPE_LRU_HASH:
 		/* struct htab_elem (48 bytes) with the key and value, and a
 		 * 16-byte bucket per entry rounded up to a power of two. */
-		return (__u64)info.max_entries * (48 + round8(info.key_size) +
-						  round8(info.value_size)) +
+		return (__u64)info.max_entries *
+			       (48 + round8(info.key_size) + round8(info.value_size)) +
 		       pow2_at_least(info.max_entries) * 16;
 	case BPF_MAP_TYPE_ARRAY:
 		return (__u64)info.max_entries * round8(info.value_size);
@@ -95,8 +95,7 @@ __u64 sluice_map_bytes(int fd)
 /* One key at a time: maps without batch lookups (LPM tries, old kernels).
  * A key removed under us makes the kernel start again from the first key:
  * some entries may then be seen twice, as a live table allows. */
-static long walk_one_by_one(int fd, const struct bpf_map_info *info, sluice_walk_fn fn,
-			    void *ctx)
+static long walk_one_by_one(int fd, const struct bpf_map_info *info, sluice_walk_fn fn, void *ctx)
 {
 	char *key = calloc(2, info->key_size), *val = NULL;
 	void *prev = NULL;

@@ -77,9 +77,11 @@ int sluice_netns_self(struct sluice_netns *ns, char *err, size_t errlen)
 		return 0;
 	}
 	if (stat("/proc/self/ns/net", &st))
-		return sluice_err(err, errlen, -errno,
-				  "Couldn't tell which network namespace this is (/proc/self/ns/net: "
-				  "%s): is /proc mounted?", strerror(errno));
+		return sluice_err(
+			err, errlen, -errno,
+			"Couldn't tell which network namespace this is (/proc/self/ns/net: "
+			"%s): is /proc mounted?",
+			strerror(errno));
 	memset(&cached, 0, sizeof(cached));
 	cached.ino = (__u64)st.st_ino;
 	cached.cookie = netns_cookie();
@@ -155,24 +157,29 @@ void sluice_netns_where(__u64 ino, bool initial, const char *cmd, char *buf, siz
 
 	if (initial) {
 		if (stat("/proc/1/ns/net", &st) == 0)
-			snprintf(buf, len, "the initial network namespace: run 'nsenter "
-				 "--net=/proc/1/ns/net %s'", cmd);
+			snprintf(buf, len,
+				 "the initial network namespace: run 'nsenter "
+				 "--net=/proc/1/ns/net %s'",
+				 cmd);
 		else
 			snprintf(buf, len, "the initial network namespace: run '%s' there", cmd);
 		return;
 	}
 	found = find_ns_path(ino, name, sizeof(name), path, sizeof(path));
 	if (name[0])
-		snprintf(buf, len, "network namespace net:[%llu] ('ip netns' name %s): run "
-			 "'nsenter --net=%s %s'", (unsigned long long)ino, name, path, cmd);
+		snprintf(buf, len,
+			 "network namespace net:[%llu] ('ip netns' name %s): run "
+			 "'nsenter --net=%s %s'",
+			 (unsigned long long)ino, name, path, cmd);
 	else if (found)
 		snprintf(buf, len, "network namespace net:[%llu]: run 'nsenter --net=%s %s'",
 			 (unsigned long long)ino, path, cmd);
 	else
-		snprintf(buf, len, "network namespace net:[%llu], which no process and no "
+		snprintf(buf, len,
+			 "network namespace net:[%llu], which no process and no "
 			 "'ip netns' name holds any more: its state is left over ('rm -r %s/"
-			 "netns:%llu' removes it)", (unsigned long long)ino, SLUICE_PIN_ROOT,
-			 (unsigned long long)ino);
+			 "netns:%llu' removes it)",
+			 (unsigned long long)ino, SLUICE_PIN_ROOT, (unsigned long long)ino);
 }
 
 static bool has_config(const char *dir)
@@ -223,8 +230,10 @@ int sluice_netns_elsewhere(const char *ifname, const char *cmd, char *buf, size_
 	if (n > 1) {
 		size_t used = strlen(buf);
 
-		snprintf(buf + used, len - used, " (and %d other namespace%s: 'lsns -t net' "
-			 "lists them)", n - 1, n > 2 ? "s" : "");
+		snprintf(buf + used, len - used,
+			 " (and %d other namespace%s: 'lsns -t net' "
+			 "lists them)",
+			 n - 1, n > 2 ? "s" : "");
 	}
 	return n;
 }

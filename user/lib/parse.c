@@ -110,8 +110,10 @@ const char *sluice_case_hint(const char *word, const char *const *names, size_t 
 
 static const char *mult_name(__u64 mult)
 {
-	return mult == 1000ULL ? "kilo" : mult == 1000000ULL ? "mega" :
-	       mult == 1000000000ULL ? "giga" : "tera";
+	return mult == 1000ULL       ? "kilo" :
+	       mult == 1000000ULL    ? "mega" :
+	       mult == 1000000000ULL ? "giga" :
+				       "tera";
 }
 
 int sluice_parse_rate(const char *s, struct sluice_rate *rate, char *err, size_t errlen)
@@ -212,8 +214,8 @@ int sluice_parse_size(const char *what, const char *s, __u64 max, __u64 *out, bo
 	static const struct {
 		const char *name;
 		unsigned int shift;
-	} units[] = { { "k", 10 }, { "kb", 10 }, { "m", 20 }, { "mb", 20 }, { "g", 30 },
-		      { "gb", 30 } };
+	} units[] = { { "k", 10 },  { "kb", 10 }, { "m", 20 },
+		      { "mb", 20 }, { "g", 30 },  { "gb", 30 } };
 	const char *p = s;
 	size_t i;
 	__u64 v;
@@ -277,10 +279,14 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 		const char *name;
 		__u64 ns;
 	} units[] = {
-		{ "", SLUICE_NS_PER_SEC },	{ "s", SLUICE_NS_PER_SEC },
-		{ "ms", 1000000ULL },		{ "us", 1000ULL },
-		{ "ns", 1ULL },			{ "m", 60 * SLUICE_NS_PER_SEC },
-		{ "min", 60 * SLUICE_NS_PER_SEC }, { "h", 3600 * SLUICE_NS_PER_SEC },
+		{ "", SLUICE_NS_PER_SEC },
+		{ "s", SLUICE_NS_PER_SEC },
+		{ "ms", 1000000ULL },
+		{ "us", 1000ULL },
+		{ "ns", 1ULL },
+		{ "m", 60 * SLUICE_NS_PER_SEC },
+		{ "min", 60 * SLUICE_NS_PER_SEC },
+		{ "h", 3600 * SLUICE_NS_PER_SEC },
 	};
 	const char *p = s, *frac = NULL, *unit;
 	unsigned __int128 total, scale = 1;

@@ -104,8 +104,10 @@ static int check_bpffs_shared(bool mounted, const struct stat *ours, char *err, 
 	if (sluice_netns_self(&ns, NULL, 0) == 0 && !ns.initial)
 		sluice_netns_where(ns.ino, false, sluice_cmdline(), where, sizeof(where));
 	else
-		snprintf(where, sizeof(where), "the initial network namespace: run 'nsenter "
-			 "--mount=/proc/1/ns/mnt %s'", sluice_cmdline());
+		snprintf(where, sizeof(where),
+			 "the initial network namespace: run 'nsenter "
+			 "--mount=/proc/1/ns/mnt %s'",
+			 sluice_cmdline());
 	return sluice_err(
 		err, errlen, -EXDEV,
 		"/sys/fs/bpf here is %s, not the bpffs of the mount namespace this command "

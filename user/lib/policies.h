@@ -40,8 +40,8 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 void sluice_free_policies(struct sluice_policies *pol);
 /* The rule a packet from addr gets under settings s, as the datapath finds
  * it (the rule hash, once per length, then the trie): 1 and *out, or 0 for none. */
-int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,
-		       __u8 family, const __u8 *addr, struct sluice_rule *out);
+int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s, __u8 family,
+		       const __u8 *addr, struct sluice_rule *out);
 /* Policy i of a snapshot: the rules in order, then (i == nr_rules) the
  * default; name gets "198.18.0.0/15" or "default", family 4, 6 or 0. */
 const struct sluice_policy *sluice_policy_at(const struct sluice_policies *pol, size_t i,

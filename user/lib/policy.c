@@ -25,8 +25,8 @@ __u64 sluice_default_burst(__u64 count, __u64 period_ns)
 	return per_sec > 0xffffffffULL ? 0xffffffffULL : (__u64)per_sec;
 }
 
-int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,
-		     char *err, size_t errlen)
+int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst, char *err,
+		     size_t errlen)
 {
 	unsigned __int128 ticks = (unsigned __int128)period_ns << SLUICE_TICK_SHIFT;
 	unsigned __int128 interval, rem, frac, tol, unit;
@@ -257,8 +257,7 @@ void sluice_settings_init(struct sluice_settings *s)
  */
 bool sluice_same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
 {
-	return a->algo == b->algo &&
-	       (!sluice_algo_is_window(a->algo) || a->window == b->window) &&
+	return a->algo == b->algo && (!sluice_algo_is_window(a->algo) || a->window == b->window) &&
 	       a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6;
 }
 

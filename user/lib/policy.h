@@ -21,8 +21,8 @@ static inline bool sluice_algo_is_window(unsigned int algo)
 
 /* Set l from a rate and a burst; refuses rates or bursts whose arithmetic
  * would overflow the datapath's u64s, with a message saying which. */
-int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,
-		     char *err, size_t errlen);
+int sluice_limit_set(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst, char *err,
+		     size_t errlen);
 /* The same for a byte rate (burst in bytes): the tolerance is exactly what
  * `burst` bytes cost, since bytes are charged a whole packet at a time. */
 int sluice_limit_set_bytes(struct sluice_limit *l, __u64 count, __u64 period_ns, __u64 burst,

@@ -92,9 +92,10 @@ static void family_samples(FILE *f, const char *ifname, const struct sluice_keys
 	for (k = 0; k < 2; k++) {
 		const char *name = k ? "sluice_key_table_max_keys" : "sluice_key_table_keys";
 
-		family(f, name, "gauge", k ? "Keys the key table can hold per family (the lru "
-		       "table's families share one capacity, the sets table's have their own)." :
-		       "Keys in the key table now, per family (not the sliding logs).");
+		family(f, name, "gauge",
+		       k ? "Keys the key table can hold per family (the lru "
+			   "table's families share one capacity, the sets table's have their own)." :
+			   "Keys in the key table now, per family (not the sliding logs).");
 		for (i = 0; i < 2; i++) {
 			fprintf(f, "%s{" IFACE_LABEL "=\"", name);
 			put_label(f, ifname);
@@ -113,14 +114,20 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 		return;
 	gauge(f, "sluice_fleet_state",
 	      "Fleet agent: 0 off (no agent ever), 1 synced, 2 outage (rate/N), 3 stopped "
-	      "(rate/N), 4 stale (not synced in time: rate/N).", h->ifname, (__u64)v.state_code);
-	gauge(f, "sluice_fleet_outage_share", "Whether fleet policies admit their outage share, "
-	      "rate/N, now (1), or the whole rate, shared through Redis (0).", h->ifname,
-	      v.shared);
-	gauge(f, "sluice_fleet_boxes", "N: the boxes of the fleet at the last sync, silent ones "
-	      "too.", h->ifname, v.n);
-	gauge(f, "sluice_fleet_silent_boxes", "Boxes of the fleet that have not synced within "
-	      "their horizon: their shares are held in reserve.", h->ifname, v.f.silent);
+	      "(rate/N), 4 stale (not synced in time: rate/N).",
+	      h->ifname, (__u64)v.state_code);
+	gauge(f, "sluice_fleet_outage_share",
+	      "Whether fleet policies admit their outage share, "
+	      "rate/N, now (1), or the whole rate, shared through Redis (0).",
+	      h->ifname, v.shared);
+	gauge(f, "sluice_fleet_boxes",
+	      "N: the boxes of the fleet at the last sync, silent ones "
+	      "too.",
+	      h->ifname, v.n);
+	gauge(f, "sluice_fleet_silent_boxes",
+	      "Boxes of the fleet that have not synced within "
+	      "their horizon: their shares are held in reserve.",
+	      h->ifname, v.f.silent);
 	gauge_f(f, "sluice_fleet_last_sync_age_seconds",
 		"Seconds since the last successful sync with Redis (-1: never).", h->ifname,
 		v.last_ok_age_s);
@@ -128,15 +135,17 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 		v.f.syncs);
 	counter(f, "sluice_fleet_sync_errors_total", "Failed syncs with Redis.", h->ifname,
 		v.f.sync_errors);
-	counter(f, "sluice_fleet_outages_total", "Times the agent fell back to rate/N.",
-		h->ifname, v.f.outages);
+	counter(f, "sluice_fleet_outages_total", "Times the agent fell back to rate/N.", h->ifname,
+		v.f.outages);
 	counter(f, "sluice_fleet_keys_pushed_total", "Keys pushed to Redis.", h->ifname,
 		v.f.keys_pushed);
 	counter(f, "sluice_fleet_keys_skipped_total",
 		"Active keys left for a later sync (over --sync-keys).", h->ifname,
 		v.f.keys_skipped);
-	gauge_f(f, "sluice_fleet_rtt_seconds", "How long the last successful exchange with Redis "
-		"took.", h->ifname, (double)v.f.last_rtt_ns / 1e9);
+	gauge_f(f, "sluice_fleet_rtt_seconds",
+		"How long the last successful exchange with Redis "
+		"took.",
+		h->ifname, (double)v.f.last_rtt_ns / 1e9);
 }
 
 /*
@@ -179,17 +188,17 @@ void sluice_prometheus_shape(FILE *f, const char *name, const struct sluice_shap
 	unsigned int i;
 
 	counter(f, "sluice_shape_shaped_total",
-		      "Packets a bucket policy of the shaper gave a departure time.", name,
-		      s->shaped);
+		"Packets a bucket policy of the shaper gave a departure time.", name, s->shaped);
 	counter(f, "sluice_shape_delayed_total",
-		      "Of those, packets whose departure time was later than when they came.",
-		      name, s->delayed);
+		"Of those, packets whose departure time was later than when they came.", name,
+		s->delayed);
 	counter(f, "sluice_shape_restamped_total",
-		      "Packets left untouched whose foreign timestamp (not a monotonic "
-		      "departure time) was cleared.", name, s->restamped);
+		"Packets left untouched whose foreign timestamp (not a monotonic "
+		"departure time) was cleared.",
+		name, s->restamped);
 	counter(f, "sluice_shape_horizon_dropped_total",
-		      "Packets dropped because their delay would reach the fq horizon.", name,
-		      s->horizon_dropped);
+		"Packets dropped because their delay would reach the fq horizon.", name,
+		s->horizon_dropped);
 	gauge_f(f, "sluice_shape_max_delay_seconds",
 		"The longest delay the shaper gave a packet (the largest of every CPU's).", name,
 		(double)s->max_delay_ns / 1e9);
@@ -205,8 +214,8 @@ void sluice_prometheus_shape(FILE *f, const char *name, const struct sluice_shap
 		cum += s->hist[i];
 		fprintf(f, "%s_bucket{" IFACE_LABEL "=\"", hist);
 		put_label(f, name);
-		fprintf(f, "\",le=\"%.9g\"} %llu\n",
-			(double)sluice_delay_bucket_le_ns(i) / 1e9, (unsigned long long)cum);
+		fprintf(f, "\",le=\"%.9g\"} %llu\n", (double)sluice_delay_bucket_le_ns(i) / 1e9,
+			(unsigned long long)cum);
 	}
 	fprintf(f, "%s_bucket{" IFACE_LABEL "=\"", hist);
 	put_label(f, name);
@@ -233,8 +242,8 @@ static void policy_samples(FILE *f, const char *name, const char *ifname,
 	size_t k;
 
 	for (k = 0; k <= pol->nr_rules; k++) {
-		const struct sluice_policy *p = sluice_policy_at(pol, k, policy, sizeof(policy),
-								 NULL);
+		const struct sluice_policy *p =
+			sluice_policy_at(pol, k, policy, sizeof(policy), NULL);
 		__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
 
 		if (pol->slot_users[slot] > 1) {
@@ -309,8 +318,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	}
 	/* A state pinned by an older sluice has no would-drop counters per
 	 * policy (until the next attach adds them): no such samples then. */
-	for (i = 0; pol.rwould && i < sizeof(per_policy_would) / sizeof(per_policy_would[0]);
-	     i++) {
+	for (i = 0; pol.rwould && i < sizeof(per_policy_would) / sizeof(per_policy_would[0]); i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy_would[i].name);
 		family(f, name, "counter", per_policy_would[i].help);
 		policy_samples(f, name, label, &pol, pol.rwould, sizeof(*pol.rwould),
@@ -326,8 +334,8 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	gauge(f, "sluice_log_keys", "Keys in the sliding-log table now (part of sluice_keys).",
 	      label, c.log_keys);
 	gauge(f, "sluice_max_keys",
-	      "Keys the key table holds (the sets table: IPv4 and IPv6 keys together).",
-	      label, sluice_keytab_capacity(&h->keys));
+	      "Keys the key table holds (the sets table: IPv4 and IPv6 keys together).", label,
+	      sluice_keytab_capacity(&h->keys));
 	gauge(f, "sluice_key_table_bytes", "Memory of the key table.", label,
 	      sluice_keytab_bytes(&h->keys));
 	sluice_keys_view(h, &c, &kv);
@@ -336,8 +344,8 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", label,
 	      sluice_map_max_entries(h->logs_fd));
 	gauge(f, "sluice_rules", "Rules in force.", label, pol.nr_rules);
-	gauge(f, "sluice_dry_run", "Whether dry-run is on for every policy (1) or not (0).",
-	      label, pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
+	gauge(f, "sluice_dry_run", "Whether dry-run is on for every policy (1) or not (0).", label,
+	      pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
 	if (have_ss)
 		sluice_prometheus_shape(f, label, &ss);
 	fleet_samples(f, h);

@@ -117,7 +117,6 @@ static const char script[] =
 	"end\n"
 	"return out\n";
 
-
 /* ---- RESP commands into one buffer ---- */
 
 static void buf_put(struct buf *b, const void *s, size_t n)
@@ -299,8 +298,10 @@ static int scan_line_end(struct sluice_redis *r, struct scan *s, char *err, size
 	if (inner)
 		return bad_shape(r, err, len, "an array inside an array");
 	if (s->num > s->max_elems)
-		return bad_shape(r, err, len, "an array of %llu elements where at most %zu were "
-				 "asked for", s->num, s->max_elems);
+		return bad_shape(r, err, len,
+				 "an array of %llu elements where at most %zu were "
+				 "asked for",
+				 s->num, s->max_elems);
 	if (!s->num)
 		scan_value(s);
 	else
@@ -336,8 +337,10 @@ static int scan(struct sluice_redis *r, struct scan *s, const char *p, size_t n,
 		c = p[i++];
 		if (!s->in_line) {
 			if (c != '+' && c != '-' && c != ':' && c != '$' && c != '*')
-				return bad_shape(r, err, len, "byte 0x%02x where a reply or an "
-						 "element begins", (unsigned char)c);
+				return bad_shape(r, err, len,
+						 "byte 0x%02x where a reply or an "
+						 "element begins",
+						 (unsigned char)c);
 			s->in_line = true;
 			s->type = c;
 			s->line = 0;
@@ -359,7 +362,8 @@ static int scan(struct sluice_redis *r, struct scan *s, const char *p, size_t n,
 			continue;
 		}
 		max = s->type == '+' || s->type == '-' ?
-			      (s->elems ? SCAN_ELEM_LINE : SCAN_TOP_LINE) : SCAN_NUM_MAX;
+			      (s->elems ? SCAN_ELEM_LINE : SCAN_TOP_LINE) :
+			      SCAN_NUM_MAX;
 		if (++s->line > max)
 			return bad_shape(r, err, len, "a '%c' line longer than %zu bytes", s->type,
 					 max);
@@ -397,8 +401,8 @@ static int timed_out(struct sluice_redis *r, char *err, size_t len)
 /* Send out, read nrep replies into rep[], none an array of more than
  * max_elems elements (see scan()). */
 static int exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, size_t max_elems,
-		    redisReply **rep, __u64 deadline, struct sluice_redis_sync_stats *st,
-		    char *err, size_t len)
+		    redisReply **rep, __u64 deadline, struct sluice_redis_sync_stats *st, char *err,
+		    size_t len)
 {
 	struct scan sc = { .max_elems = max_elems };
 	size_t sent = 0, got = 0;

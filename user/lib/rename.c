@@ -136,8 +136,8 @@ static bool owned_here(const struct sluice_config *cfg)
 
 /* Move root/from to root/to (never over anything), under the pin root's
  * lock (taken here unless this process holds it). */
-static int move_state(const char *root, const char *from, const char *to, __u32 ifindex,
-		      char *err, size_t errlen)
+static int move_state(const char *root, const char *from, const char *to, __u32 ifindex, char *err,
+		      size_t errlen)
 {
 	char src[512], dst[512];
 	struct sluice_config cfg;
@@ -166,7 +166,8 @@ static int move_state(const char *root, const char *from, const char *to, __u32 
 	}
 	crumb_make(root, from, to);
 	pr_warn("%s: note: interface %s was renamed to %s (ifindex %u): moved its state from %s "
-		"to %s\n", program_invocation_short_name, from, to, ifindex, src, dst);
+		"to %s\n",
+		program_invocation_short_name, from, to, ifindex, src, dst);
 out:
 	if (lock_fd >= 0)
 		sluice_unlock_pin_root(lock_fd);

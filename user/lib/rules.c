@@ -73,8 +73,8 @@ void sluice_rule_place_for(const struct sluice_handle *h, const struct sluice_tx
 	memset(p, 0, sizeof(*p));
 	memset(used, 0, sizeof(used));
 	for (i = 0; i < nr; i++) {
-		used[rules[i].rule.family == 6][rules[i].rule.prefixlen > 128 ? 0 :
-						rules[i].rule.prefixlen] = 1;
+		used[rules[i].rule.family == 6]
+		    [rules[i].rule.prefixlen > 128 ? 0 : rules[i].rule.prefixlen] = 1;
 		count[rules[i].rule.family == 6]++;
 	}
 	for (f = 0; f < 2 && h->hash_fd >= 0; f++) {
@@ -254,8 +254,7 @@ static __u64 cidr_hash(__u8 family, __u8 prefixlen, const __u8 *addr)
 	return h ^ (h >> 32);
 }
 
-static bool rule_is(const struct sluice_txn_rule *r, __u8 family, __u8 prefixlen,
-		    const __u8 *addr)
+static bool rule_is(const struct sluice_txn_rule *r, __u8 family, __u8 prefixlen, const __u8 *addr)
 {
 	return r->rule.family == family && r->rule.prefixlen == prefixlen &&
 	       !memcmp(r->key.addr, addr, 16);
@@ -456,9 +455,8 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			}
 		}
 		for (i = 0; with_stats && i <= pol->nr_rules; i++) {
-			const struct sluice_policy *p = i < pol->nr_rules ?
-								&pol->rules[i].rule.policy :
-								&pol->set.def;
+			const struct sluice_policy *p =
+				i < pol->nr_rules ? &pol->rules[i].rule.policy : &pol->set.def;
 			__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
 
 			if (!have[slot]) {
@@ -506,8 +504,8 @@ out:
 	return ret;
 }
 
-int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s,
-		       __u8 family, const __u8 *addr, struct sluice_rule *out)
+int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s, __u8 family,
+		       const __u8 *addr, struct sluice_rule *out)
 {
 	struct sluice_rule_place p;
 	struct sluice_rule_key rk;

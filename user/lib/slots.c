@@ -162,7 +162,8 @@ __u32 sluice_slots_find_same(const struct sluice_slots *sl, const struct sluice_
 {
 	__u32 i, s;
 
-	for (i = policy_hash(p) & (SHARE_CAP - 1); (s = sl->share[i]); i = (i + 1) & (SHARE_CAP - 1))
+	for (i = policy_hash(p) & (SHARE_CAP - 1); (s = sl->share[i]);
+	     i = (i + 1) & (SHARE_CAP - 1))
 		if (sl->users[s] && sluice_policy_same_but_tag(&sl->pol[s], p))
 			return s;
 	return 0;

@@ -95,7 +95,6 @@ bool sluice_settings_changed(const struct sluice_handle *h, __u64 seq)
 	return __atomic_load_n(&h->cfg->seq, __ATOMIC_RELAXED) != seq;
 }
 
-
 void sluice_handle_init(struct sluice_handle *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -160,8 +159,8 @@ static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 	if (!h->ruletab_max)
 		return sluice_err(err, errlen, -EPROTO, "Couldn't read %s/%s", h->dir,
 				  SLUICE_MAP_RULETAB);
-	h->ruletab = mmap(NULL, ruletab_bytes(h->ruletab_max), PROT_READ | PROT_WRITE,
-			  MAP_SHARED, h->ruletab_fd, 0);
+	h->ruletab = mmap(NULL, ruletab_bytes(h->ruletab_max), PROT_READ | PROT_WRITE, MAP_SHARED,
+			  h->ruletab_fd, 0);
 	if (h->ruletab == MAP_FAILED) {
 		h->ruletab = NULL;
 		return sluice_err(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
@@ -172,9 +171,11 @@ static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 
 void sluice_close(struct sluice_handle *h)
 {
+/* clang-format off */
 #define FD_OF(name, layout, fd) &h->fd,
 	int *fds[] = { SLUICE_MAPS(FD_OF) &h->lock_fd };
 #undef FD_OF
+	/* clang-format on */
 	size_t i;
 
 	sluice_keytab_close(&h->keys);
@@ -214,8 +215,7 @@ int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, cha
 }
 
 /* name's state went with its interface, now called other. */
-static int renamed_to(const char *name, const char *other, __u32 ifindex, char *err,
-		      size_t errlen)
+static int renamed_to(const char *name, const char *other, __u32 ifindex, char *err, size_t errlen)
 {
 	char dir[256] = "?", ifn[IF_NAMESIZE], oifn[IF_NAMESIZE];
 	bool shape;
@@ -299,8 +299,7 @@ static enum sluice_standing standing_of(const struct sluice_config *cfg, unsigne
 	return SLUICE_STANDING_OWNED;
 }
 
-int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err,
-			  size_t errlen)
+int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err, size_t errlen)
 {
 	/* "sluice detach eth1" or "sluice shape detach eth1": n is the
 	 * interface after the verb (a state's commands take its interface). */
@@ -363,8 +362,7 @@ static int *slot_fd(struct sluice_handle *h, const struct map_slot *m)
 	return (int *)((char *)h + m->fd);
 }
 
-static const struct map_slot *map_slot_of(const struct map_slot *maps, size_t nr,
-					  const char *name)
+static const struct map_slot *map_slot_of(const struct map_slot *maps, size_t nr, const char *name)
 {
 	size_t i;
 
@@ -385,11 +383,13 @@ static int open_maps(struct sluice_handle *h, const char *ifname, bool followed,
 	 * may be missing from a state that an older sluice pinned: its fd
 	 * stays -1 and what it counts is unknown until the next attach
 	 * creates it. */
+/* clang-format off */
 #define OPEN_SLOT(n, layout, f)                                                                \
 	{ .name = n, .fd = offsetof(struct sluice_handle, f),                                  \
 	  .added_later = SLUICE_MAP_ADDED_LATER(layout) },
 	static const struct map_slot maps[] = { SLUICE_MAPS(OPEN_SLOT) };
 #undef OPEN_SLOT
+	/* clang-format on */
 	const size_t nr = sizeof(maps) / sizeof(maps[0]);
 	char other[SLUICE_STATE_NAME_MAX];
 	const struct map_slot *m;

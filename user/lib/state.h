@@ -79,8 +79,7 @@ void sluice_close(struct sluice_handle *h);
 /* May h's state be changed (for_write) or read? 0, or -ESTALE (gone,
  * orphaned) / -EBUSY (unfinished) with a sentence that says what to do. A
  * reader may go on after a nonzero return, showing the sentence as a warning. */
-int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err,
-			  size_t errlen);
+int sluice_check_standing(const struct sluice_handle *h, bool for_write, char *err, size_t errlen);
 /* The states pinned in the caller's namespace (limiters by their interface,
  * shapers as shape:IFACE), sorted; returns how many (<= max) or -errno. */
 int sluice_list_attached(char names[][SLUICE_STATE_NAME_MAX], int max);

@@ -133,15 +133,19 @@ static int nl_talk(struct nlmsghdr *req, nl_msg_fn fn, void *ctx, char *ext, siz
 				done = true;
 				/* The extended ack's message, after the request. */
 				if (ret && ext && (n->nlmsg_flags & NLM_F_ACK_TLVS)) {
-					size_t off = sizeof(*e) + ((n->nlmsg_flags & NLM_F_CAPPED) ?
-						0 : e->msg.nlmsg_len - sizeof(e->msg));
-					struct rtattr *a = (struct rtattr *)((char *)e + NLMSG_ALIGN(off));
+					size_t off = sizeof(*e) +
+						     ((n->nlmsg_flags & NLM_F_CAPPED) ?
+							      0 :
+							      e->msg.nlmsg_len - sizeof(e->msg));
+					struct rtattr *a =
+						(struct rtattr *)((char *)e + NLMSG_ALIGN(off));
 					int alen = (int)n->nlmsg_len - (int)NLMSG_HDRLEN -
 						   (int)NLMSG_ALIGN(off);
 
 					for (; alen > 0 && RTA_OK(a, alen); a = RTA_NEXT(a, alen))
 						if (a->rta_type == NLMSGERR_ATTR_MSG)
-							snprintf(ext, extlen, "%s", (char *)RTA_DATA(a));
+							snprintf(ext, extlen, "%s",
+								 (char *)RTA_DATA(a));
 				}
 				break;
 			}
@@ -319,12 +323,14 @@ int sluice_fq_install(unsigned int ifindex, const struct sluice_fq_params *p, ch
 				  "this kernel has no fq qdisc (RTM_NEWQDISC of kind fq: %s): "
 				  "the shaper needs it to send packets at their departure time; "
 				  "build the kernel with CONFIG_NET_SCH_FQ or load its module "
-				  "('modprobe sch_fq')", strerror(-ret));
+				  "('modprobe sch_fq')",
+				  strerror(-ret));
 	if (ret)
-		return sluice_err(err, errlen, ret, "Couldn't install the fq qdisc (limit %u, "
-				  "flow_limit %u, horizon %u us): %s%s%s", p->plimit,
-				  p->flow_plimit, p->horizon_us, strerror(-ret), ext[0] ? ": " : "",
-				  ext);
+		return sluice_err(err, errlen, ret,
+				  "Couldn't install the fq qdisc (limit %u, "
+				  "flow_limit %u, horizon %u us): %s%s%s",
+				  p->plimit, p->flow_plimit, p->horizon_us, strerror(-ret),
+				  ext[0] ? ": " : "", ext);
 	return 0;
 }
 
@@ -339,9 +345,10 @@ int sluice_qdisc_del_root(unsigned int ifindex, __u32 handle, char *err, size_t 
 	r.t.tcm_handle = handle;
 	ret = nl_talk(&r.n, NULL, NULL, ext, sizeof(ext));
 	if (ret)
-		return sluice_err(err, errlen, ret, "Couldn't delete the root qdisc %x: of "
-				  "ifindex %u: %s%s%s", handle >> 16, ifindex, strerror(-ret),
-				  ext[0] ? ": " : "", ext);
+		return sluice_err(err, errlen, ret,
+				  "Couldn't delete the root qdisc %x: of "
+				  "ifindex %u: %s%s%s",
+				  handle >> 16, ifindex, strerror(-ret), ext[0] ? ": " : "", ext);
 	return 0;
 }
 

@@ -151,7 +151,8 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	seq = __atomic_load_n(&h->cfg->seq, __ATOMIC_ACQUIRE);
 	t->set = h->cfg->settings[__atomic_load_n(&h->cfg->active, __ATOMIC_ACQUIRE) & 1];
 	b = books_of(t);
-	ret = b ? sluice_read_rules(h, &t->set, seq, &t->rules, &t->nr_rules, &b->from_tab) : -ENOMEM;
+	ret = b ? sluice_read_rules(h, &t->set, seq, &t->rules, &t->nr_rules, &b->from_tab) :
+		  -ENOMEM;
 	if (!ret && b->from_tab) {
 		/* The table itself: no writer changes it while we hold the lock,
 		 * and this transaction only once its change is made. */
@@ -363,8 +364,7 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 	return 0;
 }
 
-int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char *err,
-			size_t errlen)
+int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char *err, size_t errlen)
 {
 	struct sluice_txn_books *b = books_ready(t);
 	struct sluice_txn_rule *r;
@@ -447,8 +447,7 @@ static bool one_edit(struct sluice_txn *t, long *now, long *was)
 	 * so a writer killed between the map update and the flip would
 	 * leave rules in the maps that no packet sees, or the reverse. With
 	 * rules on both sides what the maps hold is what packets see. */
-	if (!b || !b->from_tab || b->nr_ops != 1 || !b->nr_live || !t->nr_rules ||
-	    !books_ready(t))
+	if (!b || !b->from_tab || b->nr_ops != 1 || !b->nr_live || !t->nr_rules || !books_ready(t))
 		return false;
 	live = &t->h->cfg->settings[__atomic_load_n(&t->h->cfg->active, __ATOMIC_ACQUIRE) & 1];
 	if (!same_but_rules(&t->set, live))
@@ -679,7 +678,8 @@ static int commit_whole(struct sluice_txn *t, char *err, size_t errlen)
 		ret = sluice_clear_rule_gen(h, old_gen);
 	if (ret)
 		pr_warn("warning: Couldn't clear the old rules of %s: %s (harmless: the "
-			"next change clears them)\n", h->ifname, strerror(-ret));
+			"next change clears them)\n",
+			h->ifname, strerror(-ret));
 	else
 		ruletab_publish(t);
 	return 0;

@@ -8,25 +8,24 @@
 
 void batch_help(FILE *f)
 {
-	fprintf(f,
-		"Usage: sluicectl [-i IFACE] -b FILE\n"
-		"\n"
-		"Apply the editing commands of FILE, one per line, without the 'sluicectl':\n"
-		"  set ..., rule add ..., rule del ..., rule flush\n"
-		"Blank lines are ignored, and so is everything after a word that starts\n"
-		"with '#'. FILE is read once, so it may be a pipe, or '-' for standard\n"
-		"input: ... | sluicectl -b -. Every line is checked first (nothing changes\n"
-		"if one is wrong, and the error names FILE:LINE); then all of them become\n"
-		"live at once: a packet sees the settings before the file or after it,\n"
-		"never in between. A file being written (changing while it is read) is\n"
-		"refused: replace a file by writing a new one and renaming it into place.\n"
-		"\n"
-		"Example file:\n"
-		"  # default: 200 packets/s and 20 Mbit/s per source\n"
-		"  set --rate 200/s --rate 20mbit --burst 400\n"
-		"  rule flush                             # the rules are these, no others\n"
-		"  rule add 198.18.0.0/24 --rate 10/s     # a noisy lab\n"
-		"  rule add 198.19.0.0/16 --exempt\n");
+	fprintf(f, "Usage: sluicectl [-i IFACE] -b FILE\n"
+		   "\n"
+		   "Apply the editing commands of FILE, one per line, without the 'sluicectl':\n"
+		   "  set ..., rule add ..., rule del ..., rule flush\n"
+		   "Blank lines are ignored, and so is everything after a word that starts\n"
+		   "with '#'. FILE is read once, so it may be a pipe, or '-' for standard\n"
+		   "input: ... | sluicectl -b -. Every line is checked first (nothing changes\n"
+		   "if one is wrong, and the error names FILE:LINE); then all of them become\n"
+		   "live at once: a packet sees the settings before the file or after it,\n"
+		   "never in between. A file being written (changing while it is read) is\n"
+		   "refused: replace a file by writing a new one and renaming it into place.\n"
+		   "\n"
+		   "Example file:\n"
+		   "  # default: 200 packets/s and 20 Mbit/s per source\n"
+		   "  set --rate 200/s --rate 20mbit --burst 400\n"
+		   "  rule flush                             # the rules are these, no others\n"
+		   "  rule add 198.18.0.0/24 --rate 10/s     # a noisy lab\n"
+		   "  rule add 198.19.0.0/16 --exempt\n");
 }
 
 int do_batch(const char *path)

@@ -63,20 +63,22 @@ static void print_done(struct sluice_handle *h, struct sluice_txn *t,
 	sluice_policy_text(p, family, ctl.shape, line, sizeof(line));
 	if (d->op == SLUICE_CMD_SET)
 		printf("default policy of %s: %s%s; %s\n", h->name, line, note,
-		       d->buckets_kept ? "buckets kept" :
-		       "every source starts with a fresh, full bucket (a new algorithm, window "
-		       "or key prefix)");
+		       d->buckets_kept ?
+			       "buckets kept" :
+			       "every source starts with a fresh, full bucket (a new algorithm, window "
+			       "or key prefix)");
 	else
 		printf("rule %s of %s %s: %s%s; %s\n", what, h->name,
 		       d->replaced ? "replaced" : "added", line, note,
-		       !d->replaced ? "its sources start with full buckets" :
-		       d->buckets_kept ? "buckets kept" :
-		       "its sources start with fresh, full buckets (a new algorithm, window or "
-		       "key prefix)");
+		       !d->replaced ?
+			       "its sources start with full buckets" :
+		       d->buckets_kept ?
+			       "buckets kept" :
+			       "its sources start with fresh, full buckets (a new algorithm, window or "
+			       "key prefix)");
 }
 
-int ctl_edit(const char *object, const char *verb, int argc, char **argv,
-	     void (*help)(FILE *f))
+int ctl_edit(const char *object, const char *verb, int argc, char **argv, void (*help)(FILE *f))
 {
 	char *words[argc + 3], err[SLUICE_ERR_LEN];
 	struct sluice_cmd_done done;

@@ -11,18 +11,17 @@
 
 void flush_help(FILE *f)
 {
-	fprintf(f,
-		"Usage: sluicectl [-i IFACE] [-j] flush [ADDR|CIDR]\n"
-		"\n"
-		"Delete the buckets and sliding logs of the keys that overlap ADDR or CIDR\n"
-		"(every key when none is given), and say how many. Their sources start again\n"
-		"with full buckets and zero drop counts. Policies, rules and the counters of\n"
-		"'stats' and 'rule list' are not touched.\n"
-		"\n"
-		"Examples:\n"
-		"  sluicectl flush 198.18.0.5\n"
-		"  sluicectl flush 2001:2::/48\n"
-		"  sluicectl flush\n");
+	fprintf(f, "Usage: sluicectl [-i IFACE] [-j] flush [ADDR|CIDR]\n"
+		   "\n"
+		   "Delete the buckets and sliding logs of the keys that overlap ADDR or CIDR\n"
+		   "(every key when none is given), and say how many. Their sources start again\n"
+		   "with full buckets and zero drop counts. Policies, rules and the counters of\n"
+		   "'stats' and 'rule list' are not touched.\n"
+		   "\n"
+		   "Examples:\n"
+		   "  sluicectl flush 198.18.0.5\n"
+		   "  sluicectl flush 2001:2::/48\n"
+		   "  sluicectl flush\n");
 }
 
 struct flush {
@@ -74,8 +73,8 @@ static long flush_map(struct sluice_keytab *keys, int fd, struct flush *f)
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < f->n; i++) {
-		int err = keys ? sluice_keytab_delete(keys, &f->keys[i])
-			       : (bpf_map_delete_elem(fd, &f->keys[i]) ? -errno : 0);
+		int err = keys ? sluice_keytab_delete(keys, &f->keys[i]) :
+				 (bpf_map_delete_elem(fd, &f->keys[i]) ? -errno : 0);
 
 		if (!err)
 			deleted++;
@@ -100,9 +99,8 @@ int do_flush(int argc, char **argv)
 		return SLUICE_EXIT_OK;
 	}
 	if (argc > 1)
-		return sluice_cli_usage("flush",
-					"flush takes at most one address or CIDR, not '%s'",
-					argv[1]);
+		return sluice_cli_usage(
+			"flush", "flush takes at most one address or CIDR, not '%s'", argv[1]);
 	if (argc == 1) {
 		if (sluice_parse_cidr(argv[0], &c, err, sizeof(err)))
 			return sluice_cli_usage("flush", "%s", err);

@@ -175,7 +175,7 @@ void ctl_fmt_state(const struct ctl_state *s, char *buf, size_t len)
 		/* a shaper's key: its queue, and what the next packet gets */
 		const struct sluice_shape_queue *q = s->has_pkt ? &s->pkt_q : &s->bytes_q;
 		__u64 d = s->pkt_q.delay_ns > s->bytes_q.delay_ns ? s->pkt_q.delay_ns :
-								     s->bytes_q.delay_ns;
+								    s->bytes_q.delay_ns;
 
 		if (s->has_bytes)
 			snprintf(b, sizeof(b), "%s%llu bytes", s->has_pkt ? "+" : "",
@@ -184,11 +184,15 @@ void ctl_fmt_state(const struct ctl_state *s, char *buf, size_t len)
 		if (s->has_pkt)
 			snprintf(buf, len, "%llu pkts%s queued, next %s%s",
 				 (unsigned long long)q->ahead_units, b,
-				 !s->admits ? "dropped" : d ? "waits " : "goes now",
+				 !s->admits ? "dropped" :
+				 d          ? "waits " :
+					      "goes now",
 				 s->admits && d ? wait : "");
 		else
 			snprintf(buf, len, "%s queued, next %s%s", b,
-				 !s->admits ? "dropped" : d ? "waits " : "goes now",
+				 !s->admits ? "dropped" :
+				 d          ? "waits " :
+					      "goes now",
 				 s->admits && d ? wait : "");
 		return;
 	}
@@ -265,9 +269,9 @@ void ctl_json_state(struct sluice_json *j, const struct ctl_state *s)
 				json_u64(j, "bytes_ahead_ns", s->bytes_q.ahead_ns);
 			}
 			json_bool(j, "next_accepted", s->admits);
-			json_u64(j, "next_delay_ns", s->pkt_q.delay_ns > s->bytes_q.delay_ns ?
-							     s->pkt_q.delay_ns :
-							     s->bytes_q.delay_ns);
+			json_u64(j, "next_delay_ns",
+				 s->pkt_q.delay_ns > s->bytes_q.delay_ns ? s->pkt_q.delay_ns :
+									   s->bytes_q.delay_ns);
 			json_obj_end(j);
 		}
 		break;

@@ -86,8 +86,8 @@ static int do_help(int argc, char **argv)
 		const char *name;
 		void (*help)(FILE *f);
 	} helps[] = {
-		{ "set", set_help },	 { "rule", rule_help },	  { "stats", stats_help },
-		{ "top", top_help },	 { "show", show_help },	  { "flush", flush_help },
+		{ "set", set_help },     { "rule", rule_help }, { "stats", stats_help },
+		{ "top", top_help },     { "show", show_help }, { "flush", flush_help },
 		{ "batch", batch_help },
 	};
 	size_t i;
@@ -109,9 +109,9 @@ static int do_help(int argc, char **argv)
 }
 
 static const struct ctl_cmd objects[] = {
-	{ "set", do_set, true },	 { "rule", do_rule, false }, { "stats", do_stats, false },
-	{ "top", do_top, false },	 { "show", do_show, false }, { "flush", do_flush, true },
-	{ "help", do_help, false },	 { NULL, NULL, false },
+	{ "set", do_set, true },    { "rule", do_rule, false }, { "stats", do_stats, false },
+	{ "top", do_top, false },   { "show", do_show, false }, { "flush", do_flush, true },
+	{ "help", do_help, false }, { NULL, NULL, false },
 };
 
 /* The value of an option: "-iX", "-i X", "--interface=X", "--interface X". */

@@ -131,13 +131,14 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 
 static int do_list(int argc, char **argv)
 {
-	static const char *const head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
-					    "WINDOW", "KEY", "FLEET", "DRY-RUN", "PASSED", "DROPPED",
-					    "WOULD-DROP", NULL };
+	static const char *const head[] = { "MATCH",   "ACTION",     "ALGO",  "RATE",    "BURST",
+					    "WINDOW",  "KEY",        "FLEET", "DRY-RUN", "PASSED",
+					    "DROPPED", "WOULD-DROP", NULL };
 	/* A shaper's: its delay after the burst (PASSED: sent, at once or later). */
-	static const char *const shape_head[] = { "MATCH", "ACTION", "ALGO", "RATE", "BURST",
-						  "DELAY", "WINDOW", "KEY", "FLEET", "DRY-RUN",
-						  "PASSED", "DROPPED", "WOULD-DROP", NULL };
+	static const char *const shape_head[] = { "MATCH",      "ACTION",  "ALGO",   "RATE",
+						  "BURST",      "DELAY",   "WINDOW", "KEY",
+						  "FLEET",      "DRY-RUN", "PASSED", "DROPPED",
+						  "WOULD-DROP", NULL };
 	char err[SLUICE_ERR_LEN];
 	bool any_shared = false;
 	struct sluice_policies pol;
@@ -210,6 +211,7 @@ out_close:
 	return st;
 }
 
+/* clang-format off */
 static const struct ctl_cmd cmds[] = {
 	{ "add", do_add, true },
 	{ "del", do_del, true },
@@ -217,6 +219,7 @@ static const struct ctl_cmd cmds[] = {
 	{ "list", do_list, false },
 	{ NULL, NULL, false },
 };
+/* clang-format on */
 
 int do_rule(int argc, char **argv)
 {

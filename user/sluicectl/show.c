@@ -11,28 +11,27 @@
 
 void show_help(FILE *f)
 {
-	fprintf(f,
-		"Usage: sluicectl [-i IFACE] [-j] show ADDR|KEY\n"
-		"\n"
-		"Which policy a source gets (the longest matching rule, or the default), the\n"
-		"key its packets are counted under, and that key's state now in its\n"
-		"algorithm's terms: tokens left and when the next packet is allowed (token\n"
-		"and leaky bucket), the current and previous window counts (window\n"
-		"algorithms), or the log fill (sliding-log); and how many packets it lost,\n"
-		"or under dry-run how many it would have lost ('would drop': passed).\n"
-		"A KEY is a masked source as 'top' prints it (2001:2:0:72::/64): it must be\n"
-		"keyed by that length, the policy's key prefix or its new-key aggregate.\n"
-		"On a shaper (-i shape:IFACE) a token or leaky bucket key shows its queue:\n"
-		"the packets (bytes) queued ahead, how long they take to drain at the rate,\n"
-		"and the delay the next packet would get (0 while it is among the --delay\n"
-		"that go at once), or that it would be dropped (the queue is full). A shaper\n"
-		"keyed by destination (--key dst) takes the destination address.\n"
-		"\n"
-		"Examples:\n"
-		"  sluicectl show 198.18.0.5\n"
-		"  sluicectl show 2001:2:0:72::/64\n"
-		"  sluicectl -j show 2001:2::1\n"
-		"  sluicectl -i shape:eth1 show 198.18.0.5\n");
+	fprintf(f, "Usage: sluicectl [-i IFACE] [-j] show ADDR|KEY\n"
+		   "\n"
+		   "Which policy a source gets (the longest matching rule, or the default), the\n"
+		   "key its packets are counted under, and that key's state now in its\n"
+		   "algorithm's terms: tokens left and when the next packet is allowed (token\n"
+		   "and leaky bucket), the current and previous window counts (window\n"
+		   "algorithms), or the log fill (sliding-log); and how many packets it lost,\n"
+		   "or under dry-run how many it would have lost ('would drop': passed).\n"
+		   "A KEY is a masked source as 'top' prints it (2001:2:0:72::/64): it must be\n"
+		   "keyed by that length, the policy's key prefix or its new-key aggregate.\n"
+		   "On a shaper (-i shape:IFACE) a token or leaky bucket key shows its queue:\n"
+		   "the packets (bytes) queued ahead, how long they take to drain at the rate,\n"
+		   "and the delay the next packet would get (0 while it is among the --delay\n"
+		   "that go at once), or that it would be dropped (the queue is full). A shaper\n"
+		   "keyed by destination (--key dst) takes the destination address.\n"
+		   "\n"
+		   "Examples:\n"
+		   "  sluicectl show 198.18.0.5\n"
+		   "  sluicectl show 2001:2:0:72::/64\n"
+		   "  sluicectl -j show 2001:2::1\n"
+		   "  sluicectl -i shape:eth1 show 198.18.0.5\n");
 }
 
 /* The rule a packet from c gets, as the datapath finds it: one LPM lookup
@@ -107,9 +106,8 @@ static void text_queue(const struct ctl_state *s)
 {
 	char a[32];
 	const struct sluice_shape_queue *q[2] = { s->has_pkt ? &s->pkt_q : NULL,
-						   s->has_bytes ? &s->bytes_q : NULL };
-	__u64 d = s->pkt_q.delay_ns > s->bytes_q.delay_ns ? s->pkt_q.delay_ns :
-							     s->bytes_q.delay_ns;
+						  s->has_bytes ? &s->bytes_q : NULL };
+	__u64 d = s->pkt_q.delay_ns > s->bytes_q.delay_ns ? s->pkt_q.delay_ns : s->bytes_q.delay_ns;
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -122,8 +120,7 @@ static void text_queue(const struct ctl_state *s)
 	}
 	sluice_format_duration(d, a, sizeof(a));
 	if (!s->admits)
-		printf("%-9s the next packet is dropped: the queue is full (--burst)\n",
-		       "next");
+		printf("%-9s the next packet is dropped: the queue is full (--burst)\n", "next");
 	else if (d)
 		printf("%-9s the next packet waits %s\n", "next", a);
 	else
@@ -163,9 +160,10 @@ static void text_state(const char *label, const struct found *f, const struct sl
 		sluice_format_duration(s->next_window_ns, a, sizeof(a));
 		sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
 		printf("%-9s %llu in this %s window, %llu in the previous one; estimate %.1f of "
-		       "%llu: the next packet %s\n", "state",
-		       (unsigned long long)s->cur, b, (unsigned long long)s->prev, s->estimate,
-		       (unsigned long long)s->limit, s->admits ? "passes" : "is dropped");
+		       "%llu: the next packet %s\n",
+		       "state", (unsigned long long)s->cur, b, (unsigned long long)s->prev,
+		       s->estimate, (unsigned long long)s->limit,
+		       s->admits ? "passes" : "is dropped");
 		printf("%-9s the window turns in %s\n", "", a);
 		break;
 	case SLUICE_ALGO_FIXED_WINDOW:
@@ -177,9 +175,9 @@ static void text_state(const char *label, const struct found *f, const struct sl
 		sluice_format_duration(s->free_in_ns, a, sizeof(a));
 		sluice_format_duration(p->window >> SLUICE_TICK_SHIFT, b, sizeof(b));
 		printf("%-9s %llu of %llu slots hold a packet of the last %s; "
-		       "the next packet %s%s\n", "state", (unsigned long long)s->used,
-		       (unsigned long long)s->limit, b, s->admits ? "passes" : "is allowed in ",
-		       s->admits ? "" : a);
+		       "the next packet %s%s\n",
+		       "state", (unsigned long long)s->used, (unsigned long long)s->limit, b,
+		       s->admits ? "passes" : "is allowed in ", s->admits ? "" : a);
 		break;
 	}
 	if (sluice_drops_exact(live_set, s->dropped))
@@ -187,8 +185,9 @@ static void text_state(const char *label, const struct found *f, const struct sl
 		       (unsigned long long)s->dropped, dry_now(p) ? " (dry-run: passed)" : "");
 	else
 		printf("%-9s about %llu%s (exact below %llu; past that each drop adds %llu with "
-		       "chance 1/%llu)\n", dry_now(p) ? "would drop" : "dropped",
-		       (unsigned long long)s->dropped, dry_now(p) ? ", dry-run: passed" : "",
+		       "chance 1/%llu)\n",
+		       dry_now(p) ? "would drop" : "dropped", (unsigned long long)s->dropped,
+		       dry_now(p) ? ", dry-run: passed" : "",
 		       (unsigned long long)sluice_drop_sample(live_set),
 		       (unsigned long long)sluice_drop_sample(live_set),
 		       (unsigned long long)sluice_drop_sample(live_set));
@@ -245,7 +244,8 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 		struct found f;
 
 		*agg = !lookup_key((struct sluice_handle *)h, p, c, p->tag | SLUICE_TAG_AGGREGATE,
-				   (__u8)agg_len, 0, &f) && f.ok;
+				   (__u8)agg_len, 0, &f) &&
+		       f.ok;
 	}
 	if (*own || *agg)
 		return 0;
@@ -350,8 +350,7 @@ int do_show(int argc, char **argv)
 		json_end(&j);
 		goto out_close;
 	}
-	printf("%-9s %s\n", c.prefixlen == (c.family == 4 ? 32U : 128U) ? "address" : "key",
-	       addr);
+	printf("%-9s %s\n", c.prefixlen == (c.family == 4 ? 32U : 128U) ? "address" : "key", addr);
 	printf("%-9s %s: %s\n", "policy", match, line);
 	if (set.flags & SLUICE_DRY_RUN)
 		printf("%-9s on for every policy: drops are only counted (as 'would drop')\n",
@@ -371,7 +370,8 @@ int do_show(int argc, char **argv)
 		printf("%-9s %s\n", "key", line);
 		if (ctl.shape && !sluice_algo_is_window(p->algo))
 			printf("no queue for %s: it is idle (never seen or evicted), the next "
-			       "packet goes now\n", addr);
+			       "packet goes now\n",
+			       addr);
 		else
 			printf("no bucket for %s: it is full (never seen or evicted)\n", addr);
 	}

@@ -58,8 +58,7 @@ int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool
 /* The policy that owns a key's tag, NULL if none does any more (a key of
  * an older generation, waiting to be evicted); match gets its name. */
 const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
-					      const struct sluice_key *k,
-					      char *match, size_t len);
+					      const struct sluice_key *k, char *match, size_t len);
 
 /* A policy in words and in JSON: sluice_policy_text(), sluice_policy_json()
  * (libsluice, fmt.c), with ctl.shape for a shaper's. */
@@ -128,7 +127,6 @@ void batch_help(FILE *f);
 
 /* Run one editing command (set, rule add, rule del) as its own transaction:
  * the words object [verb] and then argv; a help word first prints help. */
-int ctl_edit(const char *object, const char *verb, int argc, char **argv,
-	     void (*help)(FILE *f));
+int ctl_edit(const char *object, const char *verb, int argc, char **argv, void (*help)(FILE *f));
 
 #endif /* SLUICECTL_H */

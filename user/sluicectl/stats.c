@@ -73,8 +73,7 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 {
 	bool policies = sluice_has_fleet_policy(h);
 	struct sluice_fleet_view v;
-	bool fleet = !sluice_fleet_view(h, &v) &&
-		     (policies || v.state_code != SLUICE_FLEET_NONE);
+	bool fleet = !sluice_fleet_view(h, &v) && (policies || v.state_code != SLUICE_FLEET_NONE);
 	struct sluice_shape_stats ss;
 	bool shape = h->shape && !sluice_read_shape_stats(h, &ss);
 	struct sluice_keys_view kv;
@@ -294,8 +293,10 @@ static int watch(struct sluice_handle *h, __u64 every_ns)
 			ret = open_finished(ifname, h, err, sizeof(err));
 			if (ret)
 				return sluice_cli_err(ret, "%s", err);
-			fprintf(stderr, "sluicectl: %s was attached again with a new state: "
-				"watching that one, from its own counters\n", ifname);
+			fprintf(stderr,
+				"sluicectl: %s was attached again with a new state: "
+				"watching that one, from its own counters\n",
+				ifname);
 			sprev = &sprev_s;
 			st = read_counters(h, &prev, &sprev);
 			if (st)

@@ -31,7 +31,8 @@ void top_help(FILE *f)
 		"\n"
 		"Examples:\n"
 		"  sluicectl top\n"
-		"  sluicectl -j top -n 100\n", TOP_DEFAULT, TOP_MAX);
+		"  sluicectl -j top -n 100\n",
+		TOP_DEFAULT, TOP_MAX);
 }
 
 struct entry {
@@ -128,7 +129,7 @@ static int cmp_dropped(const void *a, const void *b)
 static void print_top(const struct top *t, const struct sluice_policies *pol)
 {
 	static const char *const head[] = { "KEY",     "POLICY", "ALGO", "DROPPED",
-					    "VERDICT", "STATE",	 NULL };
+					    "VERDICT", "STATE",  NULL };
 	bool global_dry = pol->set.flags & SLUICE_DRY_RUN, any_dry = global_dry;
 	__u64 now = sluice_now_ticks();
 	struct sluice_json j;
@@ -188,7 +189,9 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 			 sluice_drops_exact(&pol->set, e->dropped) ? "" : "~",
 			 (unsigned long long)e->dropped);
 		ctl_table_row(&tab, key, match,
-			      live ? sluice_algo_name(p->algo) : e->is_log ? "sliding-log" : "-",
+			      live      ? sluice_algo_name(p->algo) :
+			      e->is_log ? "sliding-log" :
+					  "-",
 			      dropped, dry ? "would drop" : "dropped", state);
 	}
 	if (ctl.json) {
