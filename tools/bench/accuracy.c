@@ -93,8 +93,8 @@ static void *flood(void *arg)
 		for (i = 0; i < g->n; i++) {
 			struct acc_case *k = g->cases[i];
 			__u64 start = bench_now_ns(), end, prev, gap;
-			int ret = bench_test_run(g->obj->prog_fd, &k->frame, k->per_call,
-						 NULL, NULL, NULL);
+			int ret = bench_test_run(g->obj->prog_fd, &k->frame, k->per_call, NULL,
+						 NULL, NULL);
 
 			if (ret) {
 				g->err = ret;
@@ -185,8 +185,8 @@ static int load_group(struct bpfrun *obj, struct acc_case **cases, int n)
 
 /* One thread per CPU floods every case for secs; *first and *last: the
  * earliest start and the latest end of the threads. */
-static int flood_group(struct acc_group *g, struct acc_thread *th, int mode, int ncpus,
-		       double secs, __u64 *first, __u64 *last)
+static int flood_group(struct acc_group *g, struct acc_thread *th, int mode, int ncpus, double secs,
+		       __u64 *first, __u64 *last)
 {
 	int i;
 

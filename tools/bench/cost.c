@@ -127,7 +127,7 @@ static const char *const src4 = "198.18.7.1", *const dst4 = "198.18.0.2";
 static const char *const src6 = "2001:2:0:7::1", *const dst6 = "2001:2::2";
 
 static struct cost_case *add_case_t(struct cost_ctx *c, const char *test, int table, int family,
-				      int algo)
+				    int algo)
 {
 	struct cost_case *k;
 
@@ -196,12 +196,12 @@ static int add_rules(struct cost_ctx *c, struct bpfrun *o)
 			   sizeof(c->err));
 	if (ret)
 		return ret;
-#define RULE(fmt, ...)                                                                     \
-	do {                                                                               \
-		snprintf(cidr, sizeof(cidr), fmt, __VA_ARGS__);                            \
-		ret = bpfrun_rule(o, 0, cidr, &def, slot++);                               \
-		if (ret)                                                                   \
-			return ret;                                                        \
+#define RULE(fmt, ...)                                          \
+	do {                                                    \
+		snprintf(cidr, sizeof(cidr), fmt, __VA_ARGS__); \
+		ret = bpfrun_rule(o, 0, cidr, &def, slot++);    \
+		if (ret)                                        \
+			return ret;                             \
 	} while (0)
 	RULE("%s", "198.18.0.0/15");
 	RULE("%s", "2001:2::/48");
@@ -237,9 +237,9 @@ static int add_rules(struct cost_ctx *c, struct bpfrun *o)
 
 /* A case of one policy: made by make_policy(c, policy, algo) on obj, with a
  * generation of its own (fresh buckets). NULL with errno set. */
-static struct cost_case *policy_case(struct cost_ctx *c, const char *test, int table, int fam,
-				     int algo, struct bpfrun *obj,
-				     int (*make_policy)(struct cost_ctx *, struct sluice_policy *, int))
+static struct cost_case *
+policy_case(struct cost_ctx *c, const char *test, int table, int fam, int algo, struct bpfrun *obj,
+	    int (*make_policy)(struct cost_ctx *, struct sluice_policy *, int))
 {
 	struct cost_case *k = add_case_t(c, test, table, fam, algo);
 	int ret;
@@ -295,10 +295,10 @@ static int base_cases(struct cost_ctx *c, int fam)
 		k = add_case_t(c, floor_tests[t], TAB_FLOOR, fam, -1);
 		if (!k)
 			return -ENOMEM;
-		k->prog_fd = bpf_program__fd(t == 0   ? c->floor->progs.floor_parse
-					     : t == 1 ? c->floor->progs.floor_hot
-					     : t == 2 ? c->floor->progs.floor_rand
-						      : c->floor->progs.floor_sip);
+		k->prog_fd = bpf_program__fd(t == 0 ? c->floor->progs.floor_parse :
+					     t == 1 ? c->floor->progs.floor_hot :
+					     t == 2 ? c->floor->progs.floor_rand :
+						      c->floor->progs.floor_sip);
 		k->expect = EXP_FLOOR;
 	}
 	return 0;
@@ -432,7 +432,8 @@ static int scale_cases(struct cost_ctx *c)
 				k->expect = scale_keys[s] > TABLE_KEYS ? EXP_NEW_KEYS : EXP_PASS;
 				case_src(k, src);
 				if (t == TAB_LRU)
-					ret = bench_prefill(o->buckets_fd, sizeof(struct sluice_bucket),
+					ret = bench_prefill(o->buckets_fd,
+							    sizeof(struct sluice_bucket),
 							    k->set.def.tag, (__u8)fam, plen, src, 0,
 							    TABLE_KEYS);
 				else
@@ -501,16 +502,17 @@ static int prefill_vary(struct cost_ctx *c)
 		const __u8 *s = f ? src6 : src;
 		__u32 meta = SLUICE_WAY_META(plen, 0), want = 4 * c->held.keys.nsets[f];
 
-		ret = bench_sets_prefill(&c->vary[TAB_SETS], tag, fam, plen, s, T3_KEYS,
-					 TABLE_KEYS, 0, 0, meta, &placed);
+		ret = bench_sets_prefill(&c->vary[TAB_SETS], tag, fam, plen, s, T3_KEYS, TABLE_KEYS,
+					 0, 0, meta, &placed);
 		if (ret)
 			return ret;
 		/* Every way held: keys until no set has room left (a set's last
 		 * free way takes many keys to reach). */
 		placed = 0;
-		for (__u32 r = T3_KEYS, got; placed < want && r < 0xf0000000U; r += 4 * TABLE_KEYS) {
-			ret = bench_sets_prefill(&c->held, tag, fam, plen, s, r, 4 * TABLE_KEYS, ahead,
-						 16, meta, &got);
+		for (__u32 r = T3_KEYS, got; placed < want && r < 0xf0000000U;
+		     r += 4 * TABLE_KEYS) {
+			ret = bench_sets_prefill(&c->held, tag, fam, plen, s, r, 4 * TABLE_KEYS,
+						 ahead, 16, meta, &got);
 			if (ret)
 				return ret;
 			placed += got;
@@ -817,8 +819,8 @@ static void write_json(struct cost_ctx *c, FILE *f, __u64 stats_before, const st
 		 c->wall ? "wall-clock time of the BPF_PROG_TEST_RUN call / repeat (every program "
 			   "held in the XDP dispatcher); kernel_ns is the kernel's own average "
 			   "(whole ns, rounded down); prog_ns is run_time_ns / run_cnt with "
-			   "bpf_stats on (the program alone, plus one clock read)"
-			 : "the kernel's own average (whole ns, rounded down): no spare devices "
+			   "bpf_stats on (the program alone, plus one clock read)" :
+			   "the kernel's own average (whole ns, rounded down): no spare devices "
 			   "were given (-H), so each call's wall time includes two RCU grace "
 			   "periods; prog_ns is run_time_ns / run_cnt with bpf_stats on");
 	json_bool(&j, "wall", c->wall);
@@ -996,7 +998,8 @@ static void hold_programs(struct cost_ctx *c)
 			fprintf(stderr,
 				"sluice-bench: Couldn't hold program %d of %d in the "
 				"dispatcher (give more devices with -H): timing by the "
-				"kernel's whole-ns average\n", i + 1, nfd);
+				"kernel's whole-ns average\n",
+				i + 1, nfd);
 			c->wall = false;
 		}
 	}

@@ -64,8 +64,10 @@ static int fill_once(const struct fill *f, const char *ifname, double *ms)
 	else if (count != f->n)
 		ret = -ENOSPC;
 	if (ret)
-		fprintf(stderr, "fleetfill: Couldn't write %u keys into sluice_fleet_use of %s "
-			"(%u written): %s\n", f->n, ifname, count, strerror(-ret));
+		fprintf(stderr,
+			"fleetfill: Couldn't write %u keys into sluice_fleet_use of %s "
+			"(%u written): %s\n",
+			f->n, ifname, count, strerror(-ret));
 	return ret;
 }
 
@@ -86,8 +88,8 @@ static int proc_cpu(int pid, double *out)
 	buf[len] = '\0';
 	/* the name in parentheses may hold spaces: count from its end */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			 &st) != 2)
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -EPROTO;
 	*out = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 	return 0;
@@ -150,9 +152,11 @@ static int wait_sync(const struct sluice_fleet *f, struct snap *s, double timeou
 		if (now.syncs != s->syncs)
 			break;
 		if (bench_now_ns() > deadline) {
-			fprintf(stderr, "fleetfill: the fleet agent of %s did not sync within %.0f s "
+			fprintf(stderr,
+				"fleetfill: the fleet agent of %s did not sync within %.0f s "
 				"(-T %.0f): is it running, with --redis-timeout long enough for "
-				"the keys?\n", ifname, timeout_s, timeout_s);
+				"the keys?\n",
+				ifname, timeout_s, timeout_s);
 			return -ETIMEDOUT;
 		}
 		nanosleep(&ts, NULL);
@@ -175,8 +179,8 @@ static int wait_sync(const struct sluice_fleet *f, struct snap *s, double timeou
  * refill before each sync, then the line of results. -EAGAIN when a sync of
  * the span did not push exactly the N keys (the caller starts again).
  */
-static int measure(const struct fill *fl, const struct sluice_fleet *f, const char *ifname,
-		   int pid, __u64 syncs, double timeout, struct snap *s)
+static int measure(const struct fill *fl, const struct sluice_fleet *f, const char *ifname, int pid,
+		   __u64 syncs, double timeout, struct snap *s)
 {
 	double fill_ms, fill_sum = 0, fill_max = 0, rtt_sum = 0, rtt_max = 0, rtt;
 	double cpu0, cpu1, self0, self1;
@@ -200,14 +204,16 @@ static int measure(const struct fill *fl, const struct sluice_fleet *f, const ch
 		if (wait_sync(f, s, timeout, ifname))
 			return -EIO;
 		if (s->skipped != prev.skipped) {
-			fprintf(stderr, "fleetfill: a sync of %s found %llu more active keys than "
+			fprintf(stderr,
+				"fleetfill: a sync of %s found %llu more active keys than "
 				"the %u written: other keys are active (traffic on %s?)\n",
 				ifname, (unsigned long long)(s->skipped - prev.skipped), fl->n,
 				ifname);
 			return -EPROTO;
 		}
 		if (s->syncs - prev.syncs != 1 || s->pushed - prev.pushed != fl->n) {
-			fprintf(stderr, "fleetfill: %s pushed %llu keys in %llu sync(s) after a "
+			fprintf(stderr,
+				"fleetfill: %s pushed %llu keys in %llu sync(s) after a "
 				"refill (%.1f ms), not %u in one: a sync ran past the interval "
 				"(the last took %.1f ms), and the next began at once; again\n",
 				ifname, (unsigned long long)(s->pushed - prev.pushed),
@@ -247,8 +253,11 @@ int cmd_fleetfill(int argc, char **argv)
 
 	optind = 1;
 	while ((opt = getopt(argc, argv, "i:n:p:w:s:T:h")) != -1) {
-		const char *what = opt == 'n' ? "-n" : opt == 'p' ? "-p" : opt == 'w' ? "-w" :
-				   opt == 's' ? "-s" : "-T";
+		const char *what = opt == 'n' ? "-n" :
+				   opt == 'p' ? "-p" :
+				   opt == 'w' ? "-w" :
+				   opt == 's' ? "-s" :
+						"-T";
 
 		switch (opt) {
 		case 'i':
@@ -284,7 +293,7 @@ int cmd_fleetfill(int argc, char **argv)
 	}
 	if (!ifname[0] || !n || !pid || !syncs || !timeout || optind != argc) {
 		fprintf(stderr, "fleetfill: give -i IFACE, -n KEYS (at least 1), -p AGENT_PID, "
-			"and -s, -T of at least 1\n");
+				"and -s, -T of at least 1\n");
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
@@ -296,22 +305,28 @@ int cmd_fleetfill(int argc, char **argv)
 	}
 	ret = SLUICE_EXIT_RUNTIME;
 	if (!h.fleet || h.fleet_use_fd < 0) {
-		fprintf(stderr, "fleetfill: the state of %s has no fleet maps: attach it with "
-			"this sluice\n", ifname);
+		fprintf(stderr,
+			"fleetfill: the state of %s has no fleet maps: attach it with "
+			"this sluice\n",
+			ifname);
 		goto out;
 	}
 	sluice_read_settings(&h, &set, NULL);
 	if (!(set.def.flags & SLUICE_POLICY_FLEET) || set.def.action != SLUICE_ACT_LIMIT ||
 	    !set.def.pkt.interval) {
-		fprintf(stderr, "fleetfill: the default policy of %s is not a fleet-wide packet "
-			"limit: 'sluicectl -i %s set --rate 100/s --fleet on'\n", ifname, ifname);
+		fprintf(stderr,
+			"fleetfill: the default policy of %s is not a fleet-wide packet "
+			"limit: 'sluicectl -i %s set --rate 100/s --fleet on'\n",
+			ifname, ifname);
 		goto out;
 	}
 	cap = sluice_map_max_entries(h.fleet_use_fd);
 	if (n > cap) {
-		fprintf(stderr, "fleetfill: -n %llu is more keys than sluice_fleet_use of %s holds "
-			"(%llu): attach with --fleet-keys %llu or more\n", (unsigned long long)n,
-			ifname, (unsigned long long)cap, (unsigned long long)n);
+		fprintf(stderr,
+			"fleetfill: -n %llu is more keys than sluice_fleet_use of %s holds "
+			"(%llu): attach with --fleet-keys %llu or more\n",
+			(unsigned long long)n, ifname, (unsigned long long)cap,
+			(unsigned long long)n);
 		goto out;
 	}
 
@@ -353,7 +368,8 @@ int cmd_fleetfill(int argc, char **argv)
 		if (ret != -EAGAIN)
 			break;
 		if (attempt == SPANS) {
-			fprintf(stderr, "fleetfill: in each of %d tries, a sync of %s ran past the "
+			fprintf(stderr,
+				"fleetfill: in each of %d tries, a sync of %s ran past the "
 				"interval (or met a refill): give a longer --sync-interval\n",
 				SPANS, ifname);
 			break;

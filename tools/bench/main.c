@@ -21,7 +21,8 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "cost", cmd_cost, "in-kernel cost per packet of every case, as JSON (render.py: tables)" },
+	{ "cost", cmd_cost,
+	  "in-kernel cost per packet of every case, as JSON (render.py: tables)" },
 	{ "tccost", cmd_tccost, "the shaper's cost per packet (sluice_tc, tc_bare, sluice_xdp)" },
 	{ "accuracy", cmd_accuracy, "admitted against rate x time + burst, every algorithm" },
 	{ "fleetfill", cmd_fleetfill, "keep N keys active for a fleet agent, time its syncs" },

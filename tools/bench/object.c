@@ -124,9 +124,9 @@ out:
 	return ret;
 }
 
-int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
-		       const __u8 *src, __u32 first, __u32 n, __u64 s0_base, __u64 s0_step,
-		       __u32 meta, __u32 *placed)
+int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen, const __u8 *src,
+		       __u32 first, __u32 n, __u64 s0_base, __u64 s0_step, __u32 meta,
+		       __u32 *placed)
 {
 	int v6 = family == 6;
 	size_t setsz = v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4);
@@ -179,8 +179,7 @@ int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
 	return 0;
 }
 
-int bench_sets_count(const struct bpfrun *o, __u8 family, __u64 now_ticks, __u32 *live,
-		     __u32 *held)
+int bench_sets_count(const struct bpfrun *o, __u8 family, __u64 now_ticks, __u32 *live, __u32 *held)
 {
 	int v6 = family == 6;
 	size_t setsz = v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4);
@@ -197,8 +196,8 @@ int bench_sets_count(const struct bpfrun *o, __u8 family, __u64 now_ticks, __u32
 		for (w = 0; w < SLUICE_SET_WAYS; w++) {
 			const struct sluice_way *way = &((const struct sluice_way *)set)[w];
 			const struct sluice_way_aux *x =
-				v6 ? &((const struct sluice_set6 *)set)->x[w].a
-				   : &((const struct sluice_set4 *)set)->x[w];
+				v6 ? &((const struct sluice_set6 *)set)->x[w].a :
+				     &((const struct sluice_set4 *)set)->x[w];
 
 			if (!(way->ident >> 32 & SLUICE_WAY_LIVE))
 				continue;
@@ -220,8 +219,8 @@ __u64 bench_now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-int bench_test_run(int prog_fd, const struct bench_frame *f, __u32 repeat, double *ns,
-		   __u32 *kns, __u32 *retval)
+int bench_test_run(int prog_fd, const struct bench_frame *f, __u32 repeat, double *ns, __u32 *kns,
+		   __u32 *retval)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
 		    .repeat = repeat);

@@ -83,15 +83,15 @@ static int reset_keys(const struct bpfrun *o, __u32 tag)
 	return 0;
 }
 
-static int set_policy(struct bpfrun *o, __u64 count, __u64 period, __u64 burst, __u32 delay, __u32 gen,
-		      __u32 *tag, char *err, size_t errlen)
+static int set_policy(struct bpfrun *o, __u64 count, __u64 period, __u64 burst, __u32 delay,
+		      __u32 gen, __u32 *tag, char *err, size_t errlen)
 {
 	struct sluice_settings set;
 	int ret;
 
 	sluice_settings_init(&set);
-	ret = bench_policy(&set.def, SLUICE_ALGO_TOKEN_BUCKET, count, period, burst, 0,
-			   err, errlen);
+	ret = bench_policy(&set.def, SLUICE_ALGO_TOKEN_BUCKET, count, period, burst, 0, err,
+			   errlen);
 	if (ret)
 		return ret;
 	set.def.tag = SLUICE_TAG(0, SLUICE_ALGO_TOKEN_BUCKET, gen);
@@ -147,7 +147,8 @@ static int run_case(struct tc_case *k, const struct bench_frame *f, __u32 repeat
 	switch (k->expect) {
 	case EX_AT_ONCE:
 		if (sa.shaped - sb.shaped != repeat || sa.delayed != sb.delayed)
-			invalid(k, "shaped %llu, delayed %llu of a run: want all shaped, none delayed",
+			invalid(k,
+				"shaped %llu, delayed %llu of a run: want all shaped, none delayed",
 				sa.shaped - sb.shaped, sa.delayed - sb.delayed);
 		break;
 	case EX_DELAY:
@@ -156,7 +157,8 @@ static int run_case(struct tc_case *k, const struct bench_frame *f, __u32 repeat
 		 * key's creation, an interrupt). After it the queue is far
 		 * ahead of the clock. */
 		if (sa.shaped - sb.shaped != repeat || sa.delayed - sb.delayed < repeat - 2)
-			invalid(k, "shaped %llu, delayed %llu of a run: want all shaped, all but one or two delayed",
+			invalid(k,
+				"shaped %llu, delayed %llu of a run: want all shaped, all but one or two delayed",
 				sa.shaped - sb.shaped, sa.delayed - sb.delayed);
 		break;
 	case EX_DROP:
@@ -190,12 +192,13 @@ static int run_case(struct tc_case *k, const struct bench_frame *f, __u32 repeat
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice-bench tccost -o JSON [-r REPEAT] [-n RUNS] [-H DEV]\n"
-		   "  the shaper's cost per packet (sluice_tc, tc_bare, sluice_xdp beside it),\n"
-		   "  BPF_PROG_TEST_RUN, REPEAT packets a run (default 1000000), RUNS runs a case\n"
-		   "  (default 5, at most %d), the median; -H a spare veth device that holds\n"
-		   "  sluice_xdp in the XDP dispatcher (see sluice-bench cost); the measurements\n"
-		   "  to JSON (tools/bench/render.py tccost makes the table)\n",
+	fprintf(f,
+		"usage: sluice-bench tccost -o JSON [-r REPEAT] [-n RUNS] [-H DEV]\n"
+		"  the shaper's cost per packet (sluice_tc, tc_bare, sluice_xdp beside it),\n"
+		"  BPF_PROG_TEST_RUN, REPEAT packets a run (default 1000000), RUNS runs a case\n"
+		"  (default 5, at most %d), the median; -H a spare veth device that holds\n"
+		"  sluice_xdp in the XDP dispatcher (see sluice-bench cost); the measurements\n"
+		"  to JSON (tools/bench/render.py tccost makes the table)\n",
 		TC_MAX_RUNS);
 }
 
@@ -240,8 +243,10 @@ static int parse_opts(int argc, char **argv, struct tc_opts *o)
 		return SLUICE_EXIT_USAGE;
 	}
 	if (o->repeat < 2 || o->repeat > 100000000) {
-		fprintf(stderr, "sluice-bench tccost: -r %lu: want 2 .. 100000000 packets a run "
-				"(e.g. -r 1000000)\n", o->repeat);
+		fprintf(stderr,
+			"sluice-bench tccost: -r %lu: want 2 .. 100000000 packets a run "
+			"(e.g. -r 1000000)\n",
+			o->repeat);
 		return SLUICE_EXIT_USAGE;
 	}
 	if (o->runs < 1 || o->runs > TC_MAX_RUNS) {
@@ -259,21 +264,34 @@ static void fill_cases(struct tc_case *cases, struct tcbare_bpf *bare, struct bp
 	int i;
 
 	memset(cases, 0, 6 * sizeof(*cases));
-	cases[0] = (struct tc_case){ "tc-bare", "tc_bare (returns TC_ACT_OK)", EX_BARE, NULL,
-				     bpf_program__fd(bare->progs.tc_bare), false };
-	cases[1] = (struct tc_case){ "tc-nodelay", "sluice_tc, at once (10M/s --burst 10M --nodelay)",
-				     EX_AT_ONCE, shaper,
-				     bpf_program__fd(shaper->skel->progs.sluice_tc), true };
-	cases[2] = (struct tc_case){ "tc-delay", "sluice_tc, delaying (100k/s --burst 2M: sets the tstamp)",
-				     EX_DELAY, shaper,
-				     bpf_program__fd(shaper->skel->progs.sluice_tc), true };
-	cases[3] = (struct tc_case){ "tc-drop", "sluice_tc, beyond the queue (3/m --burst 1: TC_ACT_SHOT)",
-				     EX_DROP, shaper,
-				     bpf_program__fd(shaper->skel->progs.sluice_tc), false };
-	cases[4] = (struct tc_case){ "xdp-pass", "sluice_xdp, a limiter passing (10M/s --burst 10M)",
-				     EX_XDP_PASS, limiter, limiter->prog_fd, true };
-	cases[5] = (struct tc_case){ "xdp-drop", "sluice_xdp, a limiter dropping (3/m --burst 1)",
-				     EX_XDP_DROP, limiter, limiter->prog_fd, false };
+	cases[0] = (struct tc_case){ "tc-bare", "tc_bare (returns TC_ACT_OK)",        EX_BARE,
+				     NULL,      bpf_program__fd(bare->progs.tc_bare), false };
+	cases[1] = (struct tc_case){
+		"tc-nodelay", "sluice_tc, at once (10M/s --burst 10M --nodelay)", EX_AT_ONCE,
+		shaper,       bpf_program__fd(shaper->skel->progs.sluice_tc),     true
+	};
+	cases[2] = (struct tc_case){ "tc-delay",
+				     "sluice_tc, delaying (100k/s --burst 2M: sets the tstamp)",
+				     EX_DELAY,
+				     shaper,
+				     bpf_program__fd(shaper->skel->progs.sluice_tc),
+				     true };
+	cases[3] = (struct tc_case){ "tc-drop",
+				     "sluice_tc, beyond the queue (3/m --burst 1: TC_ACT_SHOT)",
+				     EX_DROP,
+				     shaper,
+				     bpf_program__fd(shaper->skel->progs.sluice_tc),
+				     false };
+	cases[4] = (struct tc_case){
+		"xdp-pass",       "sluice_xdp, a limiter passing (10M/s --burst 10M)",
+		EX_XDP_PASS,      limiter,
+		limiter->prog_fd, true
+	};
+	cases[5] = (struct tc_case){
+		"xdp-drop",       "sluice_xdp, a limiter dropping (3/m --burst 1)",
+		EX_XDP_DROP,      limiter,
+		limiter->prog_fd, false
+	};
 	for (i = 0; i < 6; i++)
 		cases[i].valid = true;
 }
@@ -425,7 +443,8 @@ int cmd_tccost(int argc, char **argv)
 	if (bench_held()) {
 		ret = bench_hold(limiter.prog_fd);
 		if (ret) {
-			fprintf(stderr, "sluice-bench tccost: cannot hold sluice_xdp on a spare device: %s\n",
+			fprintf(stderr,
+				"sluice-bench tccost: cannot hold sluice_xdp on a spare device: %s\n",
 				strerror(-ret));
 			ret = SLUICE_EXIT_RUNTIME;
 			goto out;

@@ -50,7 +50,7 @@ static int attach_sluice(int ifindex, int argc, char **argv)
 		{ "algo", required_argument, NULL, 'a' },
 		{ "prefix6", required_argument, NULL, '6' },
 		{ "max-keys", required_argument, NULL, 'k' },
-		{}
+		{},
 	};
 	struct bpfrun_opts oo = {};
 	struct sluice_settings set;
@@ -158,7 +158,8 @@ static int find_stats_map(int prog_fd)
 				printf("buckets_memlock=%llu\nbuckets_max=%u\n",
 				       (unsigned long long)bytes, entries);
 			/* --table sets: keys = sets x ways */
-			if (!strcmp(mi.name, SLUICE_MAP_SETS4) || !strcmp(mi.name, SLUICE_MAP_SETS6))
+			if (!strcmp(mi.name, SLUICE_MAP_SETS4) ||
+			    !strcmp(mi.name, SLUICE_MAP_SETS6))
 				printf("%s_memlock=%llu\n%s_keys=%llu\n", mi.name + 7,
 				       (unsigned long long)bytes, mi.name + 7,
 				       (unsigned long long)entries * 4);

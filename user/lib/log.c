@@ -73,8 +73,7 @@ static void report_line(const char *prog, bool json, const char *fmt, ...)
 	va_end(ap);
 }
 
-int sluice_report_usage(const char *prog, bool json, const char *what, const char *fmt,
-			va_list ap)
+int sluice_report_usage(const char *prog, bool json, const char *what, const char *fmt, va_list ap)
 {
 	char msg[768];
 

@@ -33,8 +33,8 @@ void sluice_report(const char *prog, bool json, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 /* A usage error: the message and where to read more, "(see 'PROG WHAT help')",
  * or "(see 'PROG help')" when what is NULL. Returns SLUICE_EXIT_USAGE. */
-int sluice_report_usage(const char *prog, bool json, const char *what, const char *fmt,
-			va_list ap) __attribute__((format(printf, 4, 0)));
+int sluice_report_usage(const char *prog, bool json, const char *what, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 /*
  * The errors of the two command-line tools, in one idiom: main() names the
  * program and where its -j flag is, once; then

@@ -52,8 +52,8 @@ extern const char *const fleet_opt_help;
 struct fleet_agent;
 /* Start the agent on the limiter of ifname (attached). A refused password
  * fails; an unreachable Redis starts in an outage (rate/N), said once. */
-int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_agent **out,
-		char *err, size_t errlen);
+int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_agent **out, char *err,
+		size_t errlen);
 /* "; fleet NAME synced, 3 boxes, rtt 0.4 ms" for run's report ("" for none). */
 void fleet_report(const struct fleet_agent *a, char *buf, size_t len);
 /* Stop, leaving the state "stopped" (rate/N until an agent runs again). */

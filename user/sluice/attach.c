@@ -136,8 +136,8 @@ static int edit_txn(struct sluice_txn *t, struct attach_ctx *c, char *err, size_
 
 /* A handle on a config in memory (the defaults, or a copy of the pinned
  * one): edits of a transaction on it touch only its copy. */
-static void scratch_handle(struct attach_ctx *c, struct sluice_handle *h,
-			   struct sluice_config *cfg, const char *ifname)
+static void scratch_handle(struct attach_ctx *c, struct sluice_handle *h, struct sluice_config *cfg,
+			   const char *ifname)
 {
 	const struct attach_opts *o = c->o;
 
@@ -249,9 +249,11 @@ static void keys_rounding(const struct attach_ctx *c, const struct sluice_keys_v
 {
 	buf[0] = '\0';
 	if (v->sets && c->o->max_keys && v->max_family[0] != c->o->max_keys)
-		snprintf(buf, len, "; --max-keys %llu is rounded up to %llu keys a family (whole "
-			 "sets of %d)", (unsigned long long)c->o->max_keys,
-			 (unsigned long long)v->max_family[0], SLUICE_SET_WAYS);
+		snprintf(buf, len,
+			 "; --max-keys %llu is rounded up to %llu keys a family (whole "
+			 "sets of %d)",
+			 (unsigned long long)c->o->max_keys, (unsigned long long)v->max_family[0],
+			 SLUICE_SET_WAYS);
 }
 
 static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 new_id,
@@ -295,8 +297,8 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	}
 	if (c->o->config)
 		printf("  config: %s, %u rule%s added, %u removed, %u changed, %u unchanged\n",
-		       c->o->config, c->diff.added, c->diff.added == 1 ? "" : "s",
-		       c->diff.removed, c->diff.changed, c->diff.unchanged);
+		       c->o->config, c->diff.added, c->diff.added == 1 ? "" : "s", c->diff.removed,
+		       c->diff.changed, c->diff.unchanged);
 	print_policy_line(h);
 	sluice_keys_text(&kv, keys, sizeof(keys));
 	keys_rounding(c, &kv, round, sizeof(round));
@@ -305,12 +307,12 @@ static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 n
 	for (i = 0; i < sluice_nr_maps; i++)
 		if (c->pins_existed && c->adds_map[i])
 			printf("  added: %s/%s, which the sluice that pinned this state did not "
-			       "have\n", c->dir, sluice_maps[i].name);
+			       "have\n",
+			       c->dir, sluice_maps[i].name);
 }
 
 /* A sluice run owned the attachment: it is attach's now; msg says so. */
-static void hand_over_run(struct attach_ctx *c, struct sluice_config *cfg, char *msg,
-			  size_t len)
+static void hand_over_run(struct attach_ctx *c, struct sluice_config *cfg, char *msg, size_t len)
 {
 	__u32 pid = cfg->run_pid;
 	int holder;
@@ -320,12 +322,16 @@ static void hand_over_run(struct attach_ctx *c, struct sluice_config *cfg, char 
 		return;
 	holder = run_holder(c->o->ifindex);
 	if (holder)
-		snprintf(msg, len, "  sluice run (pid %u) reports on %s: it now leaves it "
-			 "attached when it exits\n", pid, c->o->ifname);
+		snprintf(msg, len,
+			 "  sluice run (pid %u) reports on %s: it now leaves it "
+			 "attached when it exits\n",
+			 pid, c->o->ifname);
 	else
-		snprintf(msg, len, "  adopted the limiter that sluice run (pid %u) attached and "
+		snprintf(msg, len,
+			 "  adopted the limiter that sluice run (pid %u) attached and "
 			 "left behind when it was killed: it stays attached until 'sluice detach "
-			 "%s'\n", pid, c->o->ifname);
+			 "%s'\n",
+			 pid, c->o->ifname);
 	__atomic_store_n(&cfg->run_pid, 0, __ATOMIC_RELEASE);
 }
 
@@ -356,11 +362,15 @@ static int find_iface(struct attach_ctx *c)
 	if (o->ifindex)
 		return 0;
 	if (sluice_renamed_to(o->name, to, sizeof(to)))
-		refuse(c, -ENODEV, "there is no interface '%s': it was renamed to %s, and its "
-		       "state moved with it ('sluice %sstatus %s')", o->ifname, b, c->t->verb, b);
+		refuse(c, -ENODEV,
+		       "there is no interface '%s': it was renamed to %s, and its "
+		       "state moved with it ('sluice %sstatus %s')",
+		       o->ifname, b, c->t->verb, b);
 	else if (sluice_netns_elsewhere(o->ifname, sluice_cmdline(), where, sizeof(where)))
-		refuse(c, -ENODEV, "there is no interface '%s' in this network namespace; the "
-		       "sluice limiter of a %s lives in %s", o->ifname, o->ifname, where);
+		refuse(c, -ENODEV,
+		       "there is no interface '%s' in this network namespace; the "
+		       "sluice limiter of a %s lives in %s",
+		       o->ifname, o->ifname, where);
 	else
 		refuse(c, -ENODEV, "there is no interface '%s' (see 'ip link')", o->ifname);
 	return -ENODEV;
@@ -395,8 +405,10 @@ static int look(struct attach_ctx *c, struct sluice_bpf **probe)
 static int attach_or_fail(struct attach_ctx *c, __u32 *new_id)
 {
 	if (test_hook("SLUICE_TEST_FAIL_AT", "program"))
-		return refuse(c, -EIO, "Couldn't attach sluice to %s: failure injected by "
-			      "SLUICE_TEST_FAIL_AT=program", c->o->ifname);
+		return refuse(c, -EIO,
+			      "Couldn't attach sluice to %s: failure injected by "
+			      "SLUICE_TEST_FAIL_AT=program",
+			      c->o->ifname);
 	return attach_program(c, new_id);
 }
 
@@ -490,8 +502,10 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 	if (existing) {
 		ret = apply_settings(&c, &h);
 		if (ret) {
-			sluice_cli_err(0, "sluice runs on %s, but its settings were not changed: "
-				       "%s", o->ifname, c.err);
+			sluice_cli_err(0,
+				       "sluice runs on %s, but its settings were not changed: "
+				       "%s",
+				       o->ifname, c.err);
 			c.err[0] = '\0';
 			status = edit_status(ret);
 			goto out_quiet;

@@ -20,8 +20,7 @@
 #include "attach.h"
 
 /* Compare one pinned map with what this sluice would create. */
-static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const char *name,
-			    int fd)
+static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const char *name, int fd)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, name);
 	const char *ifn = c->o->ifname;
@@ -54,13 +53,14 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 		c->sets_n[v6] = info.max_entries;
 		if (c->pinned_sets && !c->table_change && want &&
 		    sluice_sets_for((__u32)want) != info.max_entries)
-			return refuse(c, -EEXIST,
-				      "the pinned key table of %s (--table sets) holds %llu keys "
-				      "per family, not %llu: detach first to resize ('sluice %sdetach "
-				      "%s' drops its state), then attach with --max-keys %llu",
-				      ifn, (unsigned long long)info.max_entries * SLUICE_SET_WAYS,
-				      (unsigned long long)want, c->t->verb, ifn,
-				      (unsigned long long)want);
+			return refuse(
+				c, -EEXIST,
+				"the pinned key table of %s (--table sets) holds %llu keys "
+				"per family, not %llu: detach first to resize ('sluice %sdetach "
+				"%s' drops its state), then attach with --max-keys %llu",
+				ifn, (unsigned long long)info.max_entries * SLUICE_SET_WAYS,
+				(unsigned long long)want, c->t->verb, ifn,
+				(unsigned long long)want);
 		return 0;
 	}
 	if (!strcmp(name, SLUICE_MAP_BUCKETS) && (c->pinned_sets || c->table_change)) {
@@ -71,11 +71,15 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 	}
 	if (!strcmp(name, SLUICE_MAP_BUCKETS) || !strcmp(name, SLUICE_MAP_LOGS) ||
 	    !strcmp(name, SLUICE_MAP_FLEET_USE)) {
-		int k = !strcmp(name, SLUICE_MAP_BUCKETS) ? 0 : !strcmp(name, SLUICE_MAP_LOGS) ? 1 : 2;
+		int k = !strcmp(name, SLUICE_MAP_BUCKETS) ? 0 :
+			!strcmp(name, SLUICE_MAP_LOGS)    ? 1 :
+							    2;
 		static const char *const what[] = { "key", "sliding-log key", "fleet key" };
 		static const char *const opt[] = { "--max-keys", "--max-log-keys", "--fleet-keys" };
 		__u32 *have[] = { &c->max_keys, &c->max_log_keys, &c->fleet_keys };
-		__u64 want = k == 0 ? c->o->max_keys : k == 1 ? c->o->max_log_keys : c->o->fleet_keys;
+		__u64 want = k == 0 ? c->o->max_keys :
+			     k == 1 ? c->o->max_log_keys :
+				      c->o->fleet_keys;
 
 		if (want && want != info.max_entries)
 			return refuse(c, -EEXIST,
@@ -222,8 +226,9 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 			ret = refuse(c, -EPROTO,
 				     "the pinned state of %s is of the sets table but %s/%s is "
 				     "missing: run 'sluice %sdetach %s' to remove it, then attach "
-				     "again", c->o->ifname, c->dir, SLUICE_MAP_SETS4,
-				     c->t->verb, c->o->ifname);
+				     "again",
+				     c->o->ifname, c->dir, SLUICE_MAP_SETS4, c->t->verb,
+				     c->o->ifname);
 	}
 	for (i = 0; i < sluice_nr_maps && !ret; i++)
 		if (fds[i] >= 0 && fds[i] != cfd)
@@ -273,8 +278,10 @@ static int init_config(struct attach_ctx *c, int fd)
 		 * its sources at one set; kept for the state's life. */
 		if (c->sets && getrandom(&cfg.set_seed, sizeof(cfg.set_seed), 0) !=
 				       (ssize_t)sizeof(cfg.set_seed))
-			return refuse(c, -errno, "Couldn't draw the hash key of the sets table "
-				      "of %s (getrandom): %s", c->o->ifname, strerror(errno));
+			return refuse(c, -errno,
+				      "Couldn't draw the hash key of the sets table "
+				      "of %s (getrandom): %s",
+				      c->o->ifname, strerror(errno));
 		sluice_settings_init(&cfg.settings[0]);
 		cfg.settings[1] = cfg.settings[0];
 		cfg.layout = SLUICE_LAYOUT_VERSION;
@@ -285,8 +292,8 @@ static int init_config(struct attach_ctx *c, int fd)
 		 * killed is never taken for a finished one. */
 		owner_set(&cfg, c->o->ifindex, SLUICE_LIFE_ATTACHING);
 		if (bpf_map_update_elem(fd, &zero, &cfg, 0))
-			ret = refuse(c, -errno, "Couldn't write the config of %s: %s",
-				     c->o->ifname, strerror(errno));
+			ret = refuse(c, -errno, "Couldn't write the config of %s: %s", c->o->ifname,
+				     strerror(errno));
 	} else if (cfg.layout == 3) {
 		/* Layout 3 is this layout with the owner left zero; the plan
 		 * let us take it (an upgrade, or --resume), so it is ours. */
@@ -301,8 +308,8 @@ static int init_config(struct attach_ctx *c, int fd)
 		 * trie, no rule table yet, as this layout reads them. The
 		 * program is replaced before anything writes the new fields.
 		 * Only the layout word is written: the rest may be changing. */
-		struct sluice_config *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE,
-					       MAP_SHARED, fd, 0);
+		struct sluice_config *m =
+			mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
 		if (m == MAP_FAILED) {
 			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
@@ -358,8 +365,10 @@ int attach_create_maps(struct attach_ctx *c)
 			       c->o->ifname, strerror(-ret), c->max_keys, c->max_log_keys,
 			       c->max_rules);
 		else
-			refuse(c, ret, "Couldn't create the maps of %s in %s: %s (run with -v to "
-			       "see libbpf's reason)", c->o->ifname, c->dir, strerror(-ret));
+			refuse(c, ret,
+			       "Couldn't create the maps of %s in %s: %s (run with -v to "
+			       "see libbpf's reason)",
+			       c->o->ifname, c->dir, strerror(-ret));
 		goto out;
 	}
 	ret = init_config(c, bpf_map__fd(skel->maps.sluice_config));

@@ -19,10 +19,9 @@
 
 void detach_usage(FILE *f)
 {
-	fprintf(f,
-		"  sluice detach IFACE [--keep-state]\n"
-		"      detach sluice from IFACE and remove its pinned state, unless\n"
-		"      --keep-state: then a later attach resumes every bucket and rule\n");
+	fprintf(f, "  sluice detach IFACE [--keep-state]\n"
+		   "      detach sluice from IFACE and remove its pinned state, unless\n"
+		   "      --keep-state: then a later attach resumes every bucket and rule\n");
 }
 
 /* The owner recorded in dir's config; false when there is none to read. */
@@ -67,9 +66,10 @@ static void say_renamed(const char *ifname, const char *other, const struct atta
 {
 	const char *to = other + strlen(t->prefix);
 
-	sluice_cli_err(0, "interface %s was renamed to %s: its %s is %s's now, and its state moved "
-		       "with it; nothing was detached: 'sluice %sdetach %s' detaches it", ifname,
-		       to, t->kind, to, t->verb, to);
+	sluice_cli_err(0,
+		       "interface %s was renamed to %s: its %s is %s's now, and its state moved "
+		       "with it; nothing was detached: 'sluice %sdetach %s' detaches it",
+		       ifname, to, t->kind, to, t->verb, to);
 }
 
 /* One detach: the state, its interface, what was found and removed. */
@@ -94,12 +94,15 @@ static void say_no_iface(const struct detach *d)
 	if (sluice_renamed_to(d->name, other, sizeof(other)))
 		say_renamed(d->ifname, other, d->t);
 	else if (sluice_netns_elsewhere(d->ifname, sluice_cmdline(), where, sizeof(where)))
-		sluice_cli_err(0, "there is no interface '%s' in this network namespace, so "
+		sluice_cli_err(0,
+			       "there is no interface '%s' in this network namespace, so "
 			       "nothing was detached; the sluice limiter of a %s lives in %s",
 			       d->ifname, d->ifname, where);
 	else
-		sluice_cli_err(0, "there is no interface '%s' (see 'ip link'), and no sluice state "
-			       "for it", d->ifname);
+		sluice_cli_err(0,
+			       "there is no interface '%s' (see 'ip link'), and no sluice state "
+			       "for it",
+			       d->ifname);
 }
 
 /* --keep-state, but nothing of this interface's runs: why not. */
@@ -108,21 +111,26 @@ static void say_nothing_to_keep(const struct detach *d)
 	const char *ifname = d->ifname, *dir = d->dir, *v = d->t->verb;
 
 	if (d->has_state && !d->ours)
-		sluice_cli_err(0, "nothing to keep for %s: the state pinned in %s is not this %s's "
-			       "(ifindex %u); 'sluice %sdetach %s' removes it", ifname, dir, ifname,
-			       d->cfg.owner.ifindex, v, ifname);
+		sluice_cli_err(0,
+			       "nothing to keep for %s: the state pinned in %s is not this %s's "
+			       "(ifindex %u); 'sluice %sdetach %s' removes it",
+			       ifname, dir, ifname, d->cfg.owner.ifindex, v, ifname);
 	else if (d->has_state && d->cfg.owner.life == SLUICE_LIFE_ATTACHING)
-		sluice_cli_err(0, "sluice is not attached to %s: its state in %s was left by an "
+		sluice_cli_err(0,
+			       "sluice is not attached to %s: its state in %s was left by an "
 			       "attach that did not finish ('sluice %sattach %s --resume' adopts "
-			       "it, '--fresh' drops it, 'sluice %sdetach %s' removes it)", ifname,
-			       dir, v, ifname, v, ifname);
+			       "it, '--fresh' drops it, 'sluice %sdetach %s' removes it)",
+			       ifname, dir, v, ifname, v, ifname);
 	else if (d->has_state)
-		sluice_cli_err(0, "sluice is not attached to %s (its state is kept in %s: 'sluice "
-			       "%sattach %s' resumes it, 'sluice %sdetach %s' removes it)", ifname,
-			       dir, v, ifname, v, ifname);
+		sluice_cli_err(0,
+			       "sluice is not attached to %s (its state is kept in %s: 'sluice "
+			       "%sattach %s' resumes it, 'sluice %sdetach %s' removes it)",
+			       ifname, dir, v, ifname, v, ifname);
 	else if (d->n)
-		sluice_cli_err(0, "sluice was attached to %s without pinned state: detached it, "
-			       "with no state to keep", ifname);
+		sluice_cli_err(0,
+			       "sluice was attached to %s without pinned state: detached it, "
+			       "with no state to keep",
+			       ifname);
 	else
 		sluice_cli_err(0, d->t->none, ifname);
 }
@@ -151,16 +159,18 @@ static void say_detached(const struct detach *d)
 	const char *ifname = d->ifname, *v = d->t->verb;
 
 	if (!d->n && !d->ifindex)
-		printf("%s is gone (it was ifindex %u); removed the state it left in %s\n",
-		       ifname, d->cfg.owner.ifindex, d->dir);
+		printf("%s is gone (it was ifindex %u); removed the state it left in %s\n", ifname,
+		       d->cfg.owner.ifindex, d->dir);
 	else if (!d->n && !d->ours)
 		printf("the state pinned for %s belonged to an earlier %s (ifindex %u; this one "
-		       "is %u); removed it\n", ifname, ifname, d->cfg.owner.ifindex, d->ifindex);
+		       "is %u); removed it\n",
+		       ifname, ifname, d->cfg.owner.ifindex, d->ifindex);
 	else if (!d->n)
 		printf("sluice was not attached to %s; removed its pinned state\n", ifname);
 	else if (d->keep_state)
 		printf("sluice %sdetached from %s; its state is kept in %s: 'sluice %sattach %s' "
-		       "resumes every bucket\n", v, ifname, d->dir, v, ifname);
+		       "resumes every bucket\n",
+		       v, ifname, d->dir, v, ifname);
 	else
 		printf("sluice %sdetached from %s; its pinned state is removed\n", v, ifname);
 	if (d->t->detached && d->ifindex)

@@ -202,7 +202,8 @@ static int load_progs(struct fleet_agent *a, char *err, size_t errlen)
 		fleet_bpf__destroy(s);
 		return sluice_err(err, errlen, ret < 0 ? ret : -EINVAL,
 				  "Couldn't load the fleet programs on the maps of %s: %s (run "
-				  "with -v to see libbpf's reason)", a->ifname, strerror(-ret));
+				  "with -v to see libbpf's reason)",
+				  a->ifname, strerror(-ret));
 	}
 	a->skel = s;
 	bytes = ((size_t)a->io_max * sizeof(struct sluice_fleet_rec) + page - 1) / page * page;
@@ -220,8 +221,10 @@ static int load_progs(struct fleet_agent *a, char *err, size_t errlen)
 	a->rec_of = calloc((size_t)a->io_max * 2, sizeof(*a->rec_of));
 	a->lane_of = calloc((size_t)a->io_max * 2, sizeof(*a->lane_of));
 	if (!a->names || !a->keys || !a->used_us || !a->debt_us || !a->rec_of || !a->lane_of)
-		return sluice_err(err, errlen, -ENOMEM, "Couldn't allocate the fleet agent's "
-				  "tables for %u keys", a->io_max);
+		return sluice_err(err, errlen, -ENOMEM,
+				  "Couldn't allocate the fleet agent's "
+				  "tables for %u keys",
+				  a->io_max);
 	return 0;
 }
 
@@ -264,11 +267,13 @@ static void failed(struct fleet_agent *a, const char *why)
 	}
 	if (!a->outage_said && n > 1)
 		say("sync with Redis at %s failed: %s; fleet policies of %s admit rate/%u and "
-		    "burst/%u until it answers", a->o.redis, why, a->ifname, n, n);
+		    "burst/%u until it answers",
+		    a->o.redis, why, a->ifname, n, n);
 	else if (!a->outage_said)
 		say("sync with Redis at %s failed: %s; the size of fleet %s is not known yet, "
 		    "so fleet policies of %s admit the whole limit until Redis answers (give "
-		    "--fleet-size N for a safe share)", a->o.redis, why, a->o.fleet, a->ifname);
+		    "--fleet-size N for a safe share)",
+		    a->o.redis, why, a->o.fleet, a->ifname);
 	a->outage_said = true;
 }
 
@@ -315,21 +320,24 @@ static int bound_reply(struct fleet_agent *a, __u32 lanes, __u32 live, char *err
 	a->clamps += clamped;
 	/* Said at once, then at most once a minute while it goes on: a held
 	 * key pushes nothing, so the bad answers come and go. */
-	if (clamped && (!a->clamp_said_ns ||
-			sluice_now_ns() - a->clamp_said_ns >= 60 * SLUICE_NS_PER_SEC)) {
+	if (clamped &&
+	    (!a->clamp_said_ns || sluice_now_ns() - a->clamp_said_ns >= 60 * SLUICE_NS_PER_SEC)) {
 		char d1[32], d2[32], more[64] = "";
 
 		sluice_format_duration((__u64)got > ~0ULL / 1000 ? ~0ULL : (__u64)got * 1000, d1,
 				       sizeof(d1));
 		sluice_format_duration(max * 1000, d2, sizeof(d2));
 		if (a->clamps > 1)
-			snprintf(more, sizeof(more), " (%llu debts so folded since the last "
-				 "line)", (unsigned long long)a->clamps);
+			snprintf(more, sizeof(more),
+				 " (%llu debts so folded since the last "
+				 "line)",
+				 (unsigned long long)a->clamps);
 		say("Redis at %s answered a debt of %s for %s, more than the %s fleet %s could "
 		    "have spent (%u box%s x (a box's burst + interval + 2 x timeout)): folded as "
 		    "%s, until Redis answers less%s; is Redis's clock stepped back, or another "
-		    "program writing sluice:{%s}:*?", a->o.redis, d1, a->keys[first], d2,
-		    a->o.fleet, n, n == 1 ? "" : "es", d2, more, a->o.fleet);
+		    "program writing sluice:{%s}:*?",
+		    a->o.redis, d1, a->keys[first], d2, a->o.fleet, n, n == 1 ? "" : "es", d2, more,
+		    a->o.fleet);
 		a->clamps = 0;
 		a->clamp_said_ns = sluice_now_ns();
 	}
@@ -358,7 +366,8 @@ static void say_silent(struct fleet_agent *a, __u32 n, __u32 silent, __u32 reser
 		return;
 	if (silent)
 		say("%u of the %u boxes of fleet %s %s: %s on %s own, so the fleet holds %s in "
-		    "reserve and the live boxes share %.0f%% of each limit", silent, n, a->o.fleet,
+		    "reserve and the live boxes share %.0f%% of each limit",
+		    silent, n, a->o.fleet,
 		    silent == 1 ? "has not synced within its horizon" :
 				  "have not synced within their horizons",
 		    silent == 1 ? "its datapath admits its share" :
@@ -408,9 +417,8 @@ static int sync_once(struct fleet_agent *a)
 	hz = horizon_ns(a);
 	sluice_redis_set_member(a->redis, (hz + 999999) / 1000000, n_old);
 	t0 = sluice_now_ns();
-	ret = sluice_redis_sync(a->redis, a->o.fleet, a->member, a->o.member_ttl_ms, lanes,
-				a->keys, a->used_us, a->o.batch, a->debt_us, &live, &st, err,
-				sizeof(err));
+	ret = sluice_redis_sync(a->redis, a->o.fleet, a->member, a->o.member_ttl_ms, lanes, a->keys,
+				a->used_us, a->o.batch, a->debt_us, &live, &st, err, sizeof(err));
 	if (!ret)
 		ret = bound_reply(a, lanes, live, err, sizeof(err));
 	if (ret) {
@@ -435,7 +443,7 @@ static int sync_once(struct fleet_agent *a)
 		__s64 d = a->debt_us[i];
 
 		r->debt[a->lane_of[i]] = sluice_fleet_fold(&a->tols, &r->key, a->lane_of[i], n_fold,
-							    d > 0 ? (__u64)d * TICKS_PER_US : 0);
+							   d > 0 ? (__u64)d * TICKS_PER_US : 0);
 	}
 	f->io_n = push;
 	ret = run_prog(a->skel->progs.sluice_fleet_apply);
@@ -465,7 +473,8 @@ static int sync_once(struct fleet_agent *a)
 		set_state(a, SLUICE_FLEET_SYNCED);
 		if (a->outage_said)
 			say("synced with Redis at %s again (%u box%s): fleet policies of %s admit "
-			    "the whole limit", a->o.redis, live, live == 1 ? "" : "es", a->ifname);
+			    "the whole limit",
+			    a->o.redis, live, live == 1 ? "" : "es", a->ifname);
 	}
 	a->outage_said = false;
 	return 0;
@@ -490,8 +499,9 @@ static void *agent_main(void *arg)
 		a->resync = false;
 		while (!a->stop && (now = sluice_now_ns()) < next) {
 			__u64 left = next - now;
-			struct timespec ts = { .tv_sec = 0,
-					       .tv_nsec = (long)(left < 50000000 ? left : 50000000) };
+			struct timespec ts = {
+				.tv_sec = 0, .tv_nsec = (long)(left < 50000000 ? left : 50000000)
+			};
 
 			nanosleep(&ts, NULL);
 		}
@@ -499,10 +509,11 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
-int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_agent **out,
-		char *err, size_t errlen)
+int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_agent **out, char *err,
+		size_t errlen)
 {
-	struct sluice_redis_opts ro = { .addr = o->redis, .password_file = o->password_file,
+	struct sluice_redis_opts ro = { .addr = o->redis,
+					.password_file = o->password_file,
 					.timeout_ns = o->timeout_ns };
 	struct fleet_agent *a = calloc(1, sizeof(*a));
 	struct sluice_fleet *f;
@@ -524,9 +535,11 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	if (ret)
 		goto fail;
 	if (!a->h.fleet || a->h.fleet_use_fd < 0) {
-		ret = sluice_err(err, errlen, -EPROTO,
-				 "the state of %s was pinned by a sluice without fleet-wide limits: "
-				 "'sluice attach %s' adds them in place", ifname, ifname);
+		ret = sluice_err(
+			err, errlen, -EPROTO,
+			"the state of %s was pinned by a sluice without fleet-wide limits: "
+			"'sluice attach %s' adds them in place",
+			ifname, ifname);
 		goto fail;
 	}
 	ret = sluice_redis_open(&ro, &a->redis, err, errlen);
@@ -559,8 +572,10 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	a->last_n = f->live;
 	if (sluice_now_ticks() >= __atomic_load_n(&f->ok_until, __ATOMIC_ACQUIRE) &&
 	    drop_usage(a)) {
-		ret = sluice_err(err, errlen, -EPROTO, "Couldn't drop the usage %s admitted "
-				 "without an agent: the fleet programs failed", ifname);
+		ret = sluice_err(err, errlen, -EPROTO,
+				 "Couldn't drop the usage %s admitted "
+				 "without an agent: the fleet programs failed",
+				 ifname);
 		goto fail;
 	}
 	if (o->fleet_size > f->live)
@@ -613,7 +628,8 @@ static void leave_fleet(struct fleet_agent *a)
 		return;
 	if (sluice_redis_leave(a->redis, a->o.fleet, a->member, err, sizeof(err)))
 		say("Couldn't leave fleet %s: %s; until %s syncs again, or leaves, the fleet holds "
-		    "its share in reserve", a->o.fleet, err, a->member);
+		    "its share in reserve",
+		    a->o.fleet, err, a->member);
 	else
 		say("%s left fleet %s", a->member, a->o.fleet);
 }

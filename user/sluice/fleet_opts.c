@@ -44,8 +44,8 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 		return 0;
 	case FLEET_OPT_FLEET:
 		if (sluice_redis_check_fleet(arg, inner, sizeof(inner)))
-			return sluice_err(err, errlen, -EINVAL, "--fleet '%s' is not a fleet name: %s",
-					  arg, inner);
+			return sluice_err(err, errlen, -EINVAL,
+					  "--fleet '%s' is not a fleet name: %s", arg, inner);
 		o->fleet = arg;
 		return 0;
 	case FLEET_OPT_PASSWORD:
@@ -64,8 +64,8 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 		if (sluice_parse_duration(name, arg, &v, err, errlen))
 			return -EINVAL;
 		if (v < MIN_SYNC_NS || v > MAX_SYNC_NS)
-			return sluice_err(err, errlen, -EINVAL, "%s '%s' is out of range: 10ms to 1m",
-					  name, arg);
+			return sluice_err(err, errlen, -EINVAL,
+					  "%s '%s' is out of range: 10ms to 1m", name, arg);
 		if (which == FLEET_OPT_SYNC)
 			o->sync_ns = v;
 		else
@@ -76,11 +76,13 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 	case FLEET_OPT_BATCH:
 	case FLEET_OPT_SIZE:
 	case FLEET_OPT_MAX: {
-		const char *name = which == FLEET_OPT_KEYS ? "--sync-keys" :
+		const char *name = which == FLEET_OPT_KEYS  ? "--sync-keys" :
 				   which == FLEET_OPT_BATCH ? "--redis-batch" :
-				   which == FLEET_OPT_SIZE ? "--fleet-size" : "--fleet-max";
-		__u64 max = which == FLEET_OPT_KEYS ? (1ULL << 31) :
-			    which == FLEET_OPT_BATCH ? 100000 : SLUICE_FLEET_MAX_BOXES;
+				   which == FLEET_OPT_SIZE  ? "--fleet-size" :
+							      "--fleet-max";
+		__u64 max = which == FLEET_OPT_KEYS  ? (1ULL << 31) :
+			    which == FLEET_OPT_BATCH ? 100000 :
+						       SLUICE_FLEET_MAX_BOXES;
 
 		if (sluice_parse_uint(name, arg, max, &v, err, errlen))
 			return -EINVAL;
@@ -103,11 +105,16 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 /* The first fleet option given, by name: NULL when none is. */
 static const char *fleet_opt_given(const struct fleet_opts *o)
 {
-	return o->fleet ? "--fleet" : o->password_file ? "--redis-password-file" :
-	       o->member ? "--fleet-member" : o->sync_ns ? "--sync-interval" :
-	       o->timeout_ns ? "--redis-timeout" : o->max_keys ? "--sync-keys" :
-	       o->batch ? "--redis-batch" : o->fleet_size ? "--fleet-size" :
-	       o->fleet_max ? "--fleet-max" : NULL;
+	return o->fleet         ? "--fleet" :
+	       o->password_file ? "--redis-password-file" :
+	       o->member        ? "--fleet-member" :
+	       o->sync_ns       ? "--sync-interval" :
+	       o->timeout_ns    ? "--redis-timeout" :
+	       o->max_keys      ? "--sync-keys" :
+	       o->batch         ? "--redis-batch" :
+	       o->fleet_size    ? "--fleet-size" :
+	       o->fleet_max     ? "--fleet-max" :
+				  NULL;
 }
 
 int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
@@ -118,8 +125,8 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 	if (!o->redis && given)
 		return sluice_err(err, errlen, -EINVAL,
 				  "%s belongs to the fleet agent, which needs --redis ADDR%s: "
-				  "give %s, or leave %s out", given,
-				  o->fleet ? "" : " and --fleet NAME",
+				  "give %s, or leave %s out",
+				  given, o->fleet ? "" : " and --fleet NAME",
 				  o->fleet ? "--redis" : "both", given);
 	if (!o->redis)
 		return 0;
@@ -133,11 +140,11 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 	if (o->fleet_max && o->fleet_size > o->fleet_max)
 		return sluice_err(err, errlen, -EINVAL,
 				  "--fleet-size %u is more than --fleet-max %u: the fleet cannot "
-				  "have at least %u boxes and at most %u", o->fleet_size,
-				  o->fleet_max, o->fleet_size, o->fleet_max);
+				  "have at least %u boxes and at most %u",
+				  o->fleet_size, o->fleet_max, o->fleet_size, o->fleet_max);
 	if (!o->fleet_max)
 		o->fleet_max = o->fleet_size > FLEET_DEFAULT_MAX ? o->fleet_size :
-								    FLEET_DEFAULT_MAX;
+								   FLEET_DEFAULT_MAX;
 	if (!o->sync_ns)
 		o->sync_ns = FLEET_DEFAULT_SYNC_NS;
 	/* The datapath's fallback does not wait for the deadline (it follows

@@ -66,8 +66,10 @@ static int parse_port(const char *arg, const char *port, char *err, size_t errle
 	for (p = port; *p >= '0' && *p <= '9' && v <= 65535; p++)
 		v = v * 10 + (unsigned long)(*p - '0');
 	if (!*port || *p || v > 65535) {
-		snprintf(err, errlen, "--metrics %s: the port '%s' is not a number in 0..65535 "
-			 "(0: any free port, the one printed on start)", arg, port);
+		snprintf(err, errlen,
+			 "--metrics %s: the port '%s' is not a number in 0..65535 "
+			 "(0: any free port, the one printed on start)",
+			 arg, port);
 		return SLUICE_EXIT_USAGE;
 	}
 	return 0;
@@ -100,19 +102,25 @@ static int split(const char *arg, char *buf, size_t len, char **host, char **por
 		/* "::1:9158" reads as an address and a port, or as one IPv6
 		 * address: brackets say which. "::1" alone has no port. */
 		if (inet_pton(AF_INET6, arg, &a6) == 1 && inet_pton(AF_INET6, buf, &a6) != 1)
-			snprintf(err, errlen, "--metrics %s: an IPv6 address needs brackets and a "
-				 "port: write [%s]:PORT", arg, arg);
+			snprintf(err, errlen,
+				 "--metrics %s: an IPv6 address needs brackets and a "
+				 "port: write [%s]:PORT",
+				 arg, arg);
 		else
-			snprintf(err, errlen, "--metrics %s: an IPv6 address needs brackets: write "
-				 "[%s]:%s", arg, buf, p + 1);
+			snprintf(err, errlen,
+				 "--metrics %s: an IPv6 address needs brackets: write "
+				 "[%s]:%s",
+				 arg, buf, p + 1);
 		return SLUICE_EXIT_USAGE;
 	}
 	*host = buf;
 	*port = p + 1;
 	return 0;
 bad:
-	snprintf(err, errlen, "--metrics '%s' is not ADDR:PORT (%s; 0.0.0.0:PORT or [::]:PORT "
-		 "for every address)", arg, METRICS_EXAMPLE);
+	snprintf(err, errlen,
+		 "--metrics '%s' is not ADDR:PORT (%s; 0.0.0.0:PORT or [::]:PORT "
+		 "for every address)",
+		 arg, METRICS_EXAMPLE);
 	return SLUICE_EXIT_USAGE;
 }
 
@@ -168,8 +176,10 @@ static int parse_allow(struct metrics_server *m, const char *list, char *err, si
 	char buf[1024], inner[SLUICE_ERR_LEN], *tok, *save = NULL;
 
 	if (strlen(list) >= sizeof(buf)) {
-		snprintf(err, errlen, "--metrics-allow: the list is too long (at most %d "
-			 "addresses or CIDRs)", METRICS_MAX_ALLOW);
+		snprintf(err, errlen,
+			 "--metrics-allow: the list is too long (at most %d "
+			 "addresses or CIDRs)",
+			 METRICS_MAX_ALLOW);
 		return SLUICE_EXIT_USAGE;
 	}
 	strcpy(buf, list);
@@ -180,15 +190,19 @@ static int parse_allow(struct metrics_server *m, const char *list, char *err, si
 			return SLUICE_EXIT_USAGE;
 		}
 		if (sluice_parse_cidr(tok, &m->allow[m->nr_allow], inner, sizeof(inner))) {
-			snprintf(err, errlen, "--metrics-allow '%s': %s (give addresses or CIDRs, "
-				 "comma-separated: 127.0.0.1,198.18.0.0/24)", tok, inner);
+			snprintf(err, errlen,
+				 "--metrics-allow '%s': %s (give addresses or CIDRs, "
+				 "comma-separated: 127.0.0.1,198.18.0.0/24)",
+				 tok, inner);
 			return SLUICE_EXIT_USAGE;
 		}
 		m->nr_allow++;
 	}
 	if (!m->nr_allow) {
-		snprintf(err, errlen, "--metrics-allow '%s' lists no address: give addresses or "
-			 "CIDRs, comma-separated (127.0.0.1,198.18.0.0/24)", list);
+		snprintf(err, errlen,
+			 "--metrics-allow '%s' lists no address: give addresses or "
+			 "CIDRs, comma-separated (127.0.0.1,198.18.0.0/24)",
+			 list);
 		return SLUICE_EXIT_USAGE;
 	}
 	return 0;
@@ -260,17 +274,20 @@ static int open_unix(struct metrics_server *m, const char *spec, const char *gro
 	int fd, ret;
 
 	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "--metrics %s: give an absolute path of at most %zu "
-			 "characters after unix: (%s)", spec, sizeof(sa.sun_path) - 1,
-			 METRICS_EXAMPLE);
+		snprintf(err, errlen,
+			 "--metrics %s: give an absolute path of at most %zu "
+			 "characters after unix: (%s)",
+			 spec, sizeof(sa.sun_path) - 1, METRICS_EXAMPLE);
 		return SLUICE_EXIT_USAGE;
 	}
 	if (group) {
 		errno = 0;
 		gr = getgrnam(group);
 		if (!gr) {
-			snprintf(err, errlen, "--metrics-group '%s': there is no such group (see "
-				 "'getent group')", group);
+			snprintf(err, errlen,
+				 "--metrics-group '%s': there is no such group (see "
+				 "'getent group')",
+				 group);
 			return SLUICE_EXIT_USAGE;
 		}
 	}
@@ -283,8 +300,10 @@ static int open_unix(struct metrics_server *m, const char *spec, const char *gro
 
 		if (!S_ISSOCK(st.st_mode)) {
 			close(fd);
-			snprintf(err, errlen, "Couldn't listen on --metrics %s: %s exists and "
-				 "is not a socket: pick another path, or remove it", spec, path);
+			snprintf(err, errlen,
+				 "Couldn't listen on --metrics %s: %s exists and "
+				 "is not a socket: pick another path, or remove it",
+				 spec, path);
 			return SLUICE_EXIT_RUNTIME;
 		}
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -293,8 +312,10 @@ static int open_unix(struct metrics_server *m, const char *spec, const char *gro
 			close(probe);
 		if (ret == 0) {
 			close(fd);
-			snprintf(err, errlen, "Couldn't listen on --metrics %s: another process "
-				 "serves it (another sluice run?): pick another path", spec);
+			snprintf(err, errlen,
+				 "Couldn't listen on --metrics %s: another process "
+				 "serves it (another sluice run?): pick another path",
+				 spec);
 			return SLUICE_EXIT_RUNTIME;
 		}
 		unlink(path); /* left by a run that died */
@@ -313,8 +334,10 @@ static int open_unix(struct metrics_server *m, const char *spec, const char *gro
 	if (listen(fd, 64))
 		goto sys_err_made;
 	m->listen_fd = fd;
-	snprintf(m->url, sizeof(m->url), "unix:%s (mode %s; e.g. 'curl --unix-socket %s "
-		 "http://localhost/metrics')", path, gr ? "0660" : "0600", path);
+	snprintf(m->url, sizeof(m->url),
+		 "unix:%s (mode %s; e.g. 'curl --unix-socket %s "
+		 "http://localhost/metrics')",
+		 path, gr ? "0660" : "0600", path);
 	return 0;
 
 sys_err_made:
@@ -337,12 +360,14 @@ int metrics_open(const char *spec, const char *allow, const char *group,
 
 	*out = NULL;
 	if (allow && is_unix) {
-		snprintf(err, errlen, "--metrics-allow is for a TCP address: who may connect to "
+		snprintf(err, errlen,
+			 "--metrics-allow is for a TCP address: who may connect to "
 			 "a unix socket is its mode (0600, root; --metrics-group GROUP: 0660)");
 		return SLUICE_EXIT_USAGE;
 	}
 	if (group && !is_unix) {
-		snprintf(err, errlen, "--metrics-group is for --metrics unix:PATH: on a TCP "
+		snprintf(err, errlen,
+			 "--metrics-group is for --metrics unix:PATH: on a TCP "
 			 "address, --metrics-allow says who may connect");
 		return SLUICE_EXIT_USAGE;
 	}
@@ -472,13 +497,13 @@ int metrics_start(struct metrics_server *m, const char *ifname, char *err, size_
 	/* MHD's own per-IP limit counts exact addresses (dodged with 127.0.0.2,
 	 * .3, ...) and its connection limit refuses before admit() could make
 	 * room: admit() holds the limits, MHD only a cap above them. */
-	m->daemon = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD, 0, metrics_admit, m, answer, m,
-		MHD_OPTION_LISTEN_SOCKET, m->listen_fd,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_DEADLINE_SEC,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MHD_LIMIT,
-		MHD_OPTION_NOTIFY_CONNECTION, metrics_on_connection, m,
-		MHD_OPTION_END);
+	m->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, metrics_admit, m, answer, m,
+				     MHD_OPTION_LISTEN_SOCKET, m->listen_fd,
+				     MHD_OPTION_CONNECTION_TIMEOUT,
+				     (unsigned int)METRICS_DEADLINE_SEC,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MHD_LIMIT,
+				     MHD_OPTION_NOTIFY_CONNECTION, metrics_on_connection, m,
+				     MHD_OPTION_END);
 	ret = errno ? errno : EIO;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!m->daemon)

@@ -13,8 +13,8 @@ struct metrics_server;
  * SLUICE_EXIT_USAGE when the text is not ADDR:PORT, or SLUICE_EXIT_RUNTIME
  * when it cannot listen, with err saying why (and, for bind errors, what to
  * do). */
-int metrics_open(const char *spec, const char *allow, const char *group,
-		 struct metrics_server **m, char *err, size_t errlen);
+int metrics_open(const char *spec, const char *allow, const char *group, struct metrics_server **m,
+		 char *err, size_t errlen);
 /* "http://127.0.0.1:41234/metrics": the address and port as bound. */
 const char *metrics_url(const struct metrics_server *m);
 /* Serve the counters of ifname (sluice_prometheus()) from threads of the

@@ -199,7 +199,7 @@ enum MHD_Result metrics_admit(void *cls, const struct sockaddr *sa, socklen_t le
  * off the list under the same lock.
  */
 void metrics_on_connection(void *cls, struct MHD_Connection *c, void **ctx,
-			  enum MHD_ConnectionNotificationCode code)
+			   enum MHD_ConnectionNotificationCode code)
 {
 	struct metrics_server *m = cls;
 	const union MHD_ConnectionInfo *ci, *ca;

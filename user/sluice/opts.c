@@ -73,7 +73,7 @@ static int set_arg(struct opt_parse *p, const char *opt, const char *val)
 
 	if (o->set_argc + 3 > SET_ARGV_MAX)
 		return sluice_cli_usage(p->name, "too many policy options: give each at most "
-					"twice");
+						 "twice");
 	o->set_argv[o->set_argc++] = (char *)opt;
 	o->set_argv[o->set_argc++] = (char *)val;
 	o->set_argv[o->set_argc] = NULL;
@@ -84,7 +84,7 @@ static int set_arg(struct opt_parse *p, const char *opt, const char *val)
  * command (settings that sluicectl set changes live). */
 static int opt_policy(struct opt_parse *p, const struct attach_opt *opt, const char *arg)
 {
-	static char *const names[] = { "--rate",    "--burst",	 "--algo",    "--window",
+	static char *const names[] = { "--rate",    "--burst",   "--algo",    "--window",
 				       "--prefix4", "--prefix6", "--new-keys" };
 
 	if (set_arg(p, names[opt->arg], arg))
@@ -149,7 +149,7 @@ static int opt_fail(struct opt_parse *p, const struct attach_opt *opt, const cha
 	(void)arg;
 	if (p->fail_seen && p->fail_seen != opt)
 		return sluice_cli_usage(p->name, "--fail-closed and --fail-open exclude each "
-					"other: give one of them");
+						 "other: give one of them");
 	if (p->fail_seen)
 		return sluice_cli_usage(p->name, "--%s is given twice", opt->name);
 	p->fail_seen = opt;
@@ -184,9 +184,10 @@ static int opt_table(struct opt_parse *p, const struct attach_opt *opt, const ch
 	else if (!strcmp(arg, "sets"))
 		p->o->table = ATTACH_TABLE_SETS;
 	else
-		return sluice_cli_usage(p->name, "--table takes 'lru' (an LRU hash, the default) "
-					"or 'sets' (the set-associative table), not '%s'%s", arg,
-					lower_hint(arg, "lru", "sets"));
+		return sluice_cli_usage(p->name,
+					"--table takes 'lru' (an LRU hash, the default) "
+					"or 'sets' (the set-associative table), not '%s'%s",
+					arg, lower_hint(arg, "lru", "sets"));
 	return 0;
 }
 
@@ -201,8 +202,10 @@ static int opt_interval(struct opt_parse *p, const struct attach_opt *opt, const
 	if (ret && ret != -ERANGE)
 		return sluice_cli_usage(p->name, "%s", err);
 	if (ret || *ns < MIN_INTERVAL_NS || *ns > MAX_INTERVAL_NS)
-		return sluice_cli_usage(p->name, "--interval '%s' is out of range: give 100ms to "
-					"1h (a report every DUR; 1.5s and 250ms work)", arg);
+		return sluice_cli_usage(p->name,
+					"--interval '%s' is out of range: give 100ms to "
+					"1h (a report every DUR; 1.5s and 250ms work)",
+					arg);
 	return 0;
 }
 
@@ -237,7 +240,8 @@ static int opt_fleet(struct opt_parse *p, const struct attach_opt *opt, const ch
 static int opt_delay(struct opt_parse *p, const struct attach_opt *opt, const char *arg)
 {
 	if (p->delay_seen && p->delay_seen != opt)
-		return sluice_cli_usage(p->name, "--nodelay and --delay exclude each other (of one "
+		return sluice_cli_usage(p->name,
+					"--nodelay and --delay exclude each other (of one "
 					"--rate): --nodelay sends every accepted packet at once");
 	p->delay_seen = opt;
 	if (opt->has_arg ? set_arg(p, "--delay", arg) : set_arg(p, "--nodelay", NULL))
@@ -257,9 +261,10 @@ static int opt_key(struct opt_parse *p, const struct attach_opt *opt, const char
 	else if (!strcmp(arg, "dst"))
 		s->key_kind = SLUICE_KIND_KEY_DST;
 	else
-		return sluice_cli_usage(p->name, "--key takes 'src' (the source address, the "
-					"default) or 'dst' (the destination), not '%s'%s", arg,
-					lower_hint(arg, "src", "dst"));
+		return sluice_cli_usage(p->name,
+					"--key takes 'src' (the source address, the "
+					"default) or 'dst' (the destination), not '%s'%s",
+					arg, lower_hint(arg, "src", "dst"));
 	s->key_given = true;
 	return 0;
 }
@@ -273,9 +278,11 @@ static int opt_horizon(struct opt_parse *p, const struct attach_opt *opt, const 
 	if (sluice_parse_duration("--horizon", arg, &s->horizon_ns, err, sizeof(err)))
 		return sluice_cli_usage(p->name, "%s", err);
 	if (s->horizon_ns < 1000ULL || s->horizon_ns > MAX_HORIZON_NS)
-		return sluice_cli_usage(p->name, "--horizon '%s' is out of range: give 1us to 71m "
+		return sluice_cli_usage(p->name,
+					"--horizon '%s' is out of range: give 1us to 71m "
 					"(fq counts it in microseconds, a u32), or leave it out "
-					"for the longest queue of the policies x 1.25", arg);
+					"for the longest queue of the policies x 1.25",
+					arg);
 	return 0;
 }
 
@@ -290,7 +297,7 @@ static int opt_queue_limit(struct opt_parse *p, const struct attach_opt *opt, co
 		return sluice_cli_usage(p->name, "%s", err);
 	if (!s->queue_limit)
 		return sluice_cli_usage(p->name, "--queue-limit 0: give at least the largest burst "
-					"+ 1 packets, or leave it out (sluice(8))");
+						 "+ 1 packets, or leave it out (sluice(8))");
 	return 0;
 }
 
@@ -327,7 +334,8 @@ static const struct attach_opt attach_opts_table[] = {
 	{ "table", required_argument, ALL, false, NULL, opt_table, 0 },
 	{ "redis", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_REDIS },
 	{ "fleet", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_FLEET },
-	{ "redis-password-file", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_PASSWORD },
+	{ "redis-password-file", required_argument, OPTS_RUN, false, NULL, opt_fleet,
+	  FLEET_OPT_PASSWORD },
 	{ "fleet-member", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_MEMBER },
 	{ "sync-interval", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_SYNC },
 	{ "redis-timeout", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_TIMEOUT },
@@ -347,13 +355,19 @@ static int not_this_cmd(const struct opt_parse *p, const struct attach_opt *opt)
 
 	snprintf(name, sizeof(name), "--%s", opt->name);
 	if (opt->cmds == OPTS_RUN)
-		return sluice_cli_usage(p->name, "%s is an option of 'sluice run', not of 'sluice "
-					"%s'", name, p->name);
+		return sluice_cli_usage(p->name,
+					"%s is an option of 'sluice run', not of 'sluice "
+					"%s'",
+					name, p->name);
 	if (opt->cmds == OPTS_SHAPE)
-		return sluice_cli_usage(p->name, "%s is an option of 'sluice shape attach' (the "
-					"shaper), not of 'sluice %s'", name, p->name);
-	return sluice_cli_usage(p->name, "%s is the limiter's ('sluice attach'), not the shaper's: "
-				"%s", name, opt->why);
+		return sluice_cli_usage(p->name,
+					"%s is an option of 'sluice shape attach' (the "
+					"shaper), not of 'sluice %s'",
+					name, p->name);
+	return sluice_cli_usage(p->name,
+				"%s is the limiter's ('sluice attach'), not the shaper's: "
+				"%s",
+				name, opt->why);
 }
 
 int refuse_shape_name(const char *cmd, const char *name)
@@ -362,10 +376,11 @@ int refuse_shape_name(const char *cmd, const char *name)
 
 	if (strncmp(name, SLUICE_SHAPE_PREFIX, plen))
 		return 0;
-	return sluice_cli_usage(cmd, "'%s' is a shaper's state: 'sluice %s' is the limiter's; a "
+	return sluice_cli_usage(cmd,
+				"'%s' is a shaper's state: 'sluice %s' is the limiter's; a "
 				"shaper is attached with 'sluice shape attach %s', shown with "
-				"'sluice shape status', tuned with 'sluicectl -i %s'", name, cmd,
-				name + plen, name);
+				"'sluice shape status', tuned with 'sluicectl -i %s'",
+				name, cmd, name + plen, name);
 }
 
 bool valid_ifname(const char *name)
@@ -374,8 +389,7 @@ bool valid_ifname(const char *name)
 
 	/* The kernel refuses ':' too (and shape:IFACE names a shaper's state). */
 	return len && len < IF_NAMESIZE && !strchr(name, '/') && !strchr(name, ':') &&
-	       strcmp(name, ".") &&
-	       strcmp(name, "..");
+	       strcmp(name, ".") && strcmp(name, "..");
 }
 
 /*
@@ -397,8 +411,10 @@ static bool full_name(const char *cmd, int argc, char **argv, const struct optio
 	len = strcspn(word + 2, "=");
 	if (len == strlen(opt->name) && !strncmp(word + 2, opt->name, len))
 		return true;
-	sluice_cli_usage(cmd, "'%.*s' is short for '--%s': write options in full (sluice takes no "
-			 "abbreviations)", (int)(len + 2), word, opt->name);
+	sluice_cli_usage(cmd,
+			 "'%.*s' is short for '--%s': write options in full (sluice takes no "
+			 "abbreviations)",
+			 (int)(len + 2), word, opt->name);
 	return false;
 }
 
@@ -427,10 +443,12 @@ static int take_opt(struct opt_parse *p, const struct attach_opt *opt, const cha
 	 * unsaid. */
 	if (!opt->multi) {
 		if (*first)
-			return sluice_cli_usage(p->name, "--%s is given twice%s%s%s%s%s: give it "
-						"once", opt->name, arg ? " ('" : "",
-						arg ? *first : "", arg ? "' and '" : "",
-						arg ? arg : "", arg ? "')" : "");
+			return sluice_cli_usage(p->name,
+						"--%s is given twice%s%s%s%s%s: give it "
+						"once",
+						opt->name, arg ? " ('" : "", arg ? *first : "",
+						arg ? "' and '" : "", arg ? arg : "",
+						arg ? "')" : "");
 		*first = arg ? arg : "";
 	}
 	if (!(opt->cmds & p->cmd))
@@ -448,15 +466,17 @@ static int check_together(struct opt_parse *p)
 	if (r && fleet_check_opts(&r->fleet, err, sizeof(err)))
 		return sluice_cli_usage(p->name, "%s", err);
 	if (r && (r->metrics_allow || r->metrics_group) && !r->metrics)
-		return sluice_cli_usage(p->name, "%s says who may read --metrics: give --metrics "
-					"ADDR:PORT or unix:PATH too", r->metrics_allow ?
-					"--metrics-allow" : "--metrics-group");
+		return sluice_cli_usage(p->name,
+					"%s says who may read --metrics: give --metrics "
+					"ADDR:PORT or unix:PATH too",
+					r->metrics_allow ? "--metrics-allow" : "--metrics-group");
 	if (o->resume && o->fresh)
-		return sluice_cli_usage(p->name, "--resume and --fresh exclude each other: "
+		return sluice_cli_usage(p->name,
+					"--resume and --fresh exclude each other: "
 					"--resume adopts the pinned state, --fresh drops it");
 	/* Bad policy values are usage errors before anything looks at IFACE. */
-	if (o->set_argc > 1 && sluice_cmd_check_kind(o->set_argc, o->set_argv,
-						     p->cmd == OPTS_SHAPE, err, sizeof(err)))
+	if (o->set_argc > 1 &&
+	    sluice_cmd_check_kind(o->set_argc, o->set_argv, p->cmd == OPTS_SHAPE, err, sizeof(err)))
 		return sluice_cli_usage(p->name, "%s", err);
 	return 0;
 }
@@ -467,8 +487,10 @@ static int take_iface(struct opt_parse *p, int argc, char **argv)
 	const char *cmd = p->name;
 
 	if (optind >= argc)
-		return sluice_cli_usage(cmd, "missing IFACE: say which interface, e.g. 'sluice %s "
-					"eth0'", cmd);
+		return sluice_cli_usage(cmd,
+					"missing IFACE: say which interface, e.g. 'sluice %s "
+					"eth0'",
+					cmd);
 	if (optind + 1 < argc)
 		return sluice_cli_usage(cmd, "one interface at a time: '%s' is extra",
 					argv[optind + 1]);
@@ -477,9 +499,10 @@ static int take_iface(struct opt_parse *p, int argc, char **argv)
 	if (refuse_shape_name(cmd, argv[optind]))
 		return SLUICE_EXIT_USAGE;
 	if (!valid_ifname(argv[optind]))
-		return sluice_cli_usage(cmd, "'%s' is not an interface name (at most %d "
-					"characters, no '/' or ':')", argv[optind],
-					IF_NAMESIZE - 1);
+		return sluice_cli_usage(cmd,
+					"'%s' is not an interface name (at most %d "
+					"characters, no '/' or ':')",
+					argv[optind], IF_NAMESIZE - 1);
 	strcpy(p->o->ifname, argv[optind]);
 	snprintf(p->o->name, sizeof(p->o->name), "%s%s",
 		 p->cmd == OPTS_SHAPE ? SLUICE_SHAPE_PREFIX : "", p->o->ifname);

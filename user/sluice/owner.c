@@ -62,14 +62,18 @@ static void foreign_reason(const char *ifname, unsigned int ifindex,
 	why[0] = '\0';
 	if (cfg->layout < SLUICE_LAYOUT_OWNER) {
 		if (!prog_attached)
-			snprintf(why, len, "it was pinned by an older sluice (layout %u), which "
-				 "does not record whose it is", cfg->layout);
+			snprintf(why, len,
+				 "it was pinned by an older sluice (layout %u), which "
+				 "does not record whose it is",
+				 cfg->layout);
 		return;
 	}
 	fmt_time(o->since, when, sizeof(when));
 	if (sluice_netns_self(&ns, NULL, 0) == 0 && !sluice_netns_same(&ns, o)) {
-		snprintf(why, len, "it was left by a network namespace that is gone (net:[%llu]), "
-			 "at %s", (unsigned long long)o->netns_ino, when);
+		snprintf(why, len,
+			 "it was left by a network namespace that is gone (net:[%llu]), "
+			 "at %s",
+			 (unsigned long long)o->netns_ino, when);
 		return;
 	}
 	if (o->life == SLUICE_LIFE_ATTACHING) {
@@ -78,13 +82,17 @@ static void foreign_reason(const char *ifname, unsigned int ifindex,
 		return;
 	}
 	if (o->ifindex != ifindex) {
-		snprintf(why, len, "it belongs to an earlier %s (ifindex %u, gone; this %s is "
-			 "ifindex %u)", ifname, o->ifindex, ifname, ifindex);
+		snprintf(why, len,
+			 "it belongs to an earlier %s (ifindex %u, gone; this %s is "
+			 "ifindex %u)",
+			 ifname, o->ifindex, ifname, ifindex);
 		return;
 	}
 	if (o->life == SLUICE_LIFE_ATTACHED && !prog_attached)
-		snprintf(why, len, "its program was removed from %s by something other than "
-			 "'sluice detach' (attached since %s)", ifname, when);
+		snprintf(why, len,
+			 "its program was removed from %s by something other than "
+			 "'sluice detach' (attached since %s)",
+			 ifname, when);
 }
 
 int plan_resume(const char *ifname, unsigned int ifindex, const struct sluice_config *cfg,
@@ -96,18 +104,21 @@ int plan_resume(const char *ifname, unsigned int ifindex, const struct sluice_co
 		if (resume)
 			return sluice_err(err, errlen, -ENOENT,
 					  "there is no state of %s to resume: attach without "
-					  "--resume", ifname);
+					  "--resume",
+					  ifname);
 		p->kind = RESUME_NONE;
 		return 0;
 	}
 	foreign_reason(ifname, ifindex, cfg, prog_attached, p->why, sizeof(p->why));
 	if (fresh) {
 		if (prog_attached)
-			return sluice_err(err, errlen, -EBUSY,
-					  "sluice runs on %s with this state: --fresh cannot drop it "
-					  "under a running program; 'sluice detach %s' first (%s is "
-					  "not limited until the attach), or attach without --fresh "
-					  "to upgrade", ifname, ifname, ifname);
+			return sluice_err(
+				err, errlen, -EBUSY,
+				"sluice runs on %s with this state: --fresh cannot drop it "
+				"under a running program; 'sluice detach %s' first (%s is "
+				"not limited until the attach), or attach without --fresh "
+				"to upgrade",
+				ifname, ifname, ifname);
 		p->kind = RESUME_DROP;
 		return 0;
 	}
@@ -122,7 +133,8 @@ int plan_resume(const char *ifname, unsigned int ifindex, const struct sluice_co
 	return sluice_err(err, errlen, -EEXIST,
 			  "%s has a pinned state that sluice will not take over silently: %s. "
 			  "Attach with --resume to adopt its rules, policy, buckets and counters, "
-			  "or with --fresh to drop it and start empty", ifname, p->why);
+			  "or with --fresh to drop it and start empty",
+			  ifname, p->why);
 }
 
 void describe_state(struct sluice_handle *h, const struct sluice_config *before, char *buf,

@@ -47,7 +47,8 @@ int remove_pins(const char *dir, char *err, size_t errlen)
 		if (ret == -ENOTEMPTY)
 			snprintf(err, errlen,
 				 "Couldn't remove %s: it holds files sluice did not create; look "
-				 "at them and remove them by hand", dir);
+				 "at them and remove them by hand",
+				 dir);
 		else
 			snprintf(err, errlen, "Couldn't remove %s: %s", dir, strerror(-ret));
 		return ret;

@@ -23,10 +23,9 @@
 
 void reload_usage(FILE *f)
 {
-	fprintf(f,
-		"  sluice reload IFACE [--config FILE]\n"
-		"      make the settings and rules of IFACE exactly what FILE says\n"
-		"      (default " DEFAULT_CONFIG_DIR "/IFACE.conf), in one atomic change\n");
+	fprintf(f, "  sluice reload IFACE [--config FILE]\n"
+		   "      make the settings and rules of IFACE exactly what FILE says\n"
+		   "      (default " DEFAULT_CONFIG_DIR "/IFACE.conf), in one atomic change\n");
 }
 
 static void reload_help(void)
@@ -158,7 +157,8 @@ int do_reload(int argc, char **argv)
 		default_config_path(argv[optind], path, sizeof(path));
 		config = path;
 		if (access(path, F_OK) && errno == ENOENT)
-			return sluice_cli_usage("reload", "no config file for %s: %s does not "
+			return sluice_cli_usage("reload",
+						"no config file for %s: %s does not "
 						"exist. Give one with --config FILE (its 'set' and "
 						"'rule add' lines become the whole state of %s: "
 						"what it does not set is the default, a rule it "

@@ -243,10 +243,11 @@ static void follow_rename(struct attach_opts *o, struct sluice_handle *h, const 
 	if (ret < 0 || sluice_pin_dir(now, moved.dir, sizeof(moved.dir), NULL, 0) ||
 	    sluice_still_pinned(&moved)) {
 		if (!said)
-			sluice_cli_err(0, "%s was renamed to %s (ifindex %u), but its state could "
-				       "not move with it%s%s: reporting on it as %s", o->ifname,
-				       now, o->ifindex, ret < 0 ? ": " : "", ret < 0 ? err : "",
-				       o->ifname);
+			sluice_cli_err(0,
+				       "%s was renamed to %s (ifindex %u), but its state could "
+				       "not move with it%s%s: reporting on it as %s",
+				       o->ifname, now, o->ifindex, ret < 0 ? ": " : "",
+				       ret < 0 ? err : "", o->ifname);
 		said = true;
 		return;
 	}
@@ -274,18 +275,25 @@ static int still_there(struct attach_opts *o, struct sluice_handle *h, struct at
 
 	if (if_nametoindex(ifname) != ifindex) {
 		if (!if_indextoname(ifindex, now))
-			return sluice_err(err, errlen, -ENODEV, "%s is gone (ifindex %u): stopping "
-					  "the report", ifname, ifindex);
+			return sluice_err(err, errlen, -ENODEV,
+					  "%s is gone (ifindex %u): stopping "
+					  "the report",
+					  ifname, ifindex);
 		follow_rename(o, h, now, metrics);
 	}
 	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
 	if (stat(path, &st))
-		return sluice_err(err, errlen, -ENOENT, "the pinned state of %s was removed (by "
-				  "'sluice detach'?): stopping the report", ifname);
+		return sluice_err(err, errlen, -ENOENT,
+				  "the pinned state of %s was removed (by "
+				  "'sluice detach'?): stopping the report",
+				  ifname);
 	if (attachment_check(ifindex, a) == 0)
-		return sluice_err(err, errlen, -ENOENT, "sluice's program is no longer attached "
-				  "to %s (detached by 'sluice detach' or another tool): stopping the "
-				  "report", ifname);
+		return sluice_err(
+			err, errlen, -ENOENT,
+			"sluice's program is no longer attached "
+			"to %s (detached by 'sluice detach' or another tool): stopping the "
+			"report",
+			ifname);
 	return 0;
 }
 
@@ -354,7 +362,7 @@ static int run_loop(struct run_opts *r, const struct fleet_agent *agent,
 				sluice_reload(o->ifname, o->config);
 			else
 				sluice_cli_err(0, "SIGHUP: nothing to reload (sluice run was "
-					       "started without --config)");
+						  "started without --config)");
 		}
 		now = now_sec();
 		if (now < next)
@@ -428,15 +436,17 @@ static int find_existing(struct run_opts *r, bool *attached, bool *owned)
 	}
 	sluice_close(&h);
 	if (!*owned && has_attach_options(r)) {
-		sluice_cli_usage("run", "sluice is already attached to %s: 'sluice run %s' reports "
+		sluice_cli_usage("run",
+				 "sluice is already attached to %s: 'sluice run %s' reports "
 				 "on it as it is and leaves it attached; change it with sluicectl "
-				 "or 'sluice reload %s', or detach it first", o->ifname, o->ifname,
-				 o->ifname);
+				 "or 'sluice reload %s', or detach it first",
+				 o->ifname, o->ifname, o->ifname);
 		return -EINVAL;
 	}
 	if (!*owned)
 		printf("sluice run: %s was attached before this run: reporting on it, and "
-		       "leaving it attached on exit\n", o->ifname);
+		       "leaving it attached on exit\n",
+		       o->ifname);
 	return 0;
 }
 
@@ -457,7 +467,8 @@ static int leave(struct run_opts *r, bool owned)
 		still_owned = h.cfg->run_pid == (__u32)getpid();
 		if (!still_owned && h.cfg->owner.life == SLUICE_LIFE_KEPT) {
 			printf("sluice run: leaving the state of %s as 'sluice detach "
-			       "--keep-state' kept it\n", o->ifname);
+			       "--keep-state' kept it\n",
+			       o->ifname);
 			sluice_close(&h);
 			return SLUICE_EXIT_OK;
 		}
@@ -533,11 +544,15 @@ int do_run(int argc, char **argv)
 			return SLUICE_EXIT_RUNTIME;
 		}
 		if (pid > 0)
-			sluice_cli_err(0, "sluice run is already reporting on %s (pid %d): one run "
-				       "per interface", o->ifname, pid);
+			sluice_cli_err(0,
+				       "sluice run is already reporting on %s (pid %d): one run "
+				       "per interface",
+				       o->ifname, pid);
 		else
-			sluice_cli_err(0, "sluice run is already reporting on %s: one run per "
-				       "interface", o->ifname);
+			sluice_cli_err(0,
+				       "sluice run is already reporting on %s: one run per "
+				       "interface",
+				       o->ifname);
 		return SLUICE_EXIT_RUNTIME;
 	}
 	/* Listen first: a busy port must not leave an attached sluice behind. */
@@ -582,7 +597,8 @@ int do_run(int argc, char **argv)
 			status = SLUICE_EXIT_RUNTIME;
 		} else {
 			printf("sharing the fleet policies of %s as fleet %s through Redis at %s, "
-			       "every %.0f ms\n", o->ifname, r.fleet.fleet, r.fleet.redis,
+			       "every %.0f ms\n",
+			       o->ifname, r.fleet.fleet, r.fleet.redis,
 			       (double)r.fleet.sync_ns / 1e6);
 		}
 	}

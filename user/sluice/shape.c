@@ -122,7 +122,8 @@ static int shape_inspect(struct attach_ctx *c)
 	c->kind = s->sh.prog_id ? ATTACH_UPGRADE_LEGACY : ATTACH_FRESH;
 	if (s->sh.prog_id && !c->pins_existed)
 		pr_warn("warning: sluice shapes %s but its pinned state is gone: the upgrade "
-			"starts with empty key tables and the default policy\n", o->ifname);
+			"starts with empty key tables and the default policy\n",
+			o->ifname);
 	return 0;
 }
 
@@ -144,7 +145,7 @@ static void size_policy(struct shape_attach *s, const struct sluice_policy *p)
 }
 
 static int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
-	       const struct sluice_txn_rule *rules, size_t nr_rules)
+		      const struct sluice_txn_rule *rules, size_t nr_rules)
 {
 	struct shape_attach *s = c->priv;
 	const struct attach_opts *o = c->o;
@@ -173,8 +174,7 @@ static int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
 		return refuse(c, -EINVAL,
 			      "--queue-limit %llu is below the largest burst + 1 (%llu packets): "
 			      "fq would drop a key's queued burst; give at least %llu",
-			      (unsigned long long)limit,
-			      (unsigned long long)s->largest_burst + 1,
+			      (unsigned long long)limit, (unsigned long long)s->largest_burst + 1,
 			      (unsigned long long)s->largest_burst + 1);
 	if (!limit)
 		limit = 4 * flow > FQ_DEFAULT_PLIMIT ? 4 * flow : FQ_DEFAULT_PLIMIT;
@@ -246,8 +246,10 @@ static int shape_attach_prog(struct attach_ctx *c, struct sluice_bpf **skelp, __
 	ret = sluice_bpf__load(skel);
 	if (ret) {
 		ret = -errno;
-		return refuse(c, ret, "Couldn't load the shaper's program: %s (run with -v to see "
-			      "the verifier's log)", strerror(-ret));
+		return refuse(c, ret,
+			      "Couldn't load the shaper's program: %s (run with -v to see "
+			      "the verifier's log)",
+			      strerror(-ret));
 	}
 	prog = bpf_object__find_program_by_name(skel->obj, SHAPE_PROG_NAME);
 	fd = prog ? bpf_program__fd(prog) : -1;
@@ -277,8 +279,10 @@ static int shape_attach_prog(struct attach_ctx *c, struct sluice_bpf **skelp, __
 	opts.flags = s->sh.prog_id ? BPF_TC_F_REPLACE : 0;
 	ret = bpf_tc_attach(&hook, &opts);
 	if (ret) {
-		refuse(c, ret, "Couldn't attach the shaper's program to the egress of %s: %s "
-		       "(run with -v to see why)", o->ifname, strerror(-ret));
+		refuse(c, ret,
+		       "Couldn't attach the shaper's program to the egress of %s: %s "
+		       "(run with -v to see why)",
+		       o->ifname, strerror(-ret));
 		goto undo;
 	}
 	ret = attach_pin_prog(c, fd);
@@ -329,7 +333,8 @@ static void shape_summary(struct attach_ctx *c, __u32 new_id)
 
 	if (c->kind == ATTACH_FRESH)
 		printf("sluice shaping %s at tc egress: program %u, filter handle 0x%x priority "
-		       "0x%x on %s clsact\n", o->ifname, new_id, SHAPE_TC_HANDLE, SHAPE_TC_PRIO,
+		       "0x%x on %s clsact\n",
+		       o->ifname, new_id, SHAPE_TC_HANDLE, SHAPE_TC_PRIO,
 		       s->made_clsact ? "a new" : "the existing");
 	else
 		printf("sluice shaper upgraded on %s: program %u replaced by %u in one step\n",
@@ -339,13 +344,13 @@ static void shape_summary(struct attach_ctx *c, __u32 new_id)
 	if (sluice_qdisc_is_ours(&s->root))
 		printf("  qdisc: fq 51ce: root (kept, options set)");
 	else
-		printf("  qdisc: fq 51ce: root, replacing the default %s", s->root.present ?
-		       s->root.kind : "none");
+		printf("  qdisc: fq 51ce: root, replacing the default %s",
+		       s->root.present ? s->root.kind : "none");
 	printf(", limit %u, flow_limit %u, horizon %s (drop beyond; longest queue %s)\n",
 	       s->fq.plimit, s->fq.flow_plimit, horizon, queue);
 	printf("  key: the %s address\n",
 	       (o->shape.key_given ? o->shape.key_kind :
-			       c->have_old_cfg && (c->old_cfg.kind & SLUICE_KIND_KEY_DST)) ?
+				     c->have_old_cfg && (c->old_cfg.kind & SLUICE_KIND_KEY_DST)) ?
 		       "destination" :
 		       "source");
 	/* Attaching to a down interface is not an error (it may come up
@@ -353,8 +358,8 @@ static void shape_summary(struct attach_ctx *c, __u32 new_id)
 	 * traffic is redirected to drops all of it while it is down. */
 	if (iface_up(o->ifname) == 0)
 		pr_warn("sluice: warning: %s is down: nothing it sends leaves (and an ifb drops "
-			"everything redirected to it) until 'ip link set %s up'\n", o->ifname,
-			o->ifname);
+			"everything redirected to it) until 'ip link set %s up'\n",
+			o->ifname, o->ifname);
 }
 
 /* ---- detach ---- */
@@ -392,14 +397,17 @@ static int shape_detach(const char *ifname, unsigned int ifindex, const char *di
 				  "the shaper's filter on %s runs program %u, not the program "
 				  "pinned in %s (%u): left it in place; remove it with 'tc filter "
 				  "del dev %s egress pref %u handle 0x%x bpf' if it is a stale "
-				  "sluice's", ifname, sh.prog_id, dir, pinned, ifname,
-				  SHAPE_TC_PRIO, SHAPE_TC_HANDLE);
+				  "sluice's",
+				  ifname, sh.prog_id, dir, pinned, ifname, SHAPE_TC_PRIO,
+				  SHAPE_TC_HANDLE);
 	hook_init(&hook, ifindex, BPF_TC_EGRESS);
 	tc_opts_init(&o);
 	ret = bpf_tc_detach(&hook, &o);
 	if (ret && ret != -ENOENT)
-		return sluice_err(err, errlen, ret, "Couldn't detach program %u from the egress "
-				  "of %s: %s", sh.prog_id, ifname, strerror(-ret));
+		return sluice_err(err, errlen, ret,
+				  "Couldn't detach program %u from the egress "
+				  "of %s: %s",
+				  sh.prog_id, ifname, strerror(-ret));
 	return 1;
 }
 
@@ -477,7 +485,8 @@ static void shape_status_line(const char *name, unsigned int ifindex, const stru
 {
 	(void)run;
 	printf("%s (ifindex %u): shaping at tc egress, program %u (filter handle 0x%x priority "
-	       "0x%x)\n", name, ifindex, a->prog_id, SHAPE_TC_HANDLE, SHAPE_TC_PRIO);
+	       "0x%x)\n",
+	       name, ifindex, a->prog_id, SHAPE_TC_HANDLE, SHAPE_TC_PRIO);
 }
 
 const struct attach_target shape_target = {

@@ -71,17 +71,17 @@ static void shape_detach_help(void)
 	       "program is the one pinned with the state), deletes sluice's fq root qdisc\n"
 	       "(the kernel puts its default back; never another root), and the clsact\n"
 	       "qdisc if sluice made it and no filter is left on it. Without --keep-state\n"
-	       "the pins in %s/shape:IFACE/ are removed too.\n", SLUICE_PIN_ROOT);
+	       "the pins in %s/shape:IFACE/ are removed too.\n",
+	       SLUICE_PIN_ROOT);
 }
 
 static void shape_status_usage(FILE *f)
 {
-	fprintf(f,
-		"  sluice shape status [-j] [IFACE]\n"
-		"      show each shaper of this network namespace: its program,\n"
-		"      fq qdisc (options and fq's counters), policy and counters,\n"
-		"      with the delays it gave (shaped, delayed, mean and max delay,\n"
-		"      restamped, horizon_dropped)\n");
+	fprintf(f, "  sluice shape status [-j] [IFACE]\n"
+		   "      show each shaper of this network namespace: its program,\n"
+		   "      fq qdisc (options and fq's counters), policy and counters,\n"
+		   "      with the delays it gave (shaped, delayed, mean and max delay,\n"
+		   "      restamped, horizon_dropped)\n");
 }
 
 static int shape_attach_cmd(int argc, char **argv)
@@ -104,7 +104,7 @@ int do_shape(int argc, char **argv)
 	if (argc < 2) {
 		if (json_output)
 			return sluice_cli_usage("shape", "missing command: attach, detach or "
-						"status");
+							 "status");
 		fprintf(stderr, "Usage:\n");
 		shape_usage(stderr);
 		return SLUICE_EXIT_USAGE;
@@ -121,7 +121,10 @@ int do_shape(int argc, char **argv)
 	if (!strcmp(argv[1], "status"))
 		return status_cmd("shape status", &shape_target, shape_status_usage,
 				  "sluice shapes no interface in this network namespace ('sluice "
-				  "shape attach IFACE')\n", argc - 1, argv + 1);
-	return sluice_cli_usage("shape", "unknown command 'shape %s': use shape attach, shape "
-				"detach or shape status", argv[1]);
+				  "shape attach IFACE')\n",
+				  argc - 1, argv + 1);
+	return sluice_cli_usage("shape",
+				"unknown command 'shape %s': use shape attach, shape "
+				"detach or shape status",
+				argv[1]);
 }

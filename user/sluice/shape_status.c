@@ -89,7 +89,8 @@ void shape_status_text(unsigned int ifindex, const struct sluice_handle *h)
 	} else if (sluice_qdisc_is_ours(&v.q)) {
 		shape_fmt_ns((__u64)v.q.horizon_us * 1000ULL, a, sizeof(a));
 		printf("  qdisc:    fq 51ce: root, limit %u, flow_limit %u, horizon %s%s; %u "
-		       "queued, %u dropped\n", v.q.plimit, v.q.flow_plimit, a,
+		       "queued, %u dropped\n",
+		       v.q.plimit, v.q.flow_plimit, a,
 		       v.q.horizon_drop ? " (drop beyond)" : " (cap beyond)", v.q.qlen, v.q.drops);
 		if (v.q.has_fq_stats)
 			printf("  fq:       flows %u (%u throttled, %u inactive), throttled %llu, "

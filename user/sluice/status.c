@@ -223,7 +223,8 @@ static void print_text(const struct iface_status *s, int ret)
 		s->t->status_line(s->ifname, s->ifindex, &s->a, run);
 	else if (s->owner.life == SLUICE_LIFE_KEPT)
 		printf("%s (ifindex %u): not attached; state kept ('sluice %sattach %s' resumes "
-		       "it)\n", s->ifname, s->ifindex, s->t->verb, s->iface);
+		       "it)\n",
+		       s->ifname, s->ifindex, s->t->verb, s->iface);
 	else
 		printf("%s (ifindex %u): not attached: its program was removed by something "
 		       "other than 'sluice %sdetach' ('sluice %sattach %s --resume' or --fresh)\n",
@@ -284,7 +285,8 @@ int do_status(int argc, char **argv)
 {
 	return status_cmd("status", NULL, status_usage,
 			  "sluice is not attached to any interface in this network namespace "
-			  "('sluice attach IFACE')\n", argc, argv);
+			  "('sluice attach IFACE')\n",
+			  argc, argv);
 }
 
 /* The states to show: one (the state asked for), or every state of the

@@ -44,8 +44,8 @@ static int xdp_inspect(struct attach_ctx *c)
 			if (x->mode_given && x->mode != a->mode)
 				return refuse(c, -EBUSY,
 					      "the XDP programs on %s run in %s mode: sluice can "
-					      "only join them in that mode (--mode %s)", o->ifname,
-					      mode_name(a->mode), mode_name(a->mode));
+					      "only join them in that mode (--mode %s)",
+					      o->ifname, mode_name(a->mode), mode_name(a->mode));
 			x->mode = a->mode;
 		}
 		return 0;
@@ -62,7 +62,8 @@ static int xdp_inspect(struct attach_ctx *c)
 	x->mode = a->mode;
 	if (!c->pins_existed)
 		pr_warn("warning: sluice runs on %s but its pinned state is gone: the upgrade "
-			"starts with empty key tables and the default policy\n", o->ifname);
+			"starts with empty key tables and the default policy\n",
+			o->ifname);
 	return 0;
 }
 
@@ -75,7 +76,8 @@ static int attach_err(struct attach_ctx *c, int ret)
 		if (o->xdp.mode == XDP_MODE_NATIVE)
 			return refuse(c, ret,
 				      "%s does not support native XDP: attach with --mode skb "
-				      "(generic XDP: same limits, more CPU per packet)", o->ifname);
+				      "(generic XDP: same limits, more CPU per packet)",
+				      o->ifname);
 		return refuse(c, ret, "%s does not support XDP in %s mode", o->ifname,
 			      mode_name(o->xdp.mode));
 	case -EBUSY:
@@ -83,13 +85,15 @@ static int attach_err(struct attach_ctx *c, int ret)
 		return refuse(c, ret,
 			      "another XDP program is attached to %s and libxdp could not add "
 			      "sluice next to it: see 'xdp-loader status %s', detach it, then "
-			      "attach again", o->ifname, o->ifname);
+			      "attach again",
+			      o->ifname, o->ifname);
 	case -EPERM:
 	case -EACCES:
 		return refuse(c, ret,
 			      "Couldn't attach sluice to %s: %s: attaching needs root, or "
 			      "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (with -v libbpf shows what "
-			      "was refused)", o->ifname, strerror(-ret));
+			      "was refused)",
+			      o->ifname, strerror(-ret));
 	default:
 		return refuse(c, ret, "Couldn't attach sluice to %s: %s (run with -v to see why)",
 			      o->ifname, strerror(-ret));
@@ -152,8 +156,7 @@ static int attach_libxdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 			       "the new program runs on %s, but Couldn't detach the old one (id "
 			       "%u): %s; both limit every packet until 'xdp-loader unload %s -i "
 			       "%u' removes it",
-			       c->o->ifname, a->prog_id, strerror(-ret), c->o->ifname,
-			       a->prog_id);
+			       c->o->ifname, a->prog_id, strerror(-ret), c->o->ifname, a->prog_id);
 		}
 	}
 out:
@@ -181,8 +184,10 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 		ret = -errno;
 		if (ret == -EPERM || ret == -EACCES)
 			return attach_err(c, ret);
-		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
-			      "the verifier's log)", strerror(-ret));
+		return refuse(c, ret,
+			      "Couldn't load the sluice program: %s (run with -v to see "
+			      "the verifier's log)",
+			      strerror(-ret));
 	}
 	new_fd = bpf_program__fd(skel->progs.sluice_xdp);
 	if (bpf_obj_get_info_by_fd(new_fd, &info, &len) == 0)
@@ -192,7 +197,8 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 	if (old_fd < 0)
 		return refuse(c, -errno,
 			      "the program on %s (id %u) went away during the upgrade: run "
-			      "'sluice attach %s' again", c->o->ifname, a->prog_id, c->o->ifname);
+			      "'sluice attach %s' again",
+			      c->o->ifname, a->prog_id, c->o->ifname);
 	opts.old_prog_fd = old_fd;
 	flags = XDP_FLAGS_REPLACE |
 		(a->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
@@ -201,7 +207,8 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 	if (ret == -EEXIST || ret == -ENOENT)
 		return refuse(c, ret,
 			      "the program on %s changed during the upgrade: nothing was replaced; "
-			      "run 'sluice attach %s' again", c->o->ifname, c->o->ifname);
+			      "run 'sluice attach %s' again",
+			      c->o->ifname, c->o->ifname);
 	if (ret)
 		return attach_err(c, ret);
 	ret = attach_pin_prog(c, new_fd);
@@ -231,8 +238,10 @@ static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 		ret = -errno;
 		if (ret == -EPERM || ret == -EACCES)
 			return attach_err(c, ret);
-		return refuse(c, ret, "Couldn't load the sluice program: %s (run with -v to see "
-			      "the verifier's log)", strerror(-ret));
+		return refuse(c, ret,
+			      "Couldn't load the sluice program: %s (run with -v to see "
+			      "the verifier's log)",
+			      strerror(-ret));
 	}
 	fd = bpf_program__fd(skel->progs.sluice_xdp);
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
@@ -249,7 +258,6 @@ static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *n
 	return ret;
 }
 
-
 static int xdp_attach_prog(struct attach_ctx *c, struct sluice_bpf **skel, __u32 *new_id)
 {
 	const struct attachment *a = c->priv;
@@ -265,9 +273,8 @@ static int xdp_attach_prog(struct attach_ctx *c, struct sluice_bpf **skel, __u32
 	 * the kernel refuses. On an interface with no program that is worth a
 	 * second try, alone and loaded as XDP.
 	 */
-	if (ret && c->kind == ATTACH_FRESH && !a->nr_progs && ret != -EOPNOTSUPP &&
-	    ret != -EBUSY && ret != -EEXIST &&
-	    bpf_program__type((*skel)->progs.sluice_xdp) == BPF_PROG_TYPE_EXT) {
+	if (ret && c->kind == ATTACH_FRESH && !a->nr_progs && ret != -EOPNOTSUPP && ret != -EBUSY &&
+	    ret != -EEXIST && bpf_program__type((*skel)->progs.sluice_xdp) == BPF_PROG_TYPE_EXT) {
 		pr_debug("libxdp could not attach sluice (%s): attaching it alone\n",
 			 strerror(-ret));
 		sluice_bpf__destroy(*skel);
@@ -294,8 +301,7 @@ static void xdp_summary(struct attach_ctx *c, __u32 new_id)
 	else
 		printf("sluice upgraded on %s in %s mode: program %u replaced by %u %s\n",
 		       c->o->ifname, mode_name(c->o->xdp.mode), a->prog_id, new_id,
-		       c->kind == ATTACH_UPGRADE_LEGACY ? "in one step" :
-							  "in libxdp's dispatcher");
+		       c->kind == ATTACH_UPGRADE_LEGACY ? "in one step" : "in libxdp's dispatcher");
 }
 
 /* ---- detach ---- */

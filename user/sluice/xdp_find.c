@@ -97,8 +97,8 @@ static void dispatcher_dir(unsigned int ifindex, __u32 top_id, char *buf, size_t
 {
 	const char *root = secure_getenv(XDP_BPFFS_ENVVAR); /* as libxdp */
 
-	snprintf(buf, len, "%s/xdp/dispatch-%u-%u", root && *root ? root : "/sys/fs/bpf",
-		 ifindex, top_id);
+	snprintf(buf, len, "%s/xdp/dispatch-%u-%u", root && *root ? root : "/sys/fs/bpf", ifindex,
+		 top_id);
 }
 
 /* The components of the dispatcher in dir, in their order. */
