@@ -369,7 +369,7 @@ void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counter
 	}
 }
 
-static void human_bytes(__u64 b, char *buf, size_t len)
+void sluice_human_bytes(__u64 b, char *buf, size_t len)
 {
 	if (b >= 1ULL << 30)
 		snprintf(buf, len, "%.1f GiB", (double)b / (1ULL << 30));
@@ -384,7 +384,7 @@ void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 	char mem[32];
 	int f;
 
-	human_bytes(v->bytes, mem, sizeof(mem));
+	sluice_human_bytes(v->bytes, mem, sizeof(mem));
 	if (!v->sets) {
 		snprintf(buf, len,
 			 "%llu of %llu keys (lru table: IPv4 %llu, IPv6 %llu share it; %s)",

@@ -68,6 +68,8 @@ void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counter
 		      struct sluice_keys_view *v);
 /* "sets table: IPv4 64 of 64 (full), IPv6 1 of 64 keys (12.0 KiB)" */
 void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len);
+/* b bytes as "%.1f GiB", "MiB" or "KiB". */
+void sluice_human_bytes(__u64 b, char *buf, size_t len);
 /* "key_table": {table, used, max, families_share_max, memlock, ipv4: {used, max,
  * full}, ipv6: {...}} */
 void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v);

@@ -11,6 +11,8 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 
+#include <bpf/bpf.h>
+
 #include "libsluice.h"
 
 static bool is_bpffs(const char *path, struct stat *st)
@@ -164,4 +166,20 @@ int sluice_pin_dir(const char *ifname, char *buf, size_t len, char *err, size_t 
 		return ret;
 	snprintf(buf, len, "%s/%s", root, ifname);
 	return 0;
+}
+
+bool sluice_pinned_config(const char *dir, struct sluice_config *cfg)
+{
+	char path[512];
+	__u32 zero = 0;
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	ok = bpf_map_lookup_elem(fd, &zero, cfg) == 0;
+	close(fd);
+	return ok;
 }

@@ -17,5 +17,9 @@ int sluice_pin_root(char *buf, size_t len, bool create, char *err, size_t errlen
 /* SLUICE_PIN_ROOT[/netns:INODE]/<name> for the caller's namespace (name: a
  * state's, IFACE or shape:IFACE). */
 int sluice_pin_dir(const char *name, char *buf, size_t len, char *err, size_t errlen);
+/* The config pinned in dir (the whole entry, its owner with it); false when
+ * there is none to read. */
+struct sluice_config;
+bool sluice_pinned_config(const char *dir, struct sluice_config *cfg);
 
 #endif /* SLUICE_PINS_H */

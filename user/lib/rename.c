@@ -108,23 +108,6 @@ static bool crumb_resolve(const char *root, const char *name, char *to, size_t l
 	return false;
 }
 
-/* The config pinned in dir (the whole entry); false when there is none. */
-static bool read_config(const char *dir, struct sluice_config *cfg)
-{
-	char path[512];
-	__u32 zero = 0;
-	int fd;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return false;
-	ok = bpf_map_lookup_elem(fd, &zero, cfg) == 0;
-	close(fd);
-	return ok;
-}
-
 /* Is cfg the state of an interface of this namespace, by its ifindex? */
 static bool owned_here(const struct sluice_config *cfg)
 {
@@ -151,7 +134,7 @@ static int move_state(const char *root, const char *from, const char *to, __u32 
 			return lock_fd;
 	}
 	/* Again under the lock: another command may have moved it. */
-	if (!read_config(src, &cfg) || cfg.owner.ifindex != ifindex) {
+	if (!sluice_pinned_config(src, &cfg) || cfg.owner.ifindex != ifindex) {
 		ret = -EAGAIN;
 		goto out;
 	}
@@ -202,8 +185,8 @@ static int follow_from(const char *root, const char *name, bool shape, unsigned 
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", root, de->d_name);
 		/* Its own name still names its interface: not renamed. */
-		if (!read_config(dir, &cfg) || !owned_here(&cfg) || cfg.owner.ifindex != ifindex ||
-		    if_nametoindex(ifn) == ifindex)
+		if (!sluice_pinned_config(dir, &cfg) || !owned_here(&cfg) ||
+		    cfg.owner.ifindex != ifindex || if_nametoindex(ifn) == ifindex)
 			continue;
 		snprintf(found, sizeof(found), "%s", de->d_name);
 		break;
@@ -234,7 +217,7 @@ int sluice_follow_rename(const char *name, char *other, size_t olen, char *err, 
 		return 0;
 	snprintf(dir, sizeof(dir), "%s/%s", root, name);
 	ifindex = if_nametoindex(ifn);
-	if (!read_config(dir, &cfg))
+	if (!sluice_pinned_config(dir, &cfg))
 		return ifindex ? follow_from(root, name, shape, ifindex, other, olen, err, errlen) :
 				 0;
 	/* name's state: is its interface called otherwise now? */

@@ -24,23 +24,6 @@ void detach_usage(FILE *f)
 		   "      --keep-state: then a later attach resumes every bucket and rule\n");
 }
 
-/* The owner recorded in dir's config; false when there is none to read. */
-static bool read_owner(const char *dir, struct sluice_config *cfg)
-{
-	char path[512];
-	__u32 zero = 0;
-	int fd;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, SLUICE_MAP_CONFIG);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return false;
-	ok = bpf_map_lookup_elem(fd, &zero, cfg) == 0;
-	close(fd);
-	return ok;
-}
-
 /* Mark the state kept for ifindex: a later attach resumes it silently. The
  * target keeps what detach left around its program (cfg). */
 static int mark_kept(const struct attach_target *t, const char *name, unsigned int ifindex,
@@ -216,7 +199,7 @@ int sluice_detach(const char *name, bool keep_state, bool quiet)
 		status = SLUICE_EXIT_USAGE;
 		goto out;
 	}
-	d.has_state = read_owner(d.dir, &d.cfg);
+	d.has_state = sluice_pinned_config(d.dir, &d.cfg);
 	d.ifindex = if_nametoindex(d.ifname);
 	if (!d.ifindex && !d.has_state) {
 		say_no_iface(&d);

@@ -184,16 +184,6 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 	json_obj_end(j);
 }
 
-static void human_bytes(__u64 b, char *buf, size_t len)
-{
-	if (b >= 1ULL << 30)
-		snprintf(buf, len, "%.1f GiB", (double)b / (1ULL << 30));
-	else if (b >= 1ULL << 20)
-		snprintf(buf, len, "%.1f MiB", (double)b / (1ULL << 20));
-	else
-		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
-}
-
 static void print_text(const struct iface_status *s, int ret)
 {
 	const struct sluice_policy *p = &s->set.def;
@@ -252,11 +242,11 @@ static void print_text(const struct iface_status *s, int ret)
 	}
 	sluice_keys_text(&s->keys, line, sizeof(line));
 	printf("  keys:     %s\n", line);
-	human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
+	sluice_human_bytes(s->log_keys_mem, lmem, sizeof(lmem));
 	printf("  tables:   sliding logs %llu of %u (%s)", (unsigned long long)s->c.log_keys,
 	       s->max_log_keys, lmem);
 	if (s->fleet_keys) {
-		human_bytes(s->fleet_keys_mem, mem, sizeof(mem));
+		sluice_human_bytes(s->fleet_keys_mem, mem, sizeof(mem));
 		printf("; fleet usage for %u keys (%s)", s->fleet_keys, mem);
 	}
 	printf("\n");

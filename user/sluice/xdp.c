@@ -166,18 +166,13 @@ out:
 	return ret;
 }
 
-/*
- * Upgrade of a program attached alone: one netlink request swaps the old
- * program for the new one (XDP_FLAGS_REPLACE, checked against the old fd),
- * so every packet meets one of the two and none goes unlimited.
- */
-static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
+/* Load the program (verify it) for an attach without libxdp: its fd, its id
+ * in *new_id; else what refuse() or attach_err() return. */
+static int load_xdp(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
 {
-	const struct attachment *a = c->priv;
-	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), flags;
-	int ret, new_fd, old_fd;
+	__u32 len = sizeof(info);
+	int ret, fd;
 
 	ret = sluice_bpf__load(skel);
 	if (ret) {
@@ -189,9 +184,27 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 			      "the verifier's log)",
 			      strerror(-ret));
 	}
-	new_fd = bpf_program__fd(skel->progs.sluice_xdp);
-	if (bpf_obj_get_info_by_fd(new_fd, &info, &len) == 0)
+	fd = bpf_program__fd(skel->progs.sluice_xdp);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
 		*new_id = info.id;
+	return fd;
+}
+
+/*
+ * Upgrade of a program attached alone: one netlink request swaps the old
+ * program for the new one (XDP_FLAGS_REPLACE, checked against the old fd),
+ * so every packet meets one of the two and none goes unlimited.
+ */
+static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
+{
+	const struct attachment *a = c->priv;
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	__u32 flags;
+	int ret, new_fd, old_fd;
+
+	new_fd = load_xdp(c, skel, new_id);
+	if (new_fd < 0)
+		return new_fd;
 	/* Pinned first, so that a failed swap leaves the pin of the old. */
 	old_fd = bpf_prog_get_fd_by_id(a->prog_id);
 	if (old_fd < 0)
@@ -229,23 +242,12 @@ static int upgrade_legacy(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *
 static int attach_direct(struct attach_ctx *c, struct sluice_bpf *skel, __u32 *new_id)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), mode;
+	__u32 mode;
 	int ret, fd;
 
-	ret = sluice_bpf__load(skel);
-	if (ret) {
-		ret = -errno;
-		if (ret == -EPERM || ret == -EACCES)
-			return attach_err(c, ret);
-		return refuse(c, ret,
-			      "Couldn't load the sluice program: %s (run with -v to see "
-			      "the verifier's log)",
-			      strerror(-ret));
-	}
-	fd = bpf_program__fd(skel->progs.sluice_xdp);
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-		*new_id = info.id;
+	fd = load_xdp(c, skel, new_id);
+	if (fd < 0)
+		return fd;
 	mode = c->o->xdp.mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
 	ret = bpf_xdp_attach((int)c->o->ifindex, fd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode, NULL);
 	if (ret)
