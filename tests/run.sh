@@ -15,7 +15,7 @@
 # Ends with exactly one line "N passed, N failed, N skipped".
 # SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds);
 # TEST_JOBS (default 2) programs of the unit, bpf and cli suites run at once.
-# GUEST_SUITES="unit bpf cli" runs those suites on Debian 12's 6.1 too, in the
+# GUEST_SUITES="bpf net/multiprog" runs those on Debian 12's 6.1 too, in the
 # shape suite's qemu guest (one boot; CI does: .ci/run), as make test-kernels
 # KERNELS=linux-image-amd64 KERNEL_SUITES="..." would; see "the qemu guest".
 set -u
@@ -170,17 +170,17 @@ fq_available() {
 }
 
 # ---- the qemu guest: the shape suite where this kernel has no fq, and
-# GUEST_SUITES (CI: "unit bpf cli" on Debian 12's 6.1) in the same boot ----
+# GUEST_SUITES (CI: the kernel-dependent programs, .ci/run) in the same boot ----
 #
 # One guest of Debian 12's 6.1 (scripts/test-kernels.sh, one boot) runs
 # GUEST_SUITES, then the shape suite when this kernel cannot make an fq
 # qdisc. With GUEST_SUITES it starts before the host's first suite and runs
 # in the background while the host runs the suites that time nothing (unit,
-# bpf, cli; the guest runs those first too); the host's suites that measure
-# rates (net, stress, soak) wait for it to end, and the guest's shape suite,
-# which measures too, comes last, when the host is done with the others: two
-# emulated CPUs take this machine's. Without GUEST_SUITES the guest boots at
-# the shape suite, as before, alone. Its TAP lines are merged into this stream when it
+# bpf, cli); the guest's suites that measure (net, shape) wait at a gate (a
+# file in a 9p share of its own, guest_go) until the host is done with
+# those, and the host's suites that measure rates (net, stress, soak) wait
+# for the guest to end: two emulated CPUs take this machine's. Without
+# GUEST_SUITES the guest boots at the shape suite, alone. Its TAP lines are merged into this stream when it
 # ends: the shape suite's as "shape/... [6.1.0-N guest]", GUEST_SUITES' as
 # make test-kernels names them ("6.1.0-N: bpf/..."). One SKIP with the reason
 # when no guest can be run (no qemu or busybox, no kernel package cached and
