@@ -43,9 +43,9 @@
 #   exempt: every packet sent passed, but for what the veth dropped;
 #   denied: none passed;
 #   fleet: the three boxes together at most burst + rate x t +
-#          (N - 1) x rate x (S + RTT), whatever agents are dead, and one
-#          burst more in a window where Redis went away (the switch to the
-#          outage share, docs/fleet.md);
+#          (N - 1) x rate x (S + RTT), whatever agents are dead, and a
+#          burst more at each switch in a window where Redis went away (to
+#          the outage share and back, docs/fleet.md);
 #   every box's sluice run is alive (but the one killed) and its open fds
 #   (/proc/PID/fd) and VmRSS stay flat: at most FD_SLACK fds and RSS_SLACK
 #   kB above what it had after its first window;
@@ -641,16 +641,17 @@ window() {
 	done
 	SENT[fleet]=$((SENT[fleet] + fl_sent)) PASSED[fleet]=$((PASSED[fleet] + fl_got))
 	# A window in which Redis went away (restarted, stopped, a new password
-	# before the agents read it) has the boxes switch to the outage share:
-	# "plus less than one burst at the moment of the switch" (docs/fleet.md,
-	# "With Redis down"), and back.
+	# before the agents read it) has the boxes switch to the outage share
+	# and back: less than one burst at the switch, and up to one more when
+	# Redis is back, as what they admitted meanwhile is never charged
+	# (docs/fleet.md, "With Redis down").
 	local switch=0
-	case $step in redis-restart | redis-stop | password) switch=$FLEET_BURST ;; esac
+	case $step in redis-restart | redis-stop | password) switch=$((2 * FLEET_BURST)) ;; esac
 	bound=$(calc "($FLEET_BURST + $switch + $FLEET_RATE * $fl_t + ($N - 1) * $FLEET_RATE * \
 		($SYNC_MS + $rtt) / 1000) * 1.02")
 	tag=
 	[ -n "$KILLED" ] && tag=" (box $KILLED's agent dead)"
-	[ "$switch" != 0 ] && tag=" (Redis away: + one burst at the switch)"
+	[ "$switch" != 0 ] && tag=" (Redis away: + a burst at each switch)"
 	if le "$fl_got" "$bound"; then
 		ok "$name: the fleet source held to the fleet bound$tag"
 	else
