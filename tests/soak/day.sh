@@ -43,9 +43,10 @@
 #   exempt: every packet sent passed, but for what the veth dropped;
 #   denied: none passed;
 #   fleet: the three boxes together at most burst + rate x t +
-#          (N - 1) x rate x (S + RTT), whatever agents are dead, and a
-#          burst more at each switch in a window where Redis went away (to
-#          the outage share and back, docs/fleet.md);
+#          (N - 1) x rate x (S + RTT), plus rate x H + burst/N in a window
+#          whose agent was killed (H: 3 intervals + 2 x RTT), a burst more
+#          at each switch in a window where Redis went away (to the outage
+#          share and back, docs/fleet.md);
 #   every box's sluice run is alive (but the one killed) and its open fds
 #   (/proc/PID/fd) and VmRSS stay flat: at most FD_SLACK fds and RSS_SLACK
 #   kB above what it had after its first window;
@@ -647,10 +648,14 @@ window() {
 	# (docs/fleet.md, "With Redis down").
 	local switch=0
 	case $step in redis-restart | redis-stop | password) switch=$((2 * FLEET_BURST)) ;; esac
+	# A box whose agent is dead: D x (rate x H + burst/N), H = 3 intervals +
+	# 2 x RTT its horizon (docs/fleet.md, "The bound"), D = 1.
+	[ -n "$KILLED" ] && switch=$(calc "$FLEET_RATE * (3 * $SYNC_MS + 2 * $rtt) / 1000 + \
+		$FLEET_BURST / $N")
 	bound=$(calc "($FLEET_BURST + $switch + $FLEET_RATE * $fl_t + ($N - 1) * $FLEET_RATE * \
 		($SYNC_MS + $rtt) / 1000) * 1.02")
 	tag=
-	[ -n "$KILLED" ] && tag=" (box $KILLED's agent dead)"
+	[ -n "$KILLED" ] && tag=" (box $KILLED's agent dead: + rate x H + burst/N)"
 	[ "$switch" != 0 ] && tag=" (Redis away: + a burst at each switch)"
 	if le "$fl_got" "$bound"; then
 		ok "$name: the fleet source held to the fleet bound$tag"
