@@ -261,10 +261,13 @@ sleep 1
 redis_up || not_ok "start redis-server again"
 back=$(wc -l <"$RUN_OUT")
 flood 4000
-# A report written after Redis came back says synced (any of them: the
-# run's output is a file, so its last line may be caught half-written).
+# The reports since Redis came back say synced, the latest whole one too
+# (the run's output is a file: its last line may be caught half-written).
 synced_after() {
-	tail -n +"$((back + 1))" "$RUN_OUT" | grep -q "fleet leak$$ synced"
+	local whole=1
+	[ -z "$(tail -c 1 "$RUN_OUT")" ] || whole=2
+	tail -n +"$((back + 1))" "$RUN_OUT" | grep -q "fleet leak$$ synced" &&
+		tail -n "$whole" "$RUN_OUT" | head -1 | grep -q "fleet leak$$ synced"
 }
 for i in $(seq 50); do synced_after && break; sleep 0.1; done
 if synced_after; then
