@@ -14,7 +14,8 @@
 #         default: make soak)
 # Ends with exactly one line "N passed, N failed, N skipped".
 # SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds);
-# TEST_JOBS (default 2) programs of the unit, bpf and cli suites run at once.
+# TEST_JOBS (default 2) programs of the unit, bpf and cli suites run at once,
+# TEST_NET_JOBS (default 2) net scripts (one that says "# test: alone" runs alone).
 # GUEST_SUITES="bpf net/multiprog" runs those on Debian 12's 6.1 too, in the
 # shape suite's qemu guest (one boot; CI does: .ci/run), as make test-kernels
 # KERNELS=linux-image-amd64 KERNEL_SUITES="..." would; see "the qemu guest".
@@ -174,13 +175,12 @@ fq_available() {
 #
 # One guest of Debian 12's 6.1 (scripts/test-kernels.sh, one boot) runs
 # GUEST_SUITES, then the shape suite when this kernel cannot make an fq
-# qdisc. With GUEST_SUITES it starts before the host's first suite and runs
-# in the background while the host runs the suites that time nothing (unit,
-# bpf, cli); the guest's suites that measure (net, shape) wait at a gate (a
-# file in a 9p share of its own, guest_go) until the host is done with
-# those, and the host's suites that measure rates (net, stress, soak) wait
-# for the guest to end: two emulated CPUs take this machine's. Without
-# GUEST_SUITES the guest boots at the shape suite, alone. Its TAP lines are merged into this stream when it
+# qdisc. It starts before the host's first suite and runs in the background
+# while the host runs the suites that time nothing (unit, bpf, cli); the
+# guest's suites that measure (net, shape) wait at a gate (a file in a 9p
+# share of its own, guest_go) until the host is done with those. The host's
+# net suite then runs beside it; the host's stress and soak suites wait for
+# the guest to end. Its TAP lines are merged into this stream when it
 # ends: the shape suite's as "shape/... [6.1.0-N guest]", GUEST_SUITES' as
 # make test-kernels names them ("6.1.0-N: bpf/..."). One SKIP with the reason
 # when no guest can be run (no qemu or busybox, no kernel package cached and
@@ -218,7 +218,7 @@ guest_start() {
 	done
 	GUEST_OUT=$(mktemp)
 	echo "# guest: one qemu guest of Debian 12's 6.1 ($GUEST_KERNEL) runs: $suites" \
-		"(in the background; the host's net and stress suites wait for it)"
+		"(in the background: its suites that measure start when the host's unit, bpf and cli suites are done, beside the host's net suite)"
 	[ "$GUEST_SHAPE" = 1 ] &&
 		echo "# shape: this kernel ($(uname -r)) cannot make an fq qdisc: the suite runs in the guest"
 	# The bpf suite makes a 1M-key table per program: 3G, as make test-kernels.
@@ -230,9 +230,7 @@ guest_start() {
 	# With GUEST_SUITES the guest starts beside the host's unit, bpf and cli
 	# suites, which load both CPUs: its suites that measure wait at a gate
 	# (KERNEL_GATE, a directory it sees) until guest_go makes a file in it.
-	if [ -n "${GUEST_SUITES:-}" ]; then
-		GUEST_GATE=$(mktemp -d)
-	fi
+	GUEST_GATE=$(mktemp -d)
 	KERNELS=$GUEST_KERNEL KERNEL_SUITES=$suites KERNEL_MEM=$mem KERNEL_TIMEOUT=$tmo \
 		KERNEL_GATE=$GUEST_GATE scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
 	GUEST_PID=$!
@@ -337,12 +335,18 @@ guest_finish() {
 diag_file() { sed 's/^/# /' "$1"; }
 
 echo "TAP version 13"
-[ -n "${GUEST_SUITES:-}" ] && guest_start
+guest_start
 for suite in $RUN_SUITES; do
 	echo "# suite $suite"
-	# A suite that measures rates runs alone: not beside the guest (on the
-	# host), not beside the host's other suites (in a guest with a gate).
-	case $suite in net | stress | soak) guest_gate_wait; guest_go; guest_finish ;; esac
+	# The guest's suites that measure wait for the host's unit, bpf and cli
+	# suites (guest_go); the host's net suite then runs beside the guest
+	# (its held-rate checks tell a starved sender from a verdict). The
+	# stress and soak suites run alone: not beside the guest (on the host),
+	# not beside the host's other suites (in a guest with a gate).
+	case $suite in
+	net) guest_gate_wait; guest_go ;;
+	stress | soak) guest_gate_wait; guest_go; guest_finish ;;
+	esac
 	if { [ "$suite" = bpf ] || [ "$suite" = net ] || [ "$suite" = shape ] ||
 		[ "$suite" = stress ] || [ "$suite" = soak ]; } &&
 		[ "$(id -u)" != 0 ]; then
@@ -354,6 +358,7 @@ for suite in $RUN_SUITES; do
 	# script has its own namespaces and files); the others one at a time.
 	case $suite in
 	unit | bpf | cli) JOBS=${TEST_JOBS:-2} ;;
+	net) JOBS=${TEST_NET_JOBS:-2} ;;
 	*) JOBS=1 ;;
 	esac
 	case $suite in
@@ -408,7 +413,15 @@ for suite in $RUN_SUITES; do
 	net | cli | stress)
 		for p in tests/"$suite"/*.sh; do
 			[ -f "$p" ] && picked "$suite" "$p" || continue
-			run_prog "$suite" bash "$p"
+			# A script that says "# test: alone" runs with no other
+			# program of the host's beside it.
+			if [ "$JOBS" -gt 1 ] && grep -qx '# test: alone' "$p"; then
+				prog_drain
+				JOBS=1 run_prog "$suite" bash "$p"
+				prog_drain
+			else
+				run_prog "$suite" bash "$p"
+			fi
 		done
 		prog_drain
 		;;
