@@ -44,7 +44,7 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Werror -Wno-unused-function \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean help install uninstall test test-kernels soak bench demo deps check-deps
+.PHONY: all clean help install uninstall test test-kernels soak bench bench-page demo deps check-deps
 
 all:
 
@@ -63,6 +63,7 @@ help:
 	@echo '             sources stay held, exempt ones pass, denied ones do not, and that'
 	@echo '             sluice run'"'"'s fds and memory stay flat (tests/soak/day.sh); not in test'
 	@echo '  bench      run the benchmarks (root, several minutes), results in $(BUILD)/bench/'
+	@echo '  bench-page the last make bench into docs/bench/ and docs/performance.md'
 	@echo '  demo       install what is missing, build, show sluice holding a flood in a lab'
 	@echo '  deps       install the build and test dependencies with apt-get (root)'
 	@echo '  install    install under DESTDIR/PREFIX ($(PREFIX)): binaries in SBINDIR,'
@@ -195,6 +196,20 @@ test-kernels: check-deps
 
 bench: check-deps all $(BUILD)/sluice-bench
 	$(Q)BUILD=$(BUILD) tools/bench/run.sh
+
+# docs/performance.md's tables from the last whole make bench: its
+# measurements copied to docs/bench/, the page's <!-- bench:NAME --> blocks
+# rendered from them by tools/bench/render.py (tests/cli/benchpage.sh checks
+# that the page is what they render).
+BENCH_PAGE_FILES := cost-runs.json e2e.tsv e2e-mem.tsv accuracy-runs.json rules.json \
+	fleet.json shape.json shape-cost-runs.json results.md
+bench-page:
+	$(Q)for f in $(BENCH_PAGE_FILES); do [ -s "$(BUILD)/bench/$$f" ] || { \
+		echo "bench-page: $(BUILD)/bench/$$f is missing: run 'sudo make bench' (every part) first" >&2; \
+		exit 1; }; done
+	$(Q)mkdir -p docs/bench
+	$(Q)cp $(addprefix $(BUILD)/bench/,$(BENCH_PAGE_FILES)) docs/bench/
+	$(Q)tools/bench/render.py page docs/performance.md docs/bench
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -200,60 +200,9 @@ done
 
 kernel=$(uname -r)
 when=$(date -u +%Y-%m-%dT%H:%MZ)
-ivs=$(for r in "${rows[@]}"; do cut -f1,2 <<<"$r" | tr '\t' ' '; done |
-	awk '{ printf "%s%s at %s", (NR > 1 ? ", " : ""), $2, $1 }')
-longest=$(for r in "${rows[@]}"; do cut -f1,11 <<<"$r"; done |
-	sort -t$'\t' -k2,2 -g | tail -1 | awk -F'\t' '{ printf "%s ms at %s keys", $2, $1 }')
-tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
-	awk '{ printf "%s%s at %s", (NR > 1 ? ", " : ""), $2, $1 }')
 {
-	echo "### Fleet agent against one local Redis ($kernel, $(nproc) CPUs, $when)"
-	echo
-	fmt -w 88 <<-EOF
-	One redis-server $redis_version on a unix socket (no persistence) and one \`sluice run
-	--redis\` agent on the same machine; the default policy (--rate 100/s) fleet-wide, one
-	Redis key per source. Traffic cannot make a million keys active every sync here, so
-	the keys are made active by hand: after every sync, \`sluice-bench fleetfill\` writes
-	one packet of usage (10 ms at 100/s) into N keys of sluice_fleet_use with one
-	BPF_MAP_UPDATE_BATCH (IPv4 /32 keys of the default policy from 198.18.0.0 up, map
-	keys only: no packet is sent), so every collect finds exactly N active keys, and the
-	agent pushes them all (--sync-keys N; checked for every sync). --sync-interval $ivs:
-	long enough for a sync and a refill (the longest sync of this run: $longest). A sync starts at most once per interval, so keys/s is about N /
-	interval; "keys/s in a sync" (N / sync ms) is what one agent and one Redis push
-	back to back. sync ms: the agent's last_rtt_ns of each sync (the Redis part: one
-	pipelined round trip of N/256 EVALSHA calls), mean and max. CPU: % of one core
-	over the span, and CPU ms per sync; the agent's from /proc/PID/stat (utime + stime
-	of the whole \`sluice run\`), Redis's from INFO cpu (used_cpu_sys + used_cpu_user);
-	the refill's own CPU apart. Per sync: INFO commandstats deltas / syncs.
-	EOF
-	echo
-	head="| active keys | sync interval | syncs | keys/s | keys/s in a sync"
-	head+=" | sync ms (mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync)"
-	head+=" | EVALSHA / sync | GET+SET / sync | other script commands / sync"
-	echo "$head | refill CPU, ms |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-	for r in "${rows[@]}"; do
-		IFS=$'\t' read -r n iv to syncs keys secs kps sps cap rtt rttmax acpu ams rcpu rms \
-			fcpu fill ev ko ot again <<<"$r"
-		printf '| %s | %s | %s | %s | %s | %s, %s | %s%% (%s) | %s%% (%s) | %s | %s | %s | %s%%, %s |\n' \
-			"$n" "$iv" "$syncs" "$kps" "$cap" "$rtt" "$rttmax" "$acpu" "$ams" "$rcpu" \
-			"$rms" "$ev" "$ko" "$ot" "$fcpu" "$fill"
-	done
-	echo
-	again=$(for r in "${rows[@]}"; do cut -f1,21 <<<"$r" | tr '\t' ' '; done |
-		awk '$2 > 0 { printf "%s%s at %s keys", (n++ ? ", " : ""), $2, $1 }')
-	fmt -w 88 <<-EOF
-	Other script commands: TIME, ZADD, PERSIST, ZRANGEBYSCORE, ZCARD and HSET, once
-	per EVALSHA (the fleet's members and their shares; an HGET more for each silent one). --redis-timeout $tos: well past the longest
-	sync, so that no sync of the span fails (the default, one interval, is near the
-	longest sync at the shortest interval). Spans measured again because a sync ran
-	past its interval (the agent then begins the next at once, before a refill):
-	${again:-none}.
-	EOF
-	echo
-} >"$OUT/fleet.md"
-{
-	printf '{"kernel":"%s","redis":"%s","date":"%s","rows":[' "$kernel" "$redis_version" "$when"
+	printf '{"kernel":"%s","cpus":%d,"redis":"%s","date":"%s","rows":[' "$kernel" "$(nproc)" \
+		"$redis_version" "$when"
 	sep=
 	for r in "${rows[@]}"; do
 		IFS=$'\t' read -r n iv to syncs keys secs kps sps cap rtt rttmax acpu ams rcpu rms \
@@ -272,4 +221,6 @@ tos=$(for r in "${rows[@]}"; do cut -f1,3 <<<"$r" | tr '\t' ' '; done |
 	done
 	printf ']}\n'
 } >"$OUT/fleet.json"
+# The table: tools/bench/render.py, from the JSON.
+tools/bench/render.py fleet "$OUT/fleet.json" "$OUT/fleet.md"
 cat "$OUT/fleet.md"

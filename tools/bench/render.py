@@ -17,6 +17,12 @@ JSON with the derived sections.
     tools/bench/render.py tccost RUNS.json JSON MARKDOWN
         sluice-bench tccost's runs (fs per packet, the kernel's ns) and
         counters: the shaper's cost table and the JSON with the medians
+    tools/bench/render.py rules|fleet|spacing JSON MARKDOWN
+        the JSON of rules.sh, fleet.sh, shape.sh (its "spacing"): their tables
+    tools/bench/render.py page PAGE DIR [--check]
+        every <!-- bench:NAME --> block of PAGE (docs/performance.md) made
+        again from the run's files in DIR (docs/bench, make bench-page);
+        --check: exit 1 naming the blocks that differ, the page untouched
 
 Only python3's standard library. Numbers are printed as sluice-bench printed
 them in C ("%.1f" of the exact run times, the fs_runs; JSON numbers "%.6g"),
@@ -26,6 +32,7 @@ import json
 import math
 import re
 import sys
+import textwrap
 
 NAN = float("nan")
 
@@ -564,9 +571,9 @@ def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
 # ---- accuracy: sluice-bench accuracy's floods against each algorithm's bound ----
 
 def llround(x):
-    """C's llround of a non-negative double: halves away from zero."""
-    r = math.floor(x)
-    return int(r) + (1 if x - r >= 0.5 else 0)
+    """C's llround (and jq's round): halves away from zero."""
+    r = math.floor(abs(x))
+    return int(math.copysign(int(r) + (1 if abs(x) - r >= 0.5 else 0), x))
 
 
 def acc_model(k, first, last):
@@ -728,6 +735,284 @@ def render_tccost(runs_path, json_path, md_path):
         f.write("".join(md))
 
 
+# ---- rules, fleet, spacing: the tables of rules.sh, fleet.sh and shape.sh
+# from the JSON they write (numbers kept as the scripts wrote them) ----
+
+def load_verbatim(path):
+    """JSON whose numbers stay the text the script printed (strings)."""
+    with open(path) as f:
+        return json.load(f, parse_float=str, parse_int=str)
+
+
+def para(text, width=88):
+    return textwrap.fill(" ".join(text.split()), width) + "\n\n"
+
+
+def render_rules(json_path, md_path):
+    d = load_verbatim(json_path)
+    r, small = d["rules"], d.get("small", "1000")
+
+    def goal(name, value, want, met):
+        return "| %s | %s | %s | %s |\n" % (name, value, want, "met" if met else "MISSED")
+
+    def delta(a, b):
+        return "%+.0f" % (float(b) - float(a))
+    md = ["### Rule sets at blocklist scale (%s rules)\n\n" % r,
+          para("%s rules: half --deny, 40%% --exempt, 10%% --rate 10/s (three policies on "
+               "shared counter slots), IPv4 /32s and every tenth an IPv6 /64. Wall times "
+               "of the whole command (process start, lock, read, change, RCU grace period, "
+               "exit). ns/pkt: the programs of two interfaces, one with %s rules and one "
+               "with %s, run turn about (BPF_PROG_TEST_RUN, 10^6 repeats, median of 7 "
+               "each)." % (r, small, r)),
+          "| measure | value | goal | |\n|---|---|---|---|\n"]
+    ms = lambda k, lim: (d[k] + " ms", int(d[k]) < lim)
+    v, m = ms("batch_ms", 2000)
+    md.append(goal("one batch of %s rules (sluicectl -b)" % r, v, "< 2000 ms", m))
+    v, m = ms("add_ms", 50)
+    md.append(goal("rule add at %s rules (median of 5)" % r, v, "< 50 ms", m))
+    v, m = ms("del_ms", 50)
+    md.append(goal("rule del at %s rules (median of 5)" % r, v, "< 50 ms", m))
+    v, m = ms("list_ms", 1000)
+    md.append(goal("rule list -j at %s rules (median of 3)" % r, v, "< 1000 ms", m))
+    for what, k in (("a rate rule's source", "hit"), ("a source no rule matches", "miss")):
+        a, b = d["ns_%s_small" % k], d["ns_%s_big" % k]
+        dl = delta(a, b)
+        md.append(goal("ns/pkt, %s: %s -> %s rules" % (what, small, r),
+                       "%s -> %s (%s)" % (a, b, dl), "<= +20 ns", float(dl) <= 20))
+    v, m = ms("batch6_ms", 2000)
+    md.append(goal("one batch of %s IPv6 /80 prefix rules" % r, v, "< 2000 ms", m))
+    for p in d["ns_prefix"]:
+        k = int(p["lengths"])
+        where = ("one length: the hash" if k == 1 else
+                 "3 lengths: trie at %s, hash at %s" % (small, r) if k == 3 else
+                 "%d lengths: the trie" % k)
+        dl = delta(p["small"], p["big"])
+        md.append(goal("ns/pkt, an IPv6 prefix rule's source, %s -> %s rules (%s)" %
+                       (small, r, where), "%s -> %s (%s)" % (p["small"], p["big"], dl),
+                       "<= +20 ns", float(dl) <= 20))
+    md.append("\nKernel memory of the rule trie, the rule hash and the rule table at %s rules:\n"
+              "%s kB (the table is sized for --max-rules, 131072 by default).\n\n" %
+              (r, d["mem_kb"]))
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+
+
+def render_fleet(json_path, md_path):
+    d = load_verbatim(json_path)
+    rows = d["rows"]
+    ivs = ", ".join("%s at %s" % (x["interval"], x["keys"]) for x in rows)
+    tos = ", ".join("%s at %s" % (x["redis_timeout"], x["keys"]) for x in rows)
+    lg = max(rows, key=lambda x: float(x["rtt_max_ms"])) if rows else None
+    longest = "%s ms at %s keys" % (lg["rtt_max_ms"], lg["keys"]) if lg else "none"
+    again = ", ".join("%s at %s keys" % (x["spans_started_again"], x["keys"])
+                      for x in rows if int(x["spans_started_again"]) > 0) or "none"
+    md = ["### Fleet agent against one local Redis (%s, %s CPUs, %s)\n\n" %
+          (d["kernel"], d.get("cpus", "?"), d["date"]),
+          para("One redis-server %s on a unix socket (no persistence) and one `sluice run "
+               "--redis` agent on the same machine; the default policy (--rate 100/s) "
+               "fleet-wide, one Redis key per source. Traffic cannot make a million keys "
+               "active every sync here, so the keys are made active by hand: after every "
+               "sync, `sluice-bench fleetfill` writes one packet of usage (10 ms at 100/s) "
+               "into N keys of sluice_fleet_use with one BPF_MAP_UPDATE_BATCH (IPv4 /32 keys "
+               "of the default policy from 198.18.0.0 up, map keys only: no packet is sent), "
+               "so every collect finds exactly N active keys, and the agent pushes them all "
+               "(--sync-keys N; checked for every sync). --sync-interval %s: long enough for "
+               "a sync and a refill (the longest sync of this run: %s). A sync starts at "
+               "most once per interval, so keys/s is about N / interval; \"keys/s in a "
+               "sync\" (N / sync ms) is what one agent and one Redis push back to back. "
+               "sync ms: the agent's last_rtt_ns of each sync (the Redis part: one "
+               "pipelined round trip of N/256 EVALSHA calls), mean and max. CPU: %% of one "
+               "core over the span, and CPU ms per sync; the agent's from /proc/PID/stat "
+               "(utime + stime of the whole `sluice run`), Redis's from INFO cpu "
+               "(used_cpu_sys + used_cpu_user); the refill's own CPU apart. Per sync: INFO "
+               "commandstats deltas / syncs." % (d["redis"], ivs, longest)),
+          "| active keys | sync interval | syncs | keys/s | keys/s in a sync | sync ms "
+          "(mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync) | EVALSHA / sync | "
+          "GET+SET / sync | other script commands / sync | refill CPU, ms |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|\n"]
+    for x in rows:
+        md.append("| %s | %s | %s | %s | %s | %s, %s | %s%% (%s) | %s%% (%s) | %s | %s | %s "
+                  "| %s%%, %s |\n" % (
+                      x["keys"], x["interval"], x["syncs"], x["keys_per_s"],
+                      x["keys_per_s_in_sync"], x["rtt_ms"], x["rtt_max_ms"],
+                      x["agent_cpu_pct"], x["agent_cpu_ms_per_sync"], x["redis_cpu_pct"],
+                      x["redis_cpu_ms_per_sync"], x["evalsha_per_sync"],
+                      x["key_ops_per_sync"], x["other_ops_per_sync"], x["fill_cpu_pct"],
+                      x["fill_ms"]))
+    md.append("\n")
+    md.append(para("Other script commands: TIME, ZADD, PERSIST, ZRANGEBYSCORE, ZCARD and "
+                   "HSET, once per EVALSHA (the fleet's members and their shares; an HGET "
+                   "more for each silent one). --redis-timeout %s: well past the longest "
+                   "sync, so that no sync of the span fails (the default, one interval, is "
+                   "near the longest sync at the shortest interval). Spans measured again "
+                   "because a sync ran past its interval (the agent then begins the next at "
+                   "once, before a refill): %s." % (tos, again)))
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+
+
+def tenth(x, scale=10):
+    """x to a tenth (scale 100: a hundredth), printed as jq prints it."""
+    if x is None:
+        return "-"
+    v = llround(float(x) * scale) / scale
+    return ("%d" % v) if v == int(v) else repr(v)
+
+
+def hundredth(x):
+    return tenth(x, 100)
+
+
+def dash(x):
+    return "-" if x is None else str(x)
+
+
+def render_spacing(json_path, md_path):
+    """shape.sh's spacing rows (shape.json's "spacing"), as jq printed them."""
+    with open(json_path) as f:
+        sp = json.load(f)["spacing"]
+    md = ["### Shaper: spacing accuracy (fq, a veth pair)\n\n"]
+    fails = sp.get("failures") or []
+    if sp.get("skipped"):
+        md.append("Skipped: %s.\n" % sp["skipped"])
+    elif not sp["rows"]:
+        md.append("No result from %s: %s.\n" % (sp["where"], " ".join(fails)))
+    else:
+        batch = sp["rows"][0].get("send_batch", "?")
+        md.append(
+            "Measured in %s. Per rate R: `sluice shape attach --rate R/s --burst N`, one\n"
+            "source sending N UDP packets at 10 x R, %s a sendmmsg() (or as fast as its\n"
+            "socket goes: \"sender reached\", packets handed to the kernel over the time\n"
+            "the sending took), the receiver's kernel arrival times (SO_TIMESTAMPNS, read\n"
+            "by recvmmsg()); rx drops: what the receiver's socket dropped (SO_RXQ_OVFL /\n"
+            "the namespace's Udp RcvbufErrors): the gaps around a drop are wrong.\n"
+            "Gap error: |gap - 1/R| over the arrivals' gaps (median, p99); span: first to\n"
+            "last arrival against (arrived - 1)/R. Stamped: packets sluice_tc gave a\n"
+            "departure time (sluice_shape_stats.delayed; the first of a burst goes at\n"
+            "once), departures exact by construction; fq throttled: fq's own count of\n"
+            "packets it held for their time. Spaced by: the shaper when the sender\n"
+            "went faster than R; else the packets never queued and their gaps are the\n"
+            "sender's own (few or none stamped), not the shaper's.\n\n" % (sp["where"], batch))
+        md.append("| rate | burst N | gap 1/R | sender reached | spaced by | arrived | median "
+                  "gap | median gap error | p99 gap error | span (want) | span error | "
+                  "stamped | limited | fq throttled | rx drops |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+        for x in sp["rows"]:
+            asked = (" (asked %d/s)" % (10 * x["rate"])
+                     if x["send_pps"] < 10 * x["rate"] * 0.9 else "")
+            by = " | the shaper" if x["send_pps"] > x["rate"] else " | **the sender** (< R)"
+            ms = lambda v: None if v is None else v / 1000
+            md.append(
+                "| %s/s | %s | %s us | %d/s%s%s | %s of %s | %s us | %s us | %s us | %s ms "
+                "(%s ms) | %s ms (%s %%) | %s | %s | %s | %s / %s |\n" % (
+                    x["rate"], x["burst"], tenth(x.get("expect_gap_us")),
+                    llround(x["send_pps"]), asked, by, x["arrived"], x["sent"],
+                    tenth(x.get("gap_median_us")), tenth(x.get("err_median_us")),
+                    tenth(x.get("err_p99_us")), tenth(ms(x.get("span_us"))),
+                    tenth(ms(x.get("span_want_us"))), tenth(ms(x.get("span_err_us"))),
+                    hundredth(x.get("span_err_pct")), dash(x.get("delayed")),
+                    dash(x.get("limited")), dash(x.get("fq_throttled")),
+                    dash(x.get("recv_drops")), dash(x.get("rcvbuf_errors"))))
+        if sp.get("path"):
+            md.append("\nThe path itself, no shaper and no fq, one burst as fast as the sender "
+                      "goes: a shaper\ncannot space packets closer than this path delivers "
+                      "them, so a rate above the\nfaster of these is beyond this machine with "
+                      "or without it.\n\n")
+            for x in sp["path"]:
+                md.append("- %s packets, %s a sendmmsg(), %s: sent at %d/s, arrived at %d/s "
+                          "(median gap %s us), rx drops %s / %s\n" % (
+                              x["burst"], x["send_batch"],
+                              "the sender on CPU 0, the receiver and its stack (RPS) on CPU 1"
+                              if x.get("pinned") else
+                              "unpinned (the receive path runs on the sending CPU)",
+                              llround(x["send_pps"]), llround(x["arrive_pps"]),
+                              tenth(x["gap_median_us"]), dash(x.get("recv_drops")),
+                              dash(x.get("rcvbuf_errors"))))
+        if fails:
+            md.append("\nFailures: %s\n" % " ".join(fails))
+    md.append("\n")
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+
+
+# ---- the performance page: its tables from one run's measurements ----
+
+# A block <!-- bench:NAME --> ... <!-- /bench:NAME --> of the page is NAME's
+# Markdown, rendered from the run's files in DIR (docs/bench: what make bench
+# wrote in build/bench, copied by make bench-page).
+PAGE_PARTS = {
+    "cost": ("cost-runs.json",),
+    "e2e": ("e2e.tsv", "e2e-mem.tsv"),
+    "accuracy": ("accuracy-runs.json",),
+    "tccost": ("shape-cost-runs.json",),
+    "rules": ("rules.json",),
+    "fleet": ("fleet.json",),
+    "spacing": ("shape.json",),
+}
+BLOCK = re.compile(r"<!-- bench:([a-z0-9-]+) -->\n(.*?)<!-- /bench:\1 -->", re.S)
+
+
+def page_part(name, d, tmp):
+    import os
+    ins = [os.path.join(d, f) for f in PAGE_PARTS[name]]
+    for f in ins:
+        if not os.path.exists(f):
+            raise SystemExit("render.py page: %s needs %s (run 'sudo make bench', then "
+                             "'make bench-page')" % (name, f))
+    md = os.path.join(tmp, name + ".md")
+    js = os.path.join(tmp, name + ".json")
+    dat = os.path.join(tmp, name + ".dat")
+    if name == "cost":
+        render_cost(ins[0], js, md, dat)
+    elif name == "e2e":
+        render_e2e(ins[0], ins[1], js, md, dat)
+    elif name == "accuracy":
+        render_accuracy(ins[0], js, md)
+    elif name == "tccost":
+        render_tccost(ins[0], js, md)
+    elif name == "rules":
+        render_rules(ins[0], md)
+    elif name == "fleet":
+        render_fleet(ins[0], md)
+    else:
+        render_spacing(ins[0], md)
+    with open(md) as f:
+        return f.read()
+
+
+def render_page(page, d, check):
+    """Each block of PAGE re-rendered from DIR; --check: exit 1 naming the
+    blocks that differ, and leave the page as it is."""
+    import tempfile
+    with open(page) as f:
+        text = f.read()
+    names = BLOCK.findall(text)
+    if not names:
+        raise SystemExit("render.py page: %s has no <!-- bench:NAME --> block" % page)
+    stale = []
+    with tempfile.TemporaryDirectory() as tmp:
+        def fill(m):
+            name = m.group(1)
+            if name not in PAGE_PARTS:
+                raise SystemExit("render.py page: %s: no such bench table '%s' (one of: %s)" %
+                                 (page, name, ", ".join(sorted(PAGE_PARTS))))
+            body = page_part(name, d, tmp)
+            if body != m.group(2):
+                stale.append(name)
+            return "<!-- bench:%s -->\n%s<!-- /bench:%s -->" % (name, body, name)
+        out = BLOCK.sub(fill, text)
+    if check:
+        if stale:
+            sys.stderr.write("render.py page: %s: not what %s renders: %s (run 'make "
+                             "bench-page')\n" % (page, d, ", ".join(stale)))
+            return 1
+        return 0
+    if out != text:
+        with open(page, "w") as f:
+            f.write(out)
+    return 0
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "cost":
         render_cost(*argv[2:])
@@ -741,10 +1026,18 @@ def main(argv):
     if len(argv) == 5 and argv[1] == "tccost":
         render_tccost(*argv[2:])
         return 0
+    if len(argv) == 4 and argv[1] in ("rules", "fleet", "spacing"):
+        {"rules": render_rules, "fleet": render_fleet, "spacing": render_spacing}[argv[1]](
+            argv[2], argv[3])
+        return 0
+    if len(argv) in (4, 5) and argv[1] == "page" and argv[4:] in ([], ["--check"]):
+        return render_page(argv[2], argv[3], argv[4:] == ["--check"])
     sys.stderr.write("usage: render.py cost RUNS.json JSON MARKDOWN SCALE.dat\n"
                      "       render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat\n"
                      "       render.py accuracy RUNS.json JSON MARKDOWN\n"
-                     "       render.py tccost RUNS.json JSON MARKDOWN\n")
+                     "       render.py tccost RUNS.json JSON MARKDOWN\n"
+                     "       render.py rules|fleet|spacing JSON MARKDOWN\n"
+                     "       render.py page PAGE DIR [--check]\n")
     return 2
 
 

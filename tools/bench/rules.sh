@@ -191,51 +191,7 @@ for k in 1 3 8; do
 	printf -v "hit6_big_$k" %s "$b"
 done
 
-goal() { # goal NAME VALUE WANT MET
-	printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$([ "$4" = 1 ] && echo met || echo MISSED)"
-}
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo 1 || echo 0; }
-delta() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%+.0f", a - b }'; }
-dhit=$(delta "$hit_small" "$hit_big")
-dmiss=$(delta "$miss_small" "$miss_big")
-{
-	echo "### Rule sets at blocklist scale ($R rules)"
-	echo
-	echo "$R rules: half --deny, 40% --exempt, 10% --rate 10/s (three policies on shared"
-	echo "counter slots), IPv4 /32s and every tenth an IPv6 /64. Wall times of the whole"
-	echo "command (process start, lock, read, change, RCU grace period, exit). ns/pkt:"
-	echo "the programs of two interfaces, one with $SMALL rules and one with $R, run"
-	echo "turn about (BPF_PROG_TEST_RUN, 10^6 repeats, median of 7 each)."
-	echo
-	echo "| measure | value | goal | |"
-	echo "|---|---|---|---|"
-	goal "one batch of $R rules (sluicectl -b)" "$batch_ms ms" "< 2000 ms" "$(le "$batch_ms" 1999)"
-	goal "rule add at $R rules (median of 5)" "$add_ms ms" "< 50 ms" "$(le "$add_ms" 49)"
-	goal "rule del at $R rules (median of 5)" "$del_ms ms" "< 50 ms" "$(le "$del_ms" 49)"
-	goal "rule list -j at $R rules (median of 3)" "$list_ms ms" "< 1000 ms" "$(le "$list_ms" 999)"
-	goal "ns/pkt, a rate rule's source: $SMALL -> $R rules" "$hit_small -> $hit_big ($dhit)" \
-		"<= +20 ns" "$(le "$dhit" 20)"
-	goal "ns/pkt, a source no rule matches: $SMALL -> $R rules" \
-		"$miss_small -> $miss_big ($dmiss)" "<= +20 ns" "$(le "$dmiss" 20)"
-	goal "one batch of $R IPv6 /80 prefix rules" "$batch6_ms ms" "< 2000 ms" \
-		"$(le "$batch6_ms" 1999)"
-	for k in 1 3 8; do
-		sm=hit6_small_$k bg=hit6_big_$k
-		d=$(delta "${!sm}" "${!bg}")
-		case $k in
-		1) where="one length: the hash" ;;
-		3) where="3 lengths: trie at $SMALL, hash at $R" ;;
-		*) where="$k lengths: the trie" ;;
-		esac
-		goal "ns/pkt, an IPv6 prefix rule's source, $SMALL -> $R rules ($where)" \
-			"${!sm} -> ${!bg} ($d)" "<= +20 ns" "$(le "$d" 20)"
-	done
-	echo
-	echo "Kernel memory of the rule trie, the rule hash and the rule table at $R rules:"
-	echo "$mem_kb kB (the table is sized for --max-rules, 131072 by default)."
-	echo
-} >"$OUT/rules.md"
-printf '{"rules":%d,"batch_ms":%d,"add_ms":%d,"del_ms":%d,"list_ms":%d,' "$R" "$batch_ms" \
+printf '{"rules":%d,"small":%d,"batch_ms":%d,"add_ms":%d,"del_ms":%d,"list_ms":%d,' "$R" "$SMALL" "$batch_ms" \
 	"$add_ms" "$del_ms" "$list_ms" >"$OUT/rules.json"
 printf '"ns_hit_small":%s,"ns_hit_big":%s,"ns_miss_small":%s,"ns_miss_big":%s,' \
 	"$hit_small" "$hit_big" "$miss_small" "$miss_big" >>"$OUT/rules.json"
@@ -246,4 +202,6 @@ for k in 1 3 8; do
 		"${!bg}" >>"$OUT/rules.json"
 done
 printf '],"mem_kb":%d}\n' "$mem_kb" >>"$OUT/rules.json"
+# The table: tools/bench/render.py, from the JSON.
+tools/bench/render.py rules "$OUT/rules.json" "$OUT/rules.md"
 cat "$OUT/rules.md"

@@ -87,65 +87,15 @@ rows=$(sed -n 's/^bench-shape: //p' "$LOG" 2>/dev/null)
 pathrow=$(sed -n 's/^bench-shape-path: //p' "$LOG" 2>/dev/null)
 fails=$(grep -h '^not ok' "$LOG" "$OUT/shape-guest.tap" 2>/dev/null | sort -u)
 {
-	echo "### Shaper: spacing accuracy (fq, a veth pair)"
-	echo
-	if [ -n "$skip" ]; then
-		echo "Skipped: $skip."
-	elif [ -z "$rows" ]; then
-		echo "No result from $where: $(tr '\n' ' ' <<<"$fails") (the whole output: $LOG)."
-	else
-		echo "Measured in $where. Per rate R: \`sluice shape attach --rate R/s --burst N\`, one"
-		batch=$(jq -rs '.[0].send_batch // "?"' <<<"$rows")
-		echo "source sending N UDP packets at 10 x R, $batch a sendmmsg() (or as fast as its"
-		echo "socket goes: \"sender reached\", packets handed to the kernel over the time"
-		echo "the sending took), the receiver's kernel arrival times (SO_TIMESTAMPNS, read"
-		echo "by recvmmsg()); rx drops: what the receiver's socket dropped (SO_RXQ_OVFL /"
-		echo "the namespace's Udp RcvbufErrors): the gaps around a drop are wrong."
-		echo "Gap error: |gap - 1/R| over the arrivals' gaps (median, p99); span: first to"
-		echo "last arrival against (arrived - 1)/R. Stamped: packets sluice_tc gave a"
-		echo "departure time (sluice_shape_stats.delayed; the first of a burst goes at"
-		echo "once), departures exact by construction; fq throttled: fq's own count of"
-		echo "packets it held for their time. Spaced by: the shaper when the sender"
-		echo "went faster than R; else the packets never queued and their gaps are the"
-		echo "sender's own (few or none stamped), not the shaper's."
-		echo
-		echo "| rate | burst N | gap 1/R | sender reached | spaced by | arrived | median gap | median gap error | p99 gap error | span (want) | span error | stamped | limited | fq throttled | rx drops |"
-		echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-		jq -r '
-			def f(x): if x == null then "-" else (x * 10 | round / 10 | tostring) end;
-			def pct(x): if x == null then "-" else (x * 100 | round / 100 | tostring) end;
-			"| \(.rate)/s | \(.burst) | \(f(.expect_gap_us)) us | \(.send_pps | round)/s" +
-			(if .send_pps < 10 * .rate * 0.9 then " (asked \(10 * .rate)/s)" else "" end) +
-			(if .send_pps > .rate then " | the shaper" else " | **the sender** (< R)" end) +
-			" | \(.arrived) of \(.sent) | \(f(.gap_median_us)) us | \(f(.err_median_us)) us" +
-			" | \(f(.err_p99_us)) us | \(f(.span_us / 1000)) ms (\(f(.span_want_us / 1000)) ms)" +
-			" | \(f(.span_err_us / 1000)) ms (\(pct(.span_err_pct)) %) | \(.delayed // "-")" +
-			" | \(.limited // "-") | \(.fq_throttled // "-")" +
-			" | \(.recv_drops // "-") / \(.rcvbuf_errors // "-") |"' <<<"$rows"
-		if [ -n "$pathrow" ]; then
-			echo
-			echo "The path itself, no shaper and no fq, one burst as fast as the sender goes: a shaper"
-			echo "cannot space packets closer than this path delivers them, so a rate above the"
-			echo "faster of these is beyond this machine with or without it."
-			echo
-			jq -r '"- \(.burst) packets, \(.send_batch) a sendmmsg(), " +
-				(if .pinned then "the sender on CPU 0, the receiver and its stack (RPS) on CPU 1"
-				 else "unpinned (the receive path runs on the sending CPU)" end) +
-				": sent at \(.send_pps | round)/s, arrived at \(.arrive_pps | round)/s" +
-				" (median gap \(.gap_median_us * 10 | round / 10) us), rx drops \(.recv_drops // "-") / \(.rcvbuf_errors // "-")"' <<<"$pathrow"
-		fi
-		[ -n "$fails" ] && { echo; echo "Failures: $(tr '\n' ' ' <<<"$fails")"; }
-	fi
-	echo
-} >"$OUT/shape-spacing.md"
-
-cat "$OUT/shape-cost.md" "$OUT/shape-spacing.md" >"$OUT/shape.md"
-{
 	printf '{"cost":'
 	cat "$OUT/shape-cost.json"
-	printf ',"spacing":{"where":%s,"skipped":%s,"path":%s,"rows":[%s]}}\n' \
+	printf ',"spacing":{"where":%s,"skipped":%s,"failures":%s,"path":%s,"rows":[%s]}}\n' \
 		"$(jq -n --arg w "$where" '$w')" "$(jq -n --arg s "$skip" 'if $s == "" then null else $s end')" \
+		"$(jq -Rn '[inputs | select(. != "")]' <<<"$fails")" \
 		"[$(paste -sd, <<<"$pathrow")]" "$(paste -sd, <<<"$rows")"
 } | tr -d '\n' >"$OUT/shape.json"
 echo >>"$OUT/shape.json"
+# The spacing table: tools/bench/render.py, from the JSON.
+tools/bench/render.py spacing "$OUT/shape.json" "$OUT/shape-spacing.md"
+cat "$OUT/shape-cost.md" "$OUT/shape-spacing.md" >"$OUT/shape.md"
 [ "$cost_ok" = 1 ]
