@@ -30,8 +30,10 @@ and e2e.sh's as they came.
 """
 import json
 import math
+import os
 import re
 import sys
+import tempfile
 import textwrap
 
 NAN = float("nan")
@@ -396,12 +398,15 @@ def memory(c, md, out, nobj):
     out["sets_meminfo_bytes_per_key"] = div(delta[1] * 1024.0, keys)
 
 
-def render_cost(runs_path, json_path, md_path, dat_path):
+def render_cost(runs_path, json_path, md_path, dat_path, sections=None):
+    """sections: a dict that gets the Markdown of each part apart (the
+    page's blocks cost, cost-tables, cost-scale, cost-memory)."""
     with open(runs_path) as f:
         doc = json.load(f)
     c = Cost(doc)
     out = {k: v for k, v in doc.items() if k != "memory_maps"}
     md, dat = [], []
+    marks = [("cost", 0)]
     worst_t2, worst_t3 = main_table(c, md, out)
     side_notes(c, md)
     md.append("LRU table: goal T2-T1 <= 40 ns: %s (worst %.1f ns). " %
@@ -413,11 +418,18 @@ def render_cost(runs_path, json_path, md_path, dat_path):
                   ("met" if worst_t3 <= 250.0 else "MISSED", worst_t3))
     out["goals"] = {"worst_t2_minus_t1": worst_t2, "t2_minus_t1_le_40ns": worst_t2 <= 40.0,
                     "worst_t3_minus_t1": worst_t3, "t3_minus_t1_le_250ns": worst_t3 <= 250.0}
+    marks.append(("cost-tables", len(md)))
     tables_floor(c, md, out)
     nobj = 0
+    marks.append(("cost-scale", len(md)))
     if not c.quick:
         nobj = scale(c, md, dat, out)
+    marks.append(("cost-memory", len(md)))
     memory(c, md, out, nobj)
+    if sections is not None:
+        for i, (name, at) in enumerate(marks):
+            end = marks[i + 1][1] if i + 1 < len(marks) else len(md)
+            sections[name] = "".join(md[at:end])
     for k in out["cases"]:
         del k["ns"]
     with open(json_path, "w") as f:
@@ -942,6 +954,9 @@ def render_spacing(json_path, md_path):
 # wrote in build/bench, copied by make bench-page).
 PAGE_PARTS = {
     "cost": ("cost-runs.json",),
+    "cost-tables": ("cost-runs.json",),
+    "cost-scale": ("cost-runs.json",),
+    "cost-memory": ("cost-runs.json",),
     "e2e": ("e2e.tsv", "e2e-mem.tsv"),
     "accuracy": ("accuracy-runs.json",),
     "tccost": ("shape-cost-runs.json",),
@@ -953,7 +968,6 @@ BLOCK = re.compile(r"<!-- bench:([a-z0-9-]+) -->\n(.*?)<!-- /bench:\1 -->", re.S
 
 
 def page_part(name, d, tmp):
-    import os
     ins = [os.path.join(d, f) for f in PAGE_PARTS[name]]
     for f in ins:
         if not os.path.exists(f):
@@ -962,9 +976,11 @@ def page_part(name, d, tmp):
     md = os.path.join(tmp, name + ".md")
     js = os.path.join(tmp, name + ".json")
     dat = os.path.join(tmp, name + ".dat")
-    if name == "cost":
-        render_cost(ins[0], js, md, dat)
-    elif name == "e2e":
+    if name.startswith("cost"):
+        sections = {}
+        render_cost(ins[0], js, md, dat, sections)
+        return sections[name]
+    if name == "e2e":
         render_e2e(ins[0], ins[1], js, md, dat)
     elif name == "accuracy":
         render_accuracy(ins[0], js, md)
@@ -983,7 +999,6 @@ def page_part(name, d, tmp):
 def render_page(page, d, check):
     """Each block of PAGE re-rendered from DIR; --check: exit 1 naming the
     blocks that differ, and leave the page as it is."""
-    import tempfile
     with open(page) as f:
         text = f.read()
     names = BLOCK.findall(text)
