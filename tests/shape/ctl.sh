@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# test: times nothing
 # sluicectl on a shaper (sluice shape attach, -i shape:IFACE): set and rule
 # add take --delay and --nodelay and keep every key's queue across a change
 # of delay, refuse a delay beyond the burst, one on a window algorithm and

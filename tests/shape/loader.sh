@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# test: times nothing
 # The shaper's loader on a kernel with fq (a test-kernels guest: make
 # test-kernels KERNELS=linux-image-amd64 KERNEL_SUITES=shape), on a veth of
 # namespaces of our own: sluice shape attach installs its fq as the root qdisc

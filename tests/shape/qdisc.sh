@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# test: times nothing
 # The shaper's qdisc: `sluice shape attach` installs fq as the root (handle
 # 51ce:) and `sluice shape detach` gives the interface back its default
 # (a veth's noqueue), the tc egress program gone too; a root qdisc that
