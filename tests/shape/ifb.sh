@@ -30,7 +30,7 @@ source tests/shape/lib/shape.sh
 shape_need "shape ifb"
 shape_need_sluice "shape ifb"
 # client = NS_TX (IF_TX), server = NS_RX (IF_RX, redirected to IFB there).
-shape_lab shib 53 3 || { not_ok "shape ifb: lab set up"; exit 1; }
+shape_lab shib 53 6 || { not_ok "shape ifb: lab set up"; exit 1; }
 fq_or_skip "shape ifb"
 IFB="shibf$$"
 shape_extra_cleanup() {
@@ -157,10 +157,20 @@ beside() {
 	fi
 }
 
-spaced 4 "${SRC4[0]}" "$ADDR4_RX"
-beside 4 "${SRC4[1]}" "${SRC4[2]}" "$ADDR4_RX"
-spaced 6 "${SRC6[0]}" "$ADDR6_RX"
-beside 6 "${SRC6[1]}" "${SRC6[2]}" "$ADDR6_RX"
+# A case whose checks fail is measured once more from sources of its own
+# (shape_twice): a stall of the emulated guest delays every arrival after it.
+# FAMILY:K: spaced from source K, beside from K (noisy) and K+1 (quiet).
+src_of() { if [ "$1" = 4 ]; then echo "${SRC4[$2]}"; else echo "${SRC6[$2]}"; fi; }
+dst_of() { if [ "$1" = 4 ]; then echo "$ADDR4_RX"; else echo "$ADDR6_RX"; fi; }
+spaced_at() { spaced "${1%:*}" "$(src_of "${1%:*}" "${1#*:}")" "$(dst_of "${1%:*}")"; }
+beside_at() {
+	beside "${1%:*}" "$(src_of "${1%:*}" "${1#*:}")" "$(src_of "${1%:*}" $((${1#*:} + 1)))" \
+		"$(dst_of "${1%:*}")"
+}
+shape_twice "IPv4 through the ifb: a burst of 100" spaced_at 4:0 4:3
+shape_twice "IPv4 through the ifb: beside a noisy source" beside_at 4:1 4:4
+shape_twice "IPv6 through the ifb: a burst of 100" spaced_at 6:0 6:3
+shape_twice "IPv6 through the ifb: beside a noisy source" beside_at 6:1 6:4
 diag "counters: shaped $(shape_stat shaped), delayed $(shape_stat delayed), restamped" \
 	"$(shape_stat restamped), horizon_dropped $(shape_stat horizon_dropped);" \
 	"$(rx_exec tc -s qdisc show dev "$IFB" | tr '\n' ' ')"

@@ -17,7 +17,7 @@ source tests/shape/lib/shape.sh
 
 shape_need "shape isolation"
 shape_need_sluice "shape isolation"
-shape_lab shis 47 2 || { not_ok "shape isolation: lab set up"; exit 1; }
+shape_lab shis 47 4 || { not_ok "shape isolation: lab set up"; exit 1; }
 fq_or_skip "shape isolation"
 
 expect_status 0 "shape attach --rate 100/s --burst 100" \
@@ -48,7 +48,18 @@ isolated() {
 		not_ok "$name: the noisy one's burst is queued"; fi
 }
 
-isolated 4 "${SRC4[0]}" "${SRC4[1]}" "$ADDR4_RX"
-isolated 6 "${SRC6[0]}" "${SRC6[1]}" "$ADDR6_RX"
+# iso FAMILY:K: isolated with sources K (noisy) and K+1 (quiet). A case
+# whose checks fail is measured once more from two sources of its own
+# (shape_twice): a stall of the emulated guest delays every arrival after it.
+iso() {
+	local fam=${1%:*} k=${1#*:}
+	if [ "$fam" = 4 ]; then
+		isolated 4 "${SRC4[k]}" "${SRC4[k + 1]}" "$ADDR4_RX"
+	else
+		isolated 6 "${SRC6[k]}" "${SRC6[k + 1]}" "$ADDR6_RX"
+	fi
+}
+shape_twice "IPv4: a quiet source beside a noisy one" iso 4:0 4:2
+shape_twice "IPv6: a quiet source beside a noisy one" iso 6:0 6:2
 expect_status 0 "shape detach" tx_sluice shape detach "$IF_TX"
 tap_done
