@@ -15,7 +15,7 @@
 # Ends with exactly one line "N passed, N failed, N skipped".
 # SUITES="unit cli" limits the run; TEST_TIMEOUT bounds one program (seconds);
 # TEST_JOBS (default 2) programs of the unit, bpf and cli suites run at once,
-# TEST_NET_JOBS (default 2) net scripts.
+# TEST_NET_JOBS (default 2) net scripts (one with a held_check alone).
 # GUEST_SUITES="bpf net/multiprog" runs those on Debian 12's 6.1 too, in the
 # shape suite's qemu guest (one boot; CI does: .ci/run), as make test-kernels
 # KERNELS=linux-image-amd64 KERNEL_SUITES="..." would; see "the qemu guest".
@@ -61,13 +61,34 @@ RUN_MARK=
 
 # run_prog SUITE PROG...: run one test program (RUN_MARK: a suffix for every
 # line) and merge its lines. Up to JOBS programs run at once (prog_start),
-# each into a file of its own; their lines are merged in the order they
-# started (prog_finish), so the stream is the same whatever JOBS is.
+# each into a file of its own: a new one starts as soon as any of them ends.
+# Their lines are merged in the order they started (prog_flush), so the
+# stream is the same whatever JOBS is.
 JOBS=1
 PROG_Q=()
 run_prog() {
 	prog_start "$@"
-	while [ "${#PROG_Q[@]}" -ge "$JOBS" ]; do prog_finish; done
+	while [ "$(prog_running)" -ge "$JOBS" ]; do sleep 0.1; done
+	prog_flush
+}
+# prog_running: how many of the programs started are still running (a
+# program's status file appears as it ends).
+prog_running() {
+	local e tmp n=0
+	for e in "${PROG_Q[@]}"; do
+		read -r _ tmp _ <<<"$e"
+		[ -e "$tmp.st" ] || n=$((n + 1))
+	done
+	echo $n
+}
+# prog_flush: merge the programs at the head of the queue that have ended.
+prog_flush() {
+	local tmp
+	while [ "${#PROG_Q[@]}" -gt 0 ]; do
+		read -r _ tmp _ <<<"${PROG_Q[0]}"
+		[ -e "$tmp.st" ] || break
+		prog_finish
+	done
 }
 prog_start() { # prog_start SUITE PROG...
 	local suite=$1 name tmp
@@ -227,12 +248,14 @@ guest_start() {
 		mem=${GUEST_MEM:-3G}
 		tmo=${GUEST_TIMEOUT:-1800}
 	fi
-	# With GUEST_SUITES the guest starts beside the host's unit, bpf and cli
-	# suites, which load both CPUs: its suites that measure wait at a gate
-	# (KERNEL_GATE, a directory it sees) until guest_go makes a file in it.
+	# The guest starts beside the host's unit, bpf and cli suites, which
+	# load both CPUs: its suites that measure wait at a gate (KERNEL_GATE, a
+	# directory it sees) until guest_go makes a file in it. It runs at a
+	# higher priority than the host's suites (nice -5): it is the longest
+	# part of the run, and its emulated timers suffer most from a busy host.
 	GUEST_GATE=$(mktemp -d)
 	KERNELS=$GUEST_KERNEL KERNEL_SUITES=$suites KERNEL_MEM=$mem KERNEL_TIMEOUT=$tmo \
-		KERNEL_GATE=$GUEST_GATE scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
+		KERNEL_GATE=$GUEST_GATE nice -n -5 scripts/test-kernels.sh >"$GUEST_OUT" 2>&1 </dev/null &
 	GUEST_PID=$!
 }
 
@@ -397,14 +420,17 @@ for suite in $RUN_SUITES; do
 		;;
 	shape)
 		if fq_available; then
-			# The scripts that say "# test: times nothing" first (in a
-			# guest with a gate: beside the host's unit, bpf and cli
-			# suites), then, past the gate, those that measure.
+			# The scripts that say "# test: times nothing" first,
+			# TEST_JOBS at once (in a guest with a gate: beside the
+			# host's unit, bpf and cli suites), then, past the gate,
+			# those that measure, one at a time.
+			JOBS=${TEST_JOBS:-2}
 			for p in tests/shape/*.sh; do
 				[ -f "$p" ] && picked shape "$p" && times_nothing "$p" || continue
 				run_prog "$suite" bash "$p"
 			done
 			prog_drain
+			JOBS=1
 			guest_gate_wait
 			for p in tests/shape/*.sh; do
 				[ -f "$p" ] && picked shape "$p" && ! times_nothing "$p" || continue
@@ -421,11 +447,22 @@ for suite in $RUN_SUITES; do
 		fi
 		;;
 	net | cli | stress)
+		# A script that holds a flood to burst + rate x t (held_check,
+		# a bound exact to the packet) runs with no other script of the
+		# host's beside it: those run one at a time after the others.
+		alone=()
 		for p in tests/"$suite"/*.sh; do
 			[ -f "$p" ] && picked "$suite" "$p" || continue
-			run_prog "$suite" bash "$p"
+			if [ "$JOBS" -gt 1 ] && grep -q '^[^#]*held_check ' "$p"; then
+				alone+=("$p")
+			else
+				run_prog "$suite" bash "$p"
+			fi
 		done
 		prog_drain
+		for p in "${alone[@]}"; do
+			JOBS=1 run_prog "$suite" bash "$p"
+		done
 		;;
 	soak)
 		for p in tests/soak/*.sh; do

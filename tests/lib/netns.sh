@@ -320,6 +320,10 @@ held_check() {
 		[ $verdict -le 1 ] && break
 		[ $try -lt 3 ] && diag "measuring again with fresh sources"
 	done
+	# Over the bound: the limiter's counters (update_failed, fail-open, the
+	# key table's) say which way the extra packets went.
+	[ $verdict = 1 ] && diag "over the bound; the limiter's counters:" \
+		"$(rx_ctl -i "$IF_RX" stats 2>&1 | tr -s ' \n' ' ')"
 	case $verdict in
 	0) ok "$name" ;;
 	2) skip "the sender fell behind its schedule in 3 tries (machine busy); no excess seen" \

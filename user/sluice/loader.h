@@ -3,7 +3,7 @@
  * The loader `sluice`: every module's header (cli.h: the command line and
  * the subcommands; opts.h: the attach options; fleet.h; metrics.h; xdp.h:
  * finding sluice on an interface; target.h: the attach targets; owner.h;
- * pins.h; shape.h: the shaper's files), and the table of pinned maps (common.c).
+ * pins.h; shape.h: the shaper's files), and the table of pinned maps (pinned_maps.c).
  */
 #ifndef SLUICE_LOADER_H
 #define SLUICE_LOADER_H
@@ -24,7 +24,7 @@
 #include "target.h"
 #include "xdp.h"
 
-/* The pinned maps, in one place (common.c says what added_later means). */
+/* The pinned maps, in one place (pinned_maps.c says what added_later means). */
 struct sluice_map_spec {
 	const char *name;
 	bool added_later; /* created by attach when an existing state lacks it */
