@@ -367,7 +367,7 @@ for suite in $RUN_SUITES; do
 	# suites (guest_go). A suite that measures rates runs alone: not beside
 	# the guest (on the host), not beside the host's other suites (in a
 	# guest with a gate). Beside the host's net suite, the guest's shaper
-	# timings (milliseconds, emulated) failed about one run in six.
+	# timings (milliseconds, emulated) failed in 2 runs of 13 here.
 	case $suite in net | stress | soak) guest_gate_wait; guest_go; guest_finish ;; esac
 	if { [ "$suite" = bpf ] || [ "$suite" = net ] || [ "$suite" = shape ] ||
 		[ "$suite" = stress ] || [ "$suite" = soak ]; } &&
