@@ -107,15 +107,18 @@ delay5() {
 		fi
 		counted "$name"
 		delayed=$(($(shape_stat delayed) - DL0))
-		# What the receiver saw wait: the packets that arrived half an
-		# interval or more after the first (the first 6 came at once,
-		# checked above; every later one queued behind them). The
+		# What the receiver saw wait: the packets that waited a quarter
+		# of an interval or more (waited(): latency less the least
+		# before it, so a sender's stall is no wait; the first 6 came at
+		# once, checked above; every later one queued behind them). The
 		# replays of the send times are shown too, but they only
 		# bracket the count when each send's clock sits at one end of
 		# its span: twice a send stall put the program's 16 (the
 		# receiver's too) outside their 15.
-		late=$(jq --arg s "$src" --argjson h "$((T / 2))" \
-			'[.sources[] | select(.src == $s) | .packets[] | select(.[1] >= $h)] | length' \
+		late=$(jq --arg s "$src" --argjson h "$((T / 4))" \
+			'[.sources[] | select(.src == $s) | .packets as $p | $p[] | . as $k |
+			  ([$p[] | select(.[0] < $k[0]) | .[2]] | min) as $l0 |
+			  select($l0 != null and $k[2] - $l0 >= $h)] | length' \
 			"$NETNS_TMP/q.json")
 		diag "$name: the receiver saw $late wait; on the send times:" \
 			"$(gcra_sim "$src" "$T" 20 5) (accepted, delayed, dropped)," \
