@@ -41,16 +41,16 @@ arrival() {
 		'.sources[] | select(.src == $s) | .packets[] | select(.[0] == $q) | .[1]' \
 		"$NETNS_TMP/q.json"
 }
-# waited SRC SEQ: us SEQ waited more than the quickest packet before it (its
-# latency, arrival - send, less the least of seq 0 .. SEQ - 1: the first
-# packet of a burst is often the slowest, through cold paths), of recv "q";
-# empty when SEQ or all before it were lost.
+# WAITS SRC: jq of recv "q": [seq, us] for each packet of SRC but the first
+# to arrive, us what it waited more than the quickest packet before it (its
+# latency, arrival - send, less the least of the seqs below it: the first
+# packet of a burst is often the slowest, through cold paths).
+WAITS='.sources[] | select(.src == $s) | .packets as $p | $p[] | . as $k |
+	([$p[] | select(.[0] < $k[0]) | .[2]] | min) as $l0 |
+	select($l0 != null) | [$k[0], $k[2] - $l0]'
+# waited SRC SEQ: WAITS of SEQ; empty when SEQ or all before it were lost.
 waited() {
-	jq -r --arg s "$1" --argjson q "$2" \
-		'.sources[] | select(.src == $s) | .packets as $p |
-		 ([$p[] | select(.[0] < $q) | .[2]] | min) as $l0 |
-		 ($p[] | select(.[0] == $q) | .[2]) as $l |
-		 if $l0 == null then empty else $l - $l0 end' \
+	jq -r --arg s "$1" --argjson q "$2" "$WAITS | select(.[0] == \$q) | .[1]" \
 		"$NETNS_TMP/q.json"
 }
 
@@ -116,10 +116,7 @@ delay5() {
 		# its span: twice a send stall put the program's 16 (the
 		# receiver's too) outside their 15.
 		late=$(jq --arg s "$src" --argjson h "$((T / 4))" \
-			'[.sources[] | select(.src == $s) | .packets as $p | $p[] | . as $k |
-			  ([$p[] | select(.[0] < $k[0]) | .[2]] | min) as $l0 |
-			  select($l0 != null and $k[2] - $l0 >= $h)] | length' \
-			"$NETNS_TMP/q.json")
+			"[$WAITS | select(.[1] >= \$h)] | length" "$NETNS_TMP/q.json")
 		diag "$name: the receiver saw $late wait; on the send times:" \
 			"$(gcra_sim "$src" "$T" 20 5) (accepted, delayed, dropped)," \
 			"delayed between $(delayed_range "$src" "$T" 20 5)"
