@@ -68,13 +68,14 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
 
 /*
  * A bucket or window policy's verdict on the state words s0, s1: a limiter's,
- * or under `shape` a shaper's, with a departure (d->depart) and the fq
- * horizon (d->max_wait) refused before any charge. Window algorithms on a
- * shaper decide as a limiter's: they meter.
+ * or under `shape` (a compile-time constant: the XDP program has none of
+ * this) a shaper's, with a departure (d->depart) and the fq horizon
+ * (d->max_wait) refused before any charge. Window algorithms on a shaper
+ * decide as a limiter's: they meter.
  */
-static __always_inline int decide_on(struct decision *d, const struct sluice_policy *p, __u64 *s0,
-				     __u64 *s1, const int shape)
+static __always_inline int decide(struct decision *d, __u64 *s0, __u64 *s1, const int shape)
 {
+	const struct sluice_policy *p = d->p;
 	const struct share *sh = &d->sh;
 
 	if (shape && p->algo <= SLUICE_ALGO_LEAKY_BUCKET)
@@ -85,42 +86,6 @@ static __always_inline int decide_on(struct decision *d, const struct sluice_pol
 		return sluice_bucket_admit_shared(p, s0, s1, d->now, d->len, sh->mult, sh->div,
 						  d->used);
 	return sluice_admit_at(p, s0, s1, d->now, d->len);
-}
-
-/*
- * The shaper's decision as a global function: the verifier checks a global
- * function once, on its arguments' types alone, instead of once in every
- * state that reaches each call, and each algorithm's CAS retries are checked
- * once per try. On kernel 6.18 sluice_tc verifies in about 49,000
- * instructions (LRU table) and 73,000 (sets) this way, against 390,000 and
- * 514,000 with the decision inline, and loads in an eighth of the time. The
- * call costs a few ns a packet; the XDP program keeps its decision inline.
- * The pointers are memory of their types' sizes that may be NULL as far as
- * the verifier knows, hence the check; the policy is passed beside d because
- * a pointer read from memory is a number to the verifier.
- */
-__noinline int decide_shaper(struct decision *d, const struct sluice_policy *p, __u64 *s0,
-			     __u64 *s1)
-{
-	if (!d || !p || !s0 || !s1)
-		return SLUICE_CONTENDED;
-	return decide_on(d, p, s0, s1, 1);
-}
-
-/* The verdict on s0, s1 for d's policy; `shape` is a compile-time constant
- * (the XDP program has no shaper). */
-static __always_inline int decide(struct decision *d, __u64 *s0, __u64 *s1, const int shape)
-{
-	if (shape) {
-		const struct sluice_policy *p = d->p;
-		int v = decide_shaper(d, p, s0, s1);
-
-		/* To the verifier the call left *d as bytes it wrote: the
-		 * pointer is stored again for the next decision on d. */
-		d->p = p;
-		return v;
-	}
-	return decide_on(d, d->p, s0, s1, 0);
 }
 
 /* What an admitted packet of a fleet policy cost, for the agent to push.
