@@ -83,10 +83,10 @@ forwarded() {
 
 forwarded 4 "$ADDR4_TX" 198.18.52.2
 forwarded 6 "$ADDR6_TX" 2001:2:0:52::2
-diag "counters: shaped $(shape_stat shaped), delayed $(shape_stat delayed)," \
-	"restamped $(shape_stat restamped) (foreign tstamps cleared; 0 where the kernel's" \
-	"forwarding cleared them first), horizon_dropped $(shape_stat horizon_dropped)"
-if [ "$(shape_stat horizon_dropped)" = 0 ]; then ok "gateway: nothing dropped at the horizon"; else
+read -r c_sh c_de c_re c_ho < <(shape_stat shaped delayed restamped horizon_dropped)
+diag "counters: shaped $c_sh, delayed $c_de, restamped $c_re (foreign tstamps cleared; 0 where" \
+	"the kernel's forwarding cleared them first), horizon_dropped $c_ho"
+if [ "$c_ho" = 0 ]; then ok "gateway: nothing dropped at the horizon"; else
 	not_ok "gateway: nothing dropped at the horizon"; fi
 expect_status 0 "shape detach on the gateway" rx_exec "$SLUICE" shape detach "$IF_GW"
 tap_done

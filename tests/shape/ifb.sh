@@ -118,9 +118,9 @@ spaced() {
 # beside FAMILY NOISY QUIET DST: 150 as fast as possible from NOISY, 5 at
 # 10/s from QUIET, at the same time.
 beside() {
-	local fam=$1 noisy=$2 quiet=$3 dst=$4 json=n$1 name pid sent n slack l0 dr0 l dr q qm
+	local fam=$1 noisy=$2 quiet=$3 dst=$4 json=n$1 name pid sent secs n slack l0 dr0 l dr q qm
 	name="IPv$fam through the ifb"
-	l0=$(ctl_stat limited) dr0=$(ctl_stat dropped)
+	read -r l0 dr0 < <(ctl_stat limited dropped)
 	recv_start "$json" -t 2 -a || { not_ok "$name: receiver"; return; }
 	tx_exec "$SLUICE_PROBE" send -j -p "$PORT" -s "$noisy" -d "$dst" -n 150 \
 		>"$NETNS_TMP/noisy.json" 2>"$NETNS_TMP/noisy.err" &
@@ -130,15 +130,16 @@ beside() {
 	wait "$pid" || { not_ok "$name: noisy sender: $(cat "$NETNS_TMP/noisy.err")"; return; }
 	recv_wait "$json" || { not_ok "$name: receiver"; return; }
 	recv_show "$json"
-	sent=$(jq .sent "$NETNS_TMP/noisy.json")
-	slack=$(jq --argjson t "$T" '.seconds * 1e6 / $t | floor + 1' "$NETNS_TMP/noisy.json")
+	read -r sent slack secs < <(jq -r --argjson t "$T" \
+		'"\(.sent) \(.seconds * 1e6 / $t | floor + 1) \(.seconds)"' "$NETNS_TMP/noisy.json")
 	n=$(src_field "$json" "$noisy" count)
-	l=$(($(ctl_stat limited) - l0)) dr=$(($(ctl_stat dropped) - dr0))
-	q=$(jq -r --arg s "$quiet" '[.sources[] | select(.src == $s) | .packets[][2]] | max // "none"' \
+	read -r l dr < <(ctl_stat limited dropped)
+	l=$((l - l0)) dr=$((dr - dr0))
+	# The quiet source's longest and median latency.
+	read -r q qm < <(jq -r --arg s "$quiet" '[.sources[] | select(.src == $s) | .packets[][2]]
+		| sort | if length > 0 then "\(.[-1]) \(.[length / 2 | floor])" else "none none" end' \
 		"$NETNS_TMP/$json.json")
-	qm=$(jq -r --arg s "$quiet" '[.sources[] | select(.src == $s) | .packets[][2]] | sort
-		| if length > 0 then .[length / 2 | floor] else "none" end' "$NETNS_TMP/$json.json")
-	diag "IPv$fam: noisy sent $sent in $(jq .seconds "$NETNS_TMP/noisy.json") s, $n arrived" \
+	diag "IPv$fam: noisy sent $sent in $secs s, $n arrived" \
 		"(slack $slack); limited $l, dropped $dr; quiet's median latency $qm us, longest $q us"
 	if [ "$(src_field "$json" "$quiet" count)" = 5 ] && fcmp "$qm < 5000 && $q < 100000"; then
 		ok "$name: a quiet source's 5 packets arrive at once beside a noisy one"
@@ -171,8 +172,8 @@ shape_twice "IPv4 through the ifb: a burst of 100" spaced_at 4:0 4:3
 shape_twice "IPv4 through the ifb: beside a noisy source" beside_at 4:1 4:4
 shape_twice "IPv6 through the ifb: a burst of 100" spaced_at 6:0 6:3
 shape_twice "IPv6 through the ifb: beside a noisy source" beside_at 6:1 6:4
-diag "counters: shaped $(shape_stat shaped), delayed $(shape_stat delayed), restamped" \
-	"$(shape_stat restamped), horizon_dropped $(shape_stat horizon_dropped);" \
+read -r c_sh c_de c_re c_ho < <(shape_stat shaped delayed restamped horizon_dropped)
+diag "counters: shaped $c_sh, delayed $c_de, restamped $c_re, horizon_dropped $c_ho;" \
 	"$(rx_exec tc -s qdisc show dev "$IFB" | tr '\n' ' ')"
 
 expect_status 0 "shape detach $IFB" rx_exec "$SLUICE" shape detach "$IFB"

@@ -68,13 +68,12 @@ rx_delays() {
 spaced 4 "${SRC4[0]}" "$ADDR4_RX"
 want4=$(delayed_range "${SRC4[0]}" "$T" 100 0)
 
-delayed=$(shape_stat delayed)
-delay_ns=$(shape_stat delay_ns)
-max_ns=$(shape_stat max_delay_ns)
-hist=$(shape_stat hist | jq -c .)
-hsum=$(jq 'add // 0' <<<"$hist")
-rx_mean=$(rx_delays b4 "${SRC4[0]}" | awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : 0 }')
-rx_max=$(rx_delays b4 "${SRC4[0]}" | sort -g | tail -1)
+read -r delayed delay_ns max_ns hist < <(shape_stat delayed delay_ns max_delay_ns hist)
+read -r hsum top_bin < <(jq -r \
+	'"\(add // 0) \([to_entries[] | select(.value > 0) | .key] | max // -1)"' <<<"$hist")
+# The receiver's mean and longest delay, from one jq.
+read -r rx_mean rx_max < <(rx_delays b4 "${SRC4[0]}" |
+	awk '{ s += $1; n++; if (n == 1 || $1 > m) m = $1 } END { printf "%.1f %s\n", n ? s / n : 0, m }')
 diag "counters: delayed $delayed, delay_ns $delay_ns, max_delay_ns $max_ns, hist $hist;" \
 	"receiver: mean delay $rx_mean us, longest $rx_max us; delayed on the send times: $want4"
 if in_range "$delayed" "$want4"; then
@@ -97,7 +96,6 @@ if [ -n "$delayed" ] && [ "$hsum" = "$delayed" ]; then ok "counters: the histogr
 	not_ok "counters: the histogram holds every delayed packet"; fi
 # The longest delay's bucket: [i] holds delays under 2^i us.
 rx_bin=$(awk -v d="${rx_max:-0}" 'BEGIN { i = 0; while (i < 23 && d >= 2 ^ i) i++; print i }')
-top_bin=$(jq '[to_entries[] | select(.value > 0) | .key] | max // -1' <<<"$hist")
 if [ "$top_bin" -ge $((rx_bin - 1)) ] && [ "$top_bin" -le $((rx_bin + 1)) ]; then
 	ok "counters: the histogram's longest bucket holds the receiver's longest delay"
 else

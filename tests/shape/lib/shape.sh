@@ -122,14 +122,25 @@ recv_start() {
 	return 1
 }
 
+# recv_wait NAME: the receiver's end, and its report read once (jq starts in
+# about 0.4 s in the emulated guest, and a script reads a dozen fields of each
+# report): NAME.fields holds each source's scalar fields (src_field) and
+# NAME.show the report without the packet list (recv_show).
 recv_wait() {
-	local st
+	local st f=$NETNS_TMP/$1
 	wait "${RECV_PID[$1]}"
 	st=$?
-	if [ "$st" != 0 ] || ! jq -e .total "$NETNS_TMP/$1.json" >/dev/null 2>&1; then
-		diag "sluice-probe recv $1 failed (exit status $st): $(cat "$NETNS_TMP/$1.err")"
+	rm -f "$f.fields" "$f.show"
+	if [ "$st" != 0 ] || ! jq -r '
+		if (.total // false) == false then error("no total") else . end
+		| ("show\t" + (del(.sources[]?.packets) | tojson)),
+		  (.sources[] | .src as $s | to_entries[]
+			| select(.value | type | . != "array" and . != "object")
+			| "\($s)\t\(.key)\t\(.value)")' "$f.json" >"$f.fields" 2>/dev/null; then
+		diag "sluice-probe recv $1 failed (exit status $st): $(cat "$f.err")"
 		return 1
 	fi
+	sed -n 's/^show\t//p' "$f.fields" >"$f.show"
 }
 
 send_burst() {
@@ -140,29 +151,45 @@ send_burst() {
 	fi
 }
 
+# src_field NAME SRC FIELD: a scalar field of SRC in the receiver's report
+# (0 when it has none), from what recv_wait read.
 src_field() {
-	jq -r --arg s "$2" --arg f "$3" \
-		'(.sources[] | select(.src == $s) | .[$f]) // 0' "$NETNS_TMP/$1.json"
+	local s f v
+	[ -e "$NETNS_TMP/$1.fields" ] || return 0
+	while IFS=$'\t' read -r s f v; do
+		if [ "$s" = "$2" ] && [ "$f" = "$3" ]; then
+			case $v in null | false) echo 0 ;; *) echo "$v" ;; esac
+			return 0
+		fi
+	done <"$NETNS_TMP/$1.fields"
+	echo 0
 }
 
 # recv_show NAME: the receiver's report without the packet list, as TAP comments.
 recv_show() {
-	diag "$(jq -c 'del(.sources[].packets)' "$NETNS_TMP/$1.json")"
+	diag "$(cat "$NETNS_TMP/$1.show" 2>/dev/null)"
 }
 
+# shape_stat FIELD...: the shaper's counters (sluice_shape_stats, summed over
+# the CPUs; max_delay_ns their maximum, hist the histogram's sum per bin as
+# JSON), on one line, in one dump and one jq.
 shape_stat() {
-	local f=$1 pin="${SHAPE_PINS:-$TX_NETNS_DIR/shape:$IF_TX}/sluice_shape_stats"
-	bpftool -j map dump pinned "$pin" 2>/dev/null | jq --arg f "$f" '
-		[.. | objects | select(has("value") and (.value | type) == "object")
-			| .value | .[$f]] as $v
-		| if $f == "max_delay_ns" then ($v | max) // 0
-		  elif $f == "hist" then [range(0; ($v[0] | length)) as $i | [$v[] | .[$i]] | add]
-		  else ($v | add) // 0 end'
+	local pin="${SHAPE_PINS:-$TX_NETNS_DIR/shape:$IF_TX}/sluice_shape_stats"
+	bpftool -j map dump pinned "$pin" 2>/dev/null | jq -r '
+		[.. | objects | select(has("value") and (.value | type) == "object") | .value] as $v
+		| [$ARGS.positional[] as $f | [$v[] | .[$f]] as $x
+		   | if $f == "max_delay_ns" then ($x | max) // 0
+		     elif $f == "hist" then [range(0; ($x[0] | length)) as $i | [$x[] | .[$i]] | add]
+		     else ($x | add) // 0 end
+		   | tojson] | join(" ")' --args "$@"
 }
 
+# ctl_stat FIELD...: those fields of `sluicectl -i shape:IF -j stats`, on one
+# line (one sluicectl and one jq for all of them).
 ctl_stat() {
 	${SHAPE_EXEC:-tx_exec} "$SLUICECTL" -i "shape:${SHAPE_IF:-$IF_TX}" -j stats |
-		jq -r --arg f "$1" '.[$f] // empty'
+		jq -r '[.[$ARGS.positional[]] | if . == null then "-" else tostring end] | join(" ")' \
+			--args "$@"
 }
 
 # The model is sluice_gcra_shape() of include/sluice/algo.h: base = max(TAT,
@@ -177,11 +204,16 @@ ctl_stat() {
 # replays are made on the times before each send (send_us), after it
 # (send_end_us), and on those two mixes (hi: the first's end, the others'
 # starts; lo: the reverse), and the program's count must lie within them.
-# gcra_sim SRC T BURST DELAY [send_us|send_end_us|hi|lo]: "accepted delayed dropped".
+# gcra_sim SRC T BURST DELAY [MODE...]: "accepted delayed dropped" for each
+# MODE (send_us, the default; send_end_us, hi, lo), a line each, in one jq.
 gcra_sim() {
-	jq -r --arg s "$1" --argjson t "$2" --argjson b "$3" --argjson d "$4" \
-		--arg f "${5:-send_us}" '
-		.sources[] | select(.src == $s)
+	local s=$1 t=$2 b=$3 d=$4
+	shift 4
+	[ $# -gt 0 ] || set -- send_us
+	jq -r --arg s "$s" --argjson t "$t" --argjson b "$b" --argjson d "$d" \
+		--args '
+		$ARGS.positional[] as $f
+		| .sources[] | select(.src == $s)
 		| (if $f == "hi" then [.send_end_us[0]] + .send_us[1:]
 		   elif $f == "lo" then [.send_us[0]] + .send_end_us[1:]
 		   else .[$f] end)
@@ -191,19 +223,20 @@ gcra_sim() {
 			  else .tat = $base + $t | .acc += 1
 				| if $base - $now > $d * $t then .del += 1 else . end
 			  end)
-		| "\(.acc) \(.del) \(.drop)"' "$NETNS_TMP/send.json"
+		| "\(.acc) \(.del) \(.drop)"' "$@" <"$NETNS_TMP/send.json"
 }
 
 # delayed_range SRC T BURST DELAY: "LO HI", the fewest and the most delayed
 # packets of the four replays.
 delayed_range() {
-	local f n lo= hi=
-	for f in send_us send_end_us hi lo; do
-		read -r _ n _ < <(gcra_sim "$@" "$f")
+	local n lo= hi= k=0
+	while read -r _ n _; do
 		[ -n "$n" ] || return 1
+		k=$((k + 1))
 		if [ -z "$lo" ] || [ "$n" -lt "$lo" ]; then lo=$n; fi
 		if [ -z "$hi" ] || [ "$n" -gt "$hi" ]; then hi=$n; fi
-	done
+	done < <(gcra_sim "$@" send_us send_end_us hi lo)
+	[ "$k" = 4 ] || return 1
 	echo "$lo $hi"
 }
 
