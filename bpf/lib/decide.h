@@ -67,6 +67,23 @@ static __always_inline void fleet_share(const struct sluice_policy *p, struct sh
 }
 
 /*
+ * A window policy's verdict under a shaper (it meters), as a global function:
+ * the verifier checks it once, on its arguments' types, instead of walking
+ * the limiter's algorithms again in every state that reaches a shaper's
+ * decision (on kernel 6.18 about 167,000 of sluice_tc's 390,000 verified
+ * instructions, LRU table). Only window policies on a shaper pay the call;
+ * a shaper's buckets decide inline. The pointers may be NULL as far as the
+ * verifier knows, hence the check.
+ */
+__noinline int shaper_meter(const struct sluice_policy *p, __u64 *s0, __u64 *s1, __u64 now,
+			    __u32 len)
+{
+	if (!p || !s0 || !s1)
+		return SLUICE_CONTENDED;
+	return sluice_admit_at(p, s0, s1, now, len);
+}
+
+/*
  * A bucket or window policy's verdict on the state words s0, s1: a limiter's,
  * or under `shape` (a compile-time constant: the XDP program has none of
  * this) a shaper's, with a departure (d->depart) and the fq horizon
@@ -82,6 +99,17 @@ static __always_inline int decide(struct decision *d, __u64 *s0, __u64 *s1, cons
 		return sluice_bucket_shape_at(p, s0, s1, d->now, d->len, d->pkts,
 					      sh->fleet ? sh->mult : 1, sh->fleet ? sh->div : 1,
 					      d->max_wait, d->used, &d->depart);
+	if (shape) {
+		int v = shaper_meter(p, s0, s1, d->now, d->len);
+
+		/* The verdicts a window gives, as constants again (the call
+		 * returns a number the verifier knows nothing of). */
+		if (v == SLUICE_PASS)
+			return SLUICE_PASS;
+		if (v == SLUICE_DROP)
+			return SLUICE_DROP;
+		return v == SLUICE_RETRY ? SLUICE_RETRY : SLUICE_CONTENDED;
+	}
 	if (sh->fleet)
 		return sluice_bucket_admit_shared(p, s0, s1, d->now, d->len, sh->mult, sh->div,
 						  d->used);
