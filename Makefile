@@ -81,9 +81,9 @@ help:
 # Every *.bpf.c becomes $(BUILD)/<name>.bpf.o and $(BUILD)/<name>.skel.h
 # (struct <name>_bpf): bpf/sluice.bpf.c is the datapath, bpf/fleet.bpf.c the
 # fleet agent's two programs; tools/ hold the traffic generator's and the
-# bench's own small programs.
+# bench's own small programs, tests/bpf/progs/ the bpf suite's.
 
-BPF_SRCS := $(wildcard bpf/*.bpf.c tools/*/*.bpf.c)
+BPF_SRCS := $(wildcard bpf/*.bpf.c tools/*/*.bpf.c tests/bpf/progs/*.bpf.c)
 SKELS := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
 

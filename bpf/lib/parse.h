@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Packet parsing for sluice: Ethernet, up to two VLAN tags, IPv4 or IPv6. */
+/* Packet parsing for sluice: Ethernet, up to two VLAN tags, IPv4 or IPv6
+ * (the transport header after it: include/sluice/l4.h). */
 #ifndef SLUICE_BPF_PARSE_H
 #define SLUICE_BPF_PARSE_H
 
@@ -29,11 +30,14 @@ struct vlan_tag {
  * Set *family (4 or 6) and addr (16 bytes, zeroed by the caller; IPv4 in the
  * first 4) to the source of the frame in [data, data_end), or with `dst` to
  * its destination (a shaper keyed by destination; the XDP program passes a
- * constant 0 and its code is that of the source alone).
+ * constant 0 and its code is that of the source alone); with l3 (not a
+ * constant NULL), *l3 to the IP header, checked whole (IPv4: all of its
+ * IHL; IPv6: the fixed 40 bytes), where sluice_l4_parse() starts.
  * Every header is bounds-checked before it is read: the verifier demands it,
  * and a short frame must pass untouched (counted as malformed), never drop.
  */
-static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, __u8 *addr, int dst)
+static __always_inline int parse_ip(void *data, void *data_end, __u8 *family, __u8 *addr, int dst,
+				    void **l3)
 {
 	struct ethhdr *eth = data;
 	void *cur = eth + 1;
@@ -64,6 +68,8 @@ static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, 
 		if (ip->ihl < 5 || (void *)ip + ip->ihl * 4 > data_end)
 			return PARSE_MALFORMED;
 		*family = 4;
+		if (l3)
+			*l3 = ip;
 		if (dst)
 			__builtin_memcpy(addr, &ip->daddr, 4);
 		else
@@ -76,6 +82,8 @@ static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, 
 		if ((void *)(ip6 + 1) > data_end)
 			return PARSE_MALFORMED;
 		*family = 6;
+		if (l3)
+			*l3 = ip6;
 		if (dst)
 			__builtin_memcpy(addr, &ip6->daddr, 16);
 		else
@@ -84,6 +92,11 @@ static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, 
 	}
 	/* A VLAN tag past the second is not followed: counted as non-IP. */
 	return PARSE_NON_IP;
+}
+
+static __always_inline int parse_addr(void *data, void *data_end, __u8 *family, __u8 *addr, int dst)
+{
+	return parse_ip(data, data_end, family, addr, dst, 0);
 }
 
 static __always_inline int parse_source(void *data, void *data_end, __u8 *family, __u8 *addr)
