@@ -21,6 +21,7 @@
 #include "log.h" /* logging, exit statuses, errors as sentences */
 #include "parse.h" /* reading command-line values */
 #include "match.h" /* a rule's L4 match, read and written */
+#include "l4rules.h" /* rules on L4: precedence, bit-vector tables */
 #include "policy.h" /* a policy from rates and bursts, checked */
 #include "netns.h" /* network namespaces and where their pins live */
 #include "lock.h" /* the writers' lock, claims */
