@@ -125,7 +125,14 @@ has "metrics: what the IPv6 half holds" \
 # The LRU table: one capacity for both families, said as such.
 rx_sluice detach "$IF_RX" >/dev/null
 expect_status 0 "attach --max-keys 1000 (lru)" rx_sluice attach "$IF_RX" --max-keys 1000
-has "lru: the families share the table" "of 1000 keys (lru table: IPv4 0, IPv6 0 share it" "$OUT"
+# The counts are what arrived since the attach: the veth's own IPv6 (a
+# router solicitation, an MLD report) may have made a key already.
+if grep -Eq 'of 1000 keys \(lru table: IPv4 [0-9]+, IPv6 [0-9]+ share it' <<<"$OUT"; then
+	ok "lru: the families share the table"
+else
+	not_ok "lru: the families share the table"
+	diag "want 'of 1000 keys (lru table: IPv4 N, IPv6 M share it' in: $OUT"
+fi
 st=$(rx_sluice status -j "$IF_RX")
 [ "$(num "$st" interfaces 0 key_table families_share_max)" = true ] &&
 	[ "$(num "$st" interfaces 0 key_table ipv4 max)" = 1000 ] &&
