@@ -18,20 +18,25 @@
 #   recv_start NAME ARGS       sluice-probe recv -j ARGS in the receiver's namespace
 #                              (through $RECV_EXEC, default rx_exec), in the
 #                              background; returns once its socket is bound
-#   recv_wait NAME             wait for it; its JSON is then in $NETNS_TMP/NAME.json
+#   recv_wait NAME             wait for it; its JSON is then in $NETNS_TMP/NAME.json,
+#                              read once (jq is slow to start under emulation):
+#                              NAME.fields for src_field, NAME.show for recv_show
+#   recv_show NAME             the report without its packets, as TAP comments
 #   send_burst ARGS            sluice-probe send -j ARGS in the sender's namespace
 #                              (its JSON in $NETNS_TMP/send.json)
 #   src_field NAME SRC FIELD   one field of one source's report of recv NAME
-#   shape_stat FIELD           a sluice_shape_stats field of the shaper on IF_TX
+#   shape_stat FIELD...        sluice_shape_stats fields of the shaper on IF_TX
 #                              (SHAPE_PINS, SHAPE_IF and SHAPE_EXEC name another),
-#                              summed over CPUs (max_delay_ns: the max), via bpftool
-#   ctl_stat FIELD             one field of `sluicectl -i shape:IF_TX -j stats`
-#   gcra_sim SRC T_US BURST DELAY [FIELD]   the shaper's GCRA replayed on the send
-#                              times of the last send_burst -a from SRC (FIELD
-#                              send_us, before each sendmsg(), or send_end_us,
-#                              after it): "accepted delayed dropped" (DELAY: the
-#                              --delay; a huge one for --nodelay)
-#   delayed_range SRC T_US BURST DELAY   "LO HI": the delayed counts of the two
+#                              summed over CPUs (max_delay_ns: the max; hist: per
+#                              bin, as JSON), on one line, via one bpftool dump
+#   ctl_stat FIELD...          fields of `sluicectl -i shape:IF_TX -j stats`, on one line
+#   gcra_sim SRC T_US BURST DELAY [MODE...]   the shaper's GCRA replayed on the
+#                              send times of the last send_burst -a from SRC, a
+#                              line per MODE (send_us, before each sendmsg();
+#                              send_end_us, after it; hi, lo: the two mixes):
+#                              "accepted delayed dropped" (DELAY: the --delay; a
+#                              huge one for --nodelay)
+#   delayed_range SRC T_US BURST DELAY   "LO HI": the delayed counts of the four
 #                              replays; the program's clock reads in between
 #   fcmp EXPR                  awk's verdict on a numeric expression (exit status)
 
