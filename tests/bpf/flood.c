@@ -8,9 +8,10 @@
  * free way, else the way free soonest, and a held source's bucket is the
  * last of its set to become free, so no flood of sources whose state frees
  * sooner can evict it. The LRU table (the default) is measured in the same
- * floods and its numbers reported as TAP lines that pass whatever it does
- * ("lru ...: held source passed X of Y"), beside the assertions that hold
- * on it too (legitimate sources lose nothing, no key is refused).
+ * floods and its numbers reported as notes ("# lru ...: held source
+ * passed X of Y"), not as TAP lines that would pass whatever it did, beside
+ * the assertions that hold on it too (legitimate sources lose nothing, no
+ * key is refused).
  *
  * The traffic, one CPU, the test clock (simulated time: a flood packet
  * every microsecond, so 10M are 10 s):
@@ -417,10 +418,17 @@ static void one(struct bpfrun *r, struct bpfrun_twin *tw, const struct table *tb
 			snprintf(when, sizeof(when),
 				 "evicted %llu times, first after %llu flood packets",
 				 t.held_absent[k], t.first_absent[k]);
-		/* the sets table: asserted; the LRU: reported */
-		tap_ok(!sets || (t.held_passed[k] == 0 && t.held_absent[k] == 0),
-		       "%s: held source %s passed %llu of %llu packets during the flood (%s)", name,
-		       held_src[k], t.held_passed[k], t.held_sent[k], when);
+		/* The sets table: asserted. The LRU: reported as a note, not as
+		 * a TAP line that would pass whatever it did. */
+		if (sets)
+			tap_ok(t.held_passed[k] == 0 && t.held_absent[k] == 0,
+			       "%s: held source %s passed %llu of %llu packets during the flood "
+			       "(%s)",
+			       name, held_src[k], t.held_passed[k], t.held_sent[k], when);
+		else
+			tap_diag("%s: held source %s passed %llu of %llu packets during the flood "
+				 "(%s; the LRU evicts under churn: reported, not asserted)",
+				 name, held_src[k], t.held_passed[k], t.held_sent[k], when);
 	}
 	TAP_TRUE(t.legit_dropped == 0,
 		 "%s: %d legitimate sources under their limit lost %llu of %llu packets", name,
