@@ -27,8 +27,8 @@
 # either end of the burst moves the span (up to 10 ms seen: -1.5 % at 1 ms),
 # so it is asserted within 5 % at 10 ms and 10 % at 1 ms. Median gap within 10 % at 10 ms and
 # 20 % at 1 ms (where one late timer is a whole interval); the p99 error is
-# reported, not asserted. Unpaced, the 100 packets arrive within a
-# few milliseconds: under 10 % of the paced span.
+# reported, not asserted. Unpaced, fq adds no wait: every packet's latency
+# is within 10 % of the paced span of the quickest's.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/tap.sh
@@ -108,15 +108,22 @@ paced edt 6 10000 - 5 10
 paced edt 6 1000 - 10 20
 
 # Unpaced: the control that shows the measurement can tell a burst (measured
-# once more when it fails: a stall of the emulated guest spreads a burst).
+# once more when it fails). What is checked is what the qdisc added: each
+# packet's latency (arrival - send, -a) less the quickest's, all under 10 %
+# of the 1 ms pacing's span (99 ms, which paced packets reach). The arrival
+# span itself is shown, not asserted: the emulated sender alone has taken
+# 18 to 36 ms for the 100, with pauses, while fq added nothing.
 name="fq without maxrate: the receiver sees a burst"
 unpaced() {
-	local span
-	if recv_start burst -t 3 -n 100 -e 1000 && send_burst -s "$1" -d "$ADDR4_RX" -n 100 -l 58 &&
-		recv_wait burst; then
+	local span spread
+	if recv_start burst -t 3 -n 100 -e 1000 -a &&
+		send_burst -s "$1" -d "$ADDR4_RX" -n 100 -l 58 -a && recv_wait burst; then
 		span=$(src_field burst "$1" span_us)
-		diag "unpaced: span $span us"
-		if fcmp "$span < 9900"; then ok "$name"; else not_ok "$name"; fi
+		spread=$(jq -r --arg s "$1" '[.sources[] | select(.src == $s) | .packets[][2]]
+			| if length == 100 then max - min else "lost" end' "$NETNS_TMP/burst.json")
+		diag "unpaced: span $span us, latencies within $spread us of the quickest"
+		if [ "$spread" != lost ] && fcmp "$spread < 9900"; then ok "$name"; else
+			not_ok "$name"; fi
 	else
 		not_ok "$name"
 	fi
