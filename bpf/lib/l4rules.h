@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 #include <sluice/l4rules.h>
+#include <sluice/sluice.h>
 
 /* The tables of both generations, one word each. */
 struct {
@@ -29,6 +30,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sluice_l4rule);
 } sluice_l4rules SEC(".maps");
+
+/* The policy of each rule, at the same index (the rule's stats slot is in
+ * its tag, as a CIDR rule's is). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * SLUICE_L4_RULES_MAX);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_policy);
+} sluice_l4pol SEC(".maps");
 
 /* One word of a table; 0 (no rule) should it be missing. */
 static __always_inline __u64 l4bm(__u8 gen, __u32 table, __u32 value)
@@ -85,6 +96,36 @@ static __always_inline int l4rules_classify(__u8 gen, __u8 family, const __u8 *a
 		m &= m - 1;
 	}
 	return -1;
+}
+
+/*
+ * The rule of generation gen that holds a packet: its index in sluice_l4rules
+ * and sluice_l4pol (gen * SLUICE_L4_RULES_MAX + bit), or -1. The IP header
+ * is at l3off bytes into [data, end), its family and source (or a shaper's
+ * destination: what the CIDR rules match) in key. The header is checked
+ * again here: this runs in a function the verifier sees apart from its
+ * caller, which knows nothing of what the caller checked.
+ */
+static __always_inline int l4rules_at(void *data, void *end, __u32 l3off,
+				      const struct sluice_key *key, __u8 gen)
+{
+	struct sluice_l4 l4;
+	__u8 *ip;
+	int bit;
+
+	if (!key || l3off > 64)
+		return -1;
+	ip = data + l3off;
+	if (key->family == 4) {
+		if ((void *)(ip + 20) > end || (ip[0] & 0x0f) < 5 ||
+		    (void *)(ip + (ip[0] & 0x0f) * 4) > end)
+			return -1;
+	} else if ((void *)(ip + 40) > end) {
+		return -1;
+	}
+	sluice_l4_parse(ip, end, key->family, &l4);
+	bit = l4rules_classify(gen, key->family, key->addr, &l4);
+	return bit < 0 ? -1 : (int)((gen & 1) * SLUICE_L4_RULES_MAX) + bit;
 }
 
 #endif /* SLUICE_BPF_L4RULES_H */

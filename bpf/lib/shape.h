@@ -20,9 +20,11 @@ struct {
 	__type(value, struct sluice_shape_stats);
 } sluice_shape_stats SEC(".maps");
 
-/* Ethernet, two VLAN tags and an IPv4 header with options (IPv6: 62): what
- * parse_addr() reads, pulled into the linear area when it is not there. */
-#define SHAPE_PULL_LEN (14 + 8 + 60)
+/* Ethernet, two VLAN tags, an IPv4 header with options and a TCP header
+ * with options (IPv6: 40 bytes and its extension headers in their place):
+ * what parse_addr() and sluice_l4_parse() read, pulled into the linear
+ * area when it is not there. A header past it is read as short. */
+#define SHAPE_PULL_LEN (14 + 8 + 60 + 60)
 
 /* The histogram bucket of a delay: 0 under 1 us, i under 2^i us, the last
  * one for the rest. */

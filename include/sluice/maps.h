@@ -40,7 +40,11 @@
 	/* the set-associative key table (--table sets); 1 entry each in a state   \
 	 * of the LRU table, which is what an older state gets */    \
 	X(SLUICE_MAP_SETS4, 5, sets4_fd)                                                \
-	X(SLUICE_MAP_SETS6, 5, sets6_fd)
+	X(SLUICE_MAP_SETS6, 5, sets6_fd)                                                \
+	/* rules that match on the transport header: tables, rules, policies */         \
+	X(SLUICE_MAP_L4BM, 5, l4bm_fd)                                                  \
+	X(SLUICE_MAP_L4RULES, 5, l4rules_fd)                                            \
+	X(SLUICE_MAP_L4POL, 5, l4pol_fd)
 
 /* Is a map of `layout` one that a state pinned by an older sluice may lack? */
 #define SLUICE_MAP_ADDED_LATER(layout) ((layout) > SLUICE_MAPS_BASE)

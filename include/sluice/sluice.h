@@ -48,6 +48,11 @@
  * array of sets per family. A state of the LRU table has them at one set. */
 #define SLUICE_MAP_SETS4 "sluice_sets4"
 #define SLUICE_MAP_SETS6 "sluice_sets6"
+/* The rules that match on the transport header (include/sluice/l4rules.h):
+ * the bit-vector tables, the rules, their policies. */
+#define SLUICE_MAP_L4BM "sluice_l4bm"
+#define SLUICE_MAP_L4RULES "sluice_l4rules"
+#define SLUICE_MAP_L4POL "sluice_l4pol"
 #define SLUICE_PIN_ROOT "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN "sluice_prog"
 /*
@@ -122,6 +127,12 @@ enum sluice_action {
 /* sluice_settings.flags */
 #define SLUICE_FAIL_CLOSED (1U << 0) /* drop when the key table refuses a key */
 #define SLUICE_DRY_RUN (1U << 1) /* every policy counts would-drop, passes all */
+/* Rules that match on the transport header (include/sluice/l4rules.h) are
+ * in generation SLUICE_L4_GEN of sluice_l4bm, sluice_l4rules and
+ * sluice_l4pol; without SLUICE_L4_ON there are none, and the datapath never
+ * reads a transport header. */
+#define SLUICE_L4_ON (1U << 2)
+#define SLUICE_L4_GEN (1U << 3)
 
 /*
  * A GCRA limit: every admitted unit (a packet, or a byte) pushes the bucket's

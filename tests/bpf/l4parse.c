@@ -21,138 +21,12 @@
 #include <sluice/l4.h>
 #include "progs/l4parse.h"
 #include "l4parse.skel.h"
+#include "../lib/l4frame.h"
 #include "../lib/tap.h"
-
-#define MAXF 256
-
-struct frame {
-	__u8 b[MAXF];
-	__u32 len;
-	__u32 l3; /* offset of the IP header */
-	__u8 family;
-};
-
-static void put(struct frame *f, const void *p, __u32 n)
-{
-	memcpy(f->b + f->len, p, n);
-	f->len += n;
-}
-
-static void put16(struct frame *f, __u16 v)
-{
-	__u8 b[2] = { (__u8)(v >> 8), (__u8)v };
-
-	put(f, b, 2);
-}
-
-/* Ethernet (and vlans 802.1Q tags), then an IPv4 header of ihl words,
- * protocol proto, fragment field frag (flags and offset). */
-static void eth(struct frame *f, int vlans, __u16 type)
-{
-	static const __u8 macs[12] = { 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1 };
-	int i;
-
-	memset(f, 0, sizeof(*f));
-	put(f, macs, 12);
-	for (i = 0; i < vlans; i++) {
-		put16(f, 0x8100);
-		put16(f, 100 + i);
-	}
-	put16(f, type);
-	f->l3 = f->len;
-}
-
-static void ip4(struct frame *f, int vlans, int ihl, __u8 proto, __u16 frag)
-{
-	__u8 h[60] = { 0 };
-
-	eth(f, vlans, 0x0800);
-	h[0] = 0x40 | ihl;
-	h[6] = frag >> 8;
-	h[7] = frag;
-	h[8] = 64;
-	h[9] = proto;
-	memcpy(h + 12, (__u8[]){ 198, 18, 0, 1 }, 4);
-	memcpy(h + 16, (__u8[]){ 198, 18, 0, 2 }, 4);
-	put(f, h, ihl * 4);
-	f->family = 4;
-}
-
-static void ip6(struct frame *f, __u8 next)
-{
-	__u8 h[40] = { 0x60 };
-
-	eth(f, 0, 0x86dd);
-	h[6] = next;
-	h[7] = 64;
-	h[8] = 0x20, h[9] = 0x01, h[11] = 0x02, h[23] = 1; /* 2001:2::1 */
-	h[24] = 0x20, h[25] = 0x01, h[27] = 0x02, h[39] = 2;
-	put(f, h, 40);
-	f->family = 6;
-}
-
-/* An IPv6 extension header: next, and its length in bytes (a multiple of
- * 8; AH: of 4), written in its own unit. */
-static void ext6(struct frame *f, __u8 type, __u8 next, __u32 bytes)
-{
-	__u8 h[64] = { 0 };
-
-	h[0] = next;
-	h[1] = type == SLUICE_IPPROTO_AH ? bytes / 4 - 2 : bytes / 8 - 1;
-	put(f, h, bytes);
-}
-
-static void frag6(struct frame *f, __u8 next, __u16 offset8, int more)
-{
-	__u8 h[8] = { next };
-
-	h[2] = (__u8)((offset8 << 3) >> 8);
-	h[3] = (__u8)(offset8 << 3) | (more ? 1 : 0);
-	put(f, h, 8);
-}
-
-static void tcp(struct frame *f, __u16 sport, __u16 dport, __u8 flags)
-{
-	__u8 h[20] = { 0 };
-
-	h[0] = sport >> 8, h[1] = sport, h[2] = dport >> 8, h[3] = dport;
-	h[12] = 5 << 4;
-	h[13] = flags;
-	put(f, h, 20);
-}
-
-static void udp(struct frame *f, __u16 sport, __u16 dport)
-{
-	__u8 h[8] = { (__u8)(sport >> 8), (__u8)sport, (__u8)(dport >> 8), (__u8)dport, 0, 8 };
-
-	put(f, h, 8);
-}
-
-static void sctp(struct frame *f, __u16 sport, __u16 dport)
-{
-	__u8 h[12] = { (__u8)(sport >> 8), (__u8)sport, (__u8)(dport >> 8), (__u8)dport };
-
-	put(f, h, 12);
-}
-
-static void icmp(struct frame *f, __u8 type, __u8 code)
-{
-	__u8 h[8] = { type, code };
-
-	put(f, h, 8);
-}
-
-/* Pad to the 60 bytes of a minimal Ethernet frame, as a NIC would (the
- * parser must not take padding for a header: every short row cuts below). */
-static void pad(struct frame *f)
-{
-	while (f->len < 60)
-		f->b[f->len++] = 0;
-}
 
 struct row {
 	const char *name;
-	struct frame f;
+	struct l4frame f;
 	struct sluice_l4 want;
 };
 
@@ -190,154 +64,156 @@ static void build_rows(void)
 	__u32 cut;
 
 	r = row("IPv4 TCP SYN 40000 -> 443");
-	ip4(&r->f, 0, 5, 6, 0), tcp(&r->f, 40000, 443, SLUICE_TCP_SYN), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 6, 0), l4f_tcp(&r->f, 40000, 443, SLUICE_TCP_SYN), l4f_pad(&r->f);
 	r->want = want(6, PT, 40000, 443, SLUICE_TCP_SYN, 0, 0);
 
 	r = row("IPv4 TCP SYN+ACK, 2 VLAN tags");
-	ip4(&r->f, 2, 5, 6, 0), tcp(&r->f, 443, 40000, SLUICE_TCP_SYN | SLUICE_TCP_ACK);
+	l4f_ip4(&r->f, 2, 5, 6, 0), l4f_tcp(&r->f, 443, 40000, SLUICE_TCP_SYN | SLUICE_TCP_ACK);
 	r->want = want(6, PT, 443, 40000, SLUICE_TCP_SYN | SLUICE_TCP_ACK, 0, 0);
 
 	r = row("IPv4 TCP, header of exactly 20 bytes, frame ends there");
-	ip4(&r->f, 0, 5, 6, 0), tcp(&r->f, 1, 65535, 0xff);
+	l4f_ip4(&r->f, 0, 5, 6, 0), l4f_tcp(&r->f, 1, 65535, 0xff);
 	r->want = want(6, PT, 1, 65535, 0xff, 0, 0);
 
 	r = row("IPv4 TCP cut to 19 bytes");
-	ip4(&r->f, 0, 5, 6, 0), tcp(&r->f, 1, 2, 0x02), r->f.len -= 1;
+	l4f_ip4(&r->f, 0, 5, 6, 0), l4f_tcp(&r->f, 1, 2, 0x02), r->f.len -= 1;
 	r->want = want(6, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv4 with options (IHL 7), UDP 53 -> 5353");
-	ip4(&r->f, 0, 7, 17, 0), udp(&r->f, 53, 5353), pad(&r->f);
+	l4f_ip4(&r->f, 0, 7, 17, 0), l4f_udp(&r->f, 53, 5353), l4f_pad(&r->f);
 	r->want = want(17, SLUICE_L4_PORTS, 53, 5353, 0, 0, 0);
 
 	r = row("IPv4 UDP cut to 7 bytes");
-	ip4(&r->f, 0, 5, 17, 0), udp(&r->f, 53, 53), r->f.len -= 1;
+	l4f_ip4(&r->f, 0, 5, 17, 0), l4f_udp(&r->f, 53, 53), r->f.len -= 1;
 	r->want = want(17, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv4 UDP-Lite 1000 -> 2000");
-	ip4(&r->f, 0, 5, 136, 0), udp(&r->f, 1000, 2000), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 136, 0), l4f_udp(&r->f, 1000, 2000), l4f_pad(&r->f);
 	r->want = want(136, SLUICE_L4_PORTS, 1000, 2000, 0, 0, 0);
 
 	r = row("IPv4 SCTP 3868 -> 3868");
-	ip4(&r->f, 0, 5, 132, 0), sctp(&r->f, 3868, 3868), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 132, 0), l4f_sctp(&r->f, 3868, 3868), l4f_pad(&r->f);
 	r->want = want(132, SLUICE_L4_PORTS, 3868, 3868, 0, 0, 0);
 
 	r = row("IPv4 SCTP cut to 11 bytes");
-	ip4(&r->f, 0, 5, 132, 0), sctp(&r->f, 1, 1), r->f.len -= 1;
+	l4f_ip4(&r->f, 0, 5, 132, 0), l4f_sctp(&r->f, 1, 1), r->f.len -= 1;
 	r->want = want(132, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv4 ICMP echo request (8/0)");
-	ip4(&r->f, 0, 5, 1, 0), icmp(&r->f, 8, 0), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 1, 0), l4f_icmp(&r->f, 8, 0), l4f_pad(&r->f);
 	r->want = want(1, SLUICE_L4_ICMPF, 0, 0, 0, 8, 0);
 
 	r = row("IPv4 ICMP port unreachable (3/3)");
-	ip4(&r->f, 0, 5, 1, 0), icmp(&r->f, 3, 3), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 1, 0), l4f_icmp(&r->f, 3, 3), l4f_pad(&r->f);
 	r->want = want(1, SLUICE_L4_ICMPF, 0, 0, 0, 3, 3);
 
 	r = row("IPv4 ICMP cut to 3 bytes");
-	ip4(&r->f, 0, 5, 1, 0), icmp(&r->f, 8, 0), r->f.len -= 5;
+	l4f_ip4(&r->f, 0, 5, 1, 0), l4f_icmp(&r->f, 8, 0), r->f.len -= 5;
 	r->want = want(1, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv4 first fragment (MF, offset 0): UDP read");
-	ip4(&r->f, 0, 5, 17, 0x2000), udp(&r->f, 123, 123), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 17, 0x2000), l4f_udp(&r->f, 123, 123), l4f_pad(&r->f);
 	r->want = want(17, SLUICE_L4_PORTS, 123, 123, 0, 0, 0);
 
 	r = row("IPv4 non-first fragment (offset 185 x 8): no ports");
-	ip4(&r->f, 0, 5, 17, 185), udp(&r->f, 123, 123), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 17, 185), l4f_udp(&r->f, 123, 123), l4f_pad(&r->f);
 	r->want = want(17, SLUICE_L4_FRAG, 0, 0, 0, 0, 0);
 
 	r = row("IPv4 last fragment (offset 1, no MF) of TCP: no flags");
-	ip4(&r->f, 0, 5, 6, 1), tcp(&r->f, 1, 2, 0x02);
+	l4f_ip4(&r->f, 0, 5, 6, 1), l4f_tcp(&r->f, 1, 2, 0x02);
 	r->want = want(6, SLUICE_L4_FRAG, 0, 0, 0, 0, 0);
 
 	r = row("IPv4 GRE (47): protocol only");
-	ip4(&r->f, 0, 5, 47, 0), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 47, 0), l4f_pad(&r->f);
 	r->want = want(47, 0, 0, 0, 0, 0, 0);
 
 	r = row("IPv4 ICMPv6's number (58): not read as ICMP");
-	ip4(&r->f, 0, 5, 58, 0), icmp(&r->f, 128, 0), pad(&r->f);
+	l4f_ip4(&r->f, 0, 5, 58, 0), l4f_icmp(&r->f, 128, 0), l4f_pad(&r->f);
 	r->want = want(58, 0, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 UDP 5000 -> 53");
-	ip6(&r->f, 17), udp(&r->f, 5000, 53);
+	l4f_ip6(&r->f, 17), l4f_udp(&r->f, 5000, 53);
 	r->want = want(17, SLUICE_L4_PORTS, 5000, 53, 0, 0, 0);
 
 	r = row("IPv6 TCP SYN 33000 -> 80");
-	ip6(&r->f, 6), tcp(&r->f, 33000, 80, SLUICE_TCP_SYN);
+	l4f_ip6(&r->f, 6), l4f_tcp(&r->f, 33000, 80, SLUICE_TCP_SYN);
 	r->want = want(6, PT, 33000, 80, SLUICE_TCP_SYN, 0, 0);
 
 	r = row("IPv6 TCP cut to 19 bytes");
-	ip6(&r->f, 6), tcp(&r->f, 1, 2, 2), r->f.len -= 1;
+	l4f_ip6(&r->f, 6), l4f_tcp(&r->f, 1, 2, 2), r->f.len -= 1;
 	r->want = want(6, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 ICMPv6 echo request (128/0)");
-	ip6(&r->f, 58), icmp(&r->f, 128, 0);
+	l4f_ip6(&r->f, 58), l4f_icmp(&r->f, 128, 0);
 	r->want = want(58, SLUICE_L4_ICMPF, 0, 0, 0, 128, 0);
 
 	r = row("IPv6 ICMPv6 cut to 3 bytes");
-	ip6(&r->f, 58), icmp(&r->f, 128, 0), r->f.len -= 5;
+	l4f_ip6(&r->f, 58), l4f_icmp(&r->f, 128, 0), r->f.len -= 5;
 	r->want = want(58, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 carrying ICMP's number (1): not read as ICMP");
-	ip6(&r->f, 1), icmp(&r->f, 8, 0);
+	l4f_ip6(&r->f, 1), l4f_icmp(&r->f, 8, 0);
 	r->want = want(1, 0, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 hop-by-hop (8) + destination options (16) + TCP");
-	ip6(&r->f, 0), ext6(&r->f, 0, 60, 8), ext6(&r->f, 60, 6, 16);
-	tcp(&r->f, 2000, 22, SLUICE_TCP_ACK);
+	l4f_ip6(&r->f, 0), l4f_ext6(&r->f, 0, 60, 8), l4f_ext6(&r->f, 60, 6, 16);
+	l4f_tcp(&r->f, 2000, 22, SLUICE_TCP_ACK);
 	r->want = want(6, PT, 2000, 22, SLUICE_TCP_ACK, 0, 0);
 
 	r = row("IPv6 routing (24) + AH (24) + UDP");
-	ip6(&r->f, 43), ext6(&r->f, 43, 51, 24), ext6(&r->f, 51, 17, 24), udp(&r->f, 500, 4500);
+	l4f_ip6(&r->f, 43), l4f_ext6(&r->f, 43, 51, 24), l4f_ext6(&r->f, 51, 17, 24),
+		l4f_udp(&r->f, 500, 4500);
 	r->want = want(17, SLUICE_L4_PORTS, 500, 4500, 0, 0, 0);
 
 	r = row("IPv6 fragment header, offset 0 (MF) + UDP: read");
-	ip6(&r->f, 44), frag6(&r->f, 17, 0, 1), udp(&r->f, 53, 40000);
+	l4f_ip6(&r->f, 44), l4f_frag6(&r->f, 17, 0, 1), l4f_udp(&r->f, 53, 40000);
 	r->want = want(17, SLUICE_L4_PORTS, 53, 40000, 0, 0, 0);
 
 	r = row("IPv6 fragment header, offset 100: no ports");
-	ip6(&r->f, 44), frag6(&r->f, 17, 100, 0), udp(&r->f, 53, 40000);
+	l4f_ip6(&r->f, 44), l4f_frag6(&r->f, 17, 100, 0), l4f_udp(&r->f, 53, 40000);
 	r->want = want(17, SLUICE_L4_FRAG, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 hop-by-hop + fragment at offset 1: no ports");
-	ip6(&r->f, 0), ext6(&r->f, 0, 44, 8), frag6(&r->f, 6, 1, 1), tcp(&r->f, 1, 2, 2);
+	l4f_ip6(&r->f, 0), l4f_ext6(&r->f, 0, 44, 8), l4f_frag6(&r->f, 6, 1, 1),
+		l4f_tcp(&r->f, 1, 2, 2);
 	r->want = want(6, SLUICE_L4_FRAG, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 ESP: opaque");
-	ip6(&r->f, 50), udp(&r->f, 1, 2);
+	l4f_ip6(&r->f, 50), l4f_udp(&r->f, 1, 2);
 	r->want = want(50, SLUICE_L4_OPAQUE, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 six hop-by-hop headers then UDP: walked");
-	ip6(&r->f, 0);
+	l4f_ip6(&r->f, 0);
 	for (int i = 0; i < SLUICE_L4_EXT_MAX; i++)
-		ext6(&r->f, 0, i < SLUICE_L4_EXT_MAX - 1 ? 0 : 17, 8);
-	udp(&r->f, 7, 9);
+		l4f_ext6(&r->f, 0, i < SLUICE_L4_EXT_MAX - 1 ? 0 : 17, 8);
+	l4f_udp(&r->f, 7, 9);
 	r->want = want(17, SLUICE_L4_PORTS, 7, 9, 0, 0, 0);
 
 	r = row("IPv6 seven extension headers: opaque past the sixth");
-	ip6(&r->f, 60);
+	l4f_ip6(&r->f, 60);
 	for (int i = 0; i <= SLUICE_L4_EXT_MAX; i++)
-		ext6(&r->f, 60, i < SLUICE_L4_EXT_MAX ? 60 : 17, 8);
-	udp(&r->f, 7, 9);
+		l4f_ext6(&r->f, 60, i < SLUICE_L4_EXT_MAX ? 60 : 17, 8);
+	l4f_udp(&r->f, 7, 9);
 	r->want = want(60, SLUICE_L4_OPAQUE, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 destination options cut inside: short");
-	ip6(&r->f, 60), ext6(&r->f, 60, 17, 16), r->f.len -= 12;
+	l4f_ip6(&r->f, 60), l4f_ext6(&r->f, 60, 17, 16), r->f.len -= 12;
 	r->want = want(60, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 destination options whose length runs past the frame");
-	ip6(&r->f, 60), ext6(&r->f, 60, 17, 8), r->f.b[r->f.len - 7] = 200;
-	udp(&r->f, 1, 2);
+	l4f_ip6(&r->f, 60), l4f_ext6(&r->f, 60, 17, 8), r->f.b[r->f.len - 7] = 200;
+	l4f_udp(&r->f, 1, 2);
 	r->want = want(17, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 
 	r = row("IPv6 no next header (59)");
-	ip6(&r->f, 59);
+	l4f_ip6(&r->f, 59);
 	r->want = want(59, 0, 0, 0, 0, 0, 0);
 
 	/* Every cut of one TCP and one IPv6-extension frame, byte by byte:
 	 * flagged short or read whole, never read from past the end. */
 	for (cut = 1; cut < 20; cut += 6) {
 		r = row("IPv4 TCP cut inside its header");
-		ip4(&r->f, 0, 5, 6, 0), tcp(&r->f, 9, 9, 2), r->f.len -= cut;
+		l4f_ip4(&r->f, 0, 5, 6, 0), l4f_tcp(&r->f, 9, 9, 2), r->f.len -= cut;
 		r->want = want(6, SLUICE_L4_SHORT, 0, 0, 0, 0, 0);
 	}
 }
@@ -355,7 +231,7 @@ static void show(const char *who, const struct sluice_l4 *l)
 		 l->flags, l->sport, l->dport, l->tcp_flags, l->icmp_type, l->icmp_code);
 }
 
-static int run(struct l4parse_bpf *s, const struct frame *f, struct l4parse_out *o)
+static int run(struct l4parse_bpf *s, const struct l4frame *f, struct l4parse_out *o)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->b, .data_size_in = f->len, .repeat = 1);
 	int err = bpf_prog_test_run_opts(bpf_program__fd(s->progs.l4parse), &opts);

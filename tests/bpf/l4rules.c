@@ -24,6 +24,7 @@
 #include "libsluice.h"
 #include "progs/l4rules.h"
 #include "l4rules.skel.h"
+#include "../lib/l4frame.h"
 #include "../lib/tap.h"
 
 static struct l4rules_bpf *skel;
@@ -67,33 +68,6 @@ static int classify(__u8 gen, __u8 family, const __u8 *addr, const struct sluice
 	return skel->bss->out;
 }
 
-/* A rule from a CIDR and match options ("--proto tcp --tcp-flags syn"). */
-static struct sluice_l4rule rule(const char *cidr, const char *opts)
-{
-	struct sluice_l4rule r;
-	struct sluice_match_in in;
-	struct sluice_cidr c;
-	char err[256] = "", buf[256], *save = NULL, *o, *v;
-
-	memset(&r, 0, sizeof(r));
-	sluice_match_in_init(&in);
-	snprintf(buf, sizeof(buf), "%s", opts);
-	if (sluice_parse_cidr(cidr, &c, err, sizeof(err)))
-		tap_diag("test: %s: %s", cidr, err);
-	for (o = strtok_r(buf, " ", &save); o; o = strtok_r(NULL, " ", &save)) {
-		v = strtok_r(NULL, " ", &save);
-		if (!v || sluice_match_opt(&in, o, v, err, sizeof(err)))
-			tap_diag("test: %s: %s", opts, err);
-	}
-	if (sluice_match_finish(&in, err, sizeof(err)))
-		tap_diag("test: %s: %s", opts, err);
-	r.m = in.m;
-	r.family = c.family;
-	r.prefixlen = c.prefixlen;
-	memcpy(r.addr, c.addr, 16);
-	return r;
-}
-
 static struct sluice_l4 pkt(__u8 proto, __u8 flags, __u16 sport, __u16 dport, __u8 tcpf)
 {
 	struct sluice_l4 l = { .sport = sport, .dport = dport, .proto = proto, .flags = flags };
@@ -115,12 +89,12 @@ static void addr_of(const char *s, __u8 *family, __u8 *addr)
 static void test_precedence(void)
 {
 	struct sluice_l4rule r[6] = {
-		rule("0.0.0.0/0", "--proto tcp"),
-		rule("198.18.0.0/15", "--proto tcp --dport 1-1000"),
-		rule("198.18.0.7/32", "--proto tcp"),
-		rule("2001:2::/48", "--proto tcp --dport 443"),
-		rule("198.18.0.0/24", "--proto tcp --dport 443"),
-		rule("198.18.0.0/16", "--proto tcp --dport 443"),
+		l4f_rule("0.0.0.0/0", "--proto tcp"),
+		l4f_rule("198.18.0.0/15", "--proto tcp --dport 1-1000"),
+		l4f_rule("198.18.0.7/32", "--proto tcp"),
+		l4f_rule("2001:2::/48", "--proto tcp --dport 443"),
+		l4f_rule("198.18.0.0/24", "--proto tcp --dport 443"),
+		l4f_rule("198.18.0.0/16", "--proto tcp --dport 443"),
 	};
 	size_t order[6];
 	/* 2 fields with 1 port (v4 /24, v4 /16, v6 /48), 2 fields with 1000
@@ -136,9 +110,9 @@ static void test_precedence(void)
 			tap_diag("  %d: rule %zu (want %zu)", i, order[i], want[i]);
 
 	struct sluice_l4rule t[3] = {
-		rule("198.18.0.0/16", "--proto udp --dport 53"),
-		rule("198.18.0.0/16", "--proto udp --dport 54"),
-		rule("198.18.0.0/16", "--proto udp --dport 55"),
+		l4f_rule("198.18.0.0/16", "--proto udp --dport 53"),
+		l4f_rule("198.18.0.0/16", "--proto udp --dport 54"),
+		l4f_rule("198.18.0.0/16", "--proto udp --dport 55"),
 	};
 	ok = sluice_l4rules_sort(t, 3, order) == 0 && order[0] == 0 && order[1] == 1 &&
 	     order[2] == 2;
@@ -148,11 +122,11 @@ static void test_precedence(void)
 static void test_edge(void)
 {
 	struct sluice_l4rule r[5] = {
-		rule("198.18.0.0/15", "--proto tcp --tcp-flags syn"),
-		rule("0.0.0.0/0", "--proto udp --dport 53"),
-		rule("198.18.0.7/32", "--proto tcp"),
-		rule("0.0.0.0/0", "--proto udp --sport 53-123"),
-		rule("0.0.0.0/0", "--proto udp"),
+		l4f_rule("198.18.0.0/15", "--proto tcp --tcp-flags syn"),
+		l4f_rule("0.0.0.0/0", "--proto udp --dport 53"),
+		l4f_rule("198.18.0.7/32", "--proto tcp"),
+		l4f_rule("0.0.0.0/0", "--proto udp --sport 53-123"),
+		l4f_rule("0.0.0.0/0", "--proto udp"),
 	};
 	char text[5][128];
 	struct sluice_l4 frag = pkt(17, SLUICE_L4_FRAG, 0, 0, 0);
@@ -213,9 +187,9 @@ static void test_edge(void)
 
 static void test_generations(void)
 {
-	struct sluice_l4rule a[1] = { rule("198.18.0.0/15", "--proto udp --dport 53") };
-	struct sluice_l4rule b[2] = { rule("198.18.0.0/15", "--proto tcp"),
-				      rule("198.18.0.0/15", "--proto udp") };
+	struct sluice_l4rule a[1] = { l4f_rule("198.18.0.0/15", "--proto udp --dport 53") };
+	struct sluice_l4rule b[2] = { l4f_rule("198.18.0.0/15", "--proto tcp"),
+				      l4f_rule("198.18.0.0/15", "--proto udp") };
 	struct sluice_l4 dns = pkt(17, SLUICE_L4_PORTS, 5000, 53, 0);
 	struct sluice_l4 web = pkt(6, SLUICE_L4_PORTS | SLUICE_L4_TCPF, 5000, 80, SLUICE_TCP_ACK);
 	__u8 family, addr[16] __attribute__((aligned(8)));

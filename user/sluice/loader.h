@@ -29,7 +29,7 @@ struct sluice_map_spec {
 	const char *name;
 	bool added_later; /* created by attach when an existing state lacks it */
 };
-#define SLUICE_MAX_MAPS 16
+#define SLUICE_MAX_MAPS 24
 extern const struct sluice_map_spec sluice_maps[];
 extern const size_t sluice_nr_maps;
 
