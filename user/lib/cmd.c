@@ -427,12 +427,36 @@ static int parse_policy_opt(struct edit *e, const struct opt *o, const char *arg
 	return sluice_err(err, errlen, -EINVAL, "unknown option '%s'", arg);
 }
 
+/* An option of a rule's L4 match (match.h): the words it used, or -EINVAL. */
+static int parse_match_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
+{
+	const char *eq = strchr(argv[i], '=');
+	char opt[32];
+	int used = 2;
+
+	snprintf(opt, sizeof(opt), "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]),
+		 argv[i]);
+	if (!eq && (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
+		return sluice_err(err, errlen, -EINVAL, "%s needs a value: %s", opt, help_of(e));
+	if (!e->has_match)
+		sluice_match_in_init(&e->match);
+	e->has_match = true;
+	if (sluice_match_opt(&e->match, opt, eq ? eq + 1 : argv[i + 1], err, errlen))
+		return -EINVAL;
+	return eq ? 1 : used;
+}
+
 static int parse_opt(struct edit *e, int argc, char **argv, int i, char *err, size_t errlen)
 {
 	const char *word = argv[i] + 2, *eq = strchr(word, '='), *v = NULL;
 	size_t len = eq ? (size_t)(eq - word) : strlen(word);
 	unsigned int k;
 	int used = 1;
+	char opt[32];
+
+	snprintf(opt, sizeof(opt), "%.*s", (int)(len + 2), argv[i]);
+	if ((e->op == EDIT_RULE_ADD || e->op == EDIT_RULE_DEL) && sluice_match_is_opt(opt))
+		return parse_match_opt(e, argc, argv, i, err, errlen);
 
 	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
 		if (strlen(opts[k].name) == len && !strncmp(opts[k].name, word, len))
@@ -646,6 +670,34 @@ static int check_rule_add(const struct edit *e, char *err, size_t errlen)
 	return 0;
 }
 
+/* A rule's L4 match, once every option is read: the combination, and what
+ * the rule's own family and policy allow. */
+static int check_match(struct edit *e, char *err, size_t errlen)
+{
+	const struct sluice_match *m = &e->match.m;
+
+	if (sluice_match_finish(&e->match, err, errlen))
+		return -EINVAL;
+	if (!e->have_cidr)
+		return 0; /* check_op() says what is missing */
+	if ((m->has & SLUICE_MATCH_PROTO) && e->cidr.family == 6 && m->proto == SLUICE_IPPROTO_ICMP)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--proto icmp never matches the IPv6 rule %s: IPv6 carries "
+				  "ICMPv6, --proto icmpv6",
+				  e->cidr_text);
+	if ((m->has & SLUICE_MATCH_PROTO) && e->cidr.family == 4 &&
+	    m->proto == SLUICE_IPPROTO_ICMPV6)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--proto icmpv6 never matches the IPv4 rule %s: IPv4 carries "
+				  "ICMP, --proto icmp",
+				  e->cidr_text);
+	if (e->fleet > 0)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--fleet is not yet taken by a rule that matches on ports, flags "
+				  "or protocols: give the fleet's limit to a rule of a CIDR alone");
+	return 0;
+}
+
 /* What each command needs: <0 a refusal, 1 an edit complete as it is, 0 one
  * with a policy for the checks of its algorithm and rates. */
 static int check_op(const struct edit *e, char *err, size_t errlen)
@@ -744,6 +796,11 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 		i++;
 	}
 
+	if (e->has_match) {
+		ret = check_match(e, err, errlen);
+		if (ret)
+			return ret;
+	}
 	ret = check_op(e, err, errlen);
 	if (ret)
 		return ret < 0 ? ret : 0;

@@ -7,10 +7,14 @@
  *   set [--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
  *       [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]
  *       [--new-keys RATE|off] [--fail-closed on|off]
- *   rule add CIDR ((--rate RATE [--burst N] [--delay N|--nodelay])... [--algo ALGO]
- *       [--window DUR] [--prefix LEN] | --exempt | --deny) [--fleet [on|off]]
- *       [--dry-run [on|off]]
- *   rule del CIDR
+ *   rule add CIDR [MATCH] ((--rate RATE [--burst N] [--delay N|--nodelay])...
+ *       [--algo ALGO] [--window DUR] [--prefix LEN] | --exempt | --deny)
+ *       [--fleet [on|off]] [--dry-run [on|off]]
+ *   rule del CIDR [MATCH]
+ *   MATCH: [--proto P] [--sport P[-Q]] [--dport P[-Q]] [--tcp-flags F]
+ *       [--icmp-type T[/C]] (match.h): a rule that matches on the transport
+ *       header too; such rules are evaluated first (sluice_l4rule_cmp()),
+ *       and a CIDR may have one rule of each match
  *   rule flush
  *
  * --rate may be given twice, once as a packet rate and once as a byte rate:
@@ -46,6 +50,8 @@ enum sluice_cmd_op {
 struct sluice_cmd_done {
 	enum sluice_cmd_op op;
 	struct sluice_cidr cidr; /* rule add, rule del */
+	bool has_match; /* ... of a rule that matches on the transport header: */
+	struct sluice_match match;
 	bool policy_changed; /* set: an option of the default policy was given */
 	bool settings_given; /* set: --dry-run, --fail-closed or --new-keys */
 	bool replaced; /* rule add: the CIDR had a rule, now replaced */

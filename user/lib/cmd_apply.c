@@ -364,6 +364,9 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 	memset(d, 0, sizeof(*d));
 	d->op = (enum sluice_cmd_op)e->op;
 	d->cidr = e->cidr;
+	d->has_match = e->has_match;
+	if (e->has_match)
+		d->match = e->match.m;
 	burst_defaults(e, d);
 	switch (e->op) {
 	case EDIT_SET:
@@ -410,6 +413,16 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 		ret = build_rule_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
 		if (ret)
 			return ret;
+		if (e->has_match) {
+			struct sluice_txn_l4 *o = sluice_txn_find_l4(t, &e->cidr, &e->match.m);
+
+			d->replaced = o != NULL;
+			old_tag = o ? o->policy.tag : 0;
+			ret = sluice_txn_put_l4(t, &e->cidr, &e->match.m, &np, err, errlen);
+			o = ret ? NULL : sluice_txn_find_l4(t, &e->cidr, &e->match.m);
+			d->buckets_kept = d->replaced && o && o->policy.tag == old_tag;
+			return ret == -ERANGE ? -EINVAL : ret;
+		}
 		old = sluice_txn_find_rule(t, &e->cidr);
 		d->replaced = old != NULL;
 		old_tag = old ? old->rule.policy.tag : 0;
@@ -424,11 +437,11 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 		/* A CIDR with no rule is a condition of the live state, not a
 		 * mistake in what was written (exit status 1, -ENOENT), from
 		 * every caller alike. */
+		if (e->has_match)
+			return sluice_txn_del_l4(t, &e->cidr, &e->match.m, err, errlen);
 		return sluice_txn_del_rule(t, &e->cidr, err, errlen);
 	case EDIT_RULE_FLUSH:
-		if (t->nr_rules)
-			t->rules_changed = true;
-		t->nr_rules = 0;
+		sluice_txn_flush_rules(t);
 		return 0;
 	}
 	return -EINVAL;

@@ -45,6 +45,9 @@ struct edit {
 	bool have_cidr;
 	struct sluice_cidr cidr;
 	const char *cidr_text;
+	/* rule add, rule del: an L4 match (--proto, --dport, ...), when given */
+	bool has_match;
+	struct sluice_match_in match;
 	int algo;
 	struct rate_arg pkt, bytes;
 	struct rate_arg *last_rate; /* the --rate a following --burst belongs to */

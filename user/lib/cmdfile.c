@@ -407,9 +407,10 @@ int sluice_cmd_file_edit(struct sluice_txn *t, const struct sluice_cmd_file *f, 
 			 size_t errlen)
 {
 	struct sluice_settings set = t->set;
-	bool rules_changed = t->rules_changed;
-	size_t nr = t->nr_rules;
+	bool rules_changed = t->rules_changed, l4_changed = t->l4_changed;
+	size_t nr = t->nr_rules, nr_l4 = t->nr_l4;
 	struct sluice_txn_rule *saved = NULL;
+	struct sluice_txn_l4 *saved_l4 = NULL;
 	int ret;
 
 	/* A line that fails (a rule del of a rule that is not there, a set
@@ -421,17 +422,31 @@ int sluice_cmd_file_edit(struct sluice_txn *t, const struct sluice_cmd_file *f, 
 			return sluice_err(err, errlen, -ENOMEM, "out of memory");
 		memcpy(saved, t->rules, nr * sizeof(*saved));
 	}
+	if (nr_l4) {
+		saved_l4 = malloc(nr_l4 * sizeof(*saved_l4));
+		if (!saved_l4) {
+			free(saved);
+			return sluice_err(err, errlen, -ENOMEM, "out of memory");
+		}
+		memcpy(saved_l4, t->l4, nr_l4 * sizeof(*saved_l4));
+	}
 	ret = edit_lines(t, f, err, errlen);
 	if (ret) {
 		free(t->rules);
 		t->rules = saved;
 		t->nr_rules = nr;
 		t->rules_changed = rules_changed;
+		if (nr_l4)
+			memcpy(t->l4, saved_l4, nr_l4 * sizeof(*saved_l4));
+		t->nr_l4 = nr_l4;
+		t->l4_changed = l4_changed;
 		t->set = set;
 		sluice_txn_rules_replaced(t);
+		free(saved_l4);
 		return ret;
 	}
 	free(saved);
+	free(saved_l4);
 	return 0;
 }
 
@@ -449,8 +464,12 @@ static bool same_policy(const struct sluice_policy *a, const struct sluice_polic
 /* The settings but the policy and where the rules are (the commit's). */
 static bool same_settings(const struct sluice_settings *a, const struct sluice_settings *b)
 {
-	return !memcmp(&a->new_keys, &b->new_keys, sizeof(a->new_keys)) && a->flags == b->flags &&
-	       a->agg4 == b->agg4 && a->agg6 == b->agg6 && a->event_mask == b->event_mask;
+	/* Where the L4 rules are is the commit's too. */
+	const __u32 mask = ~(SLUICE_L4_ON | SLUICE_L4_GEN);
+
+	return !memcmp(&a->new_keys, &b->new_keys, sizeof(a->new_keys)) &&
+	       (a->flags & mask) == (b->flags & mask) && a->agg4 == b->agg4 && a->agg6 == b->agg6 &&
+	       a->event_mask == b->event_mask;
 }
 
 /*
@@ -463,12 +482,17 @@ static bool same_settings(const struct sluice_settings *a, const struct sluice_s
  * now keeps counting its old rule's packets until the commit's flip.
  */
 static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct sluice_cmd_diff *d,
-			  char *err, size_t errlen)
+			  bool *cidr_changed, char *err, size_t errlen)
 {
-	struct sluice_txn_rule **old = NULL;
+	size_t cidr_same = 0; /* rules of a CIDR alone kept as they were */
+	/* Every rule of n, of both kinds: its policy, and the policy of the
+	 * same rule in t (NULL: a new rule, or one that must move). */
+	size_t nr = n->nr_rules + n->nr_l4, i, kept = 0, moved = 0;
+	struct sluice_policy **pol = NULL;
+	const struct sluice_policy **old = NULL;
 	struct sluice_slots *sl = NULL;
 	unsigned char *held = NULL;
-	size_t i, kept = 0, moved = 0;
+	bool *had = NULL;
 	struct sluice_policy np;
 	int ret = 0;
 
@@ -482,25 +506,45 @@ static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct slu
 
 	sl = sluice_slots_new();
 	held = calloc(SLUICE_MAX_RULES, 1);
-	old = calloc(n->nr_rules + 1, sizeof(*old));
-	if (!sl || !held || !old) {
+	pol = calloc(nr + 1, sizeof(*pol));
+	old = calloc(nr + 1, sizeof(*old));
+	had = calloc(nr + 1, sizeof(*had));
+	if (!sl || !held || !pol || !old || !had) {
 		ret = sluice_err(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < t->nr_rules; i++)
 		held[SLUICE_TAG_SLOT(t->rules[i].rule.policy.tag) & (SLUICE_MAX_RULES - 1)] = 1;
-	/* Kept CIDRs first: their slots are theirs before any new rule picks. */
-	for (i = 0; i < n->nr_rules; i++) {
-		struct sluice_policy *p = &n->rules[i].rule.policy;
-		struct sluice_cidr c;
+	for (i = 0; i < t->nr_l4; i++)
+		held[SLUICE_TAG_SLOT(t->l4[i].policy.tag) & (SLUICE_MAX_RULES - 1)] = 1;
+	for (i = 0; i < nr; i++) {
+		if (i < n->nr_rules) {
+			struct sluice_txn_rule *r;
+			struct sluice_cidr c;
+
+			sluice_rule_cidr(&n->rules[i], &c);
+			pol[i] = &n->rules[i].rule.policy;
+			r = sluice_txn_find_rule(t, &c);
+			old[i] = r ? &r->rule.policy : NULL;
+		} else {
+			struct sluice_txn_l4 *l = &n->l4[i - n->nr_rules], *o;
+			struct sluice_cidr c;
+
+			sluice_l4_cidr(&l->r, &c);
+			pol[i] = &l->policy;
+			o = sluice_txn_find_l4(t, &c, &l->r.m);
+			old[i] = o ? &o->policy : NULL;
+		}
+		had[i] = old[i] != NULL;
+	}
+	/* Kept rules first: their slots are theirs before any new rule picks. */
+	for (i = 0; i < nr; i++) {
 		__u32 slot;
 
-		sluice_rule_cidr(&n->rules[i], &c);
-		old[i] = sluice_txn_find_rule(t, &c);
 		if (!old[i])
 			continue;
-		np = *p;
-		np.tag = old[i]->rule.policy.tag;
+		np = *pol[i];
+		np.tag = old[i]->tag;
 		slot = SLUICE_TAG_SLOT(np.tag);
 		if (sluice_slots_users(sl, slot)) {
 			/* A rule of its shared slot was kept already: the
@@ -510,36 +554,38 @@ static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct slu
 				continue;
 			}
 			np.tag = sluice_slots_policy(sl, slot)->tag;
-		} else if (!sluice_same_state_format(&old[i]->rule.policy, &np)) {
+		} else if (!sluice_same_state_format(old[i], &np)) {
 			sluice_txn_retag(t, &np);
 		}
 		kept++;
-		*p = np;
-		sluice_slots_add(sl, p);
-		if (same_policy(&old[i]->rule.policy, p))
+		*pol[i] = np;
+		sluice_slots_add(sl, pol[i]);
+		if (same_policy(old[i], pol[i])) {
 			d->unchanged++;
-		else
+			cidr_same += i < n->nr_rules;
+		} else {
 			d->changed++;
+		}
 	}
-	for (i = 0; i < n->nr_rules; i++) {
-		struct sluice_cidr c;
-
+	for (i = 0; i < nr; i++) {
 		if (old[i])
 			continue;
-		ret = sluice_txn_place(t, sl, &n->rules[i].rule.policy, held, err, errlen);
+		ret = sluice_txn_place(t, sl, pol[i], held, err, errlen);
 		if (ret)
 			goto out;
-		sluice_rule_cidr(&n->rules[i], &c);
-		if (sluice_txn_find_rule(t, &c)) {
-			d->changed++; /* a kept CIDR that left its shared slot */
+		if (had[i]) {
+			d->changed++; /* a kept rule that left its shared slot */
 			moved++;
 		} else {
 			d->added++;
 		}
 	}
-	d->removed = (unsigned int)(t->nr_rules - kept - moved);
+	d->removed = (unsigned int)(t->nr_rules + t->nr_l4 - kept - moved);
+	*cidr_changed = cidr_same != n->nr_rules || cidr_same != t->nr_rules;
 out:
+	free(had);
 	free(old);
+	free(pol);
 	free(held);
 	sluice_slots_free(sl);
 	return ret;
@@ -552,6 +598,7 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	struct sluice_handle scratch = {};
 	struct sluice_cmd_diff d = {};
 	struct sluice_txn n = {};
+	bool cidr_changed = false;
 	int ret;
 
 	/* The desired state is built from the defaults alone, so that what
@@ -576,7 +623,7 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	sluice_settings_init(&n.set);
 	ret = edit_lines(&n, f, err, errlen);
 	if (!ret)
-		ret = take_over_tags(t, &n, &d, err, errlen);
+		ret = take_over_tags(t, &n, &d, &cidr_changed, err, errlen);
 	if (ret) {
 		sluice_txn_end(&n);
 		return ret;
@@ -587,12 +634,23 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	free(t->rules);
 	t->rules = n.rules;
 	t->nr_rules = n.nr_rules;
+	if (n.nr_l4 || t->nr_l4) {
+		/* Changed unless the file's are the live ones, rule for rule. */
+		bool same = n.nr_l4 == t->nr_l4 && !memcmp(n.l4, t->l4, n.nr_l4 * sizeof(*n.l4));
+
+		free(t->l4);
+		t->l4 = n.l4;
+		t->nr_l4 = n.nr_l4;
+		n.l4 = NULL;
+		n.nr_l4 = 0;
+		t->l4_changed |= !same;
+	}
 	t->set = n.set;
 	sluice_txn_rules_replaced(t);
 	n.rules = NULL;
 	n.nr_rules = 0;
 	sluice_txn_end(&n);
-	if (d.added || d.removed || d.changed)
+	if (cidr_changed)
 		t->rules_changed = true;
 	if (diff)
 		*diff = d;

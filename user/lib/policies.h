@@ -34,10 +34,26 @@ struct sluice_policies {
 	struct sluice_rwould *rwould;
 	/* with_stats: how many policies count on each slot (> 1: shared) */
 	__u32 *slot_users;
+	/* The rules that match on the transport header, in the order the
+	 * datapath evaluates them (before any rule of a CIDR alone); with
+	 * with_stats their counters as rstats and rwould have them. */
+	struct sluice_txn_l4 *l4;
+	size_t nr_l4;
+	struct sluice_rstats *l4_rstats;
+	struct sluice_rwould *l4_rwould;
 };
 int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
 			 char *err, size_t errlen);
 void sluice_free_policies(struct sluice_policies *pol);
+/* The rules that match on the transport header under settings s, in
+ * evaluation order, into out (room for SLUICE_L4_RULES_MAX); *nr 0 when
+ * there are none or the state has no maps for them. Without the lock: a
+ * reader checks that the settings did not change meanwhile. */
+void sluice_read_l4(const struct sluice_handle *h, const struct sluice_settings *s,
+		    struct sluice_txn_l4 *out, size_t *nr);
+/* How many rules settings s has in force, of both kinds (its rules of a
+ * CIDR alone and those on the transport header). */
+__u32 sluice_rules_count(const struct sluice_handle *h, const struct sluice_settings *s);
 /* The rule a packet from addr gets under settings s, as the datapath finds
  * it (the rule hash, once per length, then the trie): 1 and *out, or 0 for none. */
 int sluice_lookup_rule(const struct sluice_handle *h, const struct sluice_settings *s, __u8 family,

@@ -229,31 +229,42 @@ void sluice_prometheus_shape(FILE *f, const char *name, const struct sluice_shap
 }
 
 /*
- * One sample per policy: policy="default" or the rule's CIDR; rules that
- * share a counter slot (slots.c) have one sample together, policy="slot:N",
- * so that a list of 100,000 rules is a few series, not 100,000.
+ * One sample per policy: policy="default", the rule's CIDR, or for a rule on
+ * the transport header the rule as rule list names it ("198.18.0.0/15
+ * --proto udp --dport 53"); rules that share a counter slot (slots.c) have
+ * one sample together, policy="slot:N", so that a list of 100,000 rules is
+ * a few series, not 100,000. rows: the CIDR rules' and the default's,
+ * l4rows the L4 rules', of `size` bytes each.
  */
 static void policy_samples(FILE *f, const char *name, const char *ifname,
-			   const struct sluice_policies *pol, const void *rows, size_t size,
-			   const struct sluice_field *fl)
+			   const struct sluice_policies *pol, const void *rows, const void *l4rows,
+			   size_t size, const struct sluice_field *fl)
 {
 	unsigned char *done = calloc(SLUICE_MAX_RULES, 1);
-	char policy[64];
-	size_t k;
+	char policy[160];
+	size_t i;
 
-	for (k = 0; k <= pol->nr_rules; k++) {
-		const struct sluice_policy *p =
-			sluice_policy_at(pol, k, policy, sizeof(policy), NULL);
-		__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
+	for (i = 0; i <= pol->nr_l4 + pol->nr_rules; i++) {
+		const struct sluice_policy *p;
+		const void *row;
+		__u32 slot;
 
+		if (i < pol->nr_l4) {
+			p = &pol->l4[i].policy;
+			sluice_l4_name(&pol->l4[i].r, policy, sizeof(policy));
+			row = (const char *)l4rows + i * size;
+		} else {
+			p = sluice_policy_at(pol, i - pol->nr_l4, policy, sizeof(policy), NULL);
+			row = (const char *)rows + (i - pol->nr_l4) * size;
+		}
+		slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
 		if (pol->slot_users[slot] > 1) {
 			if (!done || done[slot])
 				continue;
 			done[slot] = 1;
 			snprintf(policy, sizeof(policy), "slot:%u", slot);
 		}
-		sample(f, name, ifname, policy,
-		       sluice_field_get((const char *)rows + k * size, fl));
+		sample(f, name, ifname, policy, sluice_field_get(row, fl));
 	}
 	free(done);
 }
@@ -313,7 +324,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	for (i = 0; i < sizeof(per_policy) / sizeof(per_policy[0]); i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy[i].name);
 		family(f, name, "counter", per_policy[i].help);
-		policy_samples(f, name, label, &pol, pol.rstats, sizeof(*pol.rstats),
+		policy_samples(f, name, label, &pol, pol.rstats, pol.l4_rstats, sizeof(*pol.rstats),
 			       &per_policy[i]);
 	}
 	/* A state pinned by an older sluice has no would-drop counters per
@@ -321,7 +332,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	for (i = 0; pol.rwould && i < sizeof(per_policy_would) / sizeof(per_policy_would[0]); i++) {
 		snprintf(name, sizeof(name), "sluice_policy_%s_total", per_policy_would[i].name);
 		family(f, name, "counter", per_policy_would[i].help);
-		policy_samples(f, name, label, &pol, pol.rwould, sizeof(*pol.rwould),
+		policy_samples(f, name, label, &pol, pol.rwould, pol.l4_rwould, sizeof(*pol.rwould),
 			       &per_policy_would[i]);
 	}
 	/* keys and evicted_estimate close the table of fields: gauges. */
@@ -343,7 +354,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	table_info(f, label, h->keys.sets);
 	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", label,
 	      sluice_map_max_entries(h->logs_fd));
-	gauge(f, "sluice_rules", "Rules in force.", label, pol.nr_rules);
+	gauge(f, "sluice_rules", "Rules in force.", label, pol.nr_rules + pol.nr_l4);
 	gauge(f, "sluice_dry_run", "Whether dry-run is on for every policy (1) or not (0).", label,
 	      pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);
 	if (have_ss)

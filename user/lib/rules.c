@@ -356,6 +356,54 @@ void sluice_rule_cidr(const struct sluice_txn_rule *r, struct sluice_cidr *c)
 	memcpy(c->addr, r->key.addr, r->rule.family == 4 ? 4 : 16);
 }
 
+void sluice_read_l4(const struct sluice_handle *h, const struct sluice_settings *s,
+		    struct sluice_txn_l4 *out, size_t *nr)
+{
+	__u32 gen = !!(s->flags & SLUICE_L4_GEN);
+	__u64 all;
+	size_t i;
+
+	*nr = 0;
+	if (!(s->flags & SLUICE_L4_ON) || !h->l4.bm)
+		return;
+	/* The rules of a generation are its first bits, one each. */
+	all = h->l4.bm[SLUICE_L4BM_KEY(gen, SLUICE_L4BM_ALL, 0)];
+	for (i = 0; i < SLUICE_L4_RULES_MAX && (all >> i & 1); i++) {
+		out[i].r = h->l4.rules[gen * SLUICE_L4_RULES_MAX + i];
+		out[i].policy = h->l4.pol[gen * SLUICE_L4_RULES_MAX + i];
+	}
+	*nr = i;
+}
+
+__u32 sluice_rules_count(const struct sluice_handle *h, const struct sluice_settings *s)
+{
+	__u32 gen = !!(s->flags & SLUICE_L4_GEN);
+
+	if (!(s->flags & SLUICE_L4_ON) || !h->l4.bm)
+		return s->nr_rules;
+	return s->nr_rules +
+	       (__u32)__builtin_popcountll(h->l4.bm[SLUICE_L4BM_KEY(gen, SLUICE_L4BM_ALL, 0)]);
+}
+
+void sluice_l4_cidr(const struct sluice_l4rule *r, struct sluice_cidr *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->family = r->family;
+	c->prefixlen = r->prefixlen;
+	memcpy(c->addr, r->addr, 16);
+}
+
+void sluice_l4_name(const struct sluice_l4rule *r, char *buf, size_t len)
+{
+	struct sluice_cidr c;
+	char cidr[64], m[96];
+
+	sluice_l4_cidr(r, &c);
+	sluice_format_cidr(&c, true, cidr, sizeof(cidr));
+	sluice_match_text(&r->m, m, sizeof(m));
+	snprintf(buf, len, "%s %s", cidr, m);
+}
+
 static int cmp_rules(const void *a, const void *b)
 {
 	const struct sluice_txn_rule *x = a, *y = b;
@@ -439,6 +487,12 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 					 h->ifname, strerror(-ret));
 			goto out;
 		}
+		pol->l4 = malloc(SLUICE_L4_RULES_MAX * sizeof(*pol->l4));
+		if (!pol->l4) {
+			ret = sluice_err(err, errlen, -ENOMEM, "out of memory");
+			goto out;
+		}
+		sluice_read_l4(h, &pol->set, pol->l4, &pol->nr_l4);
 		/* Sorted first: rstats[i] is the counters of rules[i]. */
 		if (pol->nr_rules)
 			qsort(pol->rules, pol->nr_rules, sizeof(*pol->rules), cmp_rules);
@@ -447,17 +501,28 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 			pol->slot_users = calloc(SLUICE_MAX_RULES, sizeof(*pol->slot_users));
 			if (h->rwould_fd >= 0)
 				pol->rwould = calloc(pol->nr_rules + 1, sizeof(*pol->rwould));
-			if (!pol->rstats || !pol->slot_users ||
-			    (h->rwould_fd >= 0 && !pol->rwould)) {
+			pol->l4_rstats = calloc(SLUICE_L4_RULES_MAX, sizeof(*pol->l4_rstats));
+			pol->l4_rwould = calloc(SLUICE_L4_RULES_MAX, sizeof(*pol->l4_rwould));
+			if (!pol->rstats || !pol->slot_users || !pol->l4_rstats ||
+			    !pol->l4_rwould || (h->rwould_fd >= 0 && !pol->rwould)) {
 				sluice_free_policies(pol);
 				ret = sluice_err(err, errlen, -ENOMEM, "out of memory");
 				goto out;
 			}
 		}
-		for (i = 0; with_stats && i <= pol->nr_rules; i++) {
-			const struct sluice_policy *p =
-				i < pol->nr_rules ? &pol->rules[i].rule.policy : &pol->set.def;
+		/* i: rules[i], then the default, then l4[i - nr_rules - 1] */
+		for (i = 0; with_stats && i <= pol->nr_rules + pol->nr_l4; i++) {
+			size_t k = i - pol->nr_rules - 1;
+			const struct sluice_policy *p = i < pol->nr_rules ?
+								&pol->rules[i].rule.policy :
+							i == pol->nr_rules ? &pol->set.def :
+									     &pol->l4[k].policy;
 			__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
+			struct sluice_rstats *rs = i <= pol->nr_rules ? &pol->rstats[i] :
+									&pol->l4_rstats[k];
+			struct sluice_rwould *rw = !pol->rwould       ? NULL :
+						   i <= pol->nr_rules ? &pol->rwould[i] :
+									&pol->l4_rwould[k];
 
 			if (!have[slot]) {
 				ret = sluice_read_rstats(h, slot, &by_slot[slot]);
@@ -465,9 +530,9 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 					ret = sluice_read_rwould(h, slot, &would_slot[slot]);
 				have[slot] = 1;
 			}
-			pol->rstats[i] = by_slot[slot];
-			if (pol->rwould)
-				pol->rwould[i] = would_slot[slot];
+			*rs = by_slot[slot];
+			if (rw)
+				*rw = would_slot[slot];
 			pol->slot_users[slot]++;
 			if (ret) {
 				sluice_free_policies(pol);
@@ -541,6 +606,13 @@ void sluice_free_policies(struct sluice_policies *pol)
 	free(pol->rstats);
 	free(pol->rwould);
 	free(pol->slot_users);
+	free(pol->l4);
+	free(pol->l4_rstats);
+	free(pol->l4_rwould);
+	pol->l4 = NULL;
+	pol->l4_rstats = NULL;
+	pol->l4_rwould = NULL;
+	pol->nr_l4 = 0;
 	pol->rules = NULL;
 	pol->rstats = NULL;
 	pol->rwould = NULL;

@@ -169,6 +169,44 @@ static int open_ruletab(struct sluice_handle *h, char *err, size_t errlen)
 	return 0;
 }
 
+/* The L4 rule maps of a state (each map's size, page-rounded). */
+static size_t l4_bytes(int which)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t n = which == 0 ? 2 * SLUICE_L4BM_WORDS * sizeof(__u64) :
+		   which == 1 ? 2 * SLUICE_L4_RULES_MAX * sizeof(struct sluice_l4rule) :
+				2 * SLUICE_L4_RULES_MAX * sizeof(struct sluice_policy);
+
+	return (n + page - 1) / page * page;
+}
+
+/* Map the L4 rule maps, when the state has all three. */
+static int map_l4(struct sluice_handle *h, char *err, size_t errlen)
+{
+	const int fds[3] = { h->l4bm_fd, h->l4rules_fd, h->l4pol_fd };
+	static const char *const names[3] = { SLUICE_MAP_L4BM, SLUICE_MAP_L4RULES,
+					      SLUICE_MAP_L4POL };
+	void *m[3];
+	int i, ret;
+
+	if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0)
+		return 0;
+	for (i = 0; i < 3; i++) {
+		m[i] = mmap(NULL, l4_bytes(i), PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
+		if (m[i] == MAP_FAILED) {
+			ret = sluice_err(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
+					 names[i], strerror(errno));
+			while (i--)
+				munmap(m[i], l4_bytes(i));
+			return ret;
+		}
+	}
+	h->l4.bm = m[0];
+	h->l4.rules = m[1];
+	h->l4.pol = m[2];
+	return 0;
+}
+
 void sluice_close(struct sluice_handle *h)
 {
 /* clang-format off */
@@ -188,6 +226,12 @@ void sluice_close(struct sluice_handle *h)
 	if (h->fleet)
 		munmap(h->fleet, sizeof(*h->fleet));
 	h->fleet = NULL;
+	if (h->l4.bm) {
+		munmap(h->l4.bm, l4_bytes(0));
+		munmap(h->l4.rules, l4_bytes(1));
+		munmap(h->l4.pol, l4_bytes(2));
+	}
+	memset(&h->l4, 0, sizeof(h->l4));
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -477,6 +521,8 @@ static int map_state(struct sluice_handle *h, const char *ifname, char *err, siz
 			h->dir);
 	if (!ret)
 		ret = open_ruletab(h, err, errlen);
+	if (!ret)
+		ret = map_l4(h, err, errlen);
 	if (!ret) {
 		bool sets = h->cfg->kind & SLUICE_KIND_SETS;
 

@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include <sluice/maps.h>
 #include <sluice/sluice.h>
+#include <sluice/l4rules.h>
 
 #include "keytab.h"
 
@@ -51,6 +52,14 @@ struct sluice_handle {
 	unsigned int ifindex; /* of ifname in this namespace now; 0: none */
 	enum sluice_standing standing;
 	struct sluice_fleet *fleet; /* mmapped; NULL without sluice_fleet */
+	/* The rules that match on the transport header, both generations,
+	 * mmapped (sluice_l4bm, sluice_l4rules, sluice_l4pol): NULL in a
+	 * state pinned without them, until the next attach adds them. */
+	struct sluice_l4maps {
+		__u64 *bm; /* 2 x SLUICE_L4BM_WORDS */
+		struct sluice_l4rule *rules; /* 2 x SLUICE_L4_RULES_MAX */
+		struct sluice_policy *pol; /* the same */
+	} l4;
 	/* The key table, as config.kind says (SLUICE_KIND_SETS): mapped when
 	 * it is the set table. Read and change keys through it. */
 	struct sluice_keytab keys;

@@ -69,6 +69,11 @@ struct sluice_txn_books {
 	/* The edits made through the helpers: one of them may be made in place. */
 	unsigned int nr_ops;
 	struct sluice_cidr op;
+	/* The live rules that match on the transport header, as the
+	 * transaction began (their generation: live_l4flags). */
+	struct sluice_txn_l4 *live_l4;
+	size_t nr_live_l4;
+	__u32 live_l4flags; /* SLUICE_L4_ON, SLUICE_L4_GEN of the live settings */
 };
 
 static struct sluice_txn_books *books_of(struct sluice_txn *t)
@@ -87,6 +92,7 @@ static void books_free(struct sluice_txn *t)
 	free(b->ix.pos);
 	free(b->live_ix.pos);
 	free(b->live_copy);
+	free(b->live_l4);
 	sluice_slots_free(b->slots);
 	free(b);
 	t->books = NULL;
@@ -120,6 +126,8 @@ static struct sluice_txn_books *books_ready(struct sluice_txn *t)
 		return NULL;
 	for (i = 0; i < t->nr_rules; i++)
 		sluice_slots_add(b->slots, &t->rules[i].rule.policy);
+	for (i = 0; i < t->nr_l4; i++)
+		sluice_slots_add(b->slots, &t->l4[i].policy);
 	b->base = t->rules;
 	b->nr = t->nr_rules;
 	return b;
@@ -175,6 +183,16 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	b->live_known = true;
 	b->live_gen = t->set.rules_gen & 1;
 	sluice_rule_place_of(h, &t->set, &b->live_place);
+	b->live_l4flags = t->set.flags & (SLUICE_L4_ON | SLUICE_L4_GEN);
+	t->l4 = calloc(SLUICE_L4_RULES_MAX, sizeof(*t->l4));
+	b->live_l4 = calloc(SLUICE_L4_RULES_MAX, sizeof(*b->live_l4));
+	if (!t->l4 || !b->live_l4) {
+		sluice_txn_end(t);
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
+	}
+	sluice_read_l4(h, &t->set, t->l4, &t->nr_l4);
+	memcpy(b->live_l4, t->l4, t->nr_l4 * sizeof(*t->l4));
+	b->nr_live_l4 = t->nr_l4;
 	return 0;
 }
 
@@ -183,6 +201,9 @@ void sluice_txn_end(struct sluice_txn *t)
 	free(t->rules);
 	t->rules = NULL;
 	t->nr_rules = 0;
+	free(t->l4);
+	t->l4 = NULL;
+	t->nr_l4 = 0;
 	books_free(t);
 	if (t->h && t->h->lock_fd >= 0)
 		flock(t->h->lock_fd, LOCK_UN);
@@ -288,6 +309,38 @@ int sluice_txn_place(struct sluice_txn *t, struct sluice_slots *sl, struct sluic
 	return 0;
 }
 
+/*
+ * np replaces old, the policy of a rule that stays: it keeps old's tag (and
+ * so its buckets) while the state format is the same, else a new generation
+ * on the same slot; on a slot shared with other rules it stays while its
+ * policy stays the slot's, else it moves to another.
+ */
+static int replace_policy(struct sluice_txn *t, struct sluice_txn_books *b,
+			  const struct sluice_policy *old, struct sluice_policy *np, char *err,
+			  size_t errlen)
+{
+	__u32 slot = SLUICE_TAG_SLOT(old->tag);
+	int ret;
+
+	np->tag = old->tag;
+	if (sluice_slots_users(b->slots, slot) > 1) {
+		if (!sluice_policy_same_but_tag(old, np)) {
+			sluice_slots_drop(b->slots, slot);
+			ret = sluice_txn_place(t, b->slots, np, NULL, err, errlen);
+			if (ret) {
+				sluice_slots_add(b->slots, old);
+				return ret;
+			}
+		}
+		return 0;
+	}
+	if (!sluice_same_state_format(old, np))
+		sluice_txn_retag(t, np);
+	sluice_slots_drop(b->slots, slot);
+	sluice_slots_add(b->slots, np);
+	return 0;
+}
+
 static void note_op(struct sluice_txn_books *b, const struct sluice_cidr *c)
 {
 	b->nr_ops++;
@@ -310,26 +363,9 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 		return ret;
 	r = sluice_txn_find_rule(t, c);
 	if (r) {
-		__u32 slot = SLUICE_TAG_SLOT(r->rule.policy.tag);
-
-		np.tag = r->rule.policy.tag;
-		if (sluice_slots_users(b->slots, slot) > 1) {
-			/* A shared slot: the rule stays while its policy
-			 * stays the slot's, else it moves. */
-			if (!sluice_policy_same_but_tag(&r->rule.policy, &np)) {
-				sluice_slots_drop(b->slots, slot);
-				ret = sluice_txn_place(t, b->slots, &np, NULL, err, errlen);
-				if (ret) {
-					sluice_slots_add(b->slots, &r->rule.policy);
-					return ret;
-				}
-			}
-		} else {
-			if (!sluice_same_state_format(&r->rule.policy, &np))
-				sluice_txn_retag(t, &np);
-			sluice_slots_drop(b->slots, slot);
-			sluice_slots_add(b->slots, &np);
-		}
+		ret = replace_policy(t, b, &r->rule.policy, &np, err, errlen);
+		if (ret)
+			return ret;
 	} else {
 		struct sluice_txn_rule *n;
 
@@ -387,6 +423,137 @@ int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char 
 	note_op(b, c);
 	t->rules_changed = true;
 	return 0;
+}
+
+/* ---- rules that match on the transport header ---- */
+
+static bool l4_is(const struct sluice_l4rule *r, const struct sluice_cidr *c,
+		  const struct sluice_match *m)
+{
+	return r->family == c->family && r->prefixlen == c->prefixlen &&
+	       !memcmp(r->addr, c->addr, 16) && !memcmp(&r->m, m, sizeof(*m));
+}
+
+struct sluice_txn_l4 *sluice_txn_find_l4(struct sluice_txn *t, const struct sluice_cidr *c,
+					 const struct sluice_match *m)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_l4; i++)
+		if (l4_is(&t->l4[i].r, c, m))
+			return &t->l4[i];
+	return NULL;
+}
+
+/* Put t->l4 back in evaluation order (ties: the order they are in). */
+static int l4_sort(struct sluice_txn *t)
+{
+	struct sluice_l4rule r[SLUICE_L4_RULES_MAX];
+	struct sluice_txn_l4 was[SLUICE_L4_RULES_MAX];
+	size_t order[SLUICE_L4_RULES_MAX], i;
+	int ret;
+
+	for (i = 0; i < t->nr_l4; i++)
+		r[i] = t->l4[i].r;
+	ret = sluice_l4rules_sort(r, t->nr_l4, order);
+	if (ret)
+		return ret;
+	memcpy(was, t->l4, t->nr_l4 * sizeof(*was));
+	for (i = 0; i < t->nr_l4; i++)
+		t->l4[i] = was[order[i]];
+	return 0;
+}
+
+int sluice_txn_put_l4(struct sluice_txn *t, const struct sluice_cidr *c,
+		      const struct sluice_match *m, const struct sluice_policy *p, char *err,
+		      size_t errlen)
+{
+	struct sluice_txn_books *b = books_ready(t);
+	struct sluice_policy np = *p;
+	struct sluice_txn_l4 *r;
+	char name[160];
+	int ret;
+
+	if (!b)
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
+	if (!t->l4) {
+		t->l4 = calloc(SLUICE_L4_RULES_MAX, sizeof(*t->l4));
+		if (!t->l4)
+			return sluice_err(err, errlen, -ENOMEM, "out of memory");
+	}
+	ret = sluice_policy_check(&np, err, errlen);
+	if (ret)
+		return ret;
+	r = sluice_txn_find_l4(t, c, m);
+	if (r) {
+		ret = replace_policy(t, b, &r->policy, &np, err, errlen);
+		if (ret)
+			return ret;
+	} else {
+		struct sluice_l4rule nr = { .m = *m,
+					    .family = c->family,
+					    .prefixlen = c->prefixlen };
+
+		memcpy(nr.addr, c->addr, 16);
+		if (t->nr_l4 >= SLUICE_L4_RULES_MAX) {
+			sluice_l4_name(&nr, name, sizeof(name));
+			return sluice_err(
+				err, errlen, -ENOSPC,
+				"too many rules that match on ports, flags or protocols for "
+				"%s: it holds at most %d of them (rule %s not added; rules of a "
+				"CIDR alone have no such limit)",
+				t->h->ifname, SLUICE_L4_RULES_MAX, name);
+		}
+		ret = sluice_txn_place(t, b->slots, &np, NULL, err, errlen);
+		if (ret)
+			return ret;
+		r = &t->l4[t->nr_l4++];
+		r->r = nr;
+	}
+	r->policy = np;
+	t->l4_changed = true;
+	return l4_sort(t) ? sluice_err(err, errlen, -ENOMEM, "out of memory") : 0;
+}
+
+int sluice_txn_del_l4(struct sluice_txn *t, const struct sluice_cidr *c,
+		      const struct sluice_match *m, char *err, size_t errlen)
+{
+	struct sluice_txn_books *b = books_ready(t);
+	struct sluice_txn_l4 *r;
+	char name[160];
+	size_t i;
+
+	if (!b)
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
+	r = sluice_txn_find_l4(t, c, m);
+	if (!r) {
+		struct sluice_l4rule nr = { .m = *m,
+					    .family = c->family,
+					    .prefixlen = c->prefixlen };
+
+		memcpy(nr.addr, c->addr, 16);
+		sluice_l4_name(&nr, name, sizeof(name));
+		return sluice_err(err, errlen, -ENOENT,
+				  "there is no rule %s: see 'sluicectl rule list'", name);
+	}
+	sluice_slots_drop(b->slots, SLUICE_TAG_SLOT(r->policy.tag));
+	i = (size_t)(r - t->l4);
+	/* The order stays: the rest move up. */
+	memmove(&t->l4[i], &t->l4[i + 1], (t->nr_l4 - i - 1) * sizeof(*t->l4));
+	t->nr_l4--;
+	t->l4_changed = true;
+	return 0;
+}
+
+void sluice_txn_flush_rules(struct sluice_txn *t)
+{
+	if (t->nr_rules)
+		t->rules_changed = true;
+	if (t->nr_l4)
+		t->l4_changed = true;
+	t->nr_rules = 0;
+	t->nr_l4 = 0;
+	sluice_txn_rules_replaced(t);
 }
 
 /* Tell lock-free readers that what they read may be changing. The fence
@@ -509,11 +676,66 @@ static int clear_new_slots(struct sluice_txn *t)
 		if (was >= 0 && SLUICE_TAG_SLOT(b->live[was].rule.policy.tag) == slot)
 			cont[slot] = 1;
 	}
+	for (i = 0; !ret && i < t->nr_l4; i++) {
+		const struct sluice_txn_l4 *r = &t->l4[i];
+		__u32 slot = SLUICE_TAG_SLOT(r->policy.tag) & (SLUICE_MAX_RULES - 1);
+		size_t k;
+
+		used[slot] = 1;
+		for (k = 0; k < b->nr_live_l4; k++)
+			if (!memcmp(&b->live_l4[k].r, &r->r, sizeof(r->r)) &&
+			    SLUICE_TAG_SLOT(b->live_l4[k].policy.tag) == slot)
+				cont[slot] = 1;
+	}
 	for (i = 1; !ret && i < SLUICE_MAX_RULES; i++)
 		if (used[i] && !cont[i])
 			ret = sluice_clear_rstats(t->h, (__u32)i);
 	free(cont);
 	return ret;
+}
+
+/*
+ * The rules that match on the transport header, written whole into the
+ * generation packets do not read (the live settings name the other), with
+ * the counters of their new slots at 0; t->set then names it. The flip of
+ * the settings that follows makes it live, and after its grace period the
+ * old one is idle for the next change.
+ */
+static int l4_write(struct sluice_txn *t, char *err, size_t errlen)
+{
+	struct sluice_handle *h = t->h;
+	struct sluice_l4rule r[SLUICE_L4_RULES_MAX];
+	__u32 gen = !(t->books->live_l4flags & SLUICE_L4_GEN);
+	size_t i;
+	int ret;
+
+	if (!h->l4.bm)
+		return sluice_err(err, errlen, -EOPNOTSUPP,
+				  "the state of %s has no maps for rules that match on ports, "
+				  "flags or protocols (it was attached by an older sluice): "
+				  "attach it again ('sluice %sattach %s' adds them, keeping "
+				  "the rest)",
+				  h->ifname, sluice_state_verb(h), h->ifname);
+	t->set.flags &= ~(SLUICE_L4_ON | SLUICE_L4_GEN);
+	if (!t->nr_l4)
+		return 0;
+	ret = clear_new_slots(t);
+	if (ret)
+		return sluice_err(err, errlen, ret, "Couldn't clear the counters of %s: %s",
+				  h->ifname, strerror(-ret));
+	for (i = 0; i < t->nr_l4; i++)
+		r[i] = t->l4[i].r;
+	memset(&h->l4.rules[gen * SLUICE_L4_RULES_MAX], 0, SLUICE_L4_RULES_MAX * sizeof(*r));
+	memset(&h->l4.pol[gen * SLUICE_L4_RULES_MAX], 0, SLUICE_L4_RULES_MAX * sizeof(*h->l4.pol));
+	memcpy(&h->l4.rules[gen * SLUICE_L4_RULES_MAX], r, t->nr_l4 * sizeof(*r));
+	for (i = 0; i < t->nr_l4; i++)
+		h->l4.pol[gen * SLUICE_L4_RULES_MAX + i] = t->l4[i].policy;
+	ret = sluice_l4bm_build(r, t->nr_l4, &h->l4.bm[gen * SLUICE_L4BM_WORDS]);
+	if (ret)
+		return sluice_err(err, errlen, ret, "Couldn't write the rules of %s: %s", h->ifname,
+				  strerror(-ret));
+	t->set.flags |= SLUICE_L4_ON | (gen ? SLUICE_L4_GEN : 0);
+	return 0;
 }
 
 /* Publish t->set: the idle half, one store of `active`, a grace period;
@@ -745,6 +967,12 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 	t->set.rules_gen = b->live_gen;
 	t->set.rule_maps = b->live_place.maps;
 	t->set.nr_rules = (__u32)b->nr_live;
+	t->set.flags = (t->set.flags & ~(SLUICE_L4_ON | SLUICE_L4_GEN)) | b->live_l4flags;
+	if (t->l4_changed) {
+		ret = l4_write(t, err, errlen);
+		if (ret)
+			return ret;
+	}
 	if (t->rules_changed && one_edit(t, &now, &was)) {
 		ret = commit_in_place(t, now, was, err, errlen);
 	} else if (!t->rules_changed && settings_only(t)) {
@@ -757,6 +985,7 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	t->rules_changed = false;
+	t->l4_changed = false;
 	/* One commit a transaction: what it started from is gone. */
 	free(b->live_copy);
 	b->live_copy = NULL;

@@ -25,6 +25,17 @@ _Static_assert(sizeof(struct sluice_txn_rule) == sizeof(struct sluice_rule_entry
 			       __builtin_offsetof(struct sluice_rule_entry, key),
 	       "a txn rule is a sluice_ruletab entry");
 
+/*
+ * A rule that matches on the transport header (include/sluice/l4rules.h):
+ * its source CIDR and L4 match, and its policy. A transaction keeps them in
+ * the order the datapath evaluates them (sluice_l4rule_cmp()); two rules
+ * are the same rule when their CIDR and match are.
+ */
+struct sluice_txn_l4 {
+	struct sluice_l4rule r;
+	struct sluice_policy policy;
+};
+
 struct sluice_txn_books; /* txn.c: an index of the rules, their slots */
 
 struct sluice_txn {
@@ -33,6 +44,11 @@ struct sluice_txn {
 	struct sluice_txn_rule *rules; /* copy of the live rules, edit freely */
 	size_t nr_rules;
 	bool rules_changed; /* set by the rule helpers below */
+	/* The rules that match on the transport header, in evaluation order
+	 * (room for SLUICE_L4_RULES_MAX; NULL while there are none). */
+	struct sluice_txn_l4 *l4;
+	size_t nr_l4;
+	bool l4_changed; /* set by the L4 rule helpers below */
 	/* Bookkeeping of the helpers below; code that edits rules[] directly
 	 * calls sluice_txn_rules_replaced() afterwards. */
 	struct sluice_txn_books *books;
@@ -56,6 +72,23 @@ int sluice_txn_put_rule(struct sluice_txn *t, const struct sluice_cidr *c,
 			const struct sluice_policy *p, char *err, size_t errlen);
 int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char *err,
 			size_t errlen);
+/* The same for rules that match on the transport header: the rule of CIDR
+ * c and match m. put keeps them in evaluation order; -ENOSPC past
+ * SLUICE_L4_RULES_MAX, -ENOENT from del for a rule that is not there. */
+struct sluice_txn_l4 *sluice_txn_find_l4(struct sluice_txn *t, const struct sluice_cidr *c,
+					 const struct sluice_match *m);
+int sluice_txn_put_l4(struct sluice_txn *t, const struct sluice_cidr *c,
+		      const struct sluice_match *m, const struct sluice_policy *p, char *err,
+		      size_t errlen);
+int sluice_txn_del_l4(struct sluice_txn *t, const struct sluice_cidr *c,
+		      const struct sluice_match *m, char *err, size_t errlen);
+/* Every rule, of both kinds, goes. */
+void sluice_txn_flush_rules(struct sluice_txn *t);
+/* The CIDR of an L4 rule, and the rule as "CIDR --proto ... " (for messages
+ * and listings). */
+void sluice_l4_cidr(const struct sluice_l4rule *r, struct sluice_cidr *c);
+void sluice_l4_name(const struct sluice_l4rule *r, char *buf, size_t len);
+
 /* New tag generation for a policy whose state format changes (algo, window,
  * prefix): its sources get fresh, full buckets instead of misread old ones.
  * Keeps the policy's slot (tag >> 16). */

@@ -556,6 +556,6 @@ void print_policy_line(struct sluice_handle *h)
 	sluice_read_settings(h, &s, NULL);
 	sluice_policy_text(&s.def, 0, h->shape, line, sizeof(line));
 	sluice_settings_text(&s, set, sizeof(set));
-	printf("  policy: %s\n  settings: %s, %u rule%s\n", line, set, s.nr_rules,
-	       s.nr_rules == 1 ? "" : "s");
+	printf("  policy: %s\n  settings: %s, %u rule%s\n", line, set, sluice_rules_count(h, &s),
+	       sluice_rules_count(h, &s) == 1 ? "" : "s");
 }

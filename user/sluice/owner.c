@@ -147,9 +147,9 @@ void describe_state(struct sluice_handle *h, const struct sluice_config *before,
 
 	sluice_read_settings(h, &s, NULL);
 	fmt_time(before ? before->owner.created : h->cfg->owner.created, since, sizeof(since));
-	snprintf(buf, len, "%u rule%s, %ld key%s, counters since %s", s.nr_rules,
-		 s.nr_rules == 1 ? "" : "s", (keys < 0 ? 0 : keys) + (logs < 0 ? 0 : logs),
-		 keys + logs == 1 ? "" : "s", since);
+	snprintf(buf, len, "%u rule%s, %ld key%s, counters since %s", sluice_rules_count(h, &s),
+		 sluice_rules_count(h, &s) == 1 ? "" : "s",
+		 (keys < 0 ? 0 : keys) + (logs < 0 ? 0 : logs), keys + logs == 1 ? "" : "s", since);
 }
 
 void describe_kept(const struct sluice_config *cfg, char *buf, size_t len)

@@ -30,6 +30,7 @@ struct iface_status {
 	struct attachment a;
 	int attach_err;
 	struct sluice_settings set;
+	__u32 rules; /* in force, of both kinds */
 	struct sluice_counters c; /* c.keys: both tables; c.log_keys: sluice_logs */
 	struct sluice_keys_view keys; /* the key table: what it holds, per family */
 	__u32 max_log_keys;
@@ -91,6 +92,7 @@ static int read_status(const char *ifname, struct iface_status *s)
 	s->standing = h.standing;
 	sluice_check_standing(&h, false, s->note, sizeof(s->note));
 	sluice_read_settings(&h, &s->set, NULL);
+	s->rules = sluice_rules_count(&h, &s->set);
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
 	s->log_keys_mem = sluice_map_bytes(h.logs_fd);
 	if (h.fleet_use_fd >= 0) {
@@ -151,7 +153,7 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 	sluice_policy_json(j, p, 0, s->t->shape, s->set.flags & SLUICE_DRY_RUN);
 	json_obj_end(j);
 	sluice_settings_json(j, &s->set);
-	json_u64(j, "rules", s->set.nr_rules);
+	json_u64(j, "rules", s->rules);
 	json_bool(j, "fleet_policies", s->fleet_policies);
 	if (s->has_fleet)
 		sluice_fleet_json(j, &s->fleet);
@@ -235,7 +237,7 @@ static void print_text(const struct iface_status *s, int ret)
 		snprintf(rate, sizeof(rate), "off");
 	printf("  dry-run:  %s   fail: %s   new keys: %s   rules: %u\n",
 	       (s->set.flags & SLUICE_DRY_RUN) ? "on" : "off",
-	       (s->set.flags & SLUICE_FAIL_CLOSED) ? "closed" : "open", rate, s->set.nr_rules);
+	       (s->set.flags & SLUICE_FAIL_CLOSED) ? "closed" : "open", rate, s->rules);
 	if (s->has_fleet && (s->fleet_policies || s->fleet.state_code != SLUICE_FLEET_NONE)) {
 		sluice_fleet_summary(&s->fleet, s->fleet_policies, line, sizeof(line));
 		printf("  fleet:    %s\n", line);

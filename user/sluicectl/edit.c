@@ -17,13 +17,21 @@ static void print_done(struct sluice_handle *h, struct sluice_txn *t,
 {
 	const struct sluice_policy *p = NULL;
 	const struct sluice_txn_rule *r;
-	char line[320], what[64], set[96], note[96] = "";
+	char line[320], what[160], set[96], note[96] = "";
 	struct sluice_json j;
 	int family = 0;
 
 	if (d->op == SLUICE_CMD_SET && d->policy_changed) {
 		p = &t->set.def;
 		snprintf(what, sizeof(what), "default");
+	} else if (d->op == SLUICE_CMD_RULE_ADD && d->has_match) {
+		const struct sluice_txn_l4 *l = sluice_txn_find_l4(t, &d->cidr, &d->match);
+
+		if (!l)
+			return;
+		p = &l->policy;
+		family = d->cidr.family;
+		sluice_l4_name(&l->r, what, sizeof(what));
 	} else if (d->op == SLUICE_CMD_RULE_ADD) {
 		r = sluice_txn_find_rule(t, &d->cidr);
 		if (!r)

@@ -30,6 +30,18 @@ const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
 		snprintf(match, len, "default");
 		return &pol->set.def;
 	}
+	/* A rule on the transport header: its own tag (the first of a shared
+	 * slot's that holds the key). */
+	for (i = 0; i < pol->nr_l4; i++) {
+		struct sluice_key a = *k;
+
+		if (pol->l4[i].policy.tag != tag ||
+		    (k->family == pol->l4[i].r.family &&
+		     !sluice_l4rule_holds(&pol->l4[i].r, k->family, a.addr)))
+			continue;
+		sluice_l4_name(&pol->l4[i].r, match, len);
+		return &pol->l4[i].policy;
+	}
 	/* Rules that share a slot share its tag: the key's own is the one
 	 * whose CIDR holds it (an aggregate may be wider: then the first). */
 	for (i = 0; i < pol->nr_rules; i++) {

@@ -10,16 +10,29 @@
 void rule_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] rule add CIDR ((--rate RATE [--burst N]\n"
+		"Usage: sluicectl [-i IFACE] rule add CIDR [MATCH] ((--rate RATE [--burst N]\n"
 		"                 [--delay N|--nodelay])... [--algo ALGO] [--window DUR]\n"
 		"                 [--prefix LEN] | --exempt | --deny) [--fleet [on|off]]\n"
 		"                 [--dry-run [on|off]]\n"
-		"       sluicectl [-i IFACE] rule del CIDR\n"
+		"       sluicectl [-i IFACE] rule del CIDR [MATCH]\n"
 		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
 		"\n"
 		"A rule gives the sources in CIDR their own policy; the longest matching\n"
 		"prefix wins, sources no rule matches get the default policy ('set').\n"
+		"\n"
+		"MATCH makes a rule for some of the sources' traffic only (at most %d such\n"
+		"rules; they are evaluated before every rule of a CIDR alone, the one whose\n"
+		"match names more fields first, then narrower ports, then the longer prefix;\n"
+		"'rule list' shows them in that order):\n"
+		"  --proto P          tcp, udp, udplite, sctp, icmp, icmpv6 or a number\n"
+		"  --sport P[-Q]      source ports (tcp, udp, udplite, sctp)\n"
+		"  --dport P[-Q]      destination ports (the same)\n"
+		"  --tcp-flags F      syn (SYN without ACK), or MASK/VALUE: lists of fin, syn,\n"
+		"                     rst, psh, ack, urg, ece, cwr joined by ','\n"
+		"  --icmp-type T[/C]  a type (a number or a name: echo-request, ...) and code\n"
+		"A fragment after the first carries no ports or flags: only a match of at\n"
+		"most --proto holds it. rule del of such a rule gives the same MATCH.\n"
 		"\n"
 		"  add   add a rule, or replace the rule of the same CIDR; prints the rule's\n"
 		"        policy (both values of every limit) and whether buckets were kept\n"
@@ -34,7 +47,7 @@ void rule_help(FILE *f)
 		"        --fleet       one limit for the sources across every box of the fleet\n"
 		"                      (token-bucket, leaky-bucket; see 'sluicectl set help')\n"
 		"        --dry-run     only count what the rule would drop\n"
-		"  del   delete the rule of exactly this CIDR\n"
+		"  del   delete the rule of exactly this CIDR (and MATCH)\n"
 		"  flush delete every rule in one change: a packet sees all the rules or\n"
 		"        none; their sources fall back to the default policy\n"
 		"  list  every rule with its effective policy and its own passed/dropped\n"
@@ -50,9 +63,12 @@ void rule_help(FILE *f)
 		"  sluicectl rule add 198.18.8.0/22 --rate 100/s --burst 300 --fleet\n"
 		"  sluicectl rule add 2001:2::/48 --algo sliding-log --rate 30/m --dry-run\n"
 		"  sluicectl rule add 198.19.0.0/16 --exempt\n"
+		"  sluicectl rule add 0.0.0.0/0 --proto tcp --tcp-flags syn --rate 20/s\n"
+		"  sluicectl rule add 198.18.0.0/15 --proto udp --dport 53 --rate 50/s\n"
 		"  sluicectl -i shape:eth1 rule add 198.18.0.0/24 --rate 100/s --burst 50 --delay 10\n"
 		"  sluicectl rule del 198.18.0.0/24\n"
-		"  sluicectl rule flush\n");
+		"  sluicectl rule flush\n",
+		SLUICE_L4_RULES_MAX);
 }
 
 static int do_add(int argc, char **argv)
@@ -71,11 +87,25 @@ static int do_flush_rules(int argc, char **argv)
 }
 
 static void json_row(struct sluice_json *j, const char *match, int family,
-		     const struct sluice_policy *p, const struct sluice_rstats *rs,
-		     const struct sluice_rwould *rw, bool global_dry, __u32 shared)
+		     const struct sluice_l4rule *l4, const struct sluice_policy *p,
+		     const struct sluice_rstats *rs, const struct sluice_rwould *rw,
+		     bool global_dry, __u32 shared)
 {
 	json_obj_begin(j, NULL);
 	json_str(j, "match", match);
+	if (l4) { /* a rule on the transport header: its CIDR and match apart */
+		struct sluice_cidr c;
+		struct sluice_rec r;
+		char cidr[64];
+
+		sluice_l4_cidr(l4, &c);
+		sluice_format_cidr(&c, true, cidr, sizeof(cidr));
+		json_str(j, "cidr", cidr);
+		json_obj_begin(j, "l4");
+		sluice_rec_init(&r, j, NULL, 0);
+		sluice_match_rec(&r, &l4->m);
+		json_obj_end(j);
+	}
 	sluice_policy_json(j, p, family, ctl.shape, global_dry);
 	/* The counters below are those of every rule on the slot. */
 	if (shared > 1)
@@ -174,23 +204,35 @@ static int do_list(int argc, char **argv)
 		ctl_table_init(&t, head, "        rrr");
 	if (ctl.json)
 		json_arr_begin(&j, NULL);
-	for (i = 0; i <= pol.nr_rules && !ret; i++) {
+	/* In the order the datapath evaluates them: the rules on the
+	 * transport header first, then the longest prefix of the others. */
+	for (i = 0; i <= pol.nr_l4 + pol.nr_rules && !ret; i++) {
+		const struct sluice_l4rule *l4 = i < pol.nr_l4 ? &pol.l4[i].r : NULL;
 		const struct sluice_policy *p;
 		const struct sluice_rwould *rw;
-		char match[64];
+		const struct sluice_rstats *rs;
+		size_t k = i - pol.nr_l4;
+		char match[160];
 		int family;
-
 		__u32 shared;
 
-		p = sluice_policy_at(&pol, i, match, sizeof(match), &family);
-		rw = pol.rwould ? &pol.rwould[i] : NULL;
+		if (l4) {
+			p = &pol.l4[i].policy;
+			sluice_l4_name(l4, match, sizeof(match));
+			family = l4->family;
+			rs = &pol.l4_rstats[i];
+			rw = pol.rwould ? &pol.l4_rwould[i] : NULL;
+		} else {
+			p = sluice_policy_at(&pol, k, match, sizeof(match), &family);
+			rs = &pol.rstats[k];
+			rw = pol.rwould ? &pol.rwould[k] : NULL;
+		}
 		shared = pol.slot_users[SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1)];
 		any_shared |= shared > 1;
 		if (ctl.json)
-			json_row(&j, match, family, p, &pol.rstats[i], rw, global_dry, shared);
+			json_row(&j, match, family, l4, p, rs, rw, global_dry, shared);
 		else
-			ret = text_row(&t, match, family, p, &pol.rstats[i], rw, global_dry,
-				       shared);
+			ret = text_row(&t, match, family, p, rs, rw, global_dry, shared);
 	}
 	if (ctl.json) {
 		json_arr_end(&j);

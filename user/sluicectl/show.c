@@ -26,6 +26,9 @@ void show_help(FILE *f)
 		   "and the delay the next packet would get (0 while it is among the --delay\n"
 		   "that go at once), or that it would be dropped (the queue is full). A shaper\n"
 		   "keyed by destination (--key dst) takes the destination address.\n"
+		   "The rules that match on ports, flags or protocols and hold the address\n"
+		   "follow ('l4 rule'), each with the key its matching packets count under:\n"
+		   "they come first for the traffic they match.\n"
 		   "\n"
 		   "Examples:\n"
 		   "  sluicectl show 198.18.0.5\n"
@@ -264,6 +267,53 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 		key, match, own_len, agg_len);
 }
 
+/* The rules on the transport header that hold c, and the state of c's key
+ * under each that keeps one (l4[0..nr), read with the settings). */
+static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size_t nr,
+		   const struct sluice_cidr *c, __u64 now, struct sluice_json *j)
+{
+	char name[160], line[320];
+	struct found f;
+	size_t i;
+	int ret;
+
+	if (j)
+		json_arr_begin(j, "l4_rules");
+	for (i = 0; i < nr; i++) {
+		const struct sluice_policy *p = &l4[i].policy;
+		__u8 len = c->family == 4 ? p->prefix4 : p->prefix6;
+
+		if (!sluice_l4rule_holds(&l4[i].r, c->family, c->addr))
+			continue;
+		memset(&f, 0, sizeof(f));
+		ret = p->action == SLUICE_ACT_LIMIT ? lookup_key(h, p, c, p->tag, len, now, &f) : 0;
+		if (ret)
+			return ret;
+		sluice_l4_name(&l4[i].r, name, sizeof(name));
+		if (j) {
+			json_obj_begin(j, NULL);
+			json_str(j, "match", name);
+			json_obj_begin(j, "policy");
+			sluice_policy_json(j, p, c->family, ctl.shape,
+					   live_set->flags & SLUICE_DRY_RUN);
+			json_obj_end(j);
+			if (p->action == SLUICE_ACT_LIMIT)
+				json_found(j, "bucket", &f, p);
+			json_obj_end(j);
+			continue;
+		}
+		sluice_policy_text(p, c->family, ctl.shape, line, sizeof(line));
+		printf("%-9s %s: %s\n", "l4 rule", name, line);
+		if (f.ok)
+			text_state("key", &f, p);
+		else if (p->action == SLUICE_ACT_LIMIT)
+			printf("%-9s no bucket under it: full (never seen or evicted)\n", "");
+	}
+	if (j)
+		json_arr_end(j);
+	return 0;
+}
+
 int do_show(int argc, char **argv)
 {
 	const struct sluice_policy *p;
@@ -276,6 +326,8 @@ int do_show(int argc, char **argv)
 	bool want_own, want_agg, dry;
 	__u64 seq;
 	struct sluice_json j;
+	struct sluice_txn_l4 l4[SLUICE_L4_RULES_MAX];
+	size_t nr_l4 = 0;
 	int st, ret;
 	__u64 now;
 
@@ -302,6 +354,7 @@ int do_show(int argc, char **argv)
 		sluice_read_settings(&h, &set, &seq);
 		live_set = &set;
 		p = find_policy(&h, &set, &c, &rule, match, sizeof(match));
+		sluice_read_l4(&h, &set, l4, &nr_l4);
 	} while (sluice_settings_changed(&h, seq));
 	now = sluice_now_ticks();
 	memset(&own, 0, sizeof(own));
@@ -346,8 +399,14 @@ int do_show(int argc, char **argv)
 			json_found(&j, "bucket", &own, p);
 		if (agg.ok)
 			json_found(&j, "aggregate", &agg, p);
+		ret = c.prefixlen == (c.family == 4 ? 32U : 128U) ?
+			      show_l4(&h, l4, nr_l4, &c, now, &j) :
+			      0;
 		json_obj_end(&j);
 		json_end(&j);
+		if (ret)
+			st = sluice_cli_err(ret, "Couldn't look up the state of %s: %s", addr,
+					    strerror(-ret));
 		goto out_close;
 	}
 	printf("%-9s %s\n", c.prefixlen == (c.family == 4 ? 32U : 128U) ? "address" : "key", addr);
@@ -379,6 +438,12 @@ int do_show(int argc, char **argv)
 		text_state("aggregate", &agg, p);
 	else if (want_agg && !want_own)
 		printf("no aggregate bucket for %s: it is full (never made or evicted)\n", addr);
+	if (c.prefixlen == (c.family == 4 ? 32U : 128U)) {
+		ret = show_l4(&h, l4, nr_l4, &c, now, NULL);
+		if (ret)
+			st = sluice_cli_err(ret, "Couldn't look up the state of %s: %s", addr,
+					    strerror(-ret));
+	}
 out_close:
 	sluice_close(&h);
 	return st;
