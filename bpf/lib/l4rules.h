@@ -12,17 +12,19 @@
 #include <bpf/bpf_helpers.h>
 #include <sluice/l4rules.h>
 #include <sluice/sluice.h>
+#include <sluice/algo.h> /* SLUICE_OPAQUE */
 
-/* The tables of both generations, one word each. */
+/* The tables of both generations, one value each. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * SLUICE_L4BM_WORDS);
+	__uint(max_entries, 2);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct sluice_l4tables);
 } sluice_l4bm SEC(".maps");
 
-/* The rules of both generations: gen * SLUICE_L4_RULES_MAX + bit. */
+/* The rules of both generations (gen * SLUICE_L4_RULES_MAX + bit), as
+ * userspace lists them: the datapath reads its tables only. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2 * SLUICE_L4_RULES_MAX);
@@ -41,70 +43,75 @@ struct {
 	__type(value, struct sluice_policy);
 } sluice_l4pol SEC(".maps");
 
-/* One word of a table; 0 (no rule) should it be missing. */
-static __always_inline __u64 l4bm(__u8 gen, __u32 table, __u32 value)
+/*
+ * The word of byte k's table at base for the byte's value v. Bounded for
+ * the verifier by a test it sees: clang writes base + k * 256 + v as an OR
+ * (the low bits are v's alone), and 6.1's verifier knows no bounds of an
+ * OR of two bounded values.
+ */
+static __always_inline __u32 l4rules_index(__u32 base, __u32 k, __u32 v)
 {
-	__u32 k = SLUICE_L4BM_KEY(gen, table, value);
-	__u64 *w = bpf_map_lookup_elem(&sluice_l4bm, &k);
+	__u32 i = base + k * 256 + v;
 
-	return w ? *w : 0;
+	SLUICE_OPAQUE(i);
+	return i < SLUICE_L4BM_WORDS ? i : SLUICE_L4BM_WORDS - 1;
 }
 
 /*
- * The rules of generation gen whose match holds on l4: the words of each
- * field the header gave, ANDed; for a field it did not give, the rules that
- * name none of it.
+ * The first rule (by precedence) of generation gen that holds the packet:
+ * its source (family, addr: 16 bytes) and its header (l4). Its bit, or -1.
+ * The words of each field the header gave, ANDed; for a field it did not
+ * give, the rules that name none of it; then the source's bytes and the
+ * destination's, as far as the family's rules constrain them.
  */
-static __always_inline __u64 l4rules_candidates(__u8 gen, const struct sluice_l4 *l4)
-{
-	__u64 m = l4bm(gen, SLUICE_L4BM_PROTO, l4->proto);
-
-	if (l4->flags & SLUICE_L4_PORTS)
-		m &= l4bm(gen, SLUICE_L4BM_SPORT, l4->sport) &
-		     l4bm(gen, SLUICE_L4BM_DPORT, l4->dport);
-	else
-		m &= l4bm(gen, SLUICE_L4BM_NOPORTS, 0);
-	if (!m)
-		return 0;
-	if (l4->flags & SLUICE_L4_TCPF)
-		m &= l4bm(gen, SLUICE_L4BM_TCPF, l4->tcp_flags);
-	else
-		m &= l4bm(gen, SLUICE_L4BM_NOTCPF, 0);
-	if (l4->flags & SLUICE_L4_ICMPF)
-		m &= l4bm(gen, SLUICE_L4BM_ICMPT, l4->icmp_type) &
-		     l4bm(gen, SLUICE_L4BM_ICMPC, l4->icmp_code);
-	else
-		m &= l4bm(gen, SLUICE_L4BM_NOICMP, 0);
-	return m;
-}
-
-/* The first rule (by precedence) of generation gen that holds the packet
- * (its source: family, addr, 16 bytes 8-aligned; its header: l4), or -1. */
 static __always_inline int l4rules_classify(__u8 gen, __u8 family, const __u8 *addr,
 					    const struct sluice_l4 *l4)
 {
-	__u64 m = l4rules_candidates(gen, l4);
-	int i;
+	__u32 g = gen & 1, depth, base, k;
+	struct sluice_l4tables *t = bpf_map_lookup_elem(&sluice_l4bm, &g);
+	__u64 m;
 
-	for (i = 0; i < SLUICE_L4_RULES_MAX && m; i++) {
-		__u32 bit = (__u32)sluice_lowest_bit(m) & (SLUICE_L4_RULES_MAX - 1);
-		__u32 k = (gen & 1) * SLUICE_L4_RULES_MAX + bit;
-		struct sluice_l4rule *r = bpf_map_lookup_elem(&sluice_l4rules, &k);
-
-		if (r && sluice_l4rule_holds(r, family, addr))
-			return (int)bit;
-		m &= m - 1;
+	if (!t)
+		return -1;
+	m = t->w[SLUICE_L4BM_PROTO + l4->proto];
+	if (l4->flags & SLUICE_L4_PORTS)
+		m &= t->w[SLUICE_L4BM_SPORT + l4->sport] & t->w[SLUICE_L4BM_DPORT + l4->dport];
+	else
+		m &= t->w[SLUICE_L4BM_NOPORTS];
+	if (l4->flags & SLUICE_L4_TCPF)
+		m &= t->w[SLUICE_L4BM_TCPF + l4->tcp_flags];
+	else
+		m &= t->w[SLUICE_L4BM_NOTCPF];
+	if (l4->flags & SLUICE_L4_ICMPF)
+		m &= t->w[SLUICE_L4BM_ICMPT + l4->icmp_type] &
+		     t->w[SLUICE_L4BM_ICMPC + l4->icmp_code];
+	else
+		m &= t->w[SLUICE_L4BM_NOICMP];
+	if (family == 4) {
+		m &= t->w[SLUICE_L4BM_FAM4];
+		depth = t->w[SLUICE_L4BM_DEPTH] & 0xff;
+		base = SLUICE_L4BM_SRC4;
+	} else {
+		m &= t->w[SLUICE_L4BM_FAM6];
+		depth = (t->w[SLUICE_L4BM_DEPTH] >> 8) & 0xff;
+		base = SLUICE_L4BM_SRC6;
 	}
-	return -1;
+	for (k = 0; k < 16 && k < depth && m; k++)
+		m &= t->w[l4rules_index(base, k, addr[k])];
+	/* The destination's bytes: 0 of them while no rule has a --dst. */
+	depth = (t->w[SLUICE_L4BM_DEPTH] >> (family == 4 ? 16 : 24)) & 0xff;
+	base = family == 4 ? SLUICE_L4BM_DST4 : SLUICE_L4BM_DST6;
+	for (k = 0; k < 16 && k < depth && m; k++)
+		m &= t->w[l4rules_index(base, k, l4->dst[k])];
+	return m ? sluice_lowest_bit(m) & (SLUICE_L4_RULES_MAX - 1) : -1;
 }
 
 /*
  * The rule of generation gen that holds a packet: its index in sluice_l4rules
  * and sluice_l4pol (gen * SLUICE_L4_RULES_MAX + bit), or -1. The IP header
  * is at l3off bytes into [data, end), its family and source (or a shaper's
- * destination: what the CIDR rules match) in key. The header is checked
- * again here: this runs in a function the verifier sees apart from its
- * caller, which knows nothing of what the caller checked.
+ * destination: what the CIDR rules match) in key. The header's bounds are
+ * checked again: the offset is all that is passed.
  */
 static __always_inline int l4rules_at(void *data, void *end, __u32 l3off,
 				      const struct sluice_key *key, __u8 gen)

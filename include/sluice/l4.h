@@ -8,7 +8,8 @@
  *
  * sluice_l4_parse() starts at an IP header that parse_addr() (bpf/lib/
  * parse.h) has already checked: IPv4 with all of its IHL inside the frame,
- * or the 40 bytes of IPv6. It reads nothing past the frame's end:
+ * or the 40 bytes of IPv6. It takes the destination address from it, and
+ * reads nothing past the frame's end:
  *   - IPv4: a fragment whose offset is not 0 carries no transport header
  *     (SLUICE_L4_FRAG: the protocol is known, the ports are not);
  *   - IPv6: hop-by-hop, routing, destination options, fragment and AH
@@ -72,9 +73,11 @@ struct sluice_l4 {
 	__u8 tcp_flags;
 	__u8 icmp_type;
 	__u8 icmp_code;
-	__u8 pad[3];
+	__u8 family; /* 4 or 6: of the IP header */
+	__u8 pad[6];
+	__u8 dst[16] __attribute__((aligned(8))); /* the destination; IPv4 in the first 4 bytes */
 };
-_Static_assert(sizeof(struct sluice_l4) == 12, "sluice_l4 layout");
+_Static_assert(sizeof(struct sluice_l4) == 32, "sluice_l4 layout");
 
 static __always_inline __u16 sluice_l4_be16(const __u8 *p)
 {
@@ -184,7 +187,9 @@ static __always_inline void sluice_l4_parse(const void *l3, const void *end, __u
 	const __u8 *ip = l3, *t;
 
 	__builtin_memset(l4, 0, sizeof(*l4));
+	l4->family = family;
 	if (family == 4) {
+		__builtin_memcpy(l4->dst, ip + 16, 4);
 		l4->proto = ip[9];
 		/* The fragment offset: the low 13 bits of bytes 6-7. */
 		if (sluice_l4_be16(ip + 6) & 0x1fff) {
@@ -193,6 +198,7 @@ static __always_inline void sluice_l4_parse(const void *l3, const void *end, __u
 		}
 		t = ip + (ip[0] & 0x0f) * 4;
 	} else {
+		__builtin_memcpy(l4->dst, ip + 24, 16);
 		t = sluice_l4_ext6(ip, end, l4);
 		if (!t)
 			return;
@@ -202,7 +208,8 @@ static __always_inline void sluice_l4_parse(const void *l3, const void *end, __u
 
 /*
  * An L4 match: any combination of a protocol, port ranges, TCP flags under a
- * mask and an ICMP type (and code). A field the match does not name matches
+ * mask, an ICMP type (and code) and a destination CIDR (what a packet's
+ * IP header says, present in every packet: a fragment's too). A field the match does not name matches
  * anything; one it names matches only a packet whose header gave it, so a
  * non-first fragment (no ports, no flags) or a short header matches only a
  * match that names at most the protocol.
@@ -214,6 +221,7 @@ enum sluice_match_has {
 	SLUICE_MATCH_TCPF = 1 << 3,
 	SLUICE_MATCH_ICMP_TYPE = 1 << 4,
 	SLUICE_MATCH_ICMP_CODE = 1 << 5,
+	SLUICE_MATCH_DST = 1 << 6, /* a destination CIDR (of the rule's family) */
 };
 
 struct sluice_match {
@@ -223,9 +231,30 @@ struct sluice_match {
 	__u8 proto;
 	__u8 tcp_mask, tcp_value; /* (flags & mask) == value; syn: SYN|ACK, SYN */
 	__u8 icmp_type, icmp_code;
-	__u8 pad[2];
+	__u8 dst_prefixlen; /* with SLUICE_MATCH_DST: address bits */
+	__u8 dst_family; /* ... and its family, 4 or 6 */
+	__u8 dst[16] __attribute__((aligned(8))); /* masked; IPv4 in the first 4 bytes */
 };
-_Static_assert(sizeof(struct sluice_match) == 16, "sluice_match layout");
+_Static_assert(sizeof(struct sluice_match) == 32, "sluice_match layout");
+
+/* Does the CIDR (family, addr: masked, prefixlen) hold a (16 bytes, 8-aligned,
+ * of family `fam`)? */
+static __always_inline int sluice_cidr_holds(__u8 family, const __u8 *addr, __u32 len, __u8 fam,
+					     const __u8 *a)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)addr;
+	__u64 m0, m1;
+
+	if (family != fam)
+		return 0;
+	m0 = len >= 64 ? ~0ULL : len ? ~0ULL << (64 - len) : 0;
+	m1 = len >= 128 ? ~0ULL : len > 64 ? ~0ULL << (128 - len) : 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	m0 = __builtin_bswap64(m0);
+	m1 = __builtin_bswap64(m1);
+#endif
+	return (x[0] & m0) == y[0] && (x[1] & m1) == y[1];
+}
 
 static __always_inline int sluice_match_l4(const struct sluice_match *m, const struct sluice_l4 *l4)
 {
@@ -254,6 +283,9 @@ static __always_inline int sluice_match_l4(const struct sluice_match *m, const s
 		if ((has & SLUICE_MATCH_ICMP_CODE) && l4->icmp_code != m->icmp_code)
 			return 0;
 	}
+	if ((has & SLUICE_MATCH_DST) &&
+	    !sluice_cidr_holds(m->dst_family, m->dst, m->dst_prefixlen, l4->family, l4->dst))
+		return 0;
 	return 1;
 }
 

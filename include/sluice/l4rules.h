@@ -13,10 +13,13 @@
  * and for a packet whose header did not give a field (a fragment, a short
  * header, another protocol) the rules that name none of it:
  *   SLUICE_L4BM_NOPORTS, SLUICE_L4BM_NOTCPF, SLUICE_L4BM_NOICMP.
- * ANDed, they leave the rules whose match holds (sluice_match_l4()'s verdict
- * on each, include/sluice/l4.h); the lowest bit whose rule's source CIDR
- * holds the packet's source is the rule that applies. Every table is one
- * array of u64 words, indexed by SLUICE_L4BM_KEY(gen, table, value): two
+ * and one per byte of the source address, from the rules' CIDRs. ANDed,
+ * they leave the rules whose match holds (sluice_match_l4()'s verdict on
+ * each, include/sluice/l4.h) and whose CIDR holds the source
+ * (sluice_l4rule_holds()): the lowest bit is the rule that applies, found
+ * in as many steps whatever the number of rules. The tables of a
+ * generation are one array of u64 words (struct sluice_l4tables), indexed
+ * by SLUICE_L4BM_KEY(gen, table, value) in the mapped map: two
  * generations, so a new rule set is written beside the live one and flipped
  * to in one store, as the CIDR rules are.
  */
@@ -37,7 +40,7 @@ struct sluice_l4rule {
 	__u8 prefixlen; /* address bits */
 	__u8 pad[6];
 };
-_Static_assert(sizeof(struct sluice_l4rule) == 40, "sluice_l4rule layout");
+_Static_assert(sizeof(struct sluice_l4rule) == 56, "sluice_l4rule layout");
 
 /* The tables of one generation, each at its offset in the words array. */
 enum sluice_l4bm_table {
@@ -47,14 +50,37 @@ enum sluice_l4bm_table {
 	SLUICE_L4BM_TCPF = 256 + 2 * 65536, /* 256 */
 	SLUICE_L4BM_ICMPT = 2 * 256 + 2 * 65536, /* 256 */
 	SLUICE_L4BM_ICMPC = 3 * 256 + 2 * 65536, /* 256 */
-	SLUICE_L4BM_NOPORTS = 4 * 256 + 2 * 65536, /* 1 each: */
+	/* The source address, a table per byte: [k * 256 + byte k] holds the
+	 * rules whose CIDR accepts that value of byte k (a prefix is a value,
+	 * or an aligned range, of each byte it covers; every value of the
+	 * others). IPv4: 4 bytes, IPv6: 16. */
+	SLUICE_L4BM_SRC4 = 4 * 256 + 2 * 65536, /* 4 x 256 */
+	SLUICE_L4BM_SRC6 = 8 * 256 + 2 * 65536, /* 16 x 256 */
+	/* The destination address, the same way, from the rules' --dst (a
+	 * rule without one accepts every value of every byte). */
+	SLUICE_L4BM_DST4 = 24 * 256 + 2 * 65536, /* 4 x 256 */
+	SLUICE_L4BM_DST6 = 28 * 256 + 2 * 65536, /* 16 x 256 */
+	SLUICE_L4BM_NOPORTS = 44 * 256 + 2 * 65536, /* 1 each: */
 	SLUICE_L4BM_NOTCPF,
 	SLUICE_L4BM_NOICMP,
+	SLUICE_L4BM_FAM4, /* the IPv4 rules */
+	SLUICE_L4BM_FAM6, /* the IPv6 rules */
+	/* how many leading bytes of a source the rules of each family
+	 * constrain (IPv4's in bits 0-7, IPv6's in 8-15), and of a
+	 * destination (bits 16-23, 24-31): the bytes past them accept every
+	 * value, and are not looked at */
+	SLUICE_L4BM_DEPTH,
 	SLUICE_L4BM_ALL, /* every rule of the generation: the bits in use */
 	SLUICE_L4BM_WORDS /* words per generation */
 };
 #define SLUICE_L4BM_KEY(gen, table, value) \
 	((__u32)((gen)&1) * SLUICE_L4BM_WORDS + (table) + (value))
+
+/* One generation's tables: one value of the map sluice_l4bm, so that the
+ * datapath reads every word of it after one lookup. */
+struct sluice_l4tables {
+	__u64 w[SLUICE_L4BM_WORDS];
+};
 
 /* The index of the lowest set bit of a word that is not 0 (a de Bruijn
  * multiply: the BPF target has no count-trailing-zeros instruction). */
@@ -69,25 +95,11 @@ static __always_inline int sluice_lowest_bit(__u64 w)
 	return idx[((w ^ (w - 1)) * 0x03f79d71b4cb0a89ULL) >> 58];
 }
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define SLUICE_BE64(x) __builtin_bswap64(x)
-#else
-#define SLUICE_BE64(x) (x)
-#endif
-
 /* Does the rule's source CIDR hold addr (16 bytes, 8-aligned, family's)? */
 static __always_inline int sluice_l4rule_holds(const struct sluice_l4rule *r, __u8 family,
 					       const __u8 *addr)
 {
-	const __u64 *a = (const __u64 *)addr, *b = (const __u64 *)r->addr;
-	__u32 len = r->prefixlen;
-	__u64 m0, m1;
-
-	if (r->family != family)
-		return 0;
-	m0 = len >= 64 ? ~0ULL : len ? ~0ULL << (64 - len) : 0;
-	m1 = len >= 128 ? ~0ULL : len > 64 ? ~0ULL << (128 - len) : 0;
-	return (a[0] & SLUICE_BE64(m0)) == b[0] && (a[1] & SLUICE_BE64(m1)) == b[1];
+	return sluice_cidr_holds(r->family, r->addr, r->prefixlen, family, addr);
 }
 
 #endif /* SLUICE_L4RULES_H */

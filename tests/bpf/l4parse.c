@@ -259,7 +259,12 @@ static void test_parse(struct l4parse_bpf *s)
 			show("host", &host);
 			show("want", &r->want);
 		}
-		if (!tap_ok(l4_eq(&o.l4, &host) && o.family == r->f.family,
+		if (!tap_ok(l4_eq(&o.l4, &host) && o.family == r->f.family &&
+				    o.l4.family == host.family && host.family == r->f.family &&
+				    !memcmp(o.l4.dst, host.dst, 16) &&
+				    !memcmp(host.dst,
+					    r->f.b + r->f.l3 + (r->f.family == 4 ? 16 : 24),
+					    r->f.family == 4 ? 4 : 16),
 			    "%s (%u bytes): BPF as the host", r->name, r->f.len)) {
 			show("bpf", &o.l4);
 			show("host", &host);
@@ -297,6 +302,21 @@ static void test_match(struct l4parse_bpf *s)
 				     .icmp_code = 0 };
 	struct sluice_match echo6 = { .has = SLUICE_MATCH_ICMP_TYPE, .icmp_type = 128 };
 	struct sluice_match any = { 0 };
+	/* Every row goes to 198.18.0.2 or 2001:2::2. */
+	struct sluice_match dst4 = { .has = SLUICE_MATCH_DST,
+				     .dst_family = 4,
+				     .dst_prefixlen = 30,
+				     .dst = { 198, 18, 0, 0 } };
+	struct sluice_match dst4x = { .has = SLUICE_MATCH_DST | SLUICE_MATCH_PROTO,
+				      .proto = 6,
+				      .dst_family = 4,
+				      .dst_prefixlen = 32,
+				      .dst = { 198, 18, 0, 3 } };
+	struct sluice_match dst6 = { .has = SLUICE_MATCH_DST | SLUICE_MATCH_PROTO,
+				     .proto = 17,
+				     .dst_family = 6,
+				     .dst_prefixlen = 127,
+				     .dst = { 0x20, 0x01, 0, 0x02, [15] = 2 } };
 	/* Each match and the rows it must match, by name ("*": all). */
 	const struct {
 		const char *name;
@@ -321,6 +341,11 @@ static void test_match(struct l4parse_bpf *s)
 		{ "--icmp-type 128", echo6, { "IPv6 ICMPv6 echo request (128/0)" } },
 		{ "--proto 47", m_proto(47), { "IPv4 GRE (47): protocol only" } },
 		{ "no match fields", any, { "*" } },
+		{ "--dst 198.18.0.0/30", dst4, { "*4" } },
+		{ "--proto tcp --dst 198.18.0.3", dst4x, { NULL } },
+		{ "--proto udp --dst 2001:2::2/127 (a fragment's too: the IP header says it)",
+		  dst6,
+		  { "*6udp" } },
 	};
 
 	for (unsigned j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
@@ -342,7 +367,10 @@ static void test_match(struct l4parse_bpf *s)
 			}
 			for (k = 0; k < 4 && ms[j].yes[k]; k++)
 				want |= !strcmp(ms[j].yes[k], rows[i].name) ||
-					!strcmp(ms[j].yes[k], "*");
+					!strcmp(ms[j].yes[k], "*") ||
+					(!strcmp(ms[j].yes[k], "*4") && rows[i].f.family == 4) ||
+					(!strcmp(ms[j].yes[k], "*6udp") && rows[i].f.family == 6 &&
+					 host.proto == 17);
 			if (h != want) {
 				right = 0;
 				tap_diag("  %s on %s: %d, want %d", ms[j].name, rows[i].name, h,

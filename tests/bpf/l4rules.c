@@ -260,6 +260,18 @@ static struct sluice_l4rule rnd_rule(void)
 			m->icmp_code = (__u8)rnd(3);
 		}
 	}
+	if (rnd(4) == 0) { /* a destination, of the rule's family */
+		m->has |= SLUICE_MATCH_DST;
+		m->dst_family = r.family;
+		m->dst_prefixlen = (__u8)rnd(r.family == 4 ? 33 : 129);
+		if (r.family == 4) {
+			m->dst[0] = 198, m->dst[1] = 18, m->dst[3] = (__u8)rnd(16);
+		} else {
+			m->dst[0] = 0x20, m->dst[1] = 0x01, m->dst[3] = 0x02;
+			m->dst[15] = (__u8)rnd(16);
+		}
+		sluice_mask(m->dst, m->dst_prefixlen);
+	}
 	return r;
 }
 
@@ -314,6 +326,18 @@ static void rnd_packet(const struct sluice_l4rule *r, __u8 *family, __u8 *addr, 
 		l->proto = protos[rnd(sizeof(protos))];
 		break;
 	}
+	/* The destination: in the rule's --dst, else near it; perhaps a bit off. */
+	l->family = r->family;
+	if (m->has & SLUICE_MATCH_DST) {
+		memcpy(l->dst, m->dst, 16);
+	} else if (r->family == 4) {
+		l->dst[0] = 198, l->dst[1] = 18;
+	} else {
+		l->dst[0] = 0x20, l->dst[1] = 0x01, l->dst[3] = 0x02;
+	}
+	l->dst[r->family == 4 ? 3 : 15] |= (__u8)rnd(16);
+	if (rnd(8) == 0)
+		l->dst[rnd(r->family == 4 ? 4 : 16)] ^= (__u8)(1u << rnd(8));
 }
 
 static void test_differential(void)

@@ -4,7 +4,7 @@
  * (sluice_xdp and sluice_tc, BPF_PROG_TEST_RUN), on both key tables: the
  * policy each packet gets must be the one the host's reference gives.
  *
- * Eight rules with a match, each on a slot of its own, and a rule of a CIDR
+ * Ten rules with a match (two with a --dst), each on a slot of its own, and a rule of a CIDR
  * alone (198.18.0.0/16, slot 20) behind them. For every frame of a table
  * (TCP with each flag combination that matters, UDP to and from port 53,
  * ICMP and ICMPv6 echo, IPv4 and IPv6 fragments, IPv6 extension headers,
@@ -31,7 +31,7 @@
 #include "../lib/tap.h"
 
 #define CIDR_SLOT 20
-#define NR_L4 8
+#define NR_L4 10
 
 static __u64 *bm;
 static struct sluice_l4rule *maprules;
@@ -95,6 +95,9 @@ static int make_rules(void)
 		{ "2001:2::/48", "--proto tcp --dport 443", SLUICE_ACT_DENY },
 		{ "198.18.1.0/24", "--proto tcp --dport 1000-2000 --tcp-flags syn",
 		  SLUICE_ACT_EXEMPT },
+		/* every frame goes to 198.18.0.2 or 2001:2::2 */
+		{ "198.18.0.0/15", "--proto udp --dport 9 --dst 198.18.0.3", SLUICE_ACT_DENY },
+		{ "2001:2::/48", "--proto udp --dst 2001:2::2/127", SLUICE_ACT_DENY },
 	};
 	struct sluice_l4rule r[NR_L4];
 	size_t order[NR_L4], i;

@@ -47,7 +47,8 @@ static int same(const struct sluice_match *a, const struct sluice_match *b)
 	       a->sport_hi == b->sport_hi && a->dport_lo == b->dport_lo &&
 	       a->dport_hi == b->dport_hi && a->tcp_mask == b->tcp_mask &&
 	       a->tcp_value == b->tcp_value && a->icmp_type == b->icmp_type &&
-	       a->icmp_code == b->icmp_code;
+	       a->icmp_code == b->icmp_code && a->dst_family == b->dst_family &&
+	       a->dst_prefixlen == b->dst_prefixlen && !memcmp(a->dst, b->dst, 16);
 }
 
 #define P SLUICE_MATCH_PROTO
@@ -56,6 +57,7 @@ static int same(const struct sluice_match *a, const struct sluice_match *b)
 #define TF SLUICE_MATCH_TCPF
 #define IT SLUICE_MATCH_ICMP_TYPE
 #define IC SLUICE_MATCH_ICMP_CODE
+#define DS SLUICE_MATCH_DST
 
 static void test_accepted(void)
 {
@@ -116,6 +118,21 @@ static void test_accepted(void)
 		{ "--proto 47", "--proto 47", { .has = P, .proto = 47 } },
 		{ "--proto 6", "--proto tcp", { .has = P, .proto = 6 } },
 		{ "--proto 0", "--proto 0", { .has = P, .proto = 0 } },
+		{ "--dst 198.18.0.2 --proto udp --dport 53",
+		  "--proto udp --dport 53 --dst 198.18.0.2",
+		  { .has = P | DP | DS,
+		    .proto = 17,
+		    .dport_lo = 53,
+		    .dport_hi = 53,
+		    .dst_family = 4,
+		    .dst_prefixlen = 32,
+		    .dst = { 198, 18, 0, 2 } } },
+		{ "--dst 2001:2::/64",
+		  "--dst 2001:2::/64",
+		  { .has = DS,
+		    .dst_family = 6,
+		    .dst_prefixlen = 64,
+		    .dst = { 0x20, 0x01, 0, 0x02 } } },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -174,6 +191,9 @@ static void test_refused(void)
 		{ "--proto icmp --icmp-type 8/256", "a code is a number 0-255" },
 		{ "--proto icmp --icmp-type 300", "not a type of icmp" },
 		{ "--proto icmp --icmp-type 8 --icmp-type 0", "--icmp-type given twice" },
+		{ "--dst 198.18.0.1/24", "--dst: " },
+		{ "--dst 198.18.0.300", "--dst: " },
+		{ "--dst 198.18.0.2 --dst 198.18.0.3", "--dst given twice" },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

@@ -691,6 +691,11 @@ static int check_match(struct edit *e, char *err, size_t errlen)
 				  "--proto icmpv6 never matches the IPv4 rule %s: IPv4 carries "
 				  "ICMP, --proto icmp",
 				  e->cidr_text);
+	if ((m->has & SLUICE_MATCH_DST) && m->dst_family != e->cidr.family)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--dst is IPv%u and the rule %s IPv%u: a packet has both of one "
+				  "family, so it never matches",
+				  m->dst_family, e->cidr_text, e->cidr.family);
 	if (e->fleet > 0)
 		return sluice_err(err, errlen, -EINVAL,
 				  "--fleet is not yet taken by a rule that matches on ports, flags "

@@ -79,8 +79,39 @@ static void set_range(__u64 *table, __u32 lo, __u32 hi, __u64 bit)
 		table[v] |= bit;
 }
 
+/*
+ * The byte tables at base (the source's or the destination's) for a CIDR of
+ * a rule (its bit): a byte the prefix covers whole takes its value, the
+ * byte it ends in the aligned range of values that share its leading bits,
+ * every later byte any value. *depth grows to the bytes the prefix reaches.
+ */
+static void cidr_bytes(__u8 family, const __u8 *addr, __u32 prefixlen, __u32 base, __u64 *words,
+		       __u64 bit, __u32 *depth)
+{
+	__u32 nbytes = family == 4 ? 4 : 16;
+
+	for (__u32 k = 0; k < nbytes; k++) {
+		__u64 *t = words + base + k * 256;
+		__u32 covered = prefixlen > k * 8 ? prefixlen - k * 8 : 0;
+
+		if (covered >= 8) {
+			t[addr[k]] |= bit;
+		} else if (covered) {
+			__u32 lo = addr[k] & (0xff00U >> covered & 0xff);
+
+			set_range(t, lo, lo + (0xffU >> covered), bit);
+		} else {
+			set_range(t, 0, 255, bit);
+		}
+	}
+	if ((prefixlen + 7) / 8 > *depth)
+		*depth = (prefixlen + 7) / 8;
+}
+
 int sluice_l4bm_build(const struct sluice_l4rule *rules, size_t n, __u64 *words)
 {
+	__u32 depth[4] = { 0, 0, 0, 0 }; /* source v4, v6, destination v4, v6 */
+
 	if (n > SLUICE_L4_RULES_MAX)
 		return -E2BIG;
 	memset(words, 0, SLUICE_L4BM_WORDS * sizeof(*words));
@@ -114,8 +145,19 @@ int sluice_l4bm_build(const struct sluice_l4rule *rules, size_t n, __u64 *words)
 			words[SLUICE_L4BM_NOTCPF] |= bit;
 		if (!(m->has & (SLUICE_MATCH_ICMP_TYPE | SLUICE_MATCH_ICMP_CODE)))
 			words[SLUICE_L4BM_NOICMP] |= bit;
+		const __u8 v6 = rules[i].family == 6;
+
+		cidr_bytes(rules[i].family, rules[i].addr, rules[i].prefixlen,
+			   v6 ? SLUICE_L4BM_SRC6 : SLUICE_L4BM_SRC4, words, bit, &depth[v6]);
+		/* no --dst: every destination (a /0 of the rule's family) */
+		cidr_bytes(rules[i].family, m->dst,
+			   m->has & SLUICE_MATCH_DST ? m->dst_prefixlen : 0,
+			   v6 ? SLUICE_L4BM_DST6 : SLUICE_L4BM_DST4, words, bit, &depth[2 + v6]);
+		words[rules[i].family == 4 ? SLUICE_L4BM_FAM4 : SLUICE_L4BM_FAM6] |= bit;
 		words[SLUICE_L4BM_ALL] |= bit;
 	}
+	words[SLUICE_L4BM_DEPTH] = depth[0] | depth[1] << 8 | depth[2] << 16 |
+				   (__u64)depth[3] << 24;
 	return 0;
 }
 

@@ -76,8 +76,8 @@ void sluice_match_in_init(struct sluice_match_in *in)
 
 bool sluice_match_is_opt(const char *opt)
 {
-	static const char *const opts[] = { "--proto", "--sport", "--dport", "--tcp-flags",
-					    "--icmp-type" };
+	static const char *const opts[] = { "--proto",     "--sport",     "--dport",
+					    "--tcp-flags", "--icmp-type", "--dst" };
 
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 		if (!strcmp(opt, opts[i]))
@@ -223,6 +223,20 @@ static int read_tcp_flags(struct sluice_match *m, const char *val, char *err, si
 	return 0;
 }
 
+/* --dst: an address or a CIDR, its bits past the prefix zero. */
+static int read_dst(struct sluice_match *m, const char *val, char *err, size_t errlen)
+{
+	struct sluice_cidr c;
+	char inner[SLUICE_ERR_LEN];
+
+	if (sluice_parse_cidr(val, &c, inner, sizeof(inner)))
+		return sluice_err(err, errlen, -EINVAL, "--dst: %s", inner);
+	m->dst_family = c.family;
+	m->dst_prefixlen = c.prefixlen;
+	memcpy(m->dst, c.addr, 16);
+	return 0;
+}
+
 int sluice_match_opt(struct sluice_match_in *in, const char *opt, const char *val, char *err,
 		     size_t errlen)
 {
@@ -240,6 +254,8 @@ int sluice_match_opt(struct sluice_match_in *in, const char *opt, const char *va
 		bit = SLUICE_MATCH_TCPF;
 	else if (!strcmp(opt, "--icmp-type"))
 		bit = SLUICE_MATCH_ICMP_TYPE;
+	else if (!strcmp(opt, "--dst"))
+		bit = SLUICE_MATCH_DST;
 	else
 		return sluice_err(err, errlen, -EINVAL, "%s: not an option of a match", opt);
 	if ((m->has & bit) || (bit == SLUICE_MATCH_ICMP_TYPE && in->icmp[0]))
@@ -252,6 +268,8 @@ int sluice_match_opt(struct sluice_match_in *in, const char *opt, const char *va
 		ret = read_ports(opt, val, &m->dport_lo, &m->dport_hi, err, errlen);
 	else if (bit == SLUICE_MATCH_TCPF)
 		ret = read_tcp_flags(m, val, err, errlen);
+	else if (bit == SLUICE_MATCH_DST)
+		ret = read_dst(m, val, err, errlen);
 	else {
 		/* Its names depend on the protocol: read by sluice_match_finish(). */
 		if (!*val || strlen(val) >= sizeof(in->icmp))
@@ -380,6 +398,15 @@ static void icmp_text(const struct sluice_match *m, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, "/%u", m->icmp_code);
 }
 
+static void dst_text(const struct sluice_match *m, char *buf, size_t len)
+{
+	struct sluice_cidr c = { .family = m->dst_family, .prefixlen = m->dst_prefixlen };
+
+	memcpy(c.addr, m->dst, 16);
+	/* an address alone when it is one: --dst 198.18.0.2 */
+	sluice_format_cidr(&c, c.prefixlen != (c.family == 4 ? 32 : 128), buf, len);
+}
+
 void sluice_match_text(const struct sluice_match *m, char *buf, size_t len)
 {
 	char v[64];
@@ -407,6 +434,10 @@ void sluice_match_text(const struct sluice_match *m, char *buf, size_t len)
 	if (m->has & SLUICE_MATCH_ICMP_TYPE) {
 		icmp_text(m, v, sizeof(v));
 		PIECE("--icmp-type");
+	}
+	if (m->has & SLUICE_MATCH_DST) {
+		dst_text(m, v, sizeof(v));
+		PIECE("--dst");
 	}
 #undef PIECE
 }
@@ -439,4 +470,8 @@ void sluice_match_rec(struct sluice_rec *r, const struct sluice_match *m)
 		sluice_rec_u64(r, "icmp_type", m->icmp_type);
 	if (m->has & SLUICE_MATCH_ICMP_CODE)
 		sluice_rec_u64(r, "icmp_code", m->icmp_code);
+	if (m->has & SLUICE_MATCH_DST) {
+		dst_text(m, v, sizeof(v));
+		sluice_rec_str(r, "dst", v);
+	}
 }

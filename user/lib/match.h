@@ -12,6 +12,7 @@
  *                                  none), VALUE within MASK
  *   --icmp-type TYPE[/CODE]        icmp or icmpv6; TYPE a number or a name of
  *                                  that protocol's (echo-request, ...)
+ *   --dst CIDR                     the destination: an address or a CIDR
  *
  * Options come in any order: a name or a protocol's requirement is checked
  * by sluice_match_finish(), once every option is read. libsluice.h
@@ -49,8 +50,8 @@ int sluice_match_finish(struct sluice_match_in *in, char *err, size_t errlen);
  * which read back give it again; "" for a match of nothing. */
 void sluice_match_text(const struct sluice_match *m, char *buf, size_t len);
 /* Its fields, as JSON or text (struct sluice_rec): proto, sport and dport
- * ({from, to}), tcp_flags (as --tcp-flags writes it), icmp_type, icmp_code;
- * only those it names. */
+ * ({from, to}), tcp_flags (as --tcp-flags writes it), icmp_type, icmp_code,
+ * dst (a CIDR); only those it names. */
 void sluice_match_rec(struct sluice_rec *r, const struct sluice_match *m);
 /* The protocol's name (tcp, ...), or NULL for one without. */
 const char *sluice_proto_name(unsigned int proto);

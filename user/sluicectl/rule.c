@@ -31,8 +31,9 @@ void rule_help(FILE *f)
 		"  --tcp-flags F      syn (SYN without ACK), or MASK/VALUE: lists of fin, syn,\n"
 		"                     rst, psh, ack, urg, ece, cwr joined by ','\n"
 		"  --icmp-type T[/C]  a type (a number or a name: echo-request, ...) and code\n"
+		"  --dst CIDR         the destination: one service address of several\n"
 		"A fragment after the first carries no ports or flags: only a match of at\n"
-		"most --proto holds it. rule del of such a rule gives the same MATCH.\n"
+		"most --proto and --dst holds it. rule del of such a rule gives the same MATCH.\n"
 		"\n"
 		"  add   add a rule, or replace the rule of the same CIDR; prints the rule's\n"
 		"        policy (both values of every limit) and whether buckets were kept\n"
@@ -65,6 +66,7 @@ void rule_help(FILE *f)
 		"  sluicectl rule add 198.19.0.0/16 --exempt\n"
 		"  sluicectl rule add 0.0.0.0/0 --proto tcp --tcp-flags syn --rate 20/s\n"
 		"  sluicectl rule add 198.18.0.0/15 --proto udp --dport 53 --rate 50/s\n"
+		"  sluicectl rule add 0.0.0.0/0 --proto tcp --dport 443 --dst 198.18.0.2 --rate 100/s\n"
 		"  sluicectl -i shape:eth1 rule add 198.18.0.0/24 --rate 100/s --burst 50 --delay 10\n"
 		"  sluicectl rule del 198.18.0.0/24\n"
 		"  sluicectl rule flush\n",
