@@ -15,6 +15,11 @@
  *   T3agg T3 with the new-key limit on (1000/s): past it, new keys are charged
  *        to their aggregate prefix's bucket instead of churning the table
  *   T4   T2a with 1,000 CIDR rules installed, the packet matching a /32 (/128)
+ *   T5   T2a (token bucket) under 16 rules that match on the transport header
+ *        (UDP to port 9), the packet held by the last of them: every rule's
+ *        match holds it, only the last one's CIDR, so the classifier tries
+ *        all 16 (the worst case of its bit vectors); against T2a, the same
+ *        packet with no such rule
  *   T2fleet  T2a (token bucket) of a fleet-wide policy, no agent (N unknown:
  *        the whole limit, usage recorded); T2fleet3 the same synced with 3 boxes
  *   scale the token bucket at 1 .. 4M keys against a full 1M-key table
@@ -54,6 +59,8 @@
 
 #define MAX_RUNS 32
 #define NR_RULES 1000
+#define NR_L4_RULES 16
+#define L4_SLOT (NR_RULES + 1) /* T5's rule: IPv4's, IPv6's is the next */
 #define T3_KEYS (16U << 20)
 #define TABLE_KEYS (1U << 20)
 #define HUGE_RATE 1000000000ULL /* 1e9/s: a packet costs 1 ns of a bucket */
@@ -235,6 +242,71 @@ static int add_rules(struct cost_ctx *c, struct bpfrun *o)
 	return 0;
 }
 
+/*
+ * T5's rules, in generation 0 for IPv4 and 1 for IPv6 (a case picks its
+ * family's): 16 on UDP port 9 each, sorted by precedence, of which only the
+ * last (the widest CIDR) holds the packet's source. The others count on a
+ * slot of their own; no packet should reach it.
+ */
+static int add_l4_rules(struct cost_ctx *c, struct bpfrun *o)
+{
+	size_t bm_len = 2 * SLUICE_L4BM_WORDS * sizeof(__u64);
+	size_t r_len = 2 * SLUICE_L4_RULES_MAX * sizeof(struct sluice_l4rule);
+	size_t p_len = 2 * SLUICE_L4_RULES_MAX * sizeof(struct sluice_policy);
+	__u64 *bm = mmap(NULL, bm_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(o->skel->maps.sluice_l4bm), 0);
+	struct sluice_l4rule *rules = mmap(NULL, r_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+					   bpf_map__fd(o->skel->maps.sluice_l4rules), 0);
+	struct sluice_policy *pol = mmap(NULL, p_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+					 bpf_map__fd(o->skel->maps.sluice_l4pol), 0);
+	int ret = 0, gen, i;
+
+	if (bm == MAP_FAILED || rules == MAP_FAILED || pol == MAP_FAILED)
+		ret = -errno;
+	for (gen = 0; gen < 2 && !ret; gen++) {
+		struct sluice_l4rule *r = rules + gen * SLUICE_L4_RULES_MAX;
+		struct sluice_policy *p = pol + gen * SLUICE_L4_RULES_MAX;
+		struct sluice_cidr cidr;
+		char text[64];
+
+		for (i = 0; i < NR_L4_RULES && !ret; i++) {
+			if (i < NR_L4_RULES - 1)
+				snprintf(text, sizeof(text),
+					 gen ? "2001:2:0:1%02x::/64" : "198.19.%d.0/24", i);
+			else
+				snprintf(text, sizeof(text), gen ? "2001:2::/48" : "198.18.0.0/15");
+			ret = sluice_parse_cidr(text, &cidr, c->err, sizeof(c->err));
+			memset(&r[i], 0, sizeof(r[i]));
+			r[i].m.has = SLUICE_MATCH_PROTO | SLUICE_MATCH_DPORT;
+			r[i].m.proto = SLUICE_IPPROTO_UDP;
+			r[i].m.dport_lo = r[i].m.dport_hi = 9;
+			r[i].family = cidr.family;
+			r[i].prefixlen = cidr.prefixlen;
+			memcpy(r[i].addr, cidr.addr, 16);
+		}
+		if (!ret)
+			ret = sluice_l4rules_sort(r, NR_L4_RULES, NULL);
+		/* The sort keeps the holder last: the longest prefixes go first. */
+		if (!ret && r[NR_L4_RULES - 1].prefixlen != (gen ? 48 : 15))
+			ret = -EINVAL;
+		for (i = 0; i < NR_L4_RULES && !ret; i++) {
+			ret = huge_policy(c, &p[i], SLUICE_ALGO_TOKEN_BUCKET);
+			p[i].tag = SLUICE_TAG(i < NR_L4_RULES - 1 ? L4_SLOT + 2 : L4_SLOT + gen,
+					      SLUICE_ALGO_TOKEN_BUCKET, 1);
+		}
+		if (!ret)
+			ret = sluice_l4bm_build(r, NR_L4_RULES,
+						bm + (size_t)gen * SLUICE_L4BM_WORDS);
+	}
+	if (bm != MAP_FAILED)
+		munmap(bm, bm_len);
+	if (rules != MAP_FAILED)
+		munmap(rules, r_len);
+	if (pol != MAP_FAILED)
+		munmap(pol, p_len);
+	return ret;
+}
+
 /* A case of one policy: made by make_policy(c, policy, algo) on obj, with a
  * generation of its own (fresh buckets). NULL with errno set. */
 static struct cost_case *
@@ -400,6 +472,20 @@ static int rule_case(struct cost_ctx *c, int t, unsigned int f, int a)
 	return 0;
 }
 
+/* T5: T2a's packet under T5's rules (add_l4_rules()), held by the last. */
+static int l4_case(struct cost_ctx *c, int t, unsigned int f)
+{
+	struct cost_case *k = policy_case(c, "T5", t, fams[f], SLUICE_ALGO_TOKEN_BUCKET,
+					  &c->main[t], huge_policy);
+
+	if (!k)
+		return -errno;
+	k->set.flags |= SLUICE_L4_ON | (f ? SLUICE_L4_GEN : 0);
+	k->slot = L4_SLOT + f;
+	k->expect = EXP_RULE;
+	return 0;
+}
+
 /* Scale: the default algorithm, each key count and table its own object,
  * its table first filled with the keys the packets will ask for (all of
  * them up to 1M, a quarter of them at 4M; in the sets table those whose set
@@ -465,6 +551,8 @@ static int build_cases(struct cost_ctx *c)
 				if (!ret)
 					ret = rule_case(c, t, f, a);
 			}
+			if (!ret)
+				ret = l4_case(c, t, f);
 		}
 		if (ret)
 			return ret;
@@ -903,6 +991,8 @@ static int load_objects(struct cost_ctx *c, __s64 *avail)
 	oo.max_keys = 0;
 	for (i = TAB_LRU; i <= TAB_SETS; i++) {
 		ret = add_rules(c, &c->main[i]);
+		if (!ret)
+			ret = add_l4_rules(c, &c->main[i]);
 		if (ret)
 			return ret;
 	}

@@ -186,6 +186,30 @@ def main_table(c, md, out):
     return worst_t2, worst_t3
 
 
+def l4_table(c, md, out):
+    """T5: 16 rules on the transport header against T2a, the same packet
+    with none; the issue's goal: at most 15 ns more."""
+    rows, worst = [], None
+    for fam in FAMS:
+        for t in TABLES:
+            t2a, t5 = c.find("T2a", t, fam, 0), c.find("T5", t, fam, 0)
+            if t5 is None:
+                continue
+            d = med(t5) - med(t2a)
+            rows.append("| IPv%d | %s |%s%s %.1f |\n" % (fam, t, cell(t2a), cell(t5), d))
+            worst = d if worst is None or d > worst else worst
+    if not rows:
+        return
+    md.append("Rules on the transport header: T5 = T2a (token bucket) under 16 rules that "
+              "match on UDP port 9, of which only the last one's CIDR holds the packet's "
+              "source, so every rule's match holds it (the worst case of the bit vectors).\n\n"
+              "| fam | table | T2a pass | T5 16 L4 rules | T5-T2a |\n|---|---|---|---|---|\n")
+    md.extend(rows)
+    md.append("\nGoal T5-T2a <= 15 ns: %s (worst %.1f ns).\n\n" %
+              ("met" if worst <= 15.0 else "MISSED", worst))
+    out.setdefault("goals", {})["worst_t5_minus_t2a"] = worst
+
+
 def side_notes(c, md):
     tests = ("T0", "T1", "T2a", "T2b", "T3", "T4")
     for fam in FAMS:
@@ -408,6 +432,7 @@ def render_cost(runs_path, json_path, md_path, dat_path, sections=None):
     md, dat = [], []
     marks = [("cost", 0)]
     worst_t2, worst_t3 = main_table(c, md, out)
+    l4_table(c, md, out)
     side_notes(c, md)
     md.append("LRU table: goal T2-T1 <= 40 ns: %s (worst %.1f ns). " %
               ("met" if worst_t2 <= 40.0 else "MISSED", worst_t2))
@@ -416,8 +441,9 @@ def render_cost(runs_path, json_path, md_path, dat_path, sections=None):
     else:
         md.append("Goal T3-T1 <= 250 ns: %s (worst %.1f ns).\n\n" %
                   ("met" if worst_t3 <= 250.0 else "MISSED", worst_t3))
-    out["goals"] = {"worst_t2_minus_t1": worst_t2, "t2_minus_t1_le_40ns": worst_t2 <= 40.0,
-                    "worst_t3_minus_t1": worst_t3, "t3_minus_t1_le_250ns": worst_t3 <= 250.0}
+    out.setdefault("goals", {}).update({
+        "worst_t2_minus_t1": worst_t2, "t2_minus_t1_le_40ns": worst_t2 <= 40.0,
+        "worst_t3_minus_t1": worst_t3, "t3_minus_t1_le_250ns": worst_t3 <= 250.0})
     marks.append(("cost-tables", len(md)))
     tables_floor(c, md, out)
     nobj = 0
