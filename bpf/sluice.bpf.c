@@ -272,7 +272,7 @@ rule_hashed(struct sluice_config *cfg, struct sluice_settings *set, const struct
  * the header's fields are dead once the rule is found.
  */
 static __always_inline int classify(struct packet *pk, struct sluice_key *key, void *data,
-				    void *data_end, __u32 l3off, const int shape)
+				    void *data_end, __u32 l3off)
 {
 	struct sluice_settings *set;
 	struct sluice_rule *rule = NULL;
@@ -506,7 +506,7 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 	bench_vary(&key);
 	__builtin_memcpy(src, key.addr, 16);
 
-	if (classify(&pk, &key, data, data_end, (__u32)(l3 - data), shape))
+	if (classify(&pk, &key, data, data_end, (__u32)(l3 - data)))
 		return PIPE_PASS;
 	if (pk.policy->action == SLUICE_ACT_EXEMPT)
 		v = OUTCOME_EXEMPT;

@@ -120,7 +120,7 @@ static __always_inline int l4rules_at(void *data, void *end, __u32 l3off,
 	__u8 *ip;
 	int bit;
 
-	if (!key || l3off > 64)
+	if (l3off > 64) /* Ethernet and VLAN tags: 22 bytes at most */
 		return -1;
 	ip = data + l3off;
 	if (key->family == 4) {

@@ -427,11 +427,21 @@ int sluice_txn_del_rule(struct sluice_txn *t, const struct sluice_cidr *c, char 
 
 /* ---- rules that match on the transport header ---- */
 
+/* The rule of CIDR c and match m, as the maps hold it. */
+static struct sluice_l4rule l4_rule_of(const struct sluice_cidr *c, const struct sluice_match *m)
+{
+	struct sluice_l4rule r = { .m = *m, .family = c->family, .prefixlen = c->prefixlen };
+
+	memcpy(r.addr, c->addr, 16);
+	return r;
+}
+
 static bool l4_is(const struct sluice_l4rule *r, const struct sluice_cidr *c,
 		  const struct sluice_match *m)
 {
-	return r->family == c->family && r->prefixlen == c->prefixlen &&
-	       !memcmp(r->addr, c->addr, 16) && !memcmp(&r->m, m, sizeof(*m));
+	struct sluice_l4rule w = l4_rule_of(c, m);
+
+	return !memcmp(r, &w, sizeof(w));
 }
 
 struct sluice_txn_l4 *sluice_txn_find_l4(struct sluice_txn *t, const struct sluice_cidr *c,
@@ -490,11 +500,8 @@ int sluice_txn_put_l4(struct sluice_txn *t, const struct sluice_cidr *c,
 		if (ret)
 			return ret;
 	} else {
-		struct sluice_l4rule nr = { .m = *m,
-					    .family = c->family,
-					    .prefixlen = c->prefixlen };
+		struct sluice_l4rule nr = l4_rule_of(c, m);
 
-		memcpy(nr.addr, c->addr, 16);
 		if (t->nr_l4 >= SLUICE_L4_RULES_MAX) {
 			sluice_l4_name(&nr, name, sizeof(name));
 			return sluice_err(
@@ -527,11 +534,8 @@ int sluice_txn_del_l4(struct sluice_txn *t, const struct sluice_cidr *c,
 		return sluice_err(err, errlen, -ENOMEM, "out of memory");
 	r = sluice_txn_find_l4(t, c, m);
 	if (!r) {
-		struct sluice_l4rule nr = { .m = *m,
-					    .family = c->family,
-					    .prefixlen = c->prefixlen };
+		struct sluice_l4rule nr = l4_rule_of(c, m);
 
-		memcpy(nr.addr, c->addr, 16);
 		sluice_l4_name(&nr, name, sizeof(name));
 		return sluice_err(err, errlen, -ENOENT,
 				  "there is no rule %s: see 'sluicectl rule list'", name);
