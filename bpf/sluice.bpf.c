@@ -67,6 +67,16 @@ struct {
 	__type(value, struct sluice_rule_entry);
 } sluice_ruletab SEC(".maps");
 
+/* The policy of each slot under each settings half (SLUICE_POLICY_AT):
+ * every policy the datapath applies is read here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_POLICIES_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_policy);
+} sluice_policies SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -259,11 +269,15 @@ rule_hashed(struct sluice_config *cfg, struct sluice_settings *set, const struct
 
 /*
  * Classify: the packet's policy and its slot's counters; the key tagged
- * with the slot. The policy is that of the first rule matching on the
+ * with the slot. The slot is that of the first rule matching on the
  * transport header that holds the packet, when there are such rules (its
  * IP header l3off bytes into [data, data_end)), else of the rule of the
- * longest prefix holding its address, else the default. 0, or -1: no
- * counters (cannot happen: the slot is masked).
+ * longest prefix holding its address, else the default's (0); the policy
+ * is the slot's in sluice_policies under this half of the settings. Only
+ * the slot is taken from the rule found: every policy pointer is of one
+ * map, and the verifier walks the pipeline after this once, not once per
+ * map a rule may come from. 0, or -1: no policy or no counters (cannot
+ * happen: arrays, indices masked).
  *
  * The L4 parse and classification are inlined: as a function of their own
  * (a global one, verified apart) they cost a BPF-to-BPF call whose return
@@ -277,25 +291,22 @@ static __always_inline int classify(struct packet *pk, struct sluice_key *key, v
 	struct sluice_settings *set;
 	struct sluice_rule *rule = NULL;
 	struct sluice_rule_key rk;
-	__u32 slot;
+	/* One load of `active`: the whole packet uses one half of the config. */
+	__u32 half = SLUICE_READ(pk->cfg->active) & 1, tag = 0, k, slot;
 	int l4 = -1;
 
-	/* One load of `active`: the whole packet uses one half of the config. */
-	set = &pk->cfg->settings[SLUICE_READ(pk->cfg->active) & 1];
+	set = &pk->cfg->settings[half];
 	pk->set = set;
-	pk->policy = &set->def;
 	if (set->flags & SLUICE_L4_ON) {
-		__u32 gen = !!(set->flags & SLUICE_L4_GEN);
-
-		l4 = l4rules_at(data, data_end, l3off, key, gen);
+		l4 = l4rules_at(data, data_end, l3off, key, !!(set->flags & SLUICE_L4_GEN));
 		if (l4 >= 0) {
-			__u32 k = (__u32)l4 & (2 * SLUICE_L4_RULES_MAX - 1);
-			struct sluice_policy *p = bpf_map_lookup_elem(&sluice_l4pol, &k);
+			struct sluice_policy *p;
 
-			if (p)
-				pk->policy = p;
-			else
-				l4 = -1;
+			k = (__u32)l4 & (2 * SLUICE_L4_RULES_MAX - 1);
+			p = bpf_map_lookup_elem(&sluice_l4pol, &k);
+			if (!p)
+				return -1;
+			tag = p->tag;
 		}
 	}
 	if (l4 < 0 && set->nr_rules) {
@@ -307,9 +318,13 @@ static __always_inline int classify(struct packet *pk, struct sluice_key *key, v
 			rule = bpf_map_lookup_elem(&sluice_rules, &rk);
 		}
 		if (rule)
-			pk->policy = &rule->policy;
+			tag = rule->policy.tag;
 	}
-	slot = SLUICE_TAG_SLOT(pk->policy->tag) & (SLUICE_MAX_RULES - 1);
+	slot = SLUICE_TAG_SLOT(tag) & (SLUICE_MAX_RULES - 1);
+	k = SLUICE_POLICY_AT(half, slot);
+	pk->policy = bpf_map_lookup_elem(&sluice_policies, &k);
+	if (!pk->policy)
+		return -1;
 	pk->slot = slot;
 	pk->rs = bpf_map_lookup_elem(&sluice_rstats, &slot);
 	key->tag = pk->policy->tag;

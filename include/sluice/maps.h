@@ -44,7 +44,9 @@
 	/* rules that match on the transport header: tables, rules, policies */         \
 	X(SLUICE_MAP_L4BM, 5, l4bm_fd)                                                  \
 	X(SLUICE_MAP_L4RULES, 5, l4rules_fd)                                            \
-	X(SLUICE_MAP_L4POL, 5, l4pol_fd)
+	X(SLUICE_MAP_L4POL, 5, l4pol_fd)                                                \
+	/* the policy of each slot under each settings half: the datapath's */          \
+	X(SLUICE_MAP_POLICIES, 5, policies_fd)
 
 /* Is a map of `layout` one that a state pinned by an older sluice may lack? */
 #define SLUICE_MAP_ADDED_LATER(layout) ((layout) > SLUICE_MAPS_BASE)

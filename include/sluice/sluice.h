@@ -53,6 +53,9 @@
 #define SLUICE_MAP_L4BM "sluice_l4bm"
 #define SLUICE_MAP_L4RULES "sluice_l4rules"
 #define SLUICE_MAP_L4POL "sluice_l4pol"
+/* The policy of every slot, for each half of the settings: what the
+ * datapath applies (SLUICE_POLICY_AT, below). */
+#define SLUICE_MAP_POLICIES "sluice_policies"
 #define SLUICE_PIN_ROOT "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN "sluice_prog"
 /*
@@ -416,6 +419,23 @@ struct sluice_stats {
 	__u64 events_lost; /* drop events the ring buffer had no room for */
 };
 _Static_assert(sizeof(struct sluice_stats) == 16 * 8, "sluice_stats layout");
+
+/*
+ * sluice_policies, an mmappable array: entry half * SLUICE_MAX_RULES + slot
+ * is the policy of that slot (0: the default) under settings[half]. A rule
+ * of either kind names its slot in its policy's tag; the datapath applies
+ * the policy it finds here, so every policy it reads comes from one map
+ * (one kind of pointer for the verifier: with four kinds, the default's, the
+ * trie's, the hash's and the L4 rules', it walked the rest of the pipeline
+ * once for each, three times the instructions and the load time). The
+ * settings' writer fills the idle half before the flip and the other after
+ * the grace period, as it does the settings (user/lib/txn.c); attach fills
+ * both from the live state (one pinned by an older sluice has no such map).
+ * Rules that share a slot share their policy, so a slot has one.
+ */
+#define SLUICE_POLICIES_ENTRIES (2 * SLUICE_MAX_RULES)
+#define SLUICE_POLICY_AT(half, slot) \
+	((1U & (__u32)(half)) * SLUICE_MAX_RULES + ((__u32)(slot) & (SLUICE_MAX_RULES - 1)))
 
 /* Per-CPU counters of one policy, indexed by its slot (0: the default). */
 struct sluice_rstats {

@@ -36,6 +36,7 @@
 static __u64 *bm;
 static struct sluice_l4rule *maprules;
 static struct sluice_policy *mappol;
+static struct bpfrun *mapped; /* whose maps these are */
 
 static size_t pages(size_t n)
 {
@@ -46,6 +47,7 @@ static size_t pages(size_t n)
 
 static int map_l4(struct bpfrun *r)
 {
+	mapped = r;
 	bm = mmap(NULL, pages(2 * SLUICE_L4BM_WORDS * sizeof(__u64)), PROT_READ | PROT_WRITE,
 		  MAP_SHARED, bpf_map__fd(r->skel->maps.sluice_l4bm), 0);
 	maprules = mmap(NULL, pages(2 * SLUICE_L4_RULES_MAX * sizeof(*maprules)),
@@ -71,6 +73,10 @@ static int install(__u8 gen, const struct sluice_l4rule *rules, const struct slu
 	memset(maprules + gen * SLUICE_L4_RULES_MAX, 0, SLUICE_L4_RULES_MAX * sizeof(*maprules));
 	memcpy(maprules + gen * SLUICE_L4_RULES_MAX, rules, n * sizeof(*rules));
 	memcpy(mappol + gen * SLUICE_L4_RULES_MAX, pol, n * sizeof(*pol));
+	/* what the datapath applies: the policy of each rule's slot */
+	for (size_t i = 0; i < n; i++)
+		if (bpfrun_put_policy(mapped, &pol[i]))
+			return -EIO;
 	return sluice_l4bm_build(rules, n, bm + (size_t)gen * SLUICE_L4BM_WORDS);
 }
 

@@ -272,6 +272,23 @@ int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set)
 		note("Couldn't write sluice_config: %s", strerror(-err));
 		return err;
 	}
+	return bpfrun_put_policy(r, &set->def);
+}
+
+int bpfrun_put_policy(struct bpfrun *r, const struct sluice_policy *p)
+{
+	int fd = bpf_map__fd(r->skel->maps.sluice_policies), half;
+
+	for (half = 0; half < 2; half++) {
+		__u32 k = SLUICE_POLICY_AT(half, SLUICE_TAG_SLOT(p->tag));
+
+		if (bpf_map_update_elem(fd, &k, p, BPF_ANY)) {
+			int err = -errno;
+
+			note("Couldn't write sluice_policies: %s", strerror(-err));
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -520,7 +537,8 @@ bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *
 	return false;
 }
 
-static int put_rule(int fd, __u8 gen, const char *cidr, const struct sluice_policy *p, __u32 slot)
+static int put_rule(struct bpfrun *r, int fd, __u8 gen, const char *cidr,
+		    const struct sluice_policy *p, __u32 slot)
 {
 	char err[SLUICE_ERR_LEN] = "";
 	struct sluice_rule_key key;
@@ -544,19 +562,19 @@ static int put_rule(int fd, __u8 gen, const char *cidr, const struct sluice_poli
 		note("Couldn't insert rule %s: %s", cidr, strerror(-ret));
 		return ret;
 	}
-	return 0;
+	return bpfrun_put_policy(r, &rule.policy);
 }
 
 int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		__u32 slot)
 {
-	return put_rule(r->rules_fd, gen, cidr, p, slot);
+	return put_rule(r, r->rules_fd, gen, cidr, p, slot);
 }
 
 int bpfrun_hash_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,
 		     __u32 slot)
 {
-	return put_rule(r->hash_fd, gen, cidr, p, slot);
+	return put_rule(r, r->hash_fd, gen, cidr, p, slot);
 }
 
 bool bpfrun_setup(struct bpfrun *r, struct sluice_settings *set, __u64 burst)

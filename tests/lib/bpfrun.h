@@ -126,6 +126,11 @@ int bpfrun_events(struct bpfrun *r);
 bool bpfrun_stats_eq(const struct sluice_stats *got, const struct sluice_stats *want,
 		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* p, whose tag names its slot, as that slot's policy under both halves of
+ * the settings (sluice_policies, which the datapath applies): the helpers
+ * below call it for the default and each rule they put; a test that writes
+ * a rule's policy itself calls it too. */
+int bpfrun_put_policy(struct bpfrun *r, const struct sluice_policy *p);
 /* Put rule `cidr` with policy p (its tag set here: SLUICE_TAG(slot, algo, 1))
  * into generation gen of sluice_rules. */
 int bpfrun_rule(struct bpfrun *r, __u8 gen, const char *cidr, const struct sluice_policy *p,

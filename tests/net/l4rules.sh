@@ -8,8 +8,10 @@
 # and nothing changed; the same rule add twice keeps its buckets; rule del
 # of a match; a config file reloaded twice (the second changes nothing, the
 # buckets stay), then with a rule changed (diffed); attach again over the
-# state: the rules stay in force; rule flush removes both kinds. Once per
-# key table (--table lru, sets).
+# state: the rules stay in force; rule flush removes both kinds; a new
+# default policy holds a new source, and still does after an attach over a
+# state pinned without sluice_policies (where the datapath reads every
+# policy) and the L4 maps. Once per key table (--table lru, sets).
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -134,6 +136,33 @@ one_table() {
 	st=$(rx_ctl -i "$IF_RX" -j rule list | jq -r '.[0].passed')
 	[ "$st" -ge 10 ] 2>/dev/null && ok "then the default policy passes the port-53 frames" ||
 		not_ok "then the default policy passes the port-53 frames"
+
+	# ---- the default policy, which the datapath reads from sluice_policies
+	# as it does every policy: a change of it, and a state pinned without
+	# that map and the L4 ones (by an older sluice) ----
+	expect_status 0 "set --rate 1/h --burst 5 (the default policy)" \
+		rx_ctl -i "$IF_RX" set --rate 1/h --burst 5
+	# held: the source's key under the default, 5 let through of 10 (the
+	# default's counters also count what else the veth carries: IPv6 ND)
+	held() {
+		tx_gen -s "$1" -d "$ADDR4_RX" --dport 53 -n 10 >/dev/null 2>&1 || not_ok "send with sluice-gen"
+		out=$(rx_ctl -i "$IF_RX" show "$1")
+		grep -q '^policy    default' <<<"$out" && grep -q '0 of 5 packets left' <<<"$out" &&
+			grep -q '^dropped   5$' <<<"$out"
+	}
+	held 198.18.41.8 &&
+		ok "the new default holds a new source at its burst (5 of 10 passed)" ||
+		{ not_ok "the new default holds a new source at its burst"; diag "$out"; }
+	rm -f "$RX_PINS/sluice_l4bm" "$RX_PINS/sluice_l4rules" "$RX_PINS/sluice_l4pol" \
+		"$RX_PINS/sluice_policies"
+	expect_status 0 "attach over a state pinned without sluice_policies and the L4 maps (an upgrade)" \
+		rx_sluice attach "$IF_RX" --table "$T"
+	[ -e "$RX_PINS/sluice_policies" ] && [ -e "$RX_PINS/sluice_l4pol" ] &&
+		ok "the upgrade pins sluice_policies and sluice_l4pol" ||
+		not_ok "the upgrade pins sluice_policies and sluice_l4pol"
+	held 198.18.41.9 &&
+		ok "after the upgrade the default still limits (sluice_policies filled at attach: 5 of 10 passed)" ||
+		{ not_ok "after the upgrade the default still limits"; diag "$out"; }
 	expect_status 0 "detach" rx_sluice detach "$IF_RX"
 }
 

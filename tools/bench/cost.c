@@ -293,6 +293,8 @@ static int add_l4_rules(struct cost_ctx *c, struct bpfrun *o)
 			ret = huge_policy(c, &p[i], SLUICE_ALGO_TOKEN_BUCKET);
 			p[i].tag = SLUICE_TAG(i < NR_L4_RULES - 1 ? L4_SLOT + 2 : L4_SLOT + gen,
 					      SLUICE_ALGO_TOKEN_BUCKET, 1);
+			if (!ret)
+				ret = bpfrun_put_policy(o, &p[i]);
 		}
 		if (!ret)
 			ret = sluice_l4bm_build(r, NR_L4_RULES,

@@ -207,6 +207,28 @@ static int map_l4(struct sluice_handle *h, char *err, size_t errlen)
 	return 0;
 }
 
+static size_t policies_bytes(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (SLUICE_POLICIES_ENTRIES * sizeof(struct sluice_policy) + page - 1) / page * page;
+}
+
+/* Map sluice_policies, when the state has it. */
+static int map_policies(struct sluice_handle *h, char *err, size_t errlen)
+{
+	void *m;
+
+	if (h->policies_fd < 0)
+		return 0;
+	m = mmap(NULL, policies_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, h->policies_fd, 0);
+	if (m == MAP_FAILED)
+		return sluice_err(err, errlen, -errno, "Couldn't map %s/%s: %s", h->dir,
+				  SLUICE_MAP_POLICIES, strerror(errno));
+	h->policies = m;
+	return 0;
+}
+
 void sluice_close(struct sluice_handle *h)
 {
 /* clang-format off */
@@ -232,6 +254,9 @@ void sluice_close(struct sluice_handle *h)
 		munmap(h->l4.pol, l4_bytes(2));
 	}
 	memset(&h->l4, 0, sizeof(h->l4));
+	if (h->policies)
+		munmap(h->policies, policies_bytes());
+	h->policies = NULL;
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
@@ -523,6 +548,8 @@ static int map_state(struct sluice_handle *h, const char *ifname, char *err, siz
 		ret = open_ruletab(h, err, errlen);
 	if (!ret)
 		ret = map_l4(h, err, errlen);
+	if (!ret)
+		ret = map_policies(h, err, errlen);
 	if (!ret) {
 		bool sets = h->cfg->kind & SLUICE_KIND_SETS;
 

@@ -60,6 +60,10 @@ struct sluice_handle {
 		struct sluice_l4rule *rules; /* 2 x SLUICE_L4_RULES_MAX */
 		struct sluice_policy *pol; /* the same */
 	} l4;
+	/* The policy of each slot under each settings half (sluice_policies,
+	 * SLUICE_POLICY_AT): NULL in a state pinned without it, whose program
+	 * reads the policies from the settings and the rules. */
+	struct sluice_policy *policies;
 	/* The key table, as config.kind says (SLUICE_KIND_SETS): mapped when
 	 * it is the set table. Read and change keys through it. */
 	struct sluice_keytab keys;

@@ -742,14 +742,44 @@ static int l4_write(struct sluice_txn *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* Publish t->set: the idle half, one store of `active`, a grace period;
- * then the old half is the same again. */
+/*
+ * The policies of t's slots under settings[half], which the datapath
+ * applies (sluice_policies): the default's, each rule's, each L4 rule's.
+ * Rules that share a slot share their policy. Slots no rule of t holds keep
+ * what they had: nothing of t reads them.
+ */
+static void policies_put(struct sluice_txn *t, __u32 half)
+{
+	struct sluice_policy *pol = t->h->policies;
+	size_t i;
+
+	if (!pol)
+		return;
+	pol[SLUICE_POLICY_AT(half, 0)] = t->set.def;
+	for (i = 0; i < t->nr_rules; i++) {
+		const struct sluice_policy *p = &t->rules[i].rule.policy;
+
+		pol[SLUICE_POLICY_AT(half, SLUICE_TAG_SLOT(p->tag))] = *p;
+	}
+	for (i = 0; i < t->nr_l4; i++)
+		pol[SLUICE_POLICY_AT(half, SLUICE_TAG_SLOT(t->l4[i].policy.tag))] = t->l4[i].policy;
+}
+
+void sluice_txn_put_policies(struct sluice_txn *t)
+{
+	policies_put(t, 0);
+	policies_put(t, 1);
+}
+
+/* Publish t->set: the idle half, with its policies, one store of `active`,
+ * a grace period; then the old half is the same again. */
 static void flip_settings(struct sluice_txn *t)
 {
 	struct sluice_config *cfg = t->h->cfg;
 	__u32 active = __atomic_load_n(&cfg->active, __ATOMIC_ACQUIRE) & 1;
 
 	cfg->settings[!active] = t->set;
+	policies_put(t, !active);
 	bump_seq(cfg);
 	__atomic_store_n(&cfg->active, !active, __ATOMIC_RELEASE);
 	wait_grace_period();
@@ -758,6 +788,7 @@ static void flip_settings(struct sluice_txn *t)
 	/* Keep the idle half equal to the live one, so a reader of the pinned
 	 * map (bpftool) sees the same settings in both. */
 	cfg->settings[active] = t->set;
+	policies_put(t, active);
 }
 
 /* The table says it holds t's nr_rules rules of the current seq. */
@@ -822,8 +853,17 @@ static int commit_in_place(struct sluice_txn *t, long now, long was, char *err, 
 		/* A slot no live rule held starts its counters at 0. */
 		for (i = 0; !same_slot && i < b->nr_live && !users; i++)
 			users = SLUICE_TAG_SLOT(b->live[i].rule.policy.tag) == slot;
-		if (!same_slot && !users)
+		if (!same_slot && !users) {
+			/* Packets see the rule before the flip: its slot's
+			 * policy in the live half first (no live rule reads
+			 * it). A slot kept, or shared, keeps its policy until
+			 * the flip: the old one, whole, with its own tag. */
+			__u32 live = __atomic_load_n(&h->cfg->active, __ATOMIC_ACQUIRE);
+
 			ret = sluice_clear_rstats(h, slot);
+			if (h->policies)
+				h->policies[SLUICE_POLICY_AT(live, slot)] = r->rule.policy;
+		}
 		k.gen = gen;
 		if (!ret && bpf_map_update_elem(sluice_rule_fd(h, &b->live_place, r), &k, &r->rule,
 						BPF_ANY))

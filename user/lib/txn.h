@@ -62,6 +62,10 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
  * (and the rule generation) flips in one store, and the call returns after an
  * RCU grace period, when no packet can still be reading the old half. */
 int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen);
+/* Write the policies of t's slots into both halves of sluice_policies
+ * (which the datapath applies), changing nothing else: attach makes them
+ * the live state's before a program reads them. */
+void sluice_txn_put_policies(struct sluice_txn *t);
 /* Unlock and drop the copy; nothing changed. Safe after commit. A
  * transaction commits once: begin another for the next change. */
 void sluice_txn_end(struct sluice_txn *t);

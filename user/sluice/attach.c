@@ -224,6 +224,25 @@ static int validate_edits(struct attach_ctx *c)
 	return ret;
 }
 
+/* The policies the datapath applies (sluice_policies) made the live
+ * state's, whatever wrote it: an older sluice, whose state had no such map,
+ * or a writer killed between its halves. */
+static int sync_policies(struct sluice_handle *h, char *err, size_t errlen)
+{
+	struct sluice_txn t;
+	int ret;
+
+	if (!h->policies)
+		return sluice_err(err, errlen, -EPROTO, "the state of %s has no %s", h->ifname,
+				  SLUICE_MAP_POLICIES);
+	ret = sluice_txn_begin(h, &t, err, errlen);
+	if (ret)
+		return ret;
+	sluice_txn_put_policies(&t);
+	sluice_txn_end(&t);
+	return 0;
+}
+
 /* --config and the options, made live in one commit. */
 static int apply_settings(struct attach_ctx *c, struct sluice_handle *h)
 {
@@ -475,6 +494,8 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 	maps_made = true;
 	if (!ret)
 		ret = sluice_open(o->name, &h, c.err, sizeof(c.err));
+	if (!ret)
+		ret = sync_policies(&h, c.err, sizeof(c.err));
 	if (ret)
 		goto undo;
 	if (t->prepare)
