@@ -28,7 +28,9 @@
 #                        (CLIENTS_SYN_PID): COUNT SYNs to ADDR4_RX:80 at PPS, each
 #                        from SRC3.X (SRC3 three bytes, "198.19.N"), X random per
 #                        packet (256 sources), source port and sequence random
-#   clients_syn_wait     waits for it; CLIENTS_SYN_SENT is what trafgen sent
+#   clients_syn_stop     stops it now (it reports what it sent until then)
+#   clients_syn_wait     waits for it; CLIENTS_SYN_SENT is what trafgen sent,
+#                        CLIENTS_SYN_SECS over how long (its own report)
 #   clients_udp_flood ARGS   sluice-gen out of IF_FLD to ADDR4_RX, to the
 #                        server's MAC through the switch, source port 53, in the
 #                        background (gen_bg udp): ARGS are sluice-gen's (-s, -r, -t,
@@ -36,6 +38,7 @@
 
 CLIENTS_SYN_PID=
 CLIENTS_SYN_SENT=
+CLIENTS_SYN_SECS=
 
 clients_lab() {
 	local n=${ADDR4_RX#198.18.} p
@@ -167,11 +170,19 @@ clients_syn_flood() {
 	NETNS_PIDS+=("$CLIENTS_SYN_PID")
 }
 
+# trafgen's sender is a child it forks per CPU (-P 1: one): both are told.
+clients_syn_stop() {
+	pkill -INT -P "$CLIENTS_SYN_PID" 2>/dev/null
+	kill -INT "$CLIENTS_SYN_PID" 2>/dev/null
+}
+
 clients_syn_wait() {
 	wait "$CLIENTS_SYN_PID"
 	# Its report starts each line with a carriage return.
 	CLIENTS_SYN_SENT=$(tr -d '\r' <"$NETNS_TMP/trafgen.out" |
 		awk '$2 == "packets" && $3 == "outgoing" { n = $1 } END { print n }')
+	CLIENTS_SYN_SECS=$(tr -d '\r' <"$NETNS_TMP/trafgen.out" |
+		awk '$2 == "sec," && $4 == "usec" { t = $1 + $3 / 1e6 } END { printf "%.3f", t }')
 	[ -n "$CLIENTS_SYN_SENT" ] || { cat "$NETNS_TMP/trafgen.out" >&2; return 1; }
 }
 
