@@ -30,7 +30,8 @@
 #                        packet (256 sources), source port and sequence random
 #   clients_syn_stop     stops it now (it reports what it sent until then)
 #   clients_syn_wait     waits for it; CLIENTS_SYN_SENT is what trafgen sent,
-#                        CLIENTS_SYN_SECS over how long (its own report)
+#                        CLIENTS_SYN_SECS from its start to its end (wall clock: its
+#                        own report counts the time of its sender, which sleeps)
 #   clients_udp_flood ARGS   sluice-gen out of IF_FLD to ADDR4_RX, to the
 #                        server's MAC through the switch, source port 53, in the
 #                        background (gen_bg udp): ARGS are sluice-gen's (-s, -r, -t,
@@ -39,6 +40,7 @@
 CLIENTS_SYN_PID=
 CLIENTS_SYN_SENT=
 CLIENTS_SYN_SECS=
+CLIENTS_SYN_T0=
 
 clients_lab() {
 	local n=${ADDR4_RX#198.18.} p
@@ -167,6 +169,7 @@ clients_syn_flood() {
 	ip netns exec "$NS_FLD" trafgen --no-sock-mem --notouch-irq -P 1 -o "$IF_FLD" \
 		-i "$NETNS_TMP/syn.cfg" -n "$count" -b "${pps}pps" >"$NETNS_TMP/trafgen.out" 2>&1 &
 	CLIENTS_SYN_PID=$!
+	CLIENTS_SYN_T0=$EPOCHREALTIME
 	NETNS_PIDS+=("$CLIENTS_SYN_PID")
 }
 
@@ -181,8 +184,8 @@ clients_syn_wait() {
 	# Its report starts each line with a carriage return.
 	CLIENTS_SYN_SENT=$(tr -d '\r' <"$NETNS_TMP/trafgen.out" |
 		awk '$2 == "packets" && $3 == "outgoing" { n = $1 } END { print n }')
-	CLIENTS_SYN_SECS=$(tr -d '\r' <"$NETNS_TMP/trafgen.out" |
-		awk '$2 == "sec," && $4 == "usec" { t = $1 + $3 / 1e6 } END { printf "%.3f", t }')
+	CLIENTS_SYN_SECS=$(awk -v a="$CLIENTS_SYN_T0" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%.3f", b - a }')
 	[ -n "$CLIENTS_SYN_SENT" ] || { cat "$NETNS_TMP/trafgen.out" >&2; return 1; }
 }
 

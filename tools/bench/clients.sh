@@ -22,7 +22,8 @@
 # 4 keep-alive connections for CLIENTS_WRK_S seconds (requests/s, its
 # median and p99). The flood's packets offered are the senders' own counts;
 # dropped, each system's own counters (sluicectl rule list -j, nft's named
-# counters, iptables' rule counters).
+# counters, iptables' rule counters). CLIENTS_ROUNDS rounds (default 2), every
+# other one in the reverse order.
 #
 # Usage: clients.sh OUTDIR (root; BUILD from run.sh). Writes OUTDIR/clients.json,
 # and OUTDIR/clients.md from it (tools/bench/render.py clients).
@@ -34,6 +35,7 @@ SYN_PPS=${CLIENTS_SYN_PPS:-50000}
 UDP_PPS=${CLIENTS_UDP_PPS:-50000}
 REQ=${CLIENTS_REQ:-100}
 WRK_S=${CLIENTS_WRK_S:-4}
+ROUNDS=${CLIENTS_ROUNDS:-2}
 REQ_RATE=10
 # The floods outlast the client's requests and wrk's run.
 FLOOD_S=$((REQ / REQ_RATE + WRK_S + 2))
@@ -51,6 +53,12 @@ netns_setup bc 70 || die "could not build the namespaces"
 clients_lab || die "could not build the switch, the client's and the flood's namespaces"
 clients_nginx || die "nginx does not answer in the server's namespace"
 NFT_T="bc$$"
+NFT_SYN="ip protocol tcp tcp flags & (syn | ack) == syn"
+NFT_SYN="$NFT_SYN meter syn4 { ip saddr limit rate over 20/second burst 20 packets }"
+NFT_SYN="$NFT_SYN counter name csyn drop"
+NFT_UDP="ip protocol udp udp sport 53"
+NFT_UDP="$NFT_UDP meter dns4 { ip saddr limit rate over 100/second burst 100 packets }"
+NFT_UDP="$NFT_UDP counter name cudp drop"
 HL="bc$$"
 
 setup() {
@@ -70,8 +78,8 @@ setup() {
 				counter cudp { }
 				chain in {
 					type filter hook ingress device "$IF_RX" priority 0;
-					ip protocol tcp tcp flags & (syn | ack) == syn meter syn4 { ip saddr limit rate over 20/second burst 20 packets } counter name csyn drop
-					ip protocol udp udp sport 53 meter dns4 { ip saddr limit rate over 100/second burst 100 packets } counter name cudp drop
+					$NFT_SYN
+					$NFT_UDP
 				}
 			}
 		EOF
@@ -137,9 +145,10 @@ wrk_run() {
 		END { printf "%.0f %.3f %.3f %d\n", rps, p50, p99, err }'
 }
 
-rows=()
-for sys in none sluice nftables hashlimit; do
-	echo "bench clients: $sys" >&2
+# run_one SYSTEM ROUND: one row.
+run_one() {
+	local sys=$1 round=$2 got n med p99 rps wp50 wp99 werr sd ud
+	echo "bench clients: round $round, $sys" >&2
 	setup "$sys" || die "could not set up $sys"
 	clients_syn_flood $((SYN_PPS * FLOOD_S)) "$SYN_PPS" 198.19.70
 	clients_udp_flood -s 198.18.71.0/24 --keys 16 -r "$UDP_PPS" -t "$FLOOD_S"
@@ -152,25 +161,37 @@ for sys in none sluice nftables hashlimit; do
 	gen_wait udp || die "sluice-gen failed ($sys)"
 	read -r sd ud <<<"$(dropped "$sys")"
 	teardown "$sys"
-	rows+=("$(jq -cn --arg s "$sys" --argjson got "$got" --argjson n "$n" \
+	rows+=("$(jq -cn --arg s "$sys" --argjson r "$round" --argjson got "$got" --argjson n "$n" \
 		--argjson med "$med" --argjson p99 "$p99" --argjson rps "$rps" \
 		--argjson wp50 "$wp50" --argjson wp99 "$wp99" --argjson werr "$werr" \
 		--argjson syn "$CLIENTS_SYN_SENT" --argjson udp "$udp_packets" \
 		--argjson syns "$CLIENTS_SYN_SECS" --argjson udps "$udp_seconds" \
 		--arg sd "$sd" --arg ud "$ud" \
-		'{system: $s, completed: $got, requests: $n, median_ms: $med, p99_ms: $p99,
+		'{system: $s, round: $r, completed: $got, requests: $n, median_ms: $med, p99_ms: $p99,
 		  wrk_rps: $rps, wrk_p50_ms: $wp50, wrk_p99_ms: $wp99, wrk_errors: $werr,
 		  syn_sent: $syn, syn_seconds: $syns, udp_sent: $udp, udp_seconds: $udps,
 		  syn_dropped: (if $sd == "-" then null else ($sd | tonumber) end),
 		  udp_dropped: (if $ud == "-" then null else ($ud | tonumber) end)}')")
 	sleep 1
+}
+
+rows=()
+for round in $(seq "$ROUNDS"); do
+	# Every other round in the reverse order: what the machine's other load
+	# does to one system's turn shows as a difference between its rounds.
+	order="none sluice nftables hashlimit"
+	[ $((round % 2)) = 0 ] && order="hashlimit nftables sluice none"
+	for sys in $order; do
+		run_one "$sys" "$round"
+	done
 done
 
 printf '%s\n' "${rows[@]}" | jq -s --arg k "$(uname -r)" --argjson c "$(nproc)" \
 	--arg d "$(date -u +%Y-%m-%d)" --argjson sp "$SYN_PPS" --argjson up "$UDP_PPS" \
 	--argjson req "$REQ" --argjson rate "$REQ_RATE" --argjson ws "$WRK_S" \
-	'{kernel: $k, cpus: $c, date: $d, syn_pps: $sp, syn_sources: 256, udp_pps: $up,
-	  udp_sources: 16, requests: $req, req_rate: $rate, wrk_s: $ws, rows: .}' \
+	--argjson rounds "$ROUNDS" \
+	'{kernel: $k, cpus: $c, date: $d, rounds: $rounds, syn_pps: $sp, syn_sources: 256,
+	  udp_pps: $up, udp_sources: 16, requests: $req, req_rate: $rate, wrk_s: $ws, rows: .}' \
 	>"$OUT/clients.json"
 tools/bench/render.py clients "$OUT/clients.json" "$OUT/clients.md"
 cat "$OUT/clients.md"

@@ -905,21 +905,25 @@ def render_clients(json_path, md_path):
                "iptables-legacy raw PREROUTING). curl: %s requests at %s/s, each a new "
                "connection; completion, and the median and p99 of curl's time_total (connect "
                "+ request + answer) of those completed. wrk: 4 keep-alive connections for "
-               "%s s. Offered: what the senders sent (and at what rate they managed: the senders "
-               "share the machine's CPUs with the server and the client); dropped: each system's own "
+               "%s s. %s rounds, every other one in the reverse order of systems. Offered: "
+               "what the senders sent (and at what rate they managed: the senders share the "
+               "machine's CPUs with the server and the client); dropped: each system's own "
                "counters." %
                (d["syn_pps"], d["syn_sources"], d["udp_pps"], d["udp_sources"],
-                d["requests"], d["req_rate"], d["wrk_s"])),
-          "| limiter | curl completed | median ms | p99 ms | wrk requests/s | wrk median ms "
-          "| wrk p99 ms | wrk errors | SYNs offered (a second) | SYNs dropped | UDP offered (a "
-          "second) | UDP dropped |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"]
+                d["requests"], d["req_rate"], d["wrk_s"], d.get("rounds", 1))),
+          "| limiter | round | curl completed | median ms | p99 ms | wrk requests/s | wrk "
+          "median ms | wrk p99 ms | wrk errors | SYNs offered (a second) | SYNs dropped | "
+          "UDP offered (a second) | UDP dropped |\n" + "|---" * 13 + "|\n"]
     pct = lambda a, b: "%.1f %%" % (100.0 * a / b) if b else "-"
     drop = lambda x, o: "-" if x is None else "%d (%s)" % (x, pct(x, o))
     rate = lambda n, t: "%d (%d)" % (n, round(n / t)) if t else "%d" % n
-    for x in d["rows"]:
-        md.append("| %s | %d of %d (%s) | %.2f | %.2f | %d | %.2f | %.2f | %d | %s | %s | %s "
-                  "| %s |\n" % (
-                      x["system"], x["completed"], x["requests"],
+    order = ["none", "sluice", "nftables", "hashlimit"]
+    rows = sorted(d["rows"], key=lambda x: (order.index(x["system"]) if x["system"] in order
+                                            else len(order), x.get("round", 1)))
+    for x in rows:
+        md.append("| %s | %s | %d of %d (%s) | %.2f | %.2f | %d | %.2f | %.2f | %d | %s | %s "
+                  "| %s | %s |\n" % (
+                      x["system"], x.get("round", 1), x["completed"], x["requests"],
                       pct(x["completed"], x["requests"]), x["median_ms"], x["p99_ms"],
                       x["wrk_rps"], x["wrk_p50_ms"], x["wrk_p99_ms"], x["wrk_errors"],
                       rate(x["syn_sent"], x["syn_seconds"]),

@@ -14,7 +14,7 @@
 #               12's 6.1 when this kernel has no fq (shape.sh, about 2.5 minutes)
 #   8. clients  real clients (curl, wrk) of a real nginx through a SYN flood and a
 #               UDP flood from source port 53: no limiter, sluice, nftables and
-#               hashlimit side by side (clients.sh, about 1.5 minutes)
+#               hashlimit side by side, two rounds (clients.sh, about 3 minutes)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
 # charts cost-vs-keys.png and mpps.png; the tables and chart data of the cost,
 # e2e, accuracy and shape-cost parts come from their measurements
@@ -96,7 +96,7 @@ if measure shape; then
 fi
 
 if measure clients; then
-	echo "bench: real clients through a SYN flood and a UDP flood (about 1.5 minutes)" >&2
+	echo "bench: real clients through a SYN flood and a UDP flood (about 3 minutes)" >&2
 	BUILD=$BUILD tools/bench/clients.sh "$OUT" >/dev/null ||
 		echo "bench: the clients part reported a failure" >&2
 fi
