@@ -84,7 +84,7 @@ clients_lab() {
 }
 
 clients_nginx() {
-	local i
+	local _
 	cat >"$NETNS_TMP/nginx.conf" <<-EOF
 		daemon off;
 		master_process on;
@@ -116,7 +116,7 @@ clients_nginx() {
 	EOF
 	netns_bg ip netns exec "$NS_RX" nginx -p "$NETNS_TMP" -c "$NETNS_TMP/nginx.conf" \
 		-e "$NETNS_TMP/nginx-error.log"
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		ip netns exec "$NS_CLI" curl -s -m 1 -o /dev/null "http://$ADDR4_RX:8080/" &&
 			ip netns exec "$NS_CLI" curl -s -m 1 -o /dev/null "http://$ADDR4_RX/" &&
 			return 0
