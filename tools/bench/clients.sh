@@ -22,8 +22,9 @@
 # 4 keep-alive connections for CLIENTS_WRK_S seconds (requests/s, its
 # median and p99). The flood's packets offered are the senders' own counts;
 # dropped, each system's own counters (sluicectl rule list -j, nft's named
-# counters, iptables' rule counters). CLIENTS_ROUNDS rounds (default 2), every
-# other one in the reverse order.
+# counters, iptables' rule counters); and what the server's TCP did with the
+# SYNs that reached it (TcpExt SyncookiesSent, ListenDrops). CLIENTS_ROUNDS
+# rounds (default 2), every other one in the reverse order.
 #
 # Usage: clients.sh OUTDIR (root; BUILD from run.sh). Writes OUTDIR/clients.json,
 # and OUTDIR/clients.md from it (tools/bench/render.py clients).
@@ -127,6 +128,15 @@ teardown() {
 	esac
 }
 
+# tcpext: "SYNCOOKIESSENT LISTENDROPS" of the server's namespace (its TcpExt
+# counters: the SYN-ACKs that answered with a cookie, the SYNs that no queue
+# took).
+tcpext() {
+	ip netns exec "$NS_RX" awk '$1 == "TcpExt:" {
+		if (!h) { for (i = 2; i <= NF; i++) k[$i] = i; h = 1; next }
+		print $k["SyncookiesSent"] + 0, $k["ListenDrops"] + 0 }' /proc/net/netstat
+}
+
 # wrk_run: "REQUESTS_PER_S P50_MS P99_MS ERRORS" of wrk's keep-alive run.
 wrk_run() {
 	ip netns exec "$NS_CLI" wrk -t 1 -c 4 -d "${WRK_S}s" --timeout 2s --latency \
@@ -147,9 +157,10 @@ wrk_run() {
 
 # run_one SYSTEM ROUND: one row.
 run_one() {
-	local sys=$1 round=$2 got n med p99 rps wp50 wp99 werr sd ud
+	local sys=$1 round=$2 got n med p99 rps wp50 wp99 werr sd ud c0 l0 c1 l1
 	echo "bench clients: round $round, $sys" >&2
 	setup "$sys" || die "could not set up $sys"
+	read -r c0 l0 <<<"$(tcpext)"
 	clients_syn_flood $((SYN_PPS * FLOOD_S)) "$SYN_PPS" 198.19.70
 	clients_udp_flood -s 198.18.71.0/24 --keys 16 -r "$UDP_PPS" -t "$FLOOD_S"
 	sleep 0.5
@@ -160,18 +171,20 @@ run_one() {
 	clients_syn_wait || die "trafgen failed ($sys)"
 	gen_wait udp || die "sluice-gen failed ($sys)"
 	read -r sd ud <<<"$(dropped "$sys")"
+	read -r c1 l1 <<<"$(tcpext)"
 	teardown "$sys"
 	rows+=("$(jq -cn --arg s "$sys" --argjson r "$round" --argjson got "$got" --argjson n "$n" \
 		--argjson med "$med" --argjson p99 "$p99" --argjson rps "$rps" \
 		--argjson wp50 "$wp50" --argjson wp99 "$wp99" --argjson werr "$werr" \
 		--argjson syn "$CLIENTS_SYN_SENT" --argjson udp "$udp_packets" \
 		--argjson syns "$CLIENTS_SYN_SECS" --argjson udps "$udp_seconds" \
-		--arg sd "$sd" --arg ud "$ud" \
+		--arg sd "$sd" --arg ud "$ud" --argjson ck $((c1 - c0)) --argjson ld $((l1 - l0)) \
 		'{system: $s, round: $r, completed: $got, requests: $n, median_ms: $med, p99_ms: $p99,
 		  wrk_rps: $rps, wrk_p50_ms: $wp50, wrk_p99_ms: $wp99, wrk_errors: $werr,
 		  syn_sent: $syn, syn_seconds: $syns, udp_sent: $udp, udp_seconds: $udps,
 		  syn_dropped: (if $sd == "-" then null else ($sd | tonumber) end),
-		  udp_dropped: (if $ud == "-" then null else ($ud | tonumber) end)}')")
+		  udp_dropped: (if $ud == "-" then null else ($ud | tonumber) end),
+		  syncookies_sent: $ck, listen_drops: $ld}')")
 	sleep 1
 }
 

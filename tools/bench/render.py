@@ -908,12 +908,15 @@ def render_clients(json_path, md_path):
                "%s s. %s rounds, every other one in the reverse order of systems. Offered: "
                "what the senders sent (and at what rate they managed: the senders share the "
                "machine's CPUs with the server and the client); dropped: each system's own "
-               "counters." %
+               "counters; server: what its TCP did with the SYNs that reached it (TcpExt "
+               "SyncookiesSent: answered with a cookie, its queue of half-open connections "
+               "full; ListenDrops: taken by no queue)." %
                (d["syn_pps"], d["syn_sources"], d["udp_pps"], d["udp_sources"],
                 d["requests"], d["req_rate"], d["wrk_s"], d.get("rounds", 1))),
           "| limiter | round | curl completed | median ms | p99 ms | wrk requests/s | wrk "
           "median ms | wrk p99 ms | wrk errors | SYNs offered (a second) | SYNs dropped | "
-          "UDP offered (a second) | UDP dropped |\n" + "|---" * 13 + "|\n"]
+          "UDP offered (a second) | UDP dropped | server SYN cookies sent | server listen "
+          "drops |\n" + "|---" * 15 + "|\n"]
     pct = lambda a, b: "%.1f %%" % (100.0 * a / b) if b else "-"
     drop = lambda x, o: "-" if x is None else "%d (%s)" % (x, pct(x, o))
     rate = lambda n, t: "%d (%d)" % (n, round(n / t)) if t else "%d" % n
@@ -922,14 +925,15 @@ def render_clients(json_path, md_path):
                                             else len(order), x.get("round", 1)))
     for x in rows:
         md.append("| %s | %s | %d of %d (%s) | %.2f | %.2f | %d | %.2f | %.2f | %d | %s | %s "
-                  "| %s | %s |\n" % (
+                  "| %s | %s | %s | %s |\n" % (
                       x["system"], x.get("round", 1), x["completed"], x["requests"],
                       pct(x["completed"], x["requests"]), x["median_ms"], x["p99_ms"],
                       x["wrk_rps"], x["wrk_p50_ms"], x["wrk_p99_ms"], x["wrk_errors"],
                       rate(x["syn_sent"], x["syn_seconds"]),
                       drop(x["syn_dropped"], x["syn_sent"]),
                       rate(x["udp_sent"], x["udp_seconds"]),
-                      drop(x["udp_dropped"], x["udp_sent"])))
+                      drop(x["udp_dropped"], x["udp_sent"]),
+                      x.get("syncookies_sent", "-"), x.get("listen_drops", "-")))
     md.append("\n")
     with open(md_path, "w") as f:
         f.write("".join(md))
