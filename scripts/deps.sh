@@ -11,7 +11,7 @@ PKGS=(clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
       gcc-multilib pkg-config make gcc iproute2 nftables iptables netsniff-ng
       ethtool gnuplot-nox util-linux systemd man-db jq libmicrohttpd-dev curl prometheus
       qemu-system-x86 busybox-static cpio kmod xz-utils libhiredis-dev redis-server
-      python3 clang-format dnsmasq-base)
+      python3 clang-format dnsmasq-base nginx-light wrk)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -40,3 +40,18 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The tests and the bench run nginx of their own, in their namespaces: the
+# service that its package has just started on this machine's port 80 is
+# stopped and disabled (one that was installed before is left as it was).
+case " ${missing[*]} " in
+*" nginx-light "*)
+	echo "deps: stopping and disabling the nginx service (the tests start their own)"
+	if [ -d /run/systemd/system ]; then
+		systemctl disable --now nginx >/dev/null 2>&1 || true
+	else
+		invoke-rc.d nginx stop >/dev/null 2>&1 || true
+		update-rc.d nginx disable >/dev/null 2>&1 || true
+	fi
+	;;
+esac

@@ -8,8 +8,9 @@
 # percentile latency are in the TAP lines) keeps getting every answer while
 # one source floods the port at 1000 packets a second: the flood's source is
 # held to its share, counted under the rule, and the client's own key never
-# drops. (The SYN-flood half of the proof, with TCP clients and
-# nftables and hashlimit side by side, is not written yet.)
+# drops. (The SYN-flood half of the proof, with TCP clients, is
+# tests/net/clients.sh; nftables and hashlimit beside it, the bench's clients
+# part.)
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh

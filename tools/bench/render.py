@@ -889,6 +889,56 @@ def render_fleet(json_path, md_path):
         f.write("".join(md))
 
 
+def render_clients(json_path, md_path):
+    """clients.sh's rows: a legitimate client's view of each limiter under
+    a SYN flood and a UDP flood, and each limiter's own drop counts."""
+    with open(json_path) as f:
+        d = json.load(f)
+    md = ["### Real clients through a SYN flood and a UDP flood (%s, %s CPUs, %s)\n\n" %
+          (d["kernel"], d.get("cpus", "?"), d["date"]),
+          para("nginx in the server's namespace; the client and the flood in namespaces of "
+               "their own on one bridge. Floods: %s SYNs/s to port 80 from %s spoofed "
+               "sources (trafgen) and %s UDP packets/s from source port 53 out of %s "
+               "sources (sluice-gen), both through the client's run. Limits, per source: SYN "
+               "20/s burst 20, UDP source port 53 100/s burst 100 (sluice: the cookbook's "
+               "rules; nftables: meters in a netdev ingress chain; hashlimit: "
+               "iptables-legacy raw PREROUTING). curl: %s requests at %s/s, each a new "
+               "connection; completion, and the median and p99 of curl's time_total (connect "
+               "+ request + answer) of those completed. wrk: 4 keep-alive connections for "
+               "%s s. %s rounds, every other one in the reverse order of systems. Offered: "
+               "what the senders sent (and at what rate they managed: the senders share the "
+               "machine's CPUs with the server and the client); dropped: each system's own "
+               "counters; server: what its TCP did with the SYNs that reached it (TcpExt "
+               "SyncookiesSent: answered with a cookie, its queue of half-open connections "
+               "full; ListenDrops: taken by no queue)." %
+               (d["syn_pps"], d["syn_sources"], d["udp_pps"], d["udp_sources"],
+                d["requests"], d["req_rate"], d["wrk_s"], d.get("rounds", 1))),
+          "| limiter | round | curl completed | median ms | p99 ms | wrk requests/s | wrk "
+          "median ms | wrk p99 ms | wrk errors | SYNs offered (a second) | SYNs dropped | "
+          "UDP offered (a second) | UDP dropped | server SYN cookies sent | server listen "
+          "drops |\n" + "|---" * 15 + "|\n"]
+    pct = lambda a, b: "%.1f %%" % (100.0 * a / b) if b else "-"
+    drop = lambda x, o: "-" if x is None else "%d (%s)" % (x, pct(x, o))
+    rate = lambda n, t: "%d (%d)" % (n, round(n / t)) if t else "%d" % n
+    order = ["none", "sluice", "nftables", "hashlimit"]
+    rows = sorted(d["rows"], key=lambda x: (order.index(x["system"]) if x["system"] in order
+                                            else len(order), x.get("round", 1)))
+    for x in rows:
+        md.append("| %s | %s | %d of %d (%s) | %.2f | %.2f | %d | %.2f | %.2f | %d | %s | %s "
+                  "| %s | %s | %s | %s |\n" % (
+                      x["system"], x.get("round", 1), x["completed"], x["requests"],
+                      pct(x["completed"], x["requests"]), x["median_ms"], x["p99_ms"],
+                      x["wrk_rps"], x["wrk_p50_ms"], x["wrk_p99_ms"], x["wrk_errors"],
+                      rate(x["syn_sent"], x["syn_seconds"]),
+                      drop(x["syn_dropped"], x["syn_sent"]),
+                      rate(x["udp_sent"], x["udp_seconds"]),
+                      drop(x["udp_dropped"], x["udp_sent"]),
+                      x.get("syncookies_sent", "-"), x.get("listen_drops", "-")))
+    md.append("\n")
+    with open(md_path, "w") as f:
+        f.write("".join(md))
+
+
 def tenth(x, scale=10):
     """x to a tenth (scale 100: a hundredth), printed as jq prints it."""
     if x is None:
@@ -1067,9 +1117,9 @@ def main(argv):
     if len(argv) == 5 and argv[1] == "tccost":
         render_tccost(*argv[2:])
         return 0
-    if len(argv) == 4 and argv[1] in ("rules", "fleet", "spacing"):
-        {"rules": render_rules, "fleet": render_fleet, "spacing": render_spacing}[argv[1]](
-            argv[2], argv[3])
+    if len(argv) == 4 and argv[1] in ("rules", "fleet", "spacing", "clients"):
+        {"rules": render_rules, "fleet": render_fleet, "spacing": render_spacing,
+         "clients": render_clients}[argv[1]](argv[2], argv[3])
         return 0
     if len(argv) in (4, 5) and argv[1] == "page" and argv[4:] in ([], ["--check"]):
         return render_page(argv[2], argv[3], argv[4:] == ["--check"])
@@ -1077,7 +1127,7 @@ def main(argv):
                      "       render.py e2e E2E.tsv MEM.tsv JSON MARKDOWN MPPS.dat\n"
                      "       render.py accuracy RUNS.json JSON MARKDOWN\n"
                      "       render.py tccost RUNS.json JSON MARKDOWN\n"
-                     "       render.py rules|fleet|spacing JSON MARKDOWN\n"
+                     "       render.py rules|fleet|spacing|clients JSON MARKDOWN\n"
                      "       render.py page PAGE DIR [--check]\n")
     return 2
 

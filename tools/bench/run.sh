@@ -12,19 +12,22 @@
 #   7. shape    the shaper: sluice_tc's cost per packet (sluice-bench tccost), and
 #               its spacing at 1k/10k/100k pps with fq, in a qemu guest of Debian
 #               12's 6.1 when this kernel has no fq (shape.sh, about 2.5 minutes)
+#   8. clients  real clients (curl, wrk) of a real nginx through a SYN flood and a
+#               UDP flood from source port 53: no limiter, sluice, nftables and
+#               hashlimit side by side, two rounds (clients.sh, about 3 minutes)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
 # charts cost-vs-keys.png and mpps.png; the tables and chart data of the cost,
 # e2e, accuracy and shape-cost parts come from their measurements
 # (cost-runs.json, e2e.tsv, accuracy-runs.json, shape-cost-runs.json) by
 # tools/bench/render.py.
-# BENCH_PARTS="cost e2e accuracy rules fleet shape" picks parts; BENCH_REPEAT
+# BENCH_PARTS="cost e2e accuracy rules fleet shape clients" picks parts; BENCH_REPEAT
 # and BENCH_RUNS change the in-kernel runs (1e6 x 5); BENCH_REPORT_ONLY=1 only
 # rebuilds the report from the last results.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
 OUT=$BUILD/bench
-PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet shape}
+PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet shape clients}
 PREFIX=bn$$
 NSH=${PREFIX}h
 
@@ -92,6 +95,12 @@ if measure shape; then
 		echo "bench: the shape part reported a failure: see $OUT/shape.md" >&2
 fi
 
+if measure clients; then
+	echo "bench: real clients through a SYN flood and a UDP flood (about 3 minutes)" >&2
+	BUILD=$BUILD tools/bench/clients.sh "$OUT" >/dev/null ||
+		echo "bench: the clients part reported a failure" >&2
+fi
+
 # ---- the measurements become the tables, the charts' data and the JSON with
 # what is derived from them (tools/bench/render.py; also under BENCH_REPORT_ONLY) ----
 if has cost && [ -s "$OUT/cost-runs.json" ]; then
@@ -124,7 +133,7 @@ fi
 {
 	echo "## sluice benchmarks ($(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
 	echo
-	for part in cost e2e accuracy rules fleet shape; do
+	for part in cost e2e accuracy rules fleet shape clients; do
 		has "$part" && [ -s "$OUT/$part.md" ] && cat "$OUT/$part.md"
 	done
 	echo "Charts: $OUT/cost-vs-keys.png, $OUT/mpps.png. JSON: $OUT/results.json."
@@ -132,7 +141,7 @@ fi
 } >"$OUT/results.md"
 {
 	printf '{"kernel":"%s","cpus":%d' "$(uname -r)" "$(nproc)"
-	for part in cost e2e accuracy rules fleet shape; do
+	for part in cost e2e accuracy rules fleet shape clients; do
 		if has "$part" && [ -s "$OUT/$part.json" ]; then
 			printf ',"%s":' "$part"
 			cat "$OUT/$part.json"
