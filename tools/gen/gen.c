@@ -46,6 +46,7 @@ struct worker {
 	__u64 sent; /* written by the worker, read by main while it runs: atomics */
 	__u64 start_ns, end_ns;
 	__u64 max_lag_ns; /* paced: the furthest a batch went out behind schedule */
+	__u64 first_call_ns; /* when its first call began */
 	int err;
 };
 
@@ -57,6 +58,8 @@ struct run {
 	__u64 deadline_ns; /* 0: none */
 	bool slow_calls; /* every test run pays a dispatcher update: batch more */
 	int running; /* workers not yet done (atomic) */
+	struct gen_knobs knobs; /* each frame's source: the program's and the socket's */
+	bool socket; /* the kernel refuses live frames: a packet socket sends (sock.c) */
 };
 
 static struct run run;
@@ -91,6 +94,21 @@ static int send_frames(__u32 n)
 	return bpf_prog_test_run_opts(run.prog_fd, &opts) ? -errno : 0;
 }
 
+/*
+ * Does this kernel take live frames? A probe too short to be a frame is
+ * refused with EINVAL by one that does, before anything is sent; a kernel
+ * (or a sandbox's) that refuses live frames says so first (EPERM).
+ */
+static int probe_live(void)
+{
+	struct xdp_md ctx = { .data_end = 10, .ingress_ifindex = run.ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = run.frame, .data_size_in = 10,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+
+	return bpf_prog_test_run_opts(run.prog_fd, &opts) ? -errno : 0;
+}
+
 static __u64 clamp64(__u64 v, __u64 lo, __u64 hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
@@ -102,6 +120,7 @@ static void worker_loop(struct worker *w)
 	 * noise, short enough to stop on time and to pace smoothly. */
 	__u64 call_ns = run.slow_calls ? 250000000ULL : 10000000ULL;
 	__u64 chunk = 1024, n, t0, t1, dt, sched;
+	struct gen_sock sock = { .fd = -1 };
 	sigset_t set;
 
 	/* Signals go to the main thread only: a test run interrupted midway
@@ -117,6 +136,11 @@ static void worker_loop(struct worker *w)
 		CPU_ZERO(&cpus);
 		CPU_SET(w->cpu, &cpus);
 		w->err = -pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+		if (w->err)
+			return;
+	}
+	if (run.socket) {
+		w->err = gen_sock_open(&sock, run.ifindex, run.frame, run.len);
 		if (w->err)
 			return;
 	}
@@ -151,7 +175,9 @@ static void worker_loop(struct worker *w)
 			if (t0 > due && t0 - due > w->max_lag_ns)
 				w->max_lag_ns = t0 - due;
 		}
-		w->err = send_frames(n);
+		if (!w->sent)
+			w->first_call_ns = t0;
+		w->err = run.socket ? gen_sock_send(&sock, &run.knobs, n) : send_frames(n);
 		if (w->err)
 			break;
 		t1 = sluice_now_ns();
@@ -172,6 +198,8 @@ static void worker_loop(struct worker *w)
 		if (run.deadline_ns && run.deadline_ns > t1)
 			chunk = clamp64(n * (run.deadline_ns - t1) / dt + 1, 1, chunk);
 	}
+	if (run.socket)
+		gen_sock_close(&sock);
 }
 
 static void *worker_main(void *arg)
@@ -342,7 +370,7 @@ static void usage(FILE *f)
 "      --sport PORT, --dport PORT   UDP ports (default 4242 and 9)\n"
 "      --redirect        XDP_REDIRECT to DEV instead of XDP_TX (same path, other action)\n"
 "      --expect-drops    the veth refusing (nearly) every frame is expected: exit 0 anyway\n"
-"  -j, --json            print {\"packets\":N,\"seconds\":S,\"pps\":P}; with -r also\n"
+"  -j, --json            print {\"packets\":N,\"via\":V,\"seconds\":S,\"pps\":P}; with -r also\n"
 "                        \"max_lag_ms\": how far the sender fell behind its schedule;\n"
 "                        out of a veth also \"delivered\", \"delivered_pps\", \"queue_full\"\n"
 "                        and \"not_taken\" (see below)\n"
@@ -359,7 +387,13 @@ static void usage(FILE *f)
 "runs an XDP program in native mode, or has GRO or threaded NAPI on. When (nearly)\n"
 "nothing was taken, sluice-gen stops, says why and how to fix it, and exits 1\n"
 "unless --expect-drops is given. The counters are DEV's: another sender on DEV\n"
-"at the same time adds to them.\n",
+"at the same time adds to them.\n"
+"\n"
+"Where the kernel refuses live frames (a sandbox's may answer EPERM to every\n"
+"one), sluice-gen sends the same frames through a packet socket instead:\n"
+"slower, through DEV's transmit path, and a veth then takes every frame (into\n"
+"its peer's XDP hook where the peer runs XDP in native mode, else into its\n"
+"stack); \"via\" says which way was used (\"live-frames\" or \"socket\").\n",
 		DEFAULT_SECONDS);
 }
 /* clang-format on */
@@ -371,8 +405,9 @@ static int usage_error(const char *msg)
 	return SLUICE_EXIT_USAGE;
 }
 
-/* Split the source prefix into the knobs of the program. */
-static int set_source_knobs(struct gen_bpf *skel, const struct sluice_cidr *src, __u64 keys,
+/* Split the source prefix into the knobs k (of the program, and of the
+ * packet socket's sender). */
+static int set_source_knobs(struct gen_knobs *k, const struct sluice_cidr *src, __u64 keys,
 			    char *err, size_t errlen)
 {
 	unsigned int host = (src->family == 4 ? 32 : 128) - src->prefixlen;
@@ -393,30 +428,42 @@ static int set_source_knobs(struct gen_bpf *skel, const struct sluice_cidr *src,
 	}
 	if (!host)
 		return 0;
-	skel->rodata->rewrite_family = src->family;
-	skel->rodata->nkeys = keys;
+	k->family = src->family;
+	k->nkeys = keys;
 	if (src->family == 4) {
 		for (i = 0; i < 4; i++)
 			lo = lo << 8 | src->addr[i];
-		skel->rodata->base_lo = lo;
-		skel->rodata->mask_lo = (1ULL << host) - 1;
+		k->base_lo = lo;
+		k->mask_lo = (1ULL << host) - 1;
 		return 0;
 	}
 	for (i = 0; i < 8; i++) {
 		hi = hi << 8 | src->addr[i];
 		lo = lo << 8 | src->addr[8 + i];
 	}
-	skel->rodata->base_hi = hi;
-	skel->rodata->base_lo = lo;
+	k->base_hi = hi;
+	k->base_lo = lo;
 	if (src->prefixlen < 64) {
 		/* Host numbers fill the /64 network half first: distinct keys. */
-		skel->rodata->hi_bits = 64 - src->prefixlen;
-		skel->rodata->mask_hi = (1ULL << (64 - src->prefixlen)) - 1;
-		skel->rodata->mask_lo = ~0ULL;
+		k->hi_bits = 64 - src->prefixlen;
+		k->mask_hi = (1ULL << (64 - src->prefixlen)) - 1;
+		k->mask_lo = ~0ULL;
 	} else {
-		skel->rodata->mask_lo = host == 64 ? ~0ULL : (1ULL << host) - 1;
+		k->mask_lo = host == 64 ? ~0ULL : (1ULL << host) - 1;
 	}
 	return 0;
+}
+
+static void apply_knobs(struct gen_bpf *skel, const struct gen_knobs *k)
+{
+	skel->rodata->rewrite_family = k->family;
+	skel->rodata->l3_off = k->l3_off;
+	skel->rodata->nkeys = k->nkeys;
+	skel->rodata->base_hi = k->base_hi;
+	skel->rodata->base_lo = k->base_lo;
+	skel->rodata->mask_hi = k->mask_hi;
+	skel->rodata->mask_lo = k->mask_lo;
+	skel->rodata->hi_bits = k->hi_bits;
 }
 
 enum {
@@ -467,6 +514,7 @@ int main(int argc, char **argv)
 	struct gen_bpf *skel = NULL;
 	int keeper_fd = -1;
 	__u64 sent = 0, out_frames, first = ~0ULL, last = 0, lag = 0;
+	__u64 drops_before = 0, drops_after = 0;
 	char err[SLUICE_ERR_LEN];
 	struct gen_link link;
 	unsigned int min_len;
@@ -622,14 +670,15 @@ int main(int argc, char **argv)
 			strerror(-ret));
 		return SLUICE_EXIT_RUNTIME;
 	}
-	skel->rodata->l3_off = sluice_frame_l3_off(&spec);
+	run.knobs.l3_off = sluice_frame_l3_off(&spec);
 	skel->rodata->tx_ifindex = run.ifindex;
 	skel->rodata->stamp = rate > 0;
 	skel->rodata->redirect_ifindex = redirect ? run.ifindex : 0;
-	if (set_source_knobs(skel, &spec.src, keys, err, sizeof(err))) {
+	if (set_source_knobs(&run.knobs, &spec.src, keys, err, sizeof(err))) {
 		gen_bpf__destroy(skel);
 		return usage_error(err);
 	}
+	apply_knobs(skel, &run.knobs);
 	ret = gen_bpf__load(skel);
 	if (ret) {
 		fprintf(stderr, "sluice-gen: Couldn't load the generator's XDP program: %s%s\n",
@@ -638,10 +687,21 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	run.prog_fd = bpf_program__fd(skel->progs.gen_xdp);
-	keeper_fd = attach_keeper(run.prog_fd, verbose);
-	run.slow_calls = keeper_fd < 0;
+	ret = probe_live();
+	run.socket = gen_live_refused(ret);
+	if (run.socket && verbose)
+		fprintf(stderr,
+			"sluice-gen: this kernel refuses live frames (%s): sending through a "
+			"packet socket instead, slower; the frames are the same\n",
+			strerror(-ret));
+	if (!run.socket) {
+		keeper_fd = attach_keeper(run.prog_fd, verbose);
+		run.slow_calls = keeper_fd < 0;
+	}
 
-	if (verbose && link.veth && link.has_peer && gen_peer_runs_napi(&link)) {
+	if (run.socket) {
+		/* out of a socket, a veth takes every frame: no peer to advise */
+	} else if (verbose && link.veth && link.has_peer && gen_peer_runs_napi(&link)) {
 		fprintf(stderr,
 			"sluice-gen: %s's peer %s runs an XDP program in native mode: the "
 			"veth delivers frames to it\n",
@@ -691,7 +751,10 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (!count && !time_ns)
 		time_ns = DEFAULT_SECONDS * 1000000000ULL;
-	counted = link.veth && !gen_veth_read(dev, &before);
+	if (run.socket)
+		counted = link.veth && !gen_link_tx_dropped(dev, &drops_before);
+	else
+		counted = link.veth && !gen_veth_read(dev, &before);
 	if (time_ns)
 		run.deadline_ns = sluice_now_ns() + time_ns;
 
@@ -710,7 +773,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (counted && !expect_drops)
+	if (counted && !expect_drops && !run.socket)
 		cut_short = watch_delivery(workers, nworkers, dev, &before);
 	for (i = 0; i < nworkers; i++) {
 		struct worker *w = &workers[i];
@@ -726,14 +789,18 @@ int main(int argc, char **argv)
 			ret = SLUICE_EXIT_RUNTIME;
 		}
 		sent += w->sent;
-		if (w->start_ns && w->start_ns < first)
+		/* Out of a socket a call's frames leave while it runs, from its
+		 * start: the span covers them all. */
+		if (run.socket && w->first_call_ns && w->first_call_ns < first)
+			first = w->first_call_ns;
+		else if (!run.socket && w->start_ns && w->start_ns < first)
 			first = w->start_ns;
 		if (w->end_ns > last)
 			last = w->end_ns;
 		if (w->max_lag_ns > lag)
 			lag = w->max_lag_ns;
 	}
-	if (rate)
+	if (rate && !run.socket)
 		stamped_span(skel, &first, &last);
 	secs = last > first ? (last - first) / 1e9 : 0;
 	if (skel->bss->bad_frames)
@@ -742,16 +809,25 @@ int main(int argc, char **argv)
 			"where the program expected them\n",
 			(unsigned long long)skel->bss->bad_frames);
 	out_frames = sent - (skel->bss->bad_frames < sent ? skel->bss->bad_frames : sent);
-	if (counted && !gen_veth_read(dev, &after))
+	if (counted && run.socket && !gen_link_tx_dropped(dev, &drops_after)) {
+		/* The veth takes every frame into its peer's queue or stack but
+		 * those it drops (the queue full); 32-bit counters. */
+		dl.queue_full = (__u32)(drops_after - drops_before);
+		if (dl.queue_full > out_frames)
+			dl.queue_full = out_frames;
+		dl.delivered = out_frames - dl.queue_full;
+	} else if (counted && !run.socket && !gen_veth_read(dev, &after)) {
 		gen_veth_delivery(&before, &after, out_frames, &dl);
-	else
+	} else {
 		counted = false;
+	}
 	if (json) {
 		struct sluice_json j;
 
 		json_init(&j, stdout);
 		json_obj_begin(&j, NULL);
 		json_u64(&j, "packets", sent);
+		json_str(&j, "via", run.socket ? "socket" : "live-frames");
 		json_f64(&j, "seconds", secs);
 		json_f64(&j, "pps", secs > 0 ? sent / secs : 0);
 		if (rate)
@@ -769,6 +845,8 @@ int main(int argc, char **argv)
 		       secs > 0 ? sent / secs / 1e6 : 0);
 		if (rate)
 			printf(" (paced; at most %.1f ms behind schedule)", lag / 1e6);
+		if (run.socket)
+			printf(" (through a packet socket: this kernel refuses live frames)");
 		printf("\n");
 		if (counted)
 			printf("delivered %llu to %s: %.3f Mpps; dropped by the veth: %llu with the "

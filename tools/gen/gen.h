@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <net/if.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <linux/types.h>
 
 #include "libsluice.h"
@@ -63,5 +65,40 @@ bool gen_delivery_failed(const struct gen_delivery *d, __u64 sent);
 bool gen_peer_runs_napi(const struct gen_link *l);
 /* Why the peer may take no XDP frames, and the fix, as a sentence. */
 void gen_peer_advice(const struct gen_link *l, char *buf, size_t len);
+
+/* sock.c: a packet socket, where the kernel refuses live frames. */
+
+/* How each frame gets its source: the XDP program's knobs (gen.bpf.c), which
+ * the socket's sender applies in the same way. */
+struct gen_knobs {
+	__u8 family; /* 0: send as built; 4 or 6: a new source per frame */
+	__u32 l3_off;
+	__u32 nkeys; /* 0: any source in the prefix; N: one of N */
+	__u64 base_hi, base_lo, mask_hi, mask_lo;
+	__u32 hi_bits;
+};
+
+#define GEN_SOCK_BATCH 64 /* frames a sendmmsg() */
+
+struct gen_sock {
+	int fd;
+	unsigned int len;
+	__u64 rng;
+	__u8 *frames; /* GEN_SOCK_BATCH copies of the frame */
+	struct iovec iov[GEN_SOCK_BATCH];
+	struct mmsghdr msgs[GEN_SOCK_BATCH];
+};
+
+/* Does a live-frames probe's error (a too-short frame) say the kernel
+ * refuses live frames? */
+bool gen_live_refused(int err);
+/* A packet socket bound to ifindex, with its batch of frames. */
+int gen_sock_open(struct gen_sock *s, int ifindex, const __u8 *frame, unsigned int len);
+/* Send n frames, each with a new source as k says; 0 when all went out. */
+int gen_sock_send(struct gen_sock *s, const struct gen_knobs *k, __u64 n);
+void gen_sock_close(struct gen_sock *s);
+/* DEV's count of frames it dropped on the way out (a veth: its peer's
+ * queue full, or the peer down), of this network namespace's DEV. */
+int gen_link_tx_dropped(const char *dev, __u64 *dropped);
 
 #endif /* SLUICE_GEN_H */
