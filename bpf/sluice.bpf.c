@@ -8,7 +8,9 @@
  * default or the longest-prefix rule -> key state: the source masked to the
  * policy's prefix, its state in a key table (lib/keytab.h: the sliding log's,
  * the LRU hash, or with --table sets the set-associative table of
- * lib/sets.h; new keys past the new-key limit charged to their aggregate's)
+ * lib/sets.h; new keys past the new-key limit charged to their aggregate's;
+ * a key in the penalty box of its policy's --penalty refused before its
+ * state is read, and one refused for its limit boxed: lib/xstats.h)
  * -> decide (lib/decide.h, include/sluice/algo.h) -> account -> verdict:
  * per-CPU counters and a sampled drop event. Under dry-run a packet the
  * verdict would drop passes, counted as a would-drop: globally, per policy
@@ -25,6 +27,7 @@
 #include "lib/shape.h"
 #include "lib/keytab.h"
 #include "lib/l4rules.h"
+#include "lib/xstats.h"
 #include <sluice/sluice.h>
 #include <sluice/algo.h>
 
@@ -224,6 +227,7 @@ enum {
 	OUTCOME_EXEMPT = 16,
 	OUTCOME_DENIED = 17,
 	OUTCOME_FAILED = 18,
+	OUTCOME_PENALIZED = 19, /* the key is in the penalty box */
 };
 
 /* Bench builds: every packet from a random source among bench_vary_keys. */
@@ -345,6 +349,16 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 	mask_addr(key->addr, key->prefixlen);
 	d->p = p;
 	d->now = now_ticks();
+	/* In the penalty box: refused whole, its bucket not read. Only the
+	 * box's drop count is written (sampled as a bucket's is). */
+	if (box_on(p)) {
+		struct sluice_box *b = box_held(key, d->now);
+
+		if (b) {
+			count_key_drop(&b->dropped, NULL, pk->set);
+			return OUTCOME_PENALIZED;
+		}
+	}
 	if (shape) {
 		__u64 h = SLUICE_READ(pk->cfg->shape_horizon_us);
 
@@ -372,6 +386,12 @@ static __always_inline __u8 refuse(struct packet *pk, struct sluice_key *key, __
 {
 	struct sluice_stats *st = pk->st;
 
+	if (reason == SLUICE_REASON_PENALIZED) {
+		struct sluice_xstats *xs = xstats();
+
+		if (xs)
+			xs->penalized++;
+	}
 	if (dry_run(pk->policy, pk->set)) {
 		if (ref->dropped || ref->dropped32)
 			count_key_drop(ref->dropped, ref->dropped32, pk->set);
@@ -435,7 +455,13 @@ static __always_inline __u8 account(struct packet *pk, struct sluice_key *key, _
 	 * the denied) made the verifier walk sluice_tc half as long again. */
 	if (v == OUTCOME_DENIED) {
 		reason = SLUICE_REASON_DENIED;
+	} else if (v == OUTCOME_PENALIZED) {
+		reason = SLUICE_REASON_PENALIZED;
 	} else {
+		/* Over the limit with a penalty: into the box (under dry-run
+		 * too, to count what it would refuse). */
+		if (v == SLUICE_DROP && box_on(pk->policy))
+			box_key(key, d->now, sluice_penalty_ds(pk->policy));
 		reason = v == SLUICE_CONTENDED ? SLUICE_REASON_CONTENDED : SLUICE_REASON_LIMITED;
 		if (shape && v == SLUICE_HORIZON)
 			out->horizon = 1;

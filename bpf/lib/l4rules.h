@@ -13,6 +13,7 @@
 #include <sluice/l4rules.h>
 #include <sluice/sluice.h>
 #include <sluice/algo.h> /* SLUICE_OPAQUE */
+#include "xstats.h"
 
 /* The tables of both generations, one value each. */
 struct {
@@ -131,6 +132,20 @@ static __always_inline int l4rules_at(void *data, void *end, __u32 l3off,
 		return -1;
 	}
 	sluice_l4_parse(ip, end, key->family, &l4);
+	/* What the header did not give: counted (the rules that name no
+	 * port, flag or ICMP field are the ones such a packet can meet). */
+	if (l4.flags & (SLUICE_L4_FRAG | SLUICE_L4_SHORT | SLUICE_L4_OPAQUE)) {
+		struct sluice_xstats *xs = xstats();
+
+		if (xs) {
+			if (l4.flags & SLUICE_L4_FRAG)
+				xs->fragments++;
+			else if (l4.flags & SLUICE_L4_SHORT)
+				xs->l4_short++;
+			else
+				xs->l4_opaque++;
+		}
+	}
 	bit = l4rules_classify(gen, key->family, key->addr, &l4);
 	return bit < 0 ? -1 : (int)((gen & 1) * SLUICE_L4_RULES_MAX) + bit;
 }

@@ -267,7 +267,7 @@ struct sets_req {
 	__u32 loc; /* out: the key's set << 2 | way (SETS_FOUND, SETS_CLAIMED) */
 	__u64 hash; /* the key's hash, kept for a second call on the same key */
 	__u32 hashed; /* hash holds it; 0 when the key changed */
-	__u32 pad;
+	__s32 way; /* sets_find()'s own: the way, kept here and not in its frame */
 };
 
 /*
@@ -277,8 +277,7 @@ struct sets_req {
  */
 __noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
 {
-	__u32 idx = 0;
-	int way = 0, g;
+	int g;
 
 	if (!key || !q)
 		return SETS_CONTENDED;
@@ -286,11 +285,18 @@ __noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
 		q->hash = sluice_key_hash(q->seed, key);
 		q->hashed = 1;
 	}
+	/* The set's index and the way go through q (the caller's frame), not
+	 * this one's: on 6.1 sluice_tc's frame and this call's must together
+	 * fit in 512 bytes, 32-byte rounded, and this one fits 128. */
+	q->loc = 0;
+	q->way = 0;
 	if (key->family == 6)
-		g = sets_get(q->hash, key, 1, q->create, q->flags, q->window, q->now, &idx, &way);
+		g = sets_get(q->hash, key, 1, q->create, q->flags, q->window, q->now, &q->loc,
+			     &q->way);
 	else
-		g = sets_get(q->hash, key, 0, q->create, q->flags, q->window, q->now, &idx, &way);
-	q->loc = idx << 2 | (way & 3);
+		g = sets_get(q->hash, key, 0, q->create, q->flags, q->window, q->now, &q->loc,
+			     &q->way);
+	q->loc = q->loc << 2 | (q->way & 3);
 	return g;
 }
 

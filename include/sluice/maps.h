@@ -46,7 +46,9 @@
 	X(SLUICE_MAP_L4RULES, 5, l4rules_fd)                                            \
 	X(SLUICE_MAP_L4POL, 5, l4pol_fd)                                                \
 	/* the policy of each slot under each settings half: the datapath's */          \
-	X(SLUICE_MAP_POLICIES, 5, policies_fd)
+	X(SLUICE_MAP_POLICIES, 5, policies_fd)                                          \
+	X(SLUICE_MAP_PENALTY, 5, penalty_fd) /* the penalty box (--penalty) */          \
+	X(SLUICE_MAP_XSTATS, 5, xstats_fd) /* counters sluice_stats has no room for */
 
 /* Is a map of `layout` one that a state pinned by an older sluice may lack? */
 #define SLUICE_MAP_ADDED_LATER(layout) ((layout) > SLUICE_MAPS_BASE)

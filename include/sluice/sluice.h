@@ -56,6 +56,8 @@
 /* The policy of every slot, for each half of the settings: what the
  * datapath applies (SLUICE_POLICY_AT, below). */
 #define SLUICE_MAP_POLICIES "sluice_policies"
+#define SLUICE_MAP_PENALTY "sluice_penalty" /* the penalty box: struct sluice_box */
+#define SLUICE_MAP_XSTATS "sluice_xstats" /* per-CPU counters: struct sluice_xstats */
 #define SLUICE_PIN_ROOT "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN "sluice_prog"
 /*
@@ -91,6 +93,7 @@
 #define SLUICE_DEFAULT_MAX_KEYS (1U << 20)
 #define SLUICE_DEFAULT_MAX_LOG_KEYS (1U << 14) /* 616 B each: 10 MB */
 #define SLUICE_DEFAULT_FLEET_KEYS (1U << 17) /* --fleet-keys: active keys of fleet policies */
+#define SLUICE_PENALTY_KEYS (1U << 16) /* keys in the penalty box at once (sluice_penalty) */
 #define SLUICE_CAS_TRIES 8
 
 enum sluice_algo {
@@ -174,7 +177,10 @@ struct sluice_policy {
 	__u8 flags; /* SLUICE_POLICY_* */
 	__u8 prefix4; /* IPv4 sources are keyed by this prefix */
 	__u8 prefix6; /* IPv6 sources are keyed by this prefix */
-	__u8 pad[3];
+	/* --penalty: a key over its limit is refused whole for this long, in
+	 * tenths of a second (24 bits, little-endian: sluice_penalty_ds()); 0:
+	 * none */
+	__u8 penalty[3];
 	__u32 window_limit; /* window algorithms: packets per window */
 	struct sluice_limit pkt; /* token/leaky bucket: packets */
 	struct sluice_limit bytes; /* token/leaky bucket: bytes; interval 0 = none */
@@ -192,6 +198,53 @@ struct sluice_policy {
 	};
 };
 _Static_assert(sizeof(struct sluice_policy) == 104, "sluice_policy layout");
+
+#define SLUICE_PENALTY_MAX_DS 0xffffffU /* 19 days, 10 h, 2 min, 47.1 s */
+#define SLUICE_PENALTY_NS_PER_DS 100000000ULL
+
+static inline __attribute__((always_inline)) __u32 sluice_penalty_ds(const struct sluice_policy *p)
+{
+	return (__u32)p->penalty[0] | (__u32)p->penalty[1] << 8 | (__u32)p->penalty[2] << 16;
+}
+
+static inline __attribute__((always_inline)) void sluice_penalty_set(struct sluice_policy *p,
+								     __u32 ds)
+{
+	p->penalty[0] = (__u8)ds;
+	p->penalty[1] = (__u8)(ds >> 8);
+	p->penalty[2] = (__u8)(ds >> 16);
+}
+
+/*
+ * The penalty box (sluice_penalty, an LRU hash by the key of the bucket): a
+ * key of a policy with a penalty that goes over its limit is put here until
+ * `until`, and every packet of it is refused meanwhile without its bucket
+ * being read (counted in sluice_xstats.penalized and in `dropped`, sampled
+ * as a bucket's drops are; under dry-run passed, as would-drops). The key
+ * carries its policy's tag: a policy given a new tag (a new algorithm,
+ * window or key prefix) boxes its keys anew, and a box of the old tag is
+ * never read again; a new rate or penalty leaves running boxes to run
+ * out. Aggregate keys are never boxed. `sluicectl flush` takes keys out.
+ */
+struct sluice_box {
+	__u64 until; /* ticks (now_ticks()'s clock, ns << SLUICE_TICK_SHIFT) */
+	__u64 dropped; /* the key's packets refused in the box, every time this entry boxed it */
+};
+_Static_assert(sizeof(struct sluice_box) == 16, "sluice_box layout");
+
+/*
+ * Per-CPU counters that sluice_stats had no room for (sluice_xstats, one
+ * entry); the spare words keep room for more without another map.
+ */
+struct sluice_xstats {
+	__u64 penalized; /* refused: their key in the penalty box (part of limited, or of would_drop) */
+	__u64 penalties; /* keys put in the penalty box */
+	__u64 fragments; /* read by rules with a match: non-first fragments, no ports or flags */
+	__u64 l4_short; /* ... whose transport (or extension) header ran past the frame */
+	__u64 l4_opaque; /* ... IPv6: ESP, or more extension headers than are walked */
+	__u64 spare[3];
+};
+_Static_assert(sizeof(struct sluice_xstats) == 64, "sluice_xstats layout");
 
 /* Everything a change replaces at once; the datapath reads one consistently. */
 struct sluice_settings {
@@ -408,7 +461,7 @@ struct sluice_stats {
 	__u64 dropped_bytes;
 	__u64 non_ip; /* passed: not IPv4/IPv6 (ARP, LLDP, ...) */
 	__u64 malformed; /* passed: too short or a bad header length */
-	__u64 limited; /* dropped: over the limit */
+	__u64 limited; /* dropped: over the limit (or in its penalty box: sluice_xstats.penalized) */
 	__u64 would_drop; /* passed: over the limit under dry-run */
 	__u64 exempt; /* passed: an --exempt rule */
 	__u64 denied; /* dropped: a --deny rule */
@@ -558,6 +611,7 @@ enum sluice_reason {
 	SLUICE_REASON_CONTENDED = 3,
 	SLUICE_REASON_FAIL_CLOSED = 4,
 	SLUICE_REASON_WOULD_DROP = 5, /* passed under dry-run; any of the above */
+	SLUICE_REASON_PENALIZED = 6, /* the key is in the penalty box (--penalty) */
 };
 
 /* A sampled drop, or under dry-run a sampled would-drop (reason

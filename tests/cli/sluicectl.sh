@@ -52,6 +52,15 @@ usage "sliding-log beyond its slots" "at most 64" rule add 198.18.0.0/24 --algo 
 usage "window not holding whole packets" "not a whole number of packets" \
 	set --algo fixed-window --rate 7/s --window 100ms
 
+# Penalties
+usage "penalty too long" "--penalty 20d is out of range: give 100ms to 19d, or off" \
+	set --penalty 20d
+usage "penalty not a duration" "not a duration" set --penalty soon
+usage "penalty twice" "--penalty is given twice" set --penalty 30s --penalty 1m
+usage "penalty on a deny rule" "takes no --rate, --burst, --delay, --algo, --window, --prefix or --penalty" \
+	rule add 198.18.0.0/24 --deny --penalty 30s
+usage "penalty on an exempt rule" "--exempt takes no" rule add 198.18.0.0/24 --exempt --penalty 1m
+
 # Key prefixes
 usage "prefix4 33" "at most 32" set --prefix4 33
 usage "prefix4 0" "--prefix4 is 0" set --prefix4 0

@@ -23,6 +23,7 @@ struct bpfrun {
 	int prog_fd, config_fd, buckets_fd, logs_fd, rules_fd, stats_fd, rstats_fd, events_fd;
 	int hash_fd;
 	int tc_fd, shape_stats_fd; /* the shaper: sluice_tc, sluice_shape_stats */
+	int penalty_fd, xstats_fd; /* sluice_penalty (the penalty box), sluice_xstats */
 	/* config.hash_lens that bpfrun_configure() writes (0: none) */
 	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
 	/* config.kind and shape_horizon_us that bpfrun_configure() writes */
@@ -80,7 +81,7 @@ bool bpfrun_load(struct bpfrun *r, const struct bpfrun_opts *opts);
 
 /* Write the config: layout, active 0, both halves `set`, newkey state 0. */
 int bpfrun_configure(struct bpfrun *r, const struct sluice_settings *set);
-/* Forget every key, log, rule, counter and pending event. */
+/* Forget every key, log, rule, counter, box entry and pending event. */
 int bpfrun_reset(struct bpfrun *r);
 void bpfrun_clock(struct bpfrun *r, __u64 ns);
 
@@ -115,6 +116,10 @@ int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 
 
 /* Counters summed over every CPU. */
 int bpfrun_stats(struct bpfrun *r, struct sluice_stats *out);
+int bpfrun_xstats(struct bpfrun *r, struct sluice_xstats *out);
+/* The penalty box's entry of key (tag, src masked to prefixlen): 0, or -ENOENT. */
+int bpfrun_box(struct bpfrun *r, __u32 tag, const char *src, __u8 prefixlen,
+	       struct sluice_box *out);
 int bpfrun_rstats(struct bpfrun *r, __u32 slot, struct sluice_rstats *out);
 /* Count of entries in sluice_buckets / sluice_logs (sluice_count_keys()), or -errno. */
 int bpfrun_count_keys(struct bpfrun *r, bool logs);

@@ -132,7 +132,7 @@ else
 	diag "held $HELD, at most $MAX_S s; show: $(rx_ctl -i "$IF_RX" show "$SRC" 2>&1)"
 fi
 gen_wait year
-if grep -q "answered a debt of 8760h for p:$SRC/32, more than the 2450ms fleet" "$RUN_OUT"; then
+if grep -q "answered a debt of 365d for p:$SRC/32, more than the 2450ms fleet" "$RUN_OUT"; then
 	ok "a debt of a year: the agent says it folded the bound"
 else
 	not_ok "a debt of a year: the agent says it folded the bound"

@@ -238,8 +238,10 @@ static int read_counters(int ifindex, const char *ifname)
 		for (f = 0; f < words; f++)
 			sum[f] += vals[(size_t)cpu * words + f];
 	for (f = 0; f < sluice_stats_nfields; f++)
-		printf("%s=%llu\n", sluice_stats_fields[f].name,
-		       (unsigned long long)sum[sluice_stats_fields[f].offset / sizeof(__u64)]);
+		if (sluice_stats_fields[f].offset < sizeof(struct sluice_stats))
+			printf("%s=%llu\n", sluice_stats_fields[f].name,
+			       (unsigned long long)
+				       sum[sluice_stats_fields[f].offset / sizeof(__u64)]);
 	free(vals);
 	close(map_fd);
 	return SLUICE_EXIT_OK;

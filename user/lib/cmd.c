@@ -40,6 +40,7 @@ enum opt_id {
 	OPT_DENY,
 	OPT_NEW_KEYS,
 	OPT_FAIL_CLOSED,
+	OPT_PENALTY,
 };
 
 #define FOR_SET (1U << EDIT_SET)
@@ -65,6 +66,8 @@ static const struct opt {
 	{ "dry-run", OPT_DRY_RUN, false, FOR_SET | FOR_ADD },
 	/* `set --fleet on|off`, `rule add ... --fleet [on|off]`: the policy's */
 	{ "fleet", OPT_FLEET, false, FOR_SET | FOR_ADD },
+	/* a key over its limit refused whole for DUR (the penalty box) */
+	{ "penalty", OPT_PENALTY, true, FOR_SET | FOR_ADD },
 	{ "exempt", OPT_EXEMPT, false, FOR_ADD },
 	{ "deny", OPT_DENY, false, FOR_ADD },
 	/* settings: what `sluice attach --new-keys/--fail-closed` set */
@@ -395,6 +398,25 @@ static int parse_policy_opt(struct edit *e, const struct opt *o, const char *arg
 					  "--window %s is out of range: give 100ms to 1h", v);
 		e->window_ns = n;
 		return used;
+	case OPT_PENALTY:
+		if (e->penalty_ds >= 0)
+			return sluice_err(err, errlen, -EINVAL, "--penalty is given twice");
+		if (!strcmp(v, "off") || !strcmp(v, "0")) {
+			e->penalty_ds = 0;
+			return used;
+		}
+		ret = sluice_parse_duration("--penalty", v, &n, err, errlen);
+		if (ret && ret != -ERANGE)
+			return -EINVAL;
+		/* in tenths of a second, rounded up: never shorter than asked */
+		if (!ret)
+			n = (n + SLUICE_PENALTY_NS_PER_DS - 1) / SLUICE_PENALTY_NS_PER_DS;
+		if (ret || !n || n > SLUICE_PENALTY_MAX_DS)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--penalty %s is out of range: give 100ms to 19d, or off",
+					  v);
+		e->penalty_ds = (long)n;
+		return used;
 	case OPT_PREFIX4:
 	case OPT_PREFIX6:
 	case OPT_PREFIX: {
@@ -627,11 +649,12 @@ static int check_rule_add(const struct edit *e, char *err, size_t errlen)
 				  "rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
 	if (e->action >= 0) {
 		if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
-		    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e))
+		    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e) ||
+		    e->penalty_ds >= 0)
 			return sluice_err(
 				err, errlen, -EINVAL,
-				"--%s takes no --rate, --burst, --delay, --algo, --window "
-				"or --prefix: its sources are %s",
+				"--%s takes no --rate, --burst, --delay, --algo, --window, "
+				"--prefix or --penalty: its sources are %s",
 				e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
 				e->action == SLUICE_ACT_EXEMPT ? "never limited" :
 								 "always dropped");
@@ -715,7 +738,7 @@ static int check_op(const struct edit *e, char *err, size_t errlen)
 				err, errlen, -EINVAL,
 				"set needs something to change: --rate, --burst, --delay, "
 				"--nodelay, --algo, --window, --prefix4, --prefix6, --fleet, "
-				"--dry-run, --new-keys or --fail-closed");
+				"--penalty, --dry-run, --new-keys or --fail-closed");
 		break;
 	case EDIT_RULE_FLUSH:
 		return 1;
@@ -770,6 +793,7 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 	memset(e, 0, sizeof(*e));
 	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
 	e->fleet = -1;
+	e->penalty_ds = -1;
 	e->fail_closed = -1;
 	i = parse_command(argc, argv, e, err, errlen);
 	if (i <= 0)

@@ -5,11 +5,11 @@
  * (`sluice attach --config`, `sluice reload`).
  *
  *   set [--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
- *       [--prefix4 LEN] [--prefix6 LEN] [--dry-run on|off]
- *       [--new-keys RATE|off] [--fail-closed on|off]
+ *       [--prefix4 LEN] [--prefix6 LEN] [--fleet on|off] [--penalty DUR|off]
+ *       [--dry-run on|off] [--new-keys RATE|off] [--fail-closed on|off]
  *   rule add CIDR [MATCH] ((--rate RATE [--burst N] [--delay N|--nodelay])...
- *       [--algo ALGO] [--window DUR] [--prefix LEN] | --exempt | --deny)
- *       [--fleet [on|off]] [--dry-run [on|off]]
+ *       [--algo ALGO] [--window DUR] [--prefix LEN] [--penalty DUR|off] | --exempt |
+ *       --deny) [--fleet [on|off]] [--dry-run [on|off]]
  *   rule del CIDR [MATCH]
  *   MATCH: [--proto P] [--sport P[-Q]] [--dport P[-Q]] [--tcp-flags F]
  *       [--icmp-type T[/C]] (match.h): a rule that matches on the transport
@@ -24,8 +24,10 @@
  * shape) belong to a --rate the same way. --dry-run, --new-keys and --fail-closed of set
  * are settings of the interface: given alone they leave the default policy
  * as it is. --new-keys admits at most RATE new sources (a packet rate, with
- * one second's worth at once), as `sluice attach --new-keys` does. None of
- * these functions prints or exits.
+ * one second's worth at once), as `sluice attach --new-keys` does. --penalty
+ * (100ms to 19d, in tenths of a second rounded up; 0 or off: none) boxes a
+ * key of the policy that goes over its limit for that long. None of these
+ * functions prints or exits.
  */
 #ifndef SLUICE_CMD_H
 #define SLUICE_CMD_H

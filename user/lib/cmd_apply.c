@@ -282,6 +282,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 		np->prefix4 = (__u8)e->prefix4;
 	if (e->prefix6 >= 0)
 		np->prefix6 = (__u8)e->prefix6;
+	if (e->penalty_ds >= 0)
+		sluice_penalty_set(np, (__u32)e->penalty_ds);
 	if (e->fleet == 1)
 		np->flags |= SLUICE_POLICY_FLEET;
 	else if (e->fleet == 0)

@@ -455,6 +455,7 @@ static bool same_policy(const struct sluice_policy *a, const struct sluice_polic
 {
 	return a->tag == b->tag && a->algo == b->algo && a->action == b->action &&
 	       a->flags == b->flags && a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6 &&
+	       sluice_penalty_ds(a) == sluice_penalty_ds(b) &&
 	       /* window: a window algorithm's, else a shaper's delays */
 	       a->window_limit == b->window_limit && a->window == b->window &&
 	       !memcmp(&a->pkt, &b->pkt, sizeof(a->pkt)) &&

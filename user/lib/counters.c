@@ -33,6 +33,19 @@ const struct sluice_field sluice_stats_fields[] = {
 	F(events_lost, "Drop events the ring buffer had no room for."),
 #undef F
 /* clang-format off */
+#define F(x, help) { #x, offsetof(struct sluice_counters, xstats.x), help }
+	/* clang-format on */
+	F(penalized, "Packets refused because their key was in the penalty box (--penalty): "
+		     "dropped (part of limited), or passed under dry-run (part of would_drop)."),
+	F(penalties, "Keys put in the penalty box for going over their limit."),
+	F(fragments, "Packets that rules with a match read as non-first fragments: no ports "
+		     "or flags, so only rules that name neither could take them."),
+	F(l4_short, "Packets that rules with a match read whose transport or extension "
+		    "header ran past the frame: no ports or flags either."),
+	F(l4_opaque, "IPv6 packets that rules with a match read as ESP, or with more "
+		     "extension headers than are walked: no ports or flags either."),
+#undef F
+/* clang-format off */
 #define F(x, help) { #x, offsetof(struct sluice_counters, x), help }
 	/* clang-format on */
 	F(keys, "Keys in the tables now (the key table, lru or sets, and sluice_logs)."),
@@ -40,11 +53,16 @@ const struct sluice_field sluice_stats_fields[] = {
 			    "estimate of the evictions of either table (a flush lowers keys too)."),
 #undef F
 };
-const size_t sluice_stats_nfields = sizeof(struct sluice_stats) / sizeof(__u64);
+#define NR_XSTATS 5 /* the named words of struct sluice_xstats */
+const size_t sluice_stats_nfields = sizeof(struct sluice_stats) / sizeof(__u64) + NR_XSTATS;
 const size_t sluice_counters_nfields = sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]);
 _Static_assert(sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]) ==
-		       sizeof(struct sluice_stats) / sizeof(__u64) + 2,
-	       "every field of sluice_stats is named, then keys and evicted_estimate");
+		       sizeof(struct sluice_stats) / sizeof(__u64) + NR_XSTATS + 2,
+	       "every field of sluice_stats is named, then those of sluice_xstats, then keys and "
+	       "evicted_estimate");
+_Static_assert(NR_XSTATS == sizeof(struct sluice_xstats) / sizeof(__u64) -
+				    sizeof(((struct sluice_xstats *)0)->spare) / sizeof(__u64),
+	       "every word of sluice_xstats but the spare ones is named");
 
 __u64 sluice_field_get(const void *base, const struct sluice_field *f)
 {
@@ -93,6 +111,9 @@ int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *
 
 	memset(c, 0, sizeof(*c));
 	ret = sluice_read_stats(h, &c->stats);
+	if (!ret && h->xstats_fd >= 0)
+		ret = sluice_percpu_sum(h->xstats_fd, 0, (__u64 *)&c->xstats,
+					sizeof(c->xstats) / sizeof(__u64));
 	if (ret)
 		return ret;
 	keys = sluice_keytab_count_families(&h->keys, c->table_keys);

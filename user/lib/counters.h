@@ -49,6 +49,7 @@ struct sluice_field {
  */
 struct sluice_counters {
 	struct sluice_stats stats; /* first: its field offsets hold here too */
+	struct sluice_xstats xstats; /* zero in a state pinned without sluice_xstats */
 	__u64 keys; /* entries now in sluice_buckets + sluice_logs */
 	__u64 evicted_estimate; /* stats.new_keys - keys, 0 when negative */
 	__u64 log_keys; /* of keys, those in sluice_logs */
@@ -63,8 +64,9 @@ struct sluice_counters {
  */
 int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *c);
 /* The fields of struct sluice_counters: the first sluice_stats_nfields are
- * those of struct sluice_stats (by the names bpftool shows), then keys and
- * evicted_estimate; sluice_counters_nfields in all. */
+ * the counters, those of struct sluice_stats and then of struct
+ * sluice_xstats (by the names bpftool shows; not the spare words), then
+ * keys and evicted_estimate; sluice_counters_nfields in all. */
 extern const struct sluice_field sluice_stats_fields[];
 extern const size_t sluice_stats_nfields;
 extern const size_t sluice_counters_nfields;

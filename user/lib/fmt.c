@@ -116,6 +116,7 @@ void sluice_format_duration(__u64 ns, char *buf, size_t len)
 		const char *unit;
 		__u64 ns;
 	} units[] = {
+		{ "d", 86400 * SLUICE_NS_PER_SEC },
 		{ "h", 3600 * SLUICE_NS_PER_SEC },
 		{ "m", 60 * SLUICE_NS_PER_SEC },
 		{ "s", SLUICE_NS_PER_SEC },
@@ -248,9 +249,16 @@ void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, c
 			size_t len)
 {
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "";
-	char rate[96], win[32], key[48], a[96] = "", b[96] = "";
+	char rate[96], win[32], key[48], a[96] = "", b[96] = "", pen[48] = "";
 
 	fmt_keyed(p, family, key, sizeof(key));
+	if (sluice_penalty_ds(p)) {
+		char d[32];
+
+		sluice_format_duration(sluice_penalty_ds(p) * SLUICE_PENALTY_NS_PER_DS, d,
+				       sizeof(d));
+		snprintf(pen, sizeof(pen), ", penalty %s", d);
+	}
 	if (p->action != SLUICE_ACT_LIMIT) {
 		snprintf(buf, len, "%s%s", sluice_action_name(p->action), dry);
 		return;
@@ -258,9 +266,9 @@ void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, c
 	if (sluice_algo_is_window(p->algo)) {
 		sluice_fmt_rate(p, rate, sizeof(rate));
 		sluice_fmt_window(p, win, sizeof(win));
-		snprintf(buf, len, "%s %s %s: %u per %s window, keyed by %s%s%s",
+		snprintf(buf, len, "%s %s %s: %u per %s window, keyed by %s%s%s%s",
 			 shape ? "meter" : "limit", sluice_algo_name(p->algo), rate,
-			 p->window_limit, win, key,
+			 p->window_limit, win, key, pen,
 			 shape ? " (a meter: the excess is dropped, nothing waits)" : "", dry);
 		return;
 	}
@@ -269,9 +277,9 @@ void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, c
 		fmt_limit(&p->pkt, false, shape, p->pkt_delay, a, sizeof(a));
 	if (p->bytes.period_ns)
 		fmt_limit(&p->bytes, true, shape, p->byte_delay, b, sizeof(b));
-	snprintf(buf, len, "%s %s %s%s%s, keyed by %s%s%s", shape ? "shape" : "limit",
+	snprintf(buf, len, "%s %s %s%s%s, keyed by %s%s%s%s", shape ? "shape" : "limit",
 		 sluice_algo_name(p->algo), a, *a && *b ? " and " : "", b, key,
-		 p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "", dry);
+		 p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "", pen, dry);
 }
 
 static void json_limit(struct sluice_json *j, const char *key, const struct sluice_limit *l,
@@ -312,6 +320,8 @@ void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, in
 	if (p->action != SLUICE_ACT_LIMIT)
 		return;
 	json_str(j, "algo", sluice_algo_name(p->algo));
+	if (sluice_penalty_ds(p))
+		json_u64(j, "penalty_ns", sluice_penalty_ds(p) * SLUICE_PENALTY_NS_PER_DS);
 	if (sluice_algo_is_window(p->algo)) {
 		json_limit(j, "packets", &p->pkt, false, false, NULL);
 		json_u64(j, "window_ns", p->window >> SLUICE_TICK_SHIFT);

@@ -287,6 +287,7 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 		{ "m", 60 * SLUICE_NS_PER_SEC },
 		{ "min", 60 * SLUICE_NS_PER_SEC },
 		{ "h", 3600 * SLUICE_NS_PER_SEC },
+		{ "d", 86400 * SLUICE_NS_PER_SEC },
 	};
 	const char *p = s, *frac = NULL, *unit;
 	unsigned __int128 total, scale = 1;
@@ -335,8 +336,8 @@ int sluice_parse_duration(const char *what, const char *s, __u64 *ns, char *err,
 						  "'%.*s%s'",
 						  what, s, (int)(unit - s), s, units[k].name);
 		return sluice_err(err, errlen, -EINVAL,
-				  "%s '%s' has an unknown unit: write 100ms, 1.5s, 1m or "
-				  "1h (or us, ns)",
+				  "%s '%s' has an unknown unit: write 100ms, 1.5s, 1m, 1h "
+				  "or 1d (or us, ns)",
 				  what, s);
 	}
 	/* whole units, then the fraction F of n digits: F x unit / 10^n ns,

@@ -15,8 +15,9 @@ void flush_help(FILE *f)
 		   "\n"
 		   "Delete the buckets and sliding logs of the keys that overlap ADDR or CIDR\n"
 		   "(every key when none is given), and say how many. Their sources start again\n"
-		   "with full buckets and zero drop counts. Policies, rules and the counters of\n"
-		   "'stats' and 'rule list' are not touched.\n"
+		   "with full buckets and zero drop counts, out of the penalty box (--penalty).\n"
+		   "Policies, rules and the counters of 'stats' and 'rule list' are not\n"
+		   "touched.\n"
 		   "\n"
 		   "Examples:\n"
 		   "  sluicectl flush 198.18.0.5\n"
@@ -29,6 +30,10 @@ struct flush {
 	struct sluice_key *keys;
 	size_t n, cap;
 	__u64 seen;
+	/* walking the penalty box: now (ticks), and its matched keys whose
+	 * box had not run out (the keys it lets out; the rest is cleanup) */
+	const __u64 *box_now;
+	long boxed;
 };
 
 /* A key covers key.addr/key.prefixlen; it matches if that and the CIDR overlap. */
@@ -50,10 +55,11 @@ static int pick(const void *key, const void *val, void *ctx)
 {
 	struct flush *f = ctx;
 
-	(void)val;
 	f->seen++;
 	if (f->match && !overlaps(key, f->match))
 		return 0;
+	if (f->box_now && ((const struct sluice_box *)val)->until > *f->box_now)
+		f->boxed++;
 	if (sluice_array_room(f->keys, f->n, f->cap, 1024))
 		return -ENOMEM;
 	memcpy(&f->keys[f->n++], key, sizeof(*f->keys));
@@ -91,7 +97,7 @@ int do_flush(int argc, char **argv)
 	struct sluice_cidr c;
 	struct flush f = {};
 	struct sluice_json j;
-	long buckets, logs;
+	long buckets, logs, boxes = 0;
 	int st;
 
 	if (argc >= 1 && sluice_is_help(argv[0])) {
@@ -113,8 +119,18 @@ int do_flush(int argc, char **argv)
 		return st;
 	buckets = flush_map(&h.keys, -1, &f);
 	logs = buckets < 0 ? 0 : flush_map(NULL, h.logs_fd, &f);
-	if (buckets < 0 || logs < 0) {
-		int ret = buckets < 0 ? (int)buckets : (int)logs;
+	/* The box last: a key let out while its bucket stays empty would only
+	 * be boxed again. (f.seen counts the tables' keys, not the box's.) */
+	if (buckets >= 0 && logs >= 0 && h.penalty_fd >= 0) {
+		__u64 seen = f.seen, now = sluice_now_ticks();
+
+		f.box_now = &now;
+		boxes = flush_map(NULL, h.penalty_fd, &f);
+		f.box_now = NULL;
+		f.seen = seen;
+	}
+	if (buckets < 0 || logs < 0 || boxes < 0) {
+		int ret = buckets < 0 ? (int)buckets : logs < 0 ? (int)logs : (int)boxes;
 
 		st = sluice_cli_err(ret, "Couldn't flush the keys of %s: %s", h.ifname,
 				    strerror(-ret));
@@ -126,14 +142,18 @@ int do_flush(int argc, char **argv)
 		json_str(&j, "match", what);
 		json_u64(&j, "buckets", (__u64)buckets);
 		json_u64(&j, "logs", (__u64)logs);
+		json_u64(&j, "penalties", (__u64)f.boxed);
 		json_u64(&j, "keys", f.seen);
 		json_obj_end(&j);
 		json_end(&j);
 	} else {
 		printf("flushed %ld bucket%s and %ld sliding log%s of %s "
-		       "(%llu keys were tracked)\n",
+		       "(%llu keys were tracked)%s",
 		       buckets, buckets == 1 ? "" : "s", logs, logs == 1 ? "" : "s", what,
-		       (unsigned long long)f.seen);
+		       (unsigned long long)f.seen, f.boxed ? "; " : "\n");
+		if (f.boxed)
+			printf("%ld key%s let out of the penalty box\n", f.boxed,
+			       f.boxed == 1 ? "" : "s");
 	}
 out:
 	free(f.keys);

@@ -12,8 +12,8 @@ void rule_help(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] rule add CIDR [MATCH] ((--rate RATE [--burst N]\n"
 		"                 [--delay N|--nodelay])... [--algo ALGO] [--window DUR]\n"
-		"                 [--prefix LEN] | --exempt | --deny) [--fleet [on|off]]\n"
-		"                 [--dry-run [on|off]]\n"
+		"                 [--prefix LEN] [--penalty DUR|off] | --exempt | --deny)\n"
+		"                 [--fleet [on|off]] [--dry-run [on|off]]\n"
 		"       sluicectl [-i IFACE] rule del CIDR [MATCH]\n"
 		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
@@ -43,6 +43,9 @@ void rule_help(FILE *f)
 		"                      --nodelay only on a shaper (-i shape:IFACE)\n"
 		"        --prefix LEN  sources of the rule share a bucket per /LEN (default: the\n"
 		"                      default policy's prefix for the CIDR's family)\n"
+		"        --penalty DUR a source over the rule's limit is refused whole for DUR\n"
+		"                      (100ms to 19d; as for 'set'); a rule has none unless\n"
+		"                      given, whatever the default policy's\n"
 		"        --exempt      never limit these sources (still counted)\n"
 		"        --deny        drop every packet of these sources\n"
 		"        --fleet       one limit for the sources across every box of the fleet\n"
@@ -60,6 +63,7 @@ void rule_help(FILE *f)
 		"\n"
 		"Examples:\n"
 		"  sluicectl rule add 198.18.0.0/24 --rate 10/s --burst 20\n"
+		"  sluicectl rule add 198.18.2.0/24 --rate 10/s --penalty 30s\n"
 		"  sluicectl rule add 198.18.4.0/22 --rate 1000/s --rate 50mbit --prefix 24\n"
 		"  sluicectl rule add 198.18.8.0/22 --rate 100/s --burst 300 --fleet\n"
 		"  sluicectl rule add 2001:2::/48 --algo sliding-log --rate 30/m --dry-run\n"
@@ -129,13 +133,16 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 {
 	const char *mark = shared > 1 ? "*" : "";
 	char rate[96], burst[64], win[32], key[24], passed[24], dropped[24], would[24] = "-";
-	char delay[64];
+	char delay[64], pen[32] = "-";
 	bool limit = p->action == SLUICE_ACT_LIMIT;
 
 	sluice_fmt_rate(p, rate, sizeof(rate));
 	sluice_fmt_burst(p, burst, sizeof(burst));
 	sluice_fmt_window(p, win, sizeof(win));
 	sluice_fmt_delay(p, delay, sizeof(delay));
+	if (limit && sluice_penalty_ds(p))
+		sluice_format_duration(sluice_penalty_ds(p) * SLUICE_PENALTY_NS_PER_DS, pen,
+				       sizeof(pen));
 	if (!limit)
 		snprintf(key, sizeof(key), "-");
 	else if (family == 4)
@@ -153,24 +160,24 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 	if (ctl.shape)
 		return ctl_table_row(t, match, sluice_action_name(p->action),
 				     limit ? sluice_algo_name(p->algo) : "-", rate, burst, delay,
-				     win, key, p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", dry,
-				     passed, dropped, would);
+				     win, key, p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", pen,
+				     dry, passed, dropped, would);
 	return ctl_table_row(t, match, sluice_action_name(p->action),
 			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key,
-			     p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", dry, passed, dropped,
-			     would);
+			     p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", pen, dry, passed,
+			     dropped, would);
 }
 
 static int do_list(int argc, char **argv)
 {
-	static const char *const head[] = { "MATCH",   "ACTION",     "ALGO",  "RATE",    "BURST",
-					    "WINDOW",  "KEY",        "FLEET", "DRY-RUN", "PASSED",
-					    "DROPPED", "WOULD-DROP", NULL };
+	static const char *const head[] = { "MATCH",  "ACTION",  "ALGO",       "RATE",    "BURST",
+					    "WINDOW", "KEY",     "FLEET",      "PENALTY", "DRY-RUN",
+					    "PASSED", "DROPPED", "WOULD-DROP", NULL };
 	/* A shaper's: its delay after the burst (PASSED: sent, at once or later). */
-	static const char *const shape_head[] = { "MATCH",      "ACTION",  "ALGO",   "RATE",
-						  "BURST",      "DELAY",   "WINDOW", "KEY",
-						  "FLEET",      "DRY-RUN", "PASSED", "DROPPED",
-						  "WOULD-DROP", NULL };
+	static const char *const shape_head[] = { "MATCH",   "ACTION",     "ALGO",    "RATE",
+						  "BURST",   "DELAY",      "WINDOW",  "KEY",
+						  "FLEET",   "PENALTY",    "DRY-RUN", "PASSED",
+						  "DROPPED", "WOULD-DROP", NULL };
 	char err[SLUICE_ERR_LEN];
 	bool any_shared = false;
 	struct sluice_policies pol;
@@ -201,9 +208,9 @@ static int do_list(int argc, char **argv)
 	/* Rows: every rule, then the default policy. */
 	json_init(&j, stdout);
 	if (ctl.shape)
-		ctl_table_init(&t, shape_head, "         rrr");
+		ctl_table_init(&t, shape_head, "          rrr");
 	else
-		ctl_table_init(&t, head, "        rrr");
+		ctl_table_init(&t, head, "         rrr");
 	if (ctl.json)
 		json_arr_begin(&j, NULL);
 	/* In the order the datapath evaluates them: the rules on the

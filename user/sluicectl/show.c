@@ -19,6 +19,8 @@ void show_help(FILE *f)
 		   "and leaky bucket), the current and previous window counts (window\n"
 		   "algorithms), or the log fill (sliding-log); and how many packets it lost,\n"
 		   "or under dry-run how many it would have lost ('would drop': passed).\n"
+		   "Under a policy with --penalty, whether the key is in the penalty box, how\n"
+		   "long it has left there and how many packets the box refused.\n"
 		   "A KEY is a masked source as 'top' prints it (2001:2:0:72::/64): it must be\n"
 		   "keyed by that length, the policy's key prefix or its new-key aggregate.\n"
 		   "On a shaper (-i shape:IFACE) a token or leaky bucket key shows its queue:\n"
@@ -63,7 +65,46 @@ struct found {
 	bool ok;
 	struct sluice_key key;
 	struct ctl_state st;
+	bool boxed; /* in the penalty box now */
+	__u64 box_left_ns, box_dropped;
 };
+
+static bool dry_now(const struct sluice_policy *p);
+
+/* Is f's key in the penalty box of its policy (--penalty)? */
+static int lookup_box(struct sluice_handle *h, const struct sluice_policy *p, __u64 now,
+		      struct found *f)
+{
+	struct sluice_box b;
+
+	if (h->penalty_fd < 0 || !sluice_penalty_ds(p))
+		return 0;
+	if (bpf_map_lookup_elem(h->penalty_fd, &f->key, &b))
+		return errno == ENOENT ? 0 : -errno;
+	if (b.until <= now)
+		return 0;
+	f->boxed = true;
+	f->box_left_ns = (b.until - now) >> SLUICE_TICK_SHIFT;
+	f->box_dropped = b.dropped;
+	return 0;
+}
+
+/* The box's line of show: how long the key stays refused. */
+static void text_box(const struct found *f, const struct sluice_policy *p)
+{
+	char a[32];
+
+	if (!sluice_penalty_ds(p))
+		return;
+	if (!f->boxed) {
+		printf("%-9s not in the penalty box\n", "penalty");
+		return;
+	}
+	sluice_format_duration(f->box_left_ns, a, sizeof(a));
+	printf("%-9s in the penalty box for %s more: every packet refused (%llu so far%s)\n",
+	       "penalty", a, (unsigned long long)f->box_dropped,
+	       dry_now(p) ? ", dry-run: passed" : "");
+}
 
 static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 		      const struct sluice_cidr *c, __u32 tag, __u8 prefixlen, __u64 now,
@@ -72,6 +113,7 @@ static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 	struct sluice_log log;
 	struct sluice_bucket b;
 	void *val;
+	int ret;
 
 	memset(f, 0, sizeof(*f));
 	f->key.tag = tag;
@@ -79,13 +121,15 @@ static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 	f->key.prefixlen = prefixlen;
 	memcpy(f->key.addr, c->addr, 16);
 	sluice_mask(f->key.addr, prefixlen);
+	ret = lookup_box(h, p, now, f);
+	if (ret)
+		return ret;
 	if (p->algo == SLUICE_ALGO_SLIDING_LOG) {
 		val = &log;
 		if (bpf_map_lookup_elem(h->logs_fd, &f->key, val))
 			return errno == ENOENT ? 0 : -errno;
 	} else {
-		int ret = sluice_keytab_lookup(&h->keys, &f->key, &b);
-
+		ret = sluice_keytab_lookup(&h->keys, &f->key, &b);
 		val = &b;
 		if (ret)
 			return ret == -ENOENT ? 0 : ret;
@@ -205,6 +249,13 @@ static void json_found(struct sluice_json *j, const char *name, const struct fou
 	ctl_fmt_key(&f->key, key, sizeof(key));
 	json_str(j, "key", key);
 	json_bool(j, "found", f->ok);
+	if (sluice_penalty_ds(p)) {
+		json_obj_begin(j, "penalty");
+		json_bool(j, "boxed", f->boxed);
+		json_u64(j, "left_ns", f->box_left_ns);
+		json_u64(j, "refused", f->box_dropped);
+		json_obj_end(j);
+	}
 	if (f->ok) {
 		ctl_json_state(j, &f->st);
 		json_bool(j, "effective_dry_run", dry_now(p));
@@ -308,6 +359,8 @@ static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size
 			text_state("key", &f, p);
 		else if (p->action == SLUICE_ACT_LIMIT)
 			printf("%-9s no bucket under it: full (never seen or evicted)\n", "");
+		if (p->action == SLUICE_ACT_LIMIT)
+			text_box(&f, p);
 	}
 	if (j)
 		json_arr_end(j);
@@ -424,6 +477,7 @@ int do_show(int argc, char **argv)
 		printf("%-9s denied: every packet is dropped\n", "state");
 	} else if (own.ok) {
 		text_state("key", &own, p);
+		text_box(&own, p);
 	} else if (want_own) {
 		ctl_fmt_key(&own.key, line, sizeof(line));
 		printf("%-9s %s\n", "key", line);
@@ -433,6 +487,7 @@ int do_show(int argc, char **argv)
 			       addr);
 		else
 			printf("no bucket for %s: it is full (never seen or evicted)\n", addr);
+		text_box(&own, p);
 	}
 	if (agg.ok)
 		text_state("aggregate", &agg, p);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sluicectl top: the sources that lost the most packets. */
+/* sluicectl top: the sources that lost the most packets (live: top_watch.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluicectl.h"
+#include "top.h"
 
 #define TOP_DEFAULT 10
 #define TOP_MAX 100000
@@ -13,7 +13,7 @@
 void top_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: sluicectl [-i IFACE] [-j] top [-n N]\n"
+		"Usage: sluicectl [-i IFACE] [-j] top [-n N] [--watch [DUR] [--count N]]\n"
 		"\n"
 		"The N keys (sources, or source prefixes) with the most dropped packets,\n"
 		"from every bucket and sliding log of the interface: the key, the policy it\n"
@@ -27,31 +27,28 @@ void top_help(FILE *f)
 		"'dropped' otherwise (a key whose policy changed mode while it lived counts\n"
 		"both; one of a replaced policy follows the global dry-run).\n"
 		"\n"
-		"  -n N   how many keys (default %d, at most %d)\n"
+		"  -n N         how many keys (default %d, at most %d)\n"
+		"  --watch [DUR]  a live view, as top(1): the keys again every DUR (default\n"
+		"               1s; a bare number is seconds: 2, 0.5; 100ms to 1h) until\n"
+		"               interrupted (Ctrl-C, SIGTERM: exit status 0), under a header\n"
+		"               line with the interface, the time and the interval, and a\n"
+		"               line with the totals rx, passed and dropped and their rates\n"
+		"               per second (from the second refresh on). On a terminal the\n"
+		"               screen is redrawn in place (rows beyond its height are left\n"
+		"               out); otherwise each refresh is a block of plain lines after\n"
+		"               the last, its header first, a blank line after it; under -j\n"
+		"               one JSON object a line per refresh, with time, interface,\n"
+		"               rx, passed, dropped, interval_s and per_second added\n"
+		"  --count N    with --watch: stop after N refreshes (default: never)\n"
 		"\n"
 		"Examples:\n"
 		"  sluicectl top\n"
-		"  sluicectl -j top -n 100\n",
+		"  sluicectl -j top -n 100\n"
+		"  sluicectl top --watch\n"
+		"  sluicectl -i eth0 top -n 20 --watch 5\n"
+		"  sluicectl -j top --watch 10 --count 6 >> top.jsonl\n",
 		TOP_DEFAULT, TOP_MAX);
 }
-
-struct entry {
-	struct sluice_key key;
-	bool is_log;
-	__u64 dropped;
-	union {
-		struct sluice_bucket b;
-		struct sluice_log log;
-	} val;
-};
-
-/* A min-heap of the N entries with most drops seen so far. */
-struct top {
-	struct entry *heap;
-	size_t n, max;
-	bool is_log;
-	__u64 keys, with_drops;
-};
 
 static void sift_down(struct top *t, size_t i)
 {
@@ -126,7 +123,8 @@ static int cmp_dropped(const void *a, const void *b)
 	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
 }
 
-static void print_top(const struct top *t, const struct sluice_policies *pol)
+static void print_top(FILE *f, const struct top *t, const struct sluice_policies *pol,
+		      const struct top_frame *fr)
 {
 	static const char *const head[] = { "KEY",     "POLICY", "ALGO", "DROPPED",
 					    "VERDICT", "STATE",  NULL };
@@ -138,13 +136,17 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 
 	for (i = 0; i < pol->nr_rules; i++)
 		any_dry |= pol->rules[i].rule.policy.flags & SLUICE_POLICY_DRY_RUN;
-	json_init(&j, stdout);
+	json_init(&j, f);
 	if (ctl.json) {
 		json_obj_begin(&j, NULL);
+		if (fr)
+			top_frame_json(&j, fr);
 		json_u64(&j, "keys", t->keys);
 		json_u64(&j, "keys_with_drops", t->with_drops);
 		json_arr_begin(&j, "top");
 	} else {
+		if (fr)
+			top_frame_text(f, fr);
 		ctl_table_init(&tab, head, "   r");
 	}
 	for (i = 0; i < t->n; i++) {
@@ -201,27 +203,61 @@ static void print_top(const struct top *t, const struct sluice_policies *pol)
 		return;
 	}
 	if (!t->n) {
-		printf("no source has lost a packet%s (%llu keys tracked)\n",
-		       any_dry ? ", nor would have under dry-run" : "",
-		       (unsigned long long)t->keys);
+		fprintf(f, "no source has lost a packet%s (%llu keys tracked)\n",
+			any_dry ? ", nor would have under dry-run" : "",
+			(unsigned long long)t->keys);
 	} else {
-		ctl_table_print(&tab, stdout);
-		printf("%llu keys tracked, %llu with drops%s\n", (unsigned long long)t->keys,
-		       (unsigned long long)t->with_drops, any_dry ? " or would-drops" : "");
+		ctl_table_print(&tab, f);
+		fprintf(f, "%llu keys tracked, %llu with drops%s\n", (unsigned long long)t->keys,
+			(unsigned long long)t->with_drops, any_dry ? " or would-drops" : "");
 	}
 	ctl_table_free(&tab);
 }
 
+/* One view: the policies now, every key walked, the N with most drops
+ * printed to f (after fr's header under --watch). */
+int top_view(struct sluice_handle *h, struct top *t, FILE *f, const struct top_frame *fr)
+{
+	struct sluice_policies pol;
+	long ret;
+	int st;
+
+	st = ctl_read_policies(h, &pol, false);
+	if (st)
+		return st;
+	t->n = 0;
+	t->keys = 0;
+	t->with_drops = 0;
+	t->is_log = false;
+	ret = sluice_keytab_walk(&h->keys, collect, t);
+	if (ret >= 0) {
+		t->is_log = true;
+		ret = sluice_map_walk(h->logs_fd, collect, t);
+	}
+	if (ret < 0) {
+		st = sluice_cli_err((int)ret, "Couldn't read the keys of %s: %s", h->name,
+				    strerror((int)-ret));
+		goto out;
+	}
+	qsort(t->heap, t->n, sizeof(*t->heap), cmp_dropped);
+	print_top(f, t, &pol, fr);
+out:
+	sluice_free_policies(&pol);
+	return st;
+}
+
+#define WATCH_MIN_NS (100ULL * 1000000ULL)
+#define WATCH_MAX_NS (3600ULL * SLUICE_NS_PER_SEC)
+#define COUNT_MAX 1000000000ULL
+
 int do_top(int argc, char **argv)
 {
+	const char *n_given = NULL, *watch_given = NULL, *count_given = NULL;
+	__u64 n = TOP_DEFAULT, every_ns = 0, count = 0;
 	char err[SLUICE_ERR_LEN];
-	struct sluice_policies pol;
 	struct sluice_handle h;
 	struct top t = {};
-	__u64 n = TOP_DEFAULT;
-	const char *n_given = NULL;
-	long ret;
-	int i, st;
+	int i, ret, st;
 
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -240,42 +276,75 @@ int do_top(int argc, char **argv)
 			n_given = argv[i + 1];
 			if (sluice_parse_uint("-n", argv[++i], TOP_MAX, &n, err, sizeof(err)))
 				return sluice_cli_usage("top", "%s", err);
+		} else if (!strcmp(a, "--watch") || !strncmp(a, "--watch=", 8)) {
+			const char *v = NULL;
+
+			/* DUR is optional: the next word is it unless it is
+			 * an option (top takes no other word). */
+			if (a[7] == '=')
+				v = a + 8;
+			else if (i + 1 < argc && argv[i + 1][0] != '-' &&
+				 !sluice_is_help(argv[i + 1]))
+				v = argv[++i];
+			if (watch_given)
+				return sluice_cli_usage("top",
+							"--watch is given twice: give it once "
+							"(--watch 2 refreshes every 2 seconds)");
+			watch_given = a;
+			every_ns = SLUICE_NS_PER_SEC;
+			if (!v)
+				continue;
+			ret = sluice_parse_duration("--watch", v, &every_ns, err, sizeof(err));
+			if (ret && ret != -ERANGE)
+				return sluice_cli_usage("top", "%s", err);
+			if (ret || every_ns < WATCH_MIN_NS || every_ns > WATCH_MAX_NS)
+				return sluice_cli_usage("top",
+							"--watch '%s' is out of range: give "
+							"100ms to 1h (a bare number is seconds: 1, "
+							"0.5), or nothing for 1s",
+							v);
+		} else if (!strcmp(a, "--count") || !strncmp(a, "--count=", 8)) {
+			const char *v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
+
+			if (!v)
+				return sluice_cli_usage("top",
+							"--count needs a number of refreshes: "
+							"--watch --count 5");
+			if (count_given)
+				return sluice_cli_usage("top",
+							"--count is given twice ('%s' and '%s'): "
+							"give it once",
+							count_given, v);
+			count_given = v;
+			if (sluice_parse_uint("--count", v, COUNT_MAX, &count, err, sizeof(err)))
+				return sluice_cli_usage("top", "%s", err);
 		} else {
 			return sluice_cli_usage("top", "unknown argument '%s' to top", a);
 		}
 	}
+	if (count_given && !watch_given)
+		return sluice_cli_usage("top",
+					"--count counts the refreshes of --watch: give --watch "
+					"too (top --watch --count %s)",
+					count_given);
 
 	st = ctl_open(&h);
 	if (st)
 		return st;
-	st = ctl_read_policies(&h, &pol, false);
-	if (st)
-		goto out_close;
 	t.max = n;
 	t.heap = calloc(n, sizeof(*t.heap));
 	if (!t.heap) {
 		st = sluice_cli_err(-ENOMEM,
 				    "out of memory for %llu entries: ask for fewer with -n",
 				    (unsigned long long)n);
-		goto out_free;
+		goto out;
 	}
-	t.is_log = false;
-	ret = sluice_keytab_walk(&h.keys, collect, &t);
-	if (ret >= 0) {
-		t.is_log = true;
-		ret = sluice_map_walk(h.logs_fd, collect, &t);
-	}
-	if (ret < 0) {
-		st = sluice_cli_err((int)ret, "Couldn't read the keys of %s: %s", h.ifname,
-				    strerror((int)-ret));
-		goto out_free;
-	}
-	qsort(t.heap, t.n, sizeof(*t.heap), cmp_dropped);
-	print_top(&t, &pol);
-out_free:
+	if (every_ns)
+		st = top_watch(&h, &t, every_ns, count);
+	else
+		st = top_view(&h, &t, stdout, NULL);
+out:
 	free(t.heap);
-	sluice_free_policies(&pol);
-out_close:
 	sluice_close(&h);
 	return st;
 }
