@@ -8,6 +8,8 @@ SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR ?= $(PREFIX)/share/doc/sluice
+# bash-completion loads completions/CMD from here when CMD is first completed.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 # The release, one line in VERSION: `sluice --version` prints it.
 VERSION := $(shell cat VERSION)
@@ -69,12 +71,14 @@ help:
 	@echo '  install    install under DESTDIR/PREFIX ($(PREFIX)): binaries in SBINDIR,'
 	@echo '             man pages in MANDIR, the systemd units sluice@.service and'
 	@echo '             sluice-fleet@.service (the fleet agent) in UNITDIR,'
-	@echo '             the licenses and sluice.conf.example in DOCDIR'
+	@echo '             the licenses and sluice.conf.example in DOCDIR, the bash'
+	@echo '             completion of sluice and sluicectl in BASHCOMPDIR'
 	@echo '  uninstall  remove what install put there'
 	@echo '  clean      remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), BUILD=dir, PREFIX=, DESTDIR=, CC=, CLANG=, BPFTOOL='
 	@echo '  install dirs: SBINDIR=$(SBINDIR) MANDIR=$(MANDIR)'
 	@echo '                UNITDIR=$(UNITDIR) DOCDIR=$(DOCDIR)'
+	@echo '                BASHCOMPDIR=$(BASHCOMPDIR)'
 	@echo 'Version: $(VERSION) (from the file VERSION)'
 
 # ---- BPF objects and skeletons ----
@@ -228,10 +232,11 @@ check-deps:
 
 DOC_FILES := LICENSE etc/sluice.conf.example
 LICENSE_FILES := LICENSES/GPL-2.0-only.txt LICENSES/BSD-2-Clause.txt
+COMPLETION_FILES := contrib/bash-completion/sluice contrib/bash-completion/sluicectl
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(DOCDIR)/LICENSES
+		$(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BUILD)/sluice $(BUILD)/sluicectl $(DESTDIR)$(SBINDIR)/
 	install -m 0644 man/sluice.8 man/sluicectl.8 $(DESTDIR)$(MANDIR)/man8/
 	for u in sluice@ sluice-fleet@; do \
@@ -241,6 +246,7 @@ install: all
 	done
 	install -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
 	install -m 0644 $(LICENSE_FILES) $(DESTDIR)$(DOCDIR)/LICENSES/
+	install -m 0644 $(COMPLETION_FILES) $(DESTDIR)$(BASHCOMPDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(SBINDIR)/sluicectl
@@ -248,6 +254,7 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/sluice@.service $(DESTDIR)$(UNITDIR)/sluice-fleet@.service
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)) $(LICENSE_FILES))
 	rmdir $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETION_FILES)))
 
 clean:
 	$(call msg,CLEAN,$(BUILD))
