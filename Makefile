@@ -74,6 +74,9 @@ help:
 	@echo '             the licenses and sluice.conf.example in DOCDIR, the bash'
 	@echo '             completion of sluice and sluicectl in BASHCOMPDIR'
 	@echo '  uninstall  remove what install put there'
+	@echo '  deb        the Debian package sluice_VERSION_ARCH.deb (debian/), built with'
+	@echo '             dpkg-buildpackage in a copy of the tree under /tmp, into DEBDIR'
+	@echo '             ($(DEBDIR)); DEB_VERSION= another version than VERSION'
 	@echo '  clean      remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), BUILD=dir, PREFIX=, DESTDIR=, CC=, CLANG=, BPFTOOL='
 	@echo '  install dirs: SBINDIR=$(SBINDIR) MANDIR=$(MANDIR)'
@@ -255,6 +258,47 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)) $(LICENSE_FILES))
 	rmdir $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETION_FILES)))
+
+# ---- the Debian package (debian/) ----
+# dpkg-buildpackage builds in the tree it runs in and writes the packages to
+# that tree's parent: deb copies the tree (the files git lists, tracked or new
+# and not ignored, as they are now; without git, all but .git and build*)
+# into a directory of its own under TMPDIR (/tmp), builds there, and copies
+# the .deb files (sluice and its -dbgsym) to DEBDIR. It writes nothing else
+# outside that directory and never touches $(BUILD)/. DEB_VERSION is the
+# package's version: when it is not debian/changelog's latest, the copy's
+# changelog gets an entry for it, dated as that latest one (no clock).
+DEBDIR ?= $(BUILD)
+DEB_VERSION ?= $(VERSION)
+.PHONY: deb
+deb:
+	$(Q)set -e; out=$(abspath $(DEBDIR)); \
+	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/sluice-deb.XXXXXX"); \
+	trap 'rm -rf "$$tmp"' EXIT; trap 'exit 130' INT; trap 'exit 143' TERM HUP; \
+	mkdir "$$tmp/sluice"; \
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard | \
+			tar --null --ignore-failed-read -cf - -T -; \
+	else \
+		tar -cf - --exclude=./.git --exclude='./build*' .; \
+	fi | tar -xf - -C "$$tmp/sluice"; \
+	cl=$$tmp/sluice/debian/changelog; \
+	if [ "$$(dpkg-parsechangelog -l "$$cl" -S Version)" != "$(DEB_VERSION)" ]; then \
+		{ printf 'sluice (%s) unstable; urgency=medium\n\n' "$(DEB_VERSION)"; \
+		  printf '  * Built by make deb DEB_VERSION=%s.\n\n' "$(DEB_VERSION)"; \
+		  printf ' -- %s  %s\n\n' "$$(dpkg-parsechangelog -l "$$cl" -S Maintainer)" \
+			"$$(dpkg-parsechangelog -l "$$cl" -S Date)"; \
+		  cat "$$cl"; } >"$$tmp/changelog" && mv "$$tmp/changelog" "$$cl"; \
+	fi; \
+	printf '  %-8s %s\n' DEB "$$out/sluice_$(DEB_VERSION)_$$(dpkg --print-architecture).deb"; \
+	if (cd "$$tmp/sluice" && dpkg-buildpackage -us -uc -b -Jauto) >"$$tmp/log" 2>&1; then \
+		[ "$(V)" != 1 ] || cat "$$tmp/log"; \
+	else \
+		st=$$?; if [ "$(V)" = 1 ]; then cat "$$tmp/log"; else tail -n 40 "$$tmp/log"; fi >&2; \
+		echo "deb: dpkg-buildpackage failed (exit status $$st; V=1 shows all it said)" >&2; \
+		exit 1; \
+	fi; \
+	mkdir -p "$$out"; cp "$$tmp"/*.deb "$$out/"
 
 clean:
 	$(call msg,CLEAN,$(BUILD))
