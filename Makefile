@@ -10,6 +10,10 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR ?= $(PREFIX)/share/doc/sluice
 # bash-completion loads completions/CMD from here when CMD is first completed.
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# The Grafana dashboard, the Prometheus alert rules (with their unit tests,
+# beside them: the test names the rules by a relative path) and the JSON
+# schema of every -j output: data, not docs (dh_compress gzips docs).
+DATADIR ?= $(PREFIX)/share/sluice
 
 # The release, one line in VERSION: `sluice --version` prints it.
 VERSION := $(shell cat VERSION)
@@ -72,7 +76,8 @@ help:
 	@echo '             man pages in MANDIR, the systemd units sluice@.service and'
 	@echo '             sluice-fleet@.service (the fleet agent) in UNITDIR,'
 	@echo '             the licenses and sluice.conf.example in DOCDIR, the bash'
-	@echo '             completion of sluice and sluicectl in BASHCOMPDIR'
+	@echo '             completion of sluice and sluicectl in BASHCOMPDIR, the Grafana'
+	@echo '             dashboard, the alert rules and the JSON schema in DATADIR'
 	@echo '  uninstall  remove what install put there'
 	@echo '  deb        the Debian package sluice_VERSION_ARCH.deb (debian/), built with'
 	@echo '             dpkg-buildpackage in a copy of the tree under /tmp, into DEBDIR'
@@ -81,7 +86,7 @@ help:
 	@echo 'Variables: V=1 (full commands), BUILD=dir, PREFIX=, DESTDIR=, CC=, CLANG=, BPFTOOL='
 	@echo '  install dirs: SBINDIR=$(SBINDIR) MANDIR=$(MANDIR)'
 	@echo '                UNITDIR=$(UNITDIR) DOCDIR=$(DOCDIR)'
-	@echo '                BASHCOMPDIR=$(BASHCOMPDIR)'
+	@echo '                BASHCOMPDIR=$(BASHCOMPDIR) DATADIR=$(DATADIR)'
 	@echo 'Version: $(VERSION) (from the file VERSION)'
 
 # ---- BPF objects and skeletons ----
@@ -236,10 +241,12 @@ check-deps:
 DOC_FILES := LICENSE etc/sluice.conf.example
 LICENSE_FILES := LICENSES/GPL-2.0-only.txt LICENSES/BSD-2-Clause.txt
 COMPLETION_FILES := contrib/bash-completion/sluice contrib/bash-completion/sluicectl
+DATA_FILES := contrib/grafana/sluice.json contrib/prometheus/sluice.rules.yml \
+	contrib/prometheus/sluice.rules.test.yml docs/schema/sluice.schema.json
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DATADIR)
 	install -m 0755 $(BUILD)/sluice $(BUILD)/sluicectl $(DESTDIR)$(SBINDIR)/
 	install -m 0644 man/sluice.8 man/sluicectl.8 $(DESTDIR)$(MANDIR)/man8/
 	for u in sluice@ sluice-fleet@; do \
@@ -250,6 +257,7 @@ install: all
 	install -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
 	install -m 0644 $(LICENSE_FILES) $(DESTDIR)$(DOCDIR)/LICENSES/
 	install -m 0644 $(COMPLETION_FILES) $(DESTDIR)$(BASHCOMPDIR)/
+	install -m 0644 $(DATA_FILES) $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(SBINDIR)/sluicectl
@@ -258,6 +266,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)) $(LICENSE_FILES))
 	rmdir $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETION_FILES)))
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(DATA_FILES)))
+	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || true
 
 # ---- the Debian package (debian/) ----
 # dpkg-buildpackage builds in the tree it runs in and writes the packages to
