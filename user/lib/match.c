@@ -360,7 +360,7 @@ static void flags_text(__u8 bits, char *buf, size_t len)
 /* --tcp-flags's value as it is written. */
 static void tcp_flags_text(const struct sluice_match *m, char *buf, size_t len)
 {
-	char mask[48], value[48];
+	char mask[32], value[32]; /* "fin,syn,rst,psh,ack,urg,ece,cwr": 31 */
 
 	if (m->tcp_mask == (SLUICE_TCP_SYN | SLUICE_TCP_ACK) && m->tcp_value == SLUICE_TCP_SYN) {
 		snprintf(buf, len, "syn");
