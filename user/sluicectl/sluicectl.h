@@ -49,6 +49,12 @@ int ctl_dispatch(const char *object, const struct ctl_cmd *cmds, int argc, char 
 int ctl_open(struct sluice_handle *h);
 int ctl_open_write(struct sluice_handle *h);
 
+/* ---- watch.c ---- */
+
+/* --watch's value v for command cmd: 100ms to 1h into *ns; 0, or the usage
+ * error's exit status, reported (optional: the value may be left out). */
+int ctl_parse_watch(const char *cmd, const char *v, bool optional, __u64 *ns);
+
 /* Read the live policies (sluice_read_policies()); on failure report and
  * return the exit status (nonzero). */
 int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats);

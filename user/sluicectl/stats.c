@@ -100,8 +100,6 @@ static void print_once(struct sluice_handle *h, const struct sluice_counters *c)
 }
 
 /* --watch DUR: a bare number is seconds, as everywhere a duration is. */
-#define WATCH_MIN_NS (100ULL * 1000000ULL)
-#define WATCH_MAX_NS (3600ULL * SLUICE_NS_PER_SEC)
 
 static volatile sig_atomic_t stop;
 
@@ -353,15 +351,9 @@ int do_stats(int argc, char **argv)
 							"give it once",
 							watch_given, v);
 			watch_given = v;
-			ret = sluice_parse_duration("--watch", v, &secs, err, sizeof(err));
-			if (ret && ret != -ERANGE)
-				return sluice_cli_usage("stats", "%s", err);
-			if (ret || secs < WATCH_MIN_NS || secs > WATCH_MAX_NS)
-				return sluice_cli_usage("stats",
-							"--watch '%s' is out of range: give "
-							"100ms to 1h (a bare number is seconds: 1, "
-							"1.5)",
-							v);
+			ret = ctl_parse_watch("stats", v, false, &secs);
+			if (ret)
+				return ret;
 		} else {
 			return sluice_cli_usage("stats", "unknown argument '%s' to stats", a);
 		}

@@ -246,8 +246,6 @@ out:
 	return st;
 }
 
-#define WATCH_MIN_NS (100ULL * 1000000ULL)
-#define WATCH_MAX_NS (3600ULL * SLUICE_NS_PER_SEC)
 #define COUNT_MAX 1000000000ULL
 
 int do_top(int argc, char **argv)
@@ -294,15 +292,9 @@ int do_top(int argc, char **argv)
 			every_ns = SLUICE_NS_PER_SEC;
 			if (!v)
 				continue;
-			ret = sluice_parse_duration("--watch", v, &every_ns, err, sizeof(err));
-			if (ret && ret != -ERANGE)
-				return sluice_cli_usage("top", "%s", err);
-			if (ret || every_ns < WATCH_MIN_NS || every_ns > WATCH_MAX_NS)
-				return sluice_cli_usage("top",
-							"--watch '%s' is out of range: give "
-							"100ms to 1h (a bare number is seconds: 1, "
-							"0.5), or nothing for 1s",
-							v);
+			ret = ctl_parse_watch("top", v, true, &every_ns);
+			if (ret)
+				return ret;
 		} else if (!strcmp(a, "--count") || !strncmp(a, "--count=", 8)) {
 			const char *v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
 
