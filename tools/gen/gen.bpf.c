@@ -61,21 +61,6 @@ struct {
 	__type(value, struct gen_stamp);
 } gen_stamps SEC(".maps");
 
-/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), over n 16-bit words. */
-static __always_inline __u16 csum_replace(__u16 check, const __u16 *old, const __u16 *new, int n)
-{
-	__u32 sum = (__u16)~check;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		sum += (__u16)~old[i];
-		sum += new[i];
-	}
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
-
 static __always_inline __u64 draw_host(void)
 {
 	__u64 r;
@@ -97,9 +82,9 @@ static __always_inline int rewrite4(void *data, void *data_end)
 		return -1;
 	__builtin_memcpy(old, &ip->saddr, 4);
 	__builtin_memcpy(new, &addr, 4);
-	ip->check = csum_replace(ip->check, old, new, 2);
+	ip->check = gen_csum_replace(ip->check, old, new, 2);
 	/* A UDP checksum that comes out 0 is sent as 0xffff: 0 means none. */
-	udp->check = csum_replace(udp->check, old, new, 2) ?: 0xffff;
+	udp->check = gen_csum_replace(udp->check, old, new, 2) ?: 0xffff;
 	ip->saddr = addr;
 	return 0;
 }
@@ -118,7 +103,7 @@ static __always_inline int rewrite6(void *data, void *data_end)
 	__builtin_memcpy(old, &ip6->saddr, 16);
 	__builtin_memcpy(&new[0], &hi, 8);
 	__builtin_memcpy(&new[4], &lo, 8);
-	udp->check = csum_replace(udp->check, old, new, 8) ?: 0xffff;
+	udp->check = gen_csum_replace(udp->check, old, new, 8) ?: 0xffff;
 	__builtin_memcpy(&ip6->saddr, new, 16);
 	return 0;
 }

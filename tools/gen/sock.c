@@ -32,28 +32,13 @@
 #include <linux/udp.h>
 
 #include "gen.h"
+#include "gen_shared.h"
 
 bool gen_live_refused(int err)
 {
 	/* A too-short probe is refused with EINVAL by a kernel that takes
 	 * live frames: anything else says it would not send them. */
 	return err != -EINVAL;
-}
-
-/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), over n 16-bit words (as in
- * gen.bpf.c, which does the same to the live frames). */
-static __u16 csum_replace(__u16 check, const __u16 *old, const __u16 *new, int n)
-{
-	__u32 sum = (__u16)~check;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		sum += (__u16)~old[i];
-		sum += new[i];
-	}
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
 }
 
 /* xorshift64*: a thread's own random numbers, no lock. */
@@ -81,8 +66,8 @@ static void rewrite4(struct gen_sock *s, const struct gen_knobs *k, __u8 *f)
 
 	memcpy(old, &ip->saddr, 4);
 	memcpy(new, &addr, 4);
-	ip->check = csum_replace(ip->check, old, new, 2);
-	udp->check = csum_replace(udp->check, old, new, 2) ?: 0xffff;
+	ip->check = gen_csum_replace(ip->check, old, new, 2);
+	udp->check = gen_csum_replace(udp->check, old, new, 2) ?: 0xffff;
 	ip->saddr = addr;
 }
 
@@ -103,7 +88,7 @@ static void rewrite6(struct gen_sock *s, const struct gen_knobs *k, __u8 *f)
 	memcpy(old, &ip6->saddr, 16);
 	memcpy(&new[0], &hi, 8);
 	memcpy(&new[4], &lo, 8);
-	udp->check = csum_replace(udp->check, old, new, 8) ?: 0xffff;
+	udp->check = gen_csum_replace(udp->check, old, new, 8) ?: 0xffff;
 	memcpy(&ip6->saddr, new, 16);
 }
 
