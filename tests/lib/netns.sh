@@ -372,6 +372,21 @@ run_start() {
 	NETNS_PIDS+=("$RUN_PID")
 }
 
+# run_url: wait (up to 5 s) for the run's "serving the counters at URL";
+# sets URL, and PORT when the URL has one.
+run_url() {
+	local i
+	URL= PORT=
+	for i in $(seq 100); do
+		URL=$(sed -n 's/^serving the counters at \(http:[^ ]*\)$/\1/p' "$RUN_OUT")
+		[ -n "$URL" ] && break
+		kill -0 "$RUN_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	PORT=$(sed -n 's|^http://.*:\([0-9]*\)/metrics$|\1|p' <<<"$URL")
+	[ -n "$URL" ]
+}
+
 reports() { grep -c ' pps; top drops:' "$RUN_OUT"; }
 
 # run_reporting [N]: wait (up to 5 s) until the run has printed N reports.

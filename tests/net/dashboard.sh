@@ -239,15 +239,7 @@ fi
 # ---- a run with rules, fleet-wide policies and traffic ----
 
 run_start dash "$IF_RX" --rate 100/s --burst 100 --interval 1 --metrics "$ADDR4_RX:0"
-URL='' PORT=''
-for i in $(seq 100); do
-	URL=$(sed -n 's/^serving the counters at \(http:[^ ]*\)$/\1/p' "$RUN_OUT")
-	[ -n "$URL" ] && break
-	kill -0 "$RUN_PID" 2>/dev/null || break
-	sleep 0.05
-done
-PORT=$(sed -n 's|^http://.*:\([0-9]*\)/metrics$|\1|p' <<<"$URL")
-if [ -n "$PORT" ] && [ "$URL" = "http://$ADDR4_RX:$PORT/metrics" ]; then
+if run_url && [ -n "$PORT" ] && [ "$URL" = "http://$ADDR4_RX:$PORT/metrics" ]; then
 	ok "sluice run $IF_RX --metrics $ADDR4_RX:0 serves $URL"
 else
 	not_ok "sluice run $IF_RX --metrics $ADDR4_RX:0 serves the counters"

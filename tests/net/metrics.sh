@@ -23,21 +23,6 @@ netns_setup mt 27 || { not_ok "build the namespaces and the veth pair"; exit 1; 
 
 URL= PORT=
 
-# run_url: wait (up to 5 s) for the run's "serving the counters at URL";
-# sets URL, and PORT when the URL has one.
-run_url() {
-	local i
-	URL= PORT=
-	for i in $(seq 100); do
-		URL=$(sed -n 's/^serving the counters at \(http:[^ ]*\)$/\1/p' "$RUN_OUT")
-		[ -n "$URL" ] && break
-		kill -0 "$RUN_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	PORT=$(sed -n 's|^http://.*:\([0-9]*\)/metrics$|\1|p' <<<"$URL")
-	[ -n "$URL" ]
-}
-
 # listening_port: the port the run listens on, as ss sees it (for the checks
 # that follow, when the URL printed does not say).
 listening_port() {
