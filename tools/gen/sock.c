@@ -102,6 +102,7 @@ int gen_sock_open(struct gen_sock *s, int ifindex, const __u8 *frame, unsigned i
 	int one = 1, i;
 
 	memset(s, 0, sizeof(*s));
+	s->fd = -1;
 	s->len = len;
 	if (getrandom(&s->rng, sizeof(s->rng), 0) != sizeof(s->rng))
 		s->rng = (__u64)time(NULL) ^ (__u64)(unsigned long)s;
@@ -172,10 +173,11 @@ int gen_sock_send(struct gen_sock *s, const struct gen_knobs *k, __u64 n)
 
 void gen_sock_close(struct gen_sock *s)
 {
-	if (s->fd > 0)
+	if (s->fd >= 0)
 		close(s->fd);
 	free(s->frames);
 	memset(s, 0, sizeof(*s));
+	s->fd = -1;
 }
 
 int gen_link_tx_dropped(const char *dev, __u64 *dropped)
