@@ -2,8 +2,9 @@
 /*
  * sluice-gen: a traffic generator for sluice's tests, demo and bench.
  *
- * It builds one valid UDP frame and hands it to a tiny XDP program with
- * BPF_PROG_TEST_RUN and BPF_F_TEST_XDP_LIVE_FRAMES; the program sends every
+ * It builds one valid UDP frame, or a TCP SYN (-p tcp: frames.c), and hands
+ * it to a tiny XDP program with BPF_PROG_TEST_RUN and
+ * BPF_F_TEST_XDP_LIVE_FRAMES; the program sends every
  * copy out of DEV (XDP_TX, or a redirect), so the frames arrive at DEV's peer
  * as a NIC would deliver them: through the peer's XDP hook first. With a
  * source prefix the program gives each frame a random source inside it.
@@ -350,14 +351,17 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: sluice-gen -i DEV -s SRC[/LEN] -d DST [options]\n"
-"Send UDP frames out of DEV with BPF_PROG_TEST_RUN live frames, so that they\n"
-"arrive at DEV's peer (e.g. the other end of a veth pair) through its XDP hook.\n"
+"Send UDP frames, or TCP SYNs, out of DEV with BPF_PROG_TEST_RUN live frames, so\n"
+"that they arrive at DEV's peer (e.g. the other end of a veth pair) through its\n"
+"XDP hook; with a source prefix, each from a random source in it.\n"
 "Addresses must lie in 198.18.0.0/15 or 2001:2::/48. Needs root; run it in the\n"
 "sender's network namespace (ip netns exec NS sluice-gen ...).\n"
 "\n"
 "  -i, --dev DEV         send out of DEV\n"
 "  -s, --src SRC[/LEN]   source address; with /LEN a random source inside the prefix per frame\n"
 "  -d, --dst DST         destination address\n"
+"  -p, --proto udp|tcp   udp (default), or tcp: a SYN flood's SYNs (no ACK, no options,\n"
+"                        no data; a longer -l is Ethernet padding)\n"
 "      --dst-mac MAC     destination MAC (default: the veth peer's address)\n"
 "      --src-mac MAC     source MAC (default: DEV's address)\n"
 "  -l, --len BYTES       Ethernet frame length without FCS (default 60, or the headers' size)\n"
@@ -367,9 +371,13 @@ static void usage(FILE *f)
 "  -r, --rate PPS        pace the total to about PPS packets per second\n"
 "      --keys N          with /LEN: draw the source from N distinct addresses only\n"
 "      --vlan ID         add an 802.1Q tag\n"
-"      --sport PORT, --dport PORT   UDP ports (default 4242 and 9)\n"
+"      --sport PORT, --dport PORT   UDP or TCP ports (default 4242 and 9)\n"
 "      --redirect        XDP_REDIRECT to DEV instead of XDP_TX (same path, other action)\n"
 "      --expect-drops    the veth refusing (nearly) every frame is expected: exit 0 anyway\n"
+"      --check N         send nothing: give N copies of the frame their source through\n"
+"                        the XDP program (test runs without live frames) and through the\n"
+"                        packet socket's sender, and check every copy's checksums and\n"
+"                        source; exit 1 at the first fault\n"
 "  -j, --json            print {\"packets\":N,\"via\":V,\"seconds\":S,\"pps\":P}; with -r also\n"
 "                        \"max_lag_ms\": how far the sender fell behind its schedule;\n"
 "                        out of a veth also \"delivered\", \"delivered_pps\", \"queue_full\"\n"
@@ -454,18 +462,6 @@ static int set_source_knobs(struct gen_knobs *k, const struct sluice_cidr *src, 
 	return 0;
 }
 
-static void apply_knobs(struct gen_bpf *skel, const struct gen_knobs *k)
-{
-	skel->rodata->rewrite_family = k->family;
-	skel->rodata->l3_off = k->l3_off;
-	skel->rodata->nkeys = k->nkeys;
-	skel->rodata->base_hi = k->base_hi;
-	skel->rodata->base_lo = k->base_lo;
-	skel->rodata->mask_hi = k->mask_hi;
-	skel->rodata->mask_lo = k->mask_lo;
-	skel->rodata->hi_bits = k->hi_bits;
-}
-
 enum {
 	OPT_DST_MAC = 256,
 	OPT_SRC_MAC,
@@ -475,6 +471,7 @@ enum {
 	OPT_DPORT,
 	OPT_REDIRECT,
 	OPT_EXPECT_DROPS,
+	OPT_CHECK,
 };
 
 int main(int argc, char **argv)
@@ -482,6 +479,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, 'i' },
 		{ "src", required_argument, NULL, 's' },
+		{ "proto", required_argument, NULL, 'p' },
 		{ "dst", required_argument, NULL, 'd' },
 		{ "dst-mac", required_argument, NULL, OPT_DST_MAC },
 		{ "src-mac", required_argument, NULL, OPT_SRC_MAC },
@@ -496,6 +494,7 @@ int main(int argc, char **argv)
 		{ "dport", required_argument, NULL, OPT_DPORT },
 		{ "redirect", no_argument, NULL, OPT_REDIRECT },
 		{ "expect-drops", no_argument, NULL, OPT_EXPECT_DROPS },
+		{ "check", required_argument, NULL, OPT_CHECK },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -504,9 +503,10 @@ int main(int argc, char **argv)
 	const char *dev = NULL, *src_s = NULL, *dst_s = NULL, *dst_mac_s = NULL;
 	const char *src_mac_s = NULL;
 	struct sluice_frame spec = { .sport = 4242, .dport = 9 };
-	__u64 v, count = 0, rate = 0, keys = 0, len = 0, time_ns = 0;
+	__u64 v, count = 0, rate = 0, keys = 0, len = 0, time_ns = 0, check = 0;
 	int cpus[CPU_SETSIZE], ncpus = 0, nworkers, i, opt, ret;
 	bool json = false, redirect = false, verbose = false, expect_drops = false;
+	bool tcp = false; /* -p tcp: TCP SYNs, not UDP */
 	struct gen_veth_counters before, after;
 	struct gen_delivery dl = { 0 };
 	bool counted = false, cut_short = false;
@@ -521,7 +521,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	double secs;
 
-	while ((opt = getopt_long(argc, argv, "i:s:d:l:t:n:c:r:jvh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:s:d:p:l:t:n:c:r:jvh", opts, NULL)) != -1) {
 		ret = 0;
 		switch (opt) {
 		case 'i':
@@ -532,6 +532,18 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			dst_s = optarg;
+			break;
+		case 'p':
+			if (!strcmp(optarg, "udp")) {
+				tcp = false;
+			} else if (!strcmp(optarg, "tcp")) {
+				tcp = true;
+			} else {
+				snprintf(err, sizeof(err),
+					 "-p %s is not a protocol sluice-gen sends: udp or tcp",
+					 optarg);
+				ret = -EINVAL;
+			}
 			break;
 		case OPT_DST_MAC:
 			dst_mac_s = optarg;
@@ -580,6 +592,15 @@ int main(int argc, char **argv)
 		case OPT_EXPECT_DROPS:
 			expect_drops = true;
 			break;
+		case OPT_CHECK:
+			ret = sluice_parse_uint("--check", optarg, 10000000, &check, err,
+						sizeof(err));
+			if (!ret && !check) {
+				snprintf(err, sizeof(err),
+					 "--check needs a count of frames: 1 or more");
+				ret = -EINVAL;
+			}
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -619,7 +640,7 @@ int main(int argc, char **argv)
 		return usage_error(err);
 	if (src_mac_s && gen_parse_mac(src_mac_s, spec.src_mac, err, sizeof(err)))
 		return usage_error(err);
-	min_len = sluice_frame_min_len(&spec);
+	min_len = tcp ? gen_syn_min_len(&spec) : sluice_frame_min_len(&spec);
 	spec.len = len ? len : min_len > 60 ? min_len : 60;
 	if (spec.len < min_len) {
 		snprintf(err, sizeof(err), "frame length %u is too short: these headers need %u",
@@ -656,7 +677,7 @@ int main(int argc, char **argv)
 			 spec.len, dev, link.mtu, link.mtu + sluice_frame_l3_off(&spec));
 		return usage_error(err);
 	}
-	if (sluice_frame_build(&spec, run.frame, err, sizeof(err)))
+	if ((tcp ? gen_build_syn : sluice_frame_build)(&spec, run.frame, err, sizeof(err)))
 		return usage_error(err);
 	run.len = spec.len;
 
@@ -671,6 +692,7 @@ int main(int argc, char **argv)
 		return SLUICE_EXIT_RUNTIME;
 	}
 	run.knobs.l3_off = sluice_frame_l3_off(&spec);
+	run.knobs.proto = tcp ? IPPROTO_TCP : IPPROTO_UDP;
 	skel->rodata->tx_ifindex = run.ifindex;
 	skel->rodata->stamp = rate > 0;
 	skel->rodata->redirect_ifindex = redirect ? run.ifindex : 0;
@@ -678,7 +700,7 @@ int main(int argc, char **argv)
 		gen_bpf__destroy(skel);
 		return usage_error(err);
 	}
-	apply_knobs(skel, &run.knobs);
+	skel->rodata->knobs = run.knobs;
 	ret = gen_bpf__load(skel);
 	if (ret) {
 		fprintf(stderr, "sluice-gen: Couldn't load the generator's XDP program: %s%s\n",
@@ -687,6 +709,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	run.prog_fd = bpf_program__fd(skel->progs.gen_xdp);
+	if (check) {
+		ret = SLUICE_EXIT_OK;
+		if (gen_check(run.prog_fd, run.ifindex, run.frame, run.len, &run.knobs, check, err,
+			      sizeof(err))) {
+			fprintf(stderr, "sluice-gen: --check: %s\n", err);
+			ret = SLUICE_EXIT_RUNTIME;
+		} else {
+			printf("checked %llu %s frames out of the XDP program and %llu out of the "
+			       "packet socket's sender: all valid\n",
+			       (unsigned long long)check, tcp ? "TCP SYN" : "UDP",
+			       (unsigned long long)check);
+		}
+		goto out;
+	}
 	ret = probe_live();
 	run.socket = gen_live_refused(ret);
 	if (run.socket && verbose)
@@ -722,8 +758,8 @@ int main(int argc, char **argv)
 		sluice_format_cidr(&spec.src, true, s, sizeof(s));
 		sluice_format_cidr(&spec.dst, false, d, sizeof(d));
 		gen_format_mac(spec.dst_mac, m, sizeof(m));
-		fprintf(stderr, "sluice-gen: %u-byte UDP frames from %s to %s (MAC %s) out of %s\n",
-			spec.len, s, d, m, dev);
+		fprintf(stderr, "sluice-gen: %u-byte %s frames from %s to %s (MAC %s) out of %s\n",
+			spec.len, tcp ? "TCP SYN" : "UDP", s, d, m, dev);
 	}
 
 	nworkers = ncpus ? ncpus : 1;

@@ -12,6 +12,7 @@
 
 #include "libsluice.h"
 #include "frame.h" /* the frame itself: struct sluice_frame, in libsluice */
+#include "gen_shared.h" /* struct gen_knobs: each frame's source */
 
 /* link.c */
 
@@ -66,17 +67,22 @@ bool gen_peer_runs_napi(const struct gen_link *l);
 /* Why the peer may take no XDP frames, and the fix, as a sentence. */
 void gen_peer_advice(const struct gen_link *l, char *buf, size_t len);
 
-/* sock.c: a packet socket, where the kernel refuses live frames. */
+/* frames.c: TCP SYN frames (-p tcp), and --check. */
 
-/* How each frame gets its source: the XDP program's knobs (gen.bpf.c), which
- * the socket's sender applies in the same way. */
-struct gen_knobs {
-	__u8 family; /* 0: send as built; 4 or 6: a new source per frame */
-	__u32 l3_off;
-	__u32 nkeys; /* 0: any source in the prefix; N: one of N */
-	__u64 base_hi, base_lo, mask_hi, mask_lo;
-	__u32 hi_bits;
-};
+/* The smallest SYN frame of these headers: Ethernet, VLAN tags, IP, TCP. */
+unsigned int gen_syn_min_len(const struct sluice_frame *f);
+/* Write a SYN (no ACK, no options, no data) from f->src to f->dst, f->sport
+ * to f->dport, valid checksums, into buf: f->len bytes, the Ethernet padding
+ * zero. 0, or -EINVAL (err says why). */
+int gen_build_syn(const struct sluice_frame *f, __u8 *buf, char *err, size_t errlen);
+/* --check N: give N copies of frame their source through the XDP program
+ * (test runs without live frames: nothing is sent) and through the packet
+ * socket's sender; every copy must have valid checksums and a source in the
+ * prefix. 0, or an -errno and the first fault in err. */
+int gen_check(int prog_fd, int ifindex, const __u8 *frame, unsigned int len,
+	      const struct gen_knobs *k, __u64 n, char *err, size_t errlen);
+
+/* sock.c: a packet socket, where the kernel refuses live frames. */
 
 #define GEN_SOCK_BATCH 64 /* frames a sendmmsg() */
 
@@ -94,6 +100,8 @@ struct gen_sock {
 bool gen_live_refused(int err);
 /* A packet socket bound to ifindex, with its batch of frames. */
 int gen_sock_open(struct gen_sock *s, int ifindex, const __u8 *frame, unsigned int len);
+/* Give frame f (a copy of the template) a new source as k says. */
+void gen_sock_rewrite(struct gen_sock *s, const struct gen_knobs *k, __u8 *f);
 /* Send n frames, each with a new source as k says; 0 when all went out. */
 int gen_sock_send(struct gen_sock *s, const struct gen_knobs *k, __u64 n);
 void gen_sock_close(struct gen_sock *s);

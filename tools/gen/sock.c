@@ -4,9 +4,10 @@
  * BPF_F_TEST_XDP_LIVE_FRAMES (a sandbox's kernel may answer EPERM to every
  * live-frames run, whatever the caller's capabilities).
  *
- * The frames are the same: the template sluice_frame_build() made, each copy
- * given a new source by the same knobs as the XDP program's, its checksums
- * patched incrementally (RFC 1624) from what the copy held before. They
+ * The frames are the same: the template sluice-gen built, each copy given a
+ * new source by the XDP program's own code and knobs (gen_set_source(),
+ * gen_shared.h), its checksums patched incrementally (RFC 1624) from what
+ * the copy held before. They
  * leave through the veth's ndo_start_xmit instead of its ndo_xdp_xmit, and
  * reach a peer that runs XDP in native mode through that same XDP hook (the
  * veth hands its NAPI the skb, which the program sees as an XDP frame); a
@@ -20,16 +21,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/if_packet.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
 
 #include "gen.h"
 #include "gen_shared.h"
@@ -57,39 +54,10 @@ static __u64 draw_host(struct gen_sock *s, const struct gen_knobs *k)
 	return next_rand(s);
 }
 
-static void rewrite4(struct gen_sock *s, const struct gen_knobs *k, __u8 *f)
+void gen_sock_rewrite(struct gen_sock *s, const struct gen_knobs *k, __u8 *f)
 {
-	struct iphdr *ip = (struct iphdr *)(f + k->l3_off);
-	struct udphdr *udp = (struct udphdr *)(ip + 1);
-	__u32 addr = htonl((__u32)(k->base_lo | (draw_host(s, k) & k->mask_lo)));
-	__u16 old[2], new[2];
-
-	memcpy(old, &ip->saddr, 4);
-	memcpy(new, &addr, 4);
-	ip->check = gen_csum_replace(ip->check, old, new, 2);
-	udp->check = gen_csum_replace(udp->check, old, new, 2) ?: 0xffff;
-	ip->saddr = addr;
-}
-
-static __u64 be64(__u64 v)
-{
-	return ((__u64)htonl((__u32)v) << 32) | htonl((__u32)(v >> 32));
-}
-
-static void rewrite6(struct gen_sock *s, const struct gen_knobs *k, __u8 *f)
-{
-	struct ipv6hdr *ip6 = (struct ipv6hdr *)(f + k->l3_off);
-	struct udphdr *udp = (struct udphdr *)(ip6 + 1);
-	__u64 host = draw_host(s, k);
-	__u64 hi = be64(k->base_hi | (host & k->mask_hi));
-	__u64 lo = be64(k->base_lo | ((host >> k->hi_bits) & k->mask_lo));
-	__u16 old[8], new[8];
-
-	memcpy(old, &ip6->saddr, 16);
-	memcpy(&new[0], &hi, 8);
-	memcpy(&new[4], &lo, 8);
-	udp->check = gen_csum_replace(udp->check, old, new, 8) ?: 0xffff;
-	memcpy(&ip6->saddr, new, 16);
+	if (k->family)
+		gen_set_source(k, f, f + s->len, draw_host(s, k));
 }
 
 int gen_sock_open(struct gen_sock *s, int ifindex, const __u8 *frame, unsigned int len)
@@ -142,14 +110,8 @@ int gen_sock_send(struct gen_sock *s, const struct gen_knobs *k, __u64 n)
 		unsigned int b = n < GEN_SOCK_BATCH ? (unsigned int)n : GEN_SOCK_BATCH, i;
 		int ret;
 
-		for (i = 0; i < b; i++) {
-			__u8 *f = s->frames + (size_t)i * s->len;
-
-			if (k->family == 4)
-				rewrite4(s, k, f);
-			else if (k->family == 6)
-				rewrite6(s, k, f);
-		}
+		for (i = 0; i < b; i++)
+			gen_sock_rewrite(s, k, s->frames + (size_t)i * s->len);
 		for (i = 0; i < b;) {
 			ret = sendmmsg(s->fd, s->msgs + i, b - i, 0);
 			if (ret < 0) {
