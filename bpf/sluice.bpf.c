@@ -341,9 +341,13 @@ static __always_inline int classify(struct packet *pk, struct sluice_key *key, v
  * SLUICE_DROP, SLUICE_CONTENDED, SLUICE_HORIZON, or OUTCOME_FAILED.
  */
 static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key,
-				       struct decision *d, struct keytab_ref *ref, const int shape)
+				       struct decision *d, void *ctx, __u32 l3off, const int shape)
 {
 	const struct sluice_policy *p = pk->policy;
+	struct sluice_fkey *fk = NULL;
+	struct keytab_ref ref = {};
+	__u32 mode;
+	int v;
 
 	key->prefixlen = key->family == 4 ? p->prefix4 : p->prefix6;
 	mask_addr(key->addr, key->prefixlen);
@@ -366,9 +370,30 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 		if (h)
 			d->max_wait = (h * 1000) << SLUICE_TICK_SHIFT;
 	}
-	switch (keytab_state(key, pk->cfg, pk->set, pk->st, d, shape, ref)) {
+	/* Keyed by more than the source (--key): the wide key, after the box
+	 * (which holds the source). A policy keyed by the source reads no
+	 * transport header here. */
+	mode = SLUICE_POLICY_KEY(p);
+	if (wide_keys && mode) {
+		fk = wide_key(key, mode);
+		if (!fk)
+			return OUTCOME_FAILED;
+		if (shape)
+			wide_key_tc(ctx, l3off);
+		else
+			wide_key_xdp(ctx, l3off);
+	}
+	switch (keytab_state(key, fk, pk->cfg, pk->set, pk->st, d, shape, &ref)) {
 	case KEYTAB_FOUND:
-		return keytab_decide(d, ref, shape);
+		v = keytab_decide(d, &ref, shape);
+		/* The key's refusals (drops, or under dry-run would-drops) are
+		 * counted here, where its state is at hand: past this point
+		 * no pointer into a key table is live, so the verifier walks
+		 * the accounting once for every table, not once per table
+		 * (the wide keys' tripled it). */
+		if (v != SLUICE_PASS)
+			count_key_drop(ref.dropped, ref.dropped32, pk->set);
+		return v;
 	case KEYTAB_DECIDED:
 		return d->v;
 	case KEYTAB_CONTENDED:
@@ -381,8 +406,7 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 /* A refused packet (reason: SLUICE_REASON_*): counted, and the reason to
  * drop it; under dry-run counted as a would-drop, and 0: it passes. */
 static __always_inline __u8 refuse(struct packet *pk, struct sluice_key *key, __u8 *src,
-				   __u8 reason, const struct keytab_ref *ref, const int shape,
-				   const struct shape_out *out)
+				   __u8 reason, const int shape, const struct shape_out *out)
 {
 	struct sluice_stats *st = pk->st;
 
@@ -393,8 +417,6 @@ static __always_inline __u8 refuse(struct packet *pk, struct sluice_key *key, __
 			xs->penalized++;
 	}
 	if (dry_run(pk->policy, pk->set)) {
-		if (ref->dropped || ref->dropped32)
-			count_key_drop(ref->dropped, ref->dropped32, pk->set);
 		count_would_drop(st, pk->set, key, src, pk->slot, pk->len);
 		return 0;
 	}
@@ -404,8 +426,6 @@ static __always_inline __u8 refuse(struct packet *pk, struct sluice_key *key, __
 		st->contended++;
 	else if (!shape || !out->horizon)
 		st->limited++; /* not a horizon drop: sluice_tc counts that one */
-	if (ref->dropped || ref->dropped32)
-		count_key_drop(ref->dropped, ref->dropped32, pk->set);
 	return reason;
 }
 
@@ -429,8 +449,8 @@ static __always_inline __u8 table_failed(struct packet *pk, struct sluice_key *k
  * drop the packet (SLUICE_REASON_*), or 0: it passes.
  */
 static __always_inline __u8 account(struct packet *pk, struct sluice_key *key, __u8 *src,
-				    const struct decision *d, const struct keytab_ref *ref, int v,
-				    const int shape, struct shape_out *out)
+				    const struct decision *d, int v, const int shape,
+				    struct shape_out *out)
 {
 	__u8 reason;
 
@@ -466,7 +486,7 @@ static __always_inline __u8 account(struct packet *pk, struct sluice_key *key, _
 		if (shape && v == SLUICE_HORIZON)
 			out->horizon = 1;
 	}
-	return refuse(pk, key, src, reason, ref, shape, out);
+	return refuse(pk, key, src, reason, shape, out);
 }
 
 /* Verdict: pass (reason 0) or drop, counted globally and in the policy's
@@ -503,13 +523,12 @@ static __always_inline int verdict(struct packet *pk, struct sluice_key *key, __
  * excess, delay nothing; they count a GSO packet once, as they count a
  * packet at XDP).
  */
-static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32 pkts,
+static __always_inline int pipeline(void *ctx, void *data, void *data_end, __u32 len, __u32 pkts,
 				    const int shape, struct shape_out *out)
 {
 	struct sluice_key key = {};
 	__u8 src[16] __attribute__((aligned(8))) = {};
 	struct decision d = { .max_wait = ~0ULL, .len = len, .pkts = pkts };
-	struct keytab_ref ref = {};
 	struct packet pk = { .len = len };
 	void *l3 = data;
 	__u32 zero = 0;
@@ -554,8 +573,8 @@ static __always_inline int pipeline(void *data, void *data_end, __u32 len, __u32
 	else if (pk.policy->action == SLUICE_ACT_DENY)
 		v = OUTCOME_DENIED;
 	else
-		v = key_verdict(&pk, &key, &d, &ref, shape);
-	return verdict(&pk, &key, src, account(&pk, &key, src, &d, &ref, v, shape, out), shape);
+		v = key_verdict(&pk, &key, &d, ctx, (__u32)(l3 - data), shape);
+	return verdict(&pk, &key, src, account(&pk, &key, src, &d, v, shape, out), shape);
 }
 
 SEC("xdp")
@@ -565,7 +584,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct shape_out out; /* never touched: shape is 0 */
 
-	return pipeline(data, data_end, data_end - data, 1, 0, &out);
+	return pipeline(ctx, data, data_end, data_end - data, 1, 0, &out);
 }
 
 /* ---- The shaper: tc egress, in front of an fq qdisc (`sluice shape`) ---- */
@@ -615,7 +634,7 @@ int sluice_tc(struct __sk_buff *skb)
 	ss = bpf_map_lookup_elem(&sluice_shape_stats, &zero);
 	if (!ss)
 		return TC_ACT_OK; /* cannot happen: arrays always have entry 0 */
-	if (pipeline(data, data_end, skb->len, pkts, 1, &out) == TC_ACT_SHOT) {
+	if (pipeline(skb, data, data_end, skb->len, pkts, 1, &out) == TC_ACT_SHOT) {
 		if (out.horizon)
 			ss->horizon_dropped++;
 		return TC_ACT_SHOT;

@@ -31,6 +31,7 @@
 #include "shared.h"
 #include "sets.h"
 #include "decide.h"
+#include <sluice/l4.h>
 
 /* Pinned under /sys/fs/bpf/sluice/<ifname>/ by the loader, as the others. */
 struct {
@@ -41,6 +42,146 @@ struct {
 } sluice_logs SEC(".maps");
 
 static const struct sluice_log zero_log;
+
+/* Wide keys are on (--max-flows): a load-time knob, so that a state without
+ * them verifies none of their code. */
+const volatile __u8 wide_keys = 0;
+
+/* Wide keys (--key src,dport|flow) on the LRU table: sized at attach
+ * (--max-flows); a few entries in a state of the set table. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_FLOWS_OFF); /* --max-flows */
+	__type(key, struct sluice_fkey);
+	__type(value, struct sluice_bucket);
+} sluice_flows SEC(".maps");
+
+/*
+ * A packet's wide key and its transport header, built here and not on the
+ * stack: on 6.1 sluice_tc's frame has no room left for them (it and
+ * sets_find()'s must fit 512 bytes). Per CPU, used within one run of the
+ * program, which nothing on the same CPU interrupts (XDP in softirq, tc
+ * egress with bottom halves off). Not pinned: each load has its own.
+ */
+struct keytab_scratch {
+	struct sluice_fkey fk;
+	struct sluice_l4 l4;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct keytab_scratch);
+} sluice_scratch SEC(".maps");
+
+/*
+ * The wide key of key (masked and tagged) for a policy keyed by `mode`
+ * (SLUICE_KEY_SRC_DPORT or SLUICE_KEY_FLOW), in this CPU's scratch entry,
+ * its other fields 0 until wide_key_parse() fills them; NULL when the entry
+ * is missing (cannot happen).
+ */
+static __always_inline struct sluice_fkey *wide_key(const struct sluice_key *key, __u32 mode)
+{
+	struct keytab_scratch *sc;
+	__u32 zero = 0;
+
+	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
+	if (!sc)
+		return NULL;
+	__builtin_memcpy(&sc->fk.k, key, sizeof(*key));
+	__builtin_memset(sc->fk.dst, 0, sizeof(sc->fk) - sizeof(sc->fk.k));
+	sc->fk.mode = (__u8)mode;
+	return &sc->fk;
+}
+
+/*
+ * The rest of this CPU's wide key (wide_key()), from the frame [data, end)
+ * whose IP header is l3off bytes in: its protocol, ports and (flow) its
+ * destination. A packet whose transport header could not be read (a
+ * non-first fragment, a short or opaque header) keeps port 0.
+ */
+static __always_inline int wide_key_parse(void *data, void *end, __u32 l3off)
+{
+	struct keytab_scratch *sc;
+	__u64 off = l3off;
+	__u32 zero = 0;
+	__u8 *ip;
+
+	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
+	if (!sc)
+		return -1;
+	SLUICE_OPAQUE(off);
+	if (off > 64) /* Ethernet and VLAN tags: 22 bytes at most */
+		return 0;
+	ip = data + off;
+	/* The bounds parse_ip() checked, again: only the offset came here. */
+	if (sc->fk.k.family == 4) {
+		if ((void *)(ip + 20) > end || (ip[0] & 0x0f) < 5 ||
+		    (void *)(ip + (ip[0] & 0x0f) * 4) > end)
+			return 0;
+	} else if ((void *)(ip + 40) > end) {
+		return 0;
+	}
+	sluice_l4_parse(ip, end, sc->fk.k.family, &sc->l4);
+	sc->fk.proto = sc->l4.proto;
+	sc->fk.dport = sc->l4.dport;
+	if (sc->fk.mode == SLUICE_KEY_FLOW) {
+		sc->fk.sport = sc->l4.sport;
+		__builtin_memcpy(sc->fk.dst, sc->l4.dst, 16);
+	}
+	return 0;
+}
+
+/*
+ * wide_key_parse() as a function of its own for each program: the verifier
+ * walks the transport header's parse once, with any packet, not once for
+ * every state the pipeline reaches it in (inlined, that product took
+ * sluice_tc past 6.1's million instructions). It costs a call, on the
+ * packets of wide-key policies only. The frame is read from the context:
+ * a global function takes no packet pointer.
+ */
+__noinline int wide_key_xdp(struct xdp_md *ctx, __u32 l3off)
+{
+	if (!ctx)
+		return -1;
+	return wide_key_parse((void *)(long)ctx->data, (void *)(long)ctx->data_end, l3off);
+}
+
+__noinline int wide_key_tc(struct __sk_buff *skb, __u32 l3off)
+{
+	if (!skb)
+		return -1;
+	return wide_key_parse((void *)(long)skb->data, (void *)(long)skb->data_end, l3off);
+}
+
+/* sets_find() for a wide key (--key src,dport|flow), in sluice_setsf. A
+ * function apart: its key is 48 bytes, and the verifier checks an argument
+ * by its type's size. */
+__noinline int sets_find_wide(const struct sluice_fkey *key, struct sets_req *q)
+{
+	int g;
+
+	if (!key || !q)
+		return SETS_CONTENDED;
+	if (!q->hashed) {
+		q->hash = sluice_fkey_hash(q->seed, key);
+		q->hashed = 1;
+	}
+	q->loc = 0;
+	q->way = 0;
+	g = sets_get(q->hash, &key->k, SETS_WIDE, q->create, q->flags, q->window, q->now, &q->loc,
+		     &q->way);
+	q->loc = q->loc << 2 | (q->way & 3);
+	return g;
+}
+
+/* A wide key past the new-key limit: new_key_over() made fk->k its
+ * aggregate's; the aggregate has no other field. */
+static __always_inline void wide_key_aggregate(struct sluice_fkey *fk)
+{
+	__builtin_memset(fk->dst, 0, sizeof(*fk) - sizeof(fk->k));
+}
 
 enum keytab_result {
 	KEYTAB_FOUND = 0, /* the key's state is in the keytab_ref: decide on it */
@@ -87,13 +228,17 @@ static __always_inline int new_key_over(struct sluice_key *key, struct sluice_co
 	return 1;
 }
 
-static __always_inline void *new_key_state(void *map, struct sluice_key *key,
-					   struct sluice_config *cfg, struct sluice_settings *set,
-					   struct sluice_stats *st, __u64 now)
+/* k is key (a struct sluice_key), or a wide key whose k is key (wide 1). */
+static __always_inline void *new_key_state(void *map, void *k, struct sluice_key *key,
+					   const int wide, struct sluice_config *cfg,
+					   struct sluice_settings *set, struct sluice_stats *st,
+					   __u64 now)
 {
 	if (!new_key_over(key, cfg, set, st, now))
 		return NULL;
-	return bpf_map_lookup_elem(map, key);
+	if (wide)
+		wide_key_aggregate(k);
+	return bpf_map_lookup_elem(map, k);
 }
 
 /*
@@ -122,7 +267,7 @@ static __always_inline int keytab_log(struct sluice_key *key, struct sluice_conf
 	struct sluice_log *log = bpf_map_lookup_elem(&sluice_logs, key);
 
 	if (!log)
-		log = new_key_state(&sluice_logs, key, cfg, set, st, now);
+		log = new_key_state(&sluice_logs, key, key, 0, cfg, set, st, now);
 	if (!log) {
 		int err = state_create(&sluice_logs, key, &zero_log, st);
 
@@ -138,10 +283,12 @@ static __always_inline int keytab_log(struct sluice_key *key, struct sluice_conf
 }
 
 /* The set-associative table (lib/sets.h): find the key's way, or (a new key,
- * past the new-key limit maybe its aggregate's) claim one. */
-static __always_inline int keytab_sets(struct sluice_key *key, struct sluice_config *cfg,
-				       struct sluice_settings *set, struct sluice_stats *st,
-				       const struct decision *d, struct keytab_ref *r)
+ * past the new-key limit maybe its aggregate's) claim one. k is key, or a
+ * wide key whose k is key (wide 1: in sluice_setsf). */
+static __always_inline int keytab_sets(void *k, struct sluice_key *key, const int wide,
+				       struct sluice_config *cfg, struct sluice_settings *set,
+				       struct sluice_stats *st, const struct decision *d,
+				       struct keytab_ref *r)
 {
 	struct sets_req q = { .seed = SLUICE_READ(cfg->set_seed), .now = d->now };
 	struct way_ref wr;
@@ -151,16 +298,20 @@ static __always_inline int keytab_sets(struct sluice_key *key, struct sluice_con
 	q.create = !(set->new_keys.interval | set->new_keys.interval_frac);
 	q.flags = sets_flags(d->p);
 	q.window = sets_window(d->p);
-	g = sets_find(key, &q);
+	g = wide ? sets_find_wide(k, &q) : sets_find(k, &q);
 	if (g == SETS_MISSING) {
-		if (new_key_over(key, cfg, set, st, d->now))
+		if (new_key_over(key, cfg, set, st, d->now)) {
 			q.hashed = 0; /* now the aggregate's key */
+			if (wide)
+				wide_key_aggregate(k);
+		}
 		q.create = 1;
-		g = sets_find(key, &q);
+		g = wide ? sets_find_wide(k, &q) : sets_find(k, &q);
 	}
 	if (g == SETS_CLAIMED)
 		st->new_keys++;
-	if ((g != SETS_FOUND && g != SETS_CLAIMED) || sets_ref(key->family, q.loc, &wr))
+	if ((g != SETS_FOUND && g != SETS_CLAIMED) ||
+	    sets_ref(wide ? SETS_WIDE_FAMILY : key->family, q.loc, &wr))
 		return KEYTAB_CONTENDED;
 	r->s0 = wr.s0;
 	r->s1 = &wr.x->s1;
@@ -168,17 +319,19 @@ static __always_inline int keytab_sets(struct sluice_key *key, struct sluice_con
 	return KEYTAB_FOUND;
 }
 
-/* The LRU hash. A new key: decide on a full bucket of our own, then publish
- * it with that packet already paid for. One hash operation instead of an
- * insert and a lookup. */
-static __always_inline int keytab_lru(struct sluice_key *key, struct sluice_config *cfg,
-				      struct sluice_settings *set, struct sluice_stats *st,
-				      struct decision *d, const int shape, struct keytab_ref *r)
+/* The LRU hash (map: sluice_buckets, or sluice_flows for a wide key k whose
+ * k is key, wide 1). A new key: decide on a full bucket of our own, then
+ * publish it with that packet already paid for. One hash operation instead
+ * of an insert and a lookup. */
+static __always_inline int keytab_lru(void *map, void *k, struct sluice_key *key, const int wide,
+				      struct sluice_config *cfg, struct sluice_settings *set,
+				      struct sluice_stats *st, struct decision *d, const int shape,
+				      struct keytab_ref *r)
 {
-	struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, key);
+	struct sluice_bucket *b = bpf_map_lookup_elem(map, k);
 
 	if (!b)
-		b = new_key_state(&sluice_buckets, key, cfg, set, st, d->now);
+		b = new_key_state(map, k, key, wide, cfg, set, st, d->now);
 	if (!b) {
 		struct sluice_bucket nb = {};
 		int err;
@@ -186,13 +339,13 @@ static __always_inline int keytab_lru(struct sluice_key *key, struct sluice_conf
 		d->v = decide(d, &nb.s[0], &nb.s[1], shape);
 		/* Counted in both modes: a would-drop too. */
 		nb.dropped = d->v != SLUICE_PASS;
-		err = state_create(&sluice_buckets, key, &nb, st);
+		err = state_create(map, k, &nb, st);
 		if (!err)
 			return KEYTAB_DECIDED;
 		if (err != -EEXIST)
 			return KEYTAB_FAILED;
 		/* Another CPU created it first: decide on theirs. */
-		b = bpf_map_lookup_elem(&sluice_buckets, key);
+		b = bpf_map_lookup_elem(map, k);
 		if (!b)
 			return KEYTAB_FAILED;
 	}
@@ -205,22 +358,36 @@ static __always_inline int keytab_lru(struct sluice_key *key, struct sluice_conf
 /*
  * The state of key (masked to its policy's prefix, tagged with its slot) for
  * the decision d (d->sh set here: the policy's fleet share): a KEYTAB_*
- * result. The key may come back as its
- * aggregate's (new_key_over()). `shape` is a compile-time constant (the
- * LRU table's decision on a new key).
+ * result. fk: NULL, or the packet's wide key (wide_key(), its k a copy of
+ * key) when the policy keys by more than the source; the key (and fk) may
+ * come back as its aggregate's (new_key_over()). `shape` is a compile-time
+ * constant (the LRU table's decision on a new key).
  */
-static __always_inline int keytab_state(struct sluice_key *key, struct sluice_config *cfg,
-					struct sluice_settings *set, struct sluice_stats *st,
-					struct decision *d, const int shape, struct keytab_ref *r)
+static __always_inline int keytab_state(struct sluice_key *key, struct sluice_fkey *fk,
+					struct sluice_config *cfg, struct sluice_settings *set,
+					struct sluice_stats *st, struct decision *d,
+					const int shape, struct keytab_ref *r)
 {
+	int g;
+
 	if (d->p->algo == SLUICE_ALGO_SLIDING_LOG)
 		return keytab_log(key, cfg, set, st, d->now, r);
 	/* A bucket's or a window's: its share of a fleet-wide limit, which a
 	 * new LRU key's decision needs already. */
 	fleet_share(d->p, &d->sh, d->now);
+	if (!fk) {
+		if (table_sets)
+			return keytab_sets(key, key, 0, cfg, set, st, d, r);
+		return keytab_lru(&sluice_buckets, key, key, 0, cfg, set, st, d, shape, r);
+	}
 	if (table_sets)
-		return keytab_sets(key, cfg, set, st, d, r);
-	return keytab_lru(key, cfg, set, st, d, shape, r);
+		g = keytab_sets(fk, &fk->k, 1, cfg, set, st, d, r);
+	else
+		g = keytab_lru(&sluice_flows, fk, &fk->k, 1, cfg, set, st, d, shape, r);
+	/* The key as the table keyed it (its aggregate's, maybe): for the
+	 * events and the penalty box. */
+	__builtin_memcpy(key, &fk->k, sizeof(*key));
+	return g;
 }
 
 /* The decision on a state keytab_state() found. Which table it is in is

@@ -118,12 +118,16 @@ static __always_inline int l4rules_at(void *data, void *end, __u32 l3off,
 				      const struct sluice_key *key, __u8 gen)
 {
 	struct sluice_l4 l4;
+	__u64 off = l3off;
 	__u8 *ip;
 	int bit;
 
-	if (l3off > 64) /* Ethernet and VLAN tags: 22 bytes at most */
+	/* The check and the sum on one register: 6.1's verifier knows no bound
+	 * of a copy made before the test (clang shares l3off with wide_key()). */
+	SLUICE_OPAQUE(off);
+	if (off > 64) /* Ethernet and VLAN tags: 22 bytes at most */
 		return -1;
-	ip = data + l3off;
+	ip = data + off;
 	if (key->family == 4) {
 		if ((void *)(ip + 20) > end || (ip[0] & 0x0f) < 5 ||
 		    (void *)(ip + (ip[0] & 0x0f) * 4) > end)

@@ -89,10 +89,17 @@ struct way_ref {
 	struct sluice_way_aux *x;
 };
 
-static __always_inline void *sets_at(const int v6, __u32 idx)
+/* The table kinds: a compile-time constant wherever one is passed. */
+#define SETS_V4 0
+#define SETS_V6 1
+#define SETS_WIDE 2 /* sluice_setsf: wide keys (struct sluice_fkey), both families */
+
+static __always_inline void *sets_at(const int kind, __u32 idx)
 {
-	return v6 ? bpf_map_lookup_elem(&sluice_sets6, &idx) :
-		    bpf_map_lookup_elem(&sluice_sets4, &idx);
+	if (kind == SETS_WIDE)
+		return bpf_map_lookup_elem(&sluice_setsf, &idx);
+	return kind == SETS_V6 ? bpf_map_lookup_elem(&sluice_sets6, &idx) :
+				 bpf_map_lookup_elem(&sluice_sets4, &idx);
 }
 
 static __always_inline struct sluice_way *set_way(void *set, int i)
@@ -100,9 +107,12 @@ static __always_inline struct sluice_way *set_way(void *set, int i)
 	return &((struct sluice_way *)set)[i];
 }
 
-static __always_inline struct sluice_way_aux *set_aux(void *set, const int v6, int i)
+static __always_inline struct sluice_way_aux *set_aux(void *set, const int kind, int i)
 {
-	return v6 ? &((struct sluice_set6 *)set)->x[i].a : &((struct sluice_set4 *)set)->x[i];
+	if (kind == SETS_WIDE)
+		return &((struct sluice_setf *)set)->x[i].a;
+	return kind == SETS_V6 ? &((struct sluice_set6 *)set)->x[i].a :
+				 &((struct sluice_set4 *)set)->x[i];
 }
 
 /* The scan: the way of ident `want` in set, or SETS_SCAN_NONE, or
@@ -131,7 +141,7 @@ static __always_inline int sets_scan(void *set, __u64 want)
 
 /* 1. The victim: the way of set to claim (-1: every way is being claimed),
  * with the ident and s0 the choice read (*vid, *vs0). */
-static __always_inline int sets_victim(void *set, const int v6, __u64 now, __u64 *vid, __u64 *vs0)
+static __always_inline int sets_victim(void *set, const int kind, __u64 now, __u64 *vid, __u64 *vs0)
 {
 	__u64 best = ~0ULL;
 	int i, victim = -1;
@@ -148,7 +158,7 @@ static __always_inline int sets_victim(void *set, const int v6, __u64 now, __u64
 		} else if (!id) {
 			fa = 0;
 		} else {
-			struct sluice_way_aux *x = set_aux(set, v6, i);
+			struct sluice_way_aux *x = set_aux(set, kind, i);
 			__u64 s1 = 0;
 			__u32 meta = 0;
 
@@ -171,13 +181,14 @@ static __always_inline int sets_victim(void *set, const int v6, __u64 now, __u64
 }
 
 /* 2. to 6.: claim way `victim` of set (ident vid, s0 vs0 when chosen) for
- * key (ident `want`, published as `mine`). 0: claimed, -1: look again. */
-static __always_inline int sets_claim(void *set, const int v6, int victim, __u64 vid, __u64 vs0,
+ * key (ident `want`, published as `mine`; of SETS_WIDE: a struct
+ * sluice_fkey). 0: claimed, -1: look again. */
+static __always_inline int sets_claim(void *set, const int kind, int victim, __u64 vid, __u64 vs0,
 				      const struct sluice_key *key, __u64 want, __u64 mine,
 				      __u64 window)
 {
 	struct sluice_way *w = set_way(set, victim & (SLUICE_SET_WAYS - 1));
-	struct sluice_way_aux *x = set_aux(set, v6, victim & (SLUICE_SET_WAYS - 1));
+	struct sluice_way_aux *x = set_aux(set, kind, victim & (SLUICE_SET_WAYS - 1));
 	int i, busy = 0;
 
 	/* 2. freeze */
@@ -194,8 +205,11 @@ static __always_inline int sets_claim(void *set, const int v6, int victim, __u64
 	/* a claim's only division: not on a packet that finds its way */
 	SLUICE_WRITE(x->meta,
 		     SLUICE_WAY_META(key->prefixlen, window ? sluice_window_ms(window) : 0));
-	if (v6)
+	if (kind == SETS_V6)
 		__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
+	else if (kind == SETS_WIDE)
+		__builtin_memcpy(&((struct sluice_way_auxf *)x)->key, key,
+				 sizeof(struct sluice_fkey));
 	SLUICE_WRITE(w->s0, vs0 ? 0 : SLUICE_FRESH);
 	/* 5. duplicates */
 #pragma unroll
@@ -215,10 +229,11 @@ static __always_inline int sets_claim(void *set, const int v6, int victim, __u64
 /*
  * Find key's way (create 0), or find or claim it (create 1: `flags`
  * SLUICE_WAY_AUX or 0, `window` the policy's window in ticks, 0 for a
- * bucket: with the key's prefix length, the claimed way's meta). `v6` is a
- * compile-time constant: the family of key.
+ * bucket: with the key's prefix length, the claimed way's meta). `kind` is
+ * a compile-time constant: SETS_V4 or SETS_V6 (the family of key), or
+ * SETS_WIDE (key is a struct sluice_fkey).
  */
-static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, const int v6,
+static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, const int kind,
 				    int create, __u32 flags, __u64 window, __u64 now, __u32 *idx,
 				    int *way)
 {
@@ -226,11 +241,12 @@ static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, co
 	void *set;
 	int t;
 
-	*idx = sluice_set_index(hash, sets_n[v6]);
-	set = sets_at(v6, *idx);
+	*idx = sluice_set_index(hash, sets_n[kind]);
+	set = sets_at(kind, *idx);
 	if (!set)
 		return SETS_CONTENDED; /* cannot happen: the index is < sets_n */
-	want = sluice_way_ident(key, hash);
+	want = kind == SETS_WIDE ? sluice_way_ident_wide((const struct sluice_fkey *)key, hash) :
+				   sluice_way_ident(key, hash);
 	mine = want | (__u64)flags << 32;
 
 	SLUICE_NOUNROLL
@@ -246,10 +262,10 @@ static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, co
 			continue; /* N is being claimed on another CPU: wait for it */
 		if (!create)
 			return SETS_MISSING;
-		i = sets_victim(set, v6, now, &vid, &vs0);
+		i = sets_victim(set, kind, now, &vid, &vs0);
 		if (i < 0)
 			continue; /* every way is being claimed */
-		if (sets_claim(set, v6, i, vid, vs0, key, want, mine, window))
+		if (sets_claim(set, kind, i, vid, vs0, key, want, mine, window))
 			continue;
 		*way = i;
 		return SETS_CLAIMED;
@@ -291,14 +307,17 @@ __noinline int sets_find(const struct sluice_key *key, struct sets_req *q)
 	q->loc = 0;
 	q->way = 0;
 	if (key->family == 6)
-		g = sets_get(q->hash, key, 1, q->create, q->flags, q->window, q->now, &q->loc,
+		g = sets_get(q->hash, key, SETS_V6, q->create, q->flags, q->window, q->now, &q->loc,
 			     &q->way);
 	else
-		g = sets_get(q->hash, key, 0, q->create, q->flags, q->window, q->now, &q->loc,
+		g = sets_get(q->hash, key, SETS_V4, q->create, q->flags, q->window, q->now, &q->loc,
 			     &q->way);
 	q->loc = q->loc << 2 | (q->way & 3);
 	return g;
 }
+
+/* sets_ref()'s "family" of a wide key's way (sets_find_wide()). */
+#define SETS_WIDE_FAMILY 0
 
 /*
  * The way at loc (sets_find()) of a key of family `family`: 0, or -1. A
@@ -312,7 +331,14 @@ static __always_inline int sets_ref(__u8 family, __u32 loc, struct way_ref *r)
 {
 	__u32 idx = loc >> 2, i = loc & 3;
 
-	if (family == 6) {
+	if (family == SETS_WIDE_FAMILY) {
+		struct sluice_setf *sf = bpf_map_lookup_elem(&sluice_setsf, &idx);
+
+		if (!sf)
+			return -1;
+		r->s0 = &sf->w[i].s0;
+		r->x = &sf->x[i].a;
+	} else if (family == 6) {
 		struct sluice_set6 *s6 = bpf_map_lookup_elem(&sluice_sets6, &idx);
 
 		if (!s6)

@@ -60,8 +60,19 @@ struct {
 	__type(value, struct sluice_set6);
 } sluice_sets6 SEC(".maps");
 
+/* The wide keys' sets (--key src,dport|flow), both families: one set in a
+ * state of the LRU table, whose wide keys are in sluice_flows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct sluice_setf);
+} sluice_setsf SEC(".maps");
+
 const volatile __u8 table_sets = 0;
-const volatile __u32 sets_n[2] = { 1, 1 }; /* sets in sluice_sets4, sluice_sets6 */
+/* sets in sluice_sets4, sluice_sets6, sluice_setsf */
+const volatile __u32 sets_n[3] = { 1, 1, 1 };
 
 /* Tests drive the clock through test_now_ns instead of bpf_ktime_get_ns()
  * (a load-time knob in rodata: the verifier prunes the branch). */

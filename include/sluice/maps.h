@@ -48,7 +48,11 @@
 	/* the policy of each slot under each settings half: the datapath's */          \
 	X(SLUICE_MAP_POLICIES, 5, policies_fd)                                          \
 	X(SLUICE_MAP_PENALTY, 5, penalty_fd) /* the penalty box (--penalty) */          \
-	X(SLUICE_MAP_XSTATS, 5, xstats_fd) /* counters sluice_stats has no room for */
+	X(SLUICE_MAP_XSTATS, 5, xstats_fd) /* counters sluice_stats has no room for */  \
+	/* wide keys (--key src,dport|flow): SLUICE_FLOWS_OFF entries while     \
+	 * off, and in the table a state's key table does not use */       \
+	X(SLUICE_MAP_FLOWS, 5, flows_fd)                                                \
+	X(SLUICE_MAP_SETSF, 5, setsf_fd)
 
 /* Is a map of `layout` one that a state pinned by an older sluice may lack? */
 #define SLUICE_MAP_ADDED_LATER(layout) ((layout) > SLUICE_MAPS_BASE)

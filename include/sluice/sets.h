@@ -14,13 +14,17 @@
  *
  *   IPv4 set: 64 + 4 x 16 = 128 bytes, 32 bytes a key
  *   IPv6 set: 64 + 4 x 32 = 192 bytes, 48 bytes a key
+ *   wide set: 64 + 4 x 64 = 320 bytes, 80 bytes a key (sluice_setsf: the
+ *             keys of --key src,dport and flow, both families, each way's
+ *             aux holding its whole struct sluice_fkey)
  *
  * A key's set is a keyed hash (SipHash-1-3 of the key under the state's
  * random seed, struct sluice_config.set_seed) of its masked address, tag,
  * family and prefix length, so no remote sender can aim its sources at a
  * victim's set. A way's identity is the policy tag (with the way's own flags
  * in bits the tag never uses) and 32 bits of key: an IPv4 key's masked
- * address itself, an IPv6 key's fingerprint (the hash's other half).
+ * address itself, an IPv6 key's or a wide key's fingerprint (the hash's
+ * other half).
  *
  * A new key takes a way that is free (empty, or whose state says it is as
  * good as no state: a bucket at or below now, a window that ended), else the
@@ -86,6 +90,19 @@ struct sluice_set6 {
 	struct sluice_way_aux6 x[SLUICE_SET_WAYS];
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct sluice_set6) == 192, "sluice_set6 layout");
+
+/* A way of the wide set: the rest of its state, and its whole key. */
+struct sluice_way_auxf {
+	struct sluice_way_aux a;
+	struct sluice_fkey key; /* as claimed: tag, masked source, the mode's fields */
+};
+_Static_assert(sizeof(struct sluice_way_auxf) == 64, "sluice_way_auxf layout");
+
+struct sluice_setf {
+	struct sluice_way w[SLUICE_SET_WAYS];
+	struct sluice_way_auxf x[SLUICE_SET_WAYS];
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct sluice_setf) == 320, "sluice_setf layout");
 
 /* Sets for max_keys keys (per family): at least one. */
 static inline __u32 sluice_sets_for(__u32 max_keys)
@@ -156,6 +173,47 @@ static __always_inline __u64 sluice_key_hash(__u64 seed, const struct sluice_key
 static __always_inline __u32 sluice_set_index(__u64 hash, __u32 nsets)
 {
 	return (__u32)(((__u64)(__u32)hash * nsets) >> 32);
+}
+
+/*
+ * The hash of a wide key (struct sluice_fkey): the source's two words, the
+ * destination's two, a word of the ports, protocol and mode, then the final
+ * block of sluice_key_hash(). Every word is hashed whatever the family (an
+ * IPv4 address's other bytes are 0): wide keys cost a few rounds more, and
+ * only they pay for them. Its high half is the way's fingerprint.
+ */
+/* clang-format off */
+static __always_inline __u64 sluice_fkey_hash(__u64 seed, const struct sluice_fkey *f)
+{
+	__u64 k0 = seed, k1 = SLUICE_SEED_K1(seed);
+	__u64 v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+	__u64 v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+	__u64 m, b;
+
+	__builtin_memcpy(&m, f->k.addr, 8);
+	v3 ^= m; SLUICE_SIPROUND(v0, v1, v2, v3); v0 ^= m;
+	__builtin_memcpy(&m, f->k.addr + 8, 8);
+	v3 ^= m; SLUICE_SIPROUND(v0, v1, v2, v3); v0 ^= m;
+	__builtin_memcpy(&m, f->dst, 8);
+	v3 ^= m; SLUICE_SIPROUND(v0, v1, v2, v3); v0 ^= m;
+	__builtin_memcpy(&m, f->dst + 8, 8);
+	v3 ^= m; SLUICE_SIPROUND(v0, v1, v2, v3); v0 ^= m;
+	m = (__u64)f->sport << 48 | (__u64)f->dport << 32 | (__u64)f->proto << 8 | f->mode;
+	v3 ^= m; SLUICE_SIPROUND(v0, v1, v2, v3); v0 ^= m;
+	b = (__u64)f->k.tag << 32 | (__u64)f->k.family << 8 | f->k.prefixlen;
+	v3 ^= b; SLUICE_SIPROUND(v0, v1, v2, v3); v0 ^= b;
+	v2 ^= 0xff;
+	SLUICE_SIPROUND(v0, v1, v2, v3);
+	SLUICE_SIPROUND(v0, v1, v2, v3);
+	SLUICE_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+/* clang-format on */
+
+/* A wide key's way identity: its tag and its fingerprint. */
+static __always_inline __u64 sluice_way_ident_wide(const struct sluice_fkey *f, __u64 h)
+{
+	return (__u64)(f->k.tag | SLUICE_WAY_LIVE) << 32 | (__u32)(h >> 32);
 }
 
 /* A way's identity for key k with hash h, without SLUICE_WAY_BUSY/AUX. */

@@ -58,6 +58,10 @@
 #define SLUICE_MAP_POLICIES "sluice_policies"
 #define SLUICE_MAP_PENALTY "sluice_penalty" /* the penalty box: struct sluice_box */
 #define SLUICE_MAP_XSTATS "sluice_xstats" /* per-CPU counters: struct sluice_xstats */
+/* Wide keys (--key src,dport|flow, struct sluice_fkey): the LRU table's and
+ * the set table's (include/sluice/sets.h) */
+#define SLUICE_MAP_FLOWS "sluice_flows"
+#define SLUICE_MAP_SETSF "sluice_setsf"
 #define SLUICE_PIN_ROOT "/sys/fs/bpf/sluice"
 #define SLUICE_PROG_PIN "sluice_prog"
 /*
@@ -93,6 +97,14 @@
 #define SLUICE_DEFAULT_MAX_KEYS (1U << 20)
 #define SLUICE_DEFAULT_MAX_LOG_KEYS (1U << 14) /* 616 B each: 10 MB */
 #define SLUICE_DEFAULT_FLEET_KEYS (1U << 17) /* --fleet-keys: active keys of fleet policies */
+/*
+ * Wide keys (--key src,dport|flow) are off unless a state is attached with
+ * --max-flows N: their tables then hold N keys, else SLUICE_FLOWS_OFF (an
+ * entry, a set), and the program is loaded without their code (rodata
+ * wide_keys), which the verifier would otherwise walk at every load.
+ */
+#define SLUICE_FLOWS_OFF 1
+#define SLUICE_MIN_FLOWS 64 /* --max-flows: at least this many */
 #define SLUICE_PENALTY_KEYS (1U << 16) /* keys in the penalty box at once (sluice_penalty) */
 #define SLUICE_CAS_TRIES 8
 
@@ -114,6 +126,19 @@ enum sluice_action {
 /* sluice_policy.flags */
 #define SLUICE_POLICY_DRY_RUN (1U << 0) /* count would-drop, pass everything */
 #define SLUICE_POLICY_FLEET (1U << 1) /* one limit across the fleet: struct sluice_fleet */
+/* Bits 2..3: what a key holds besides the masked source (--key, SLUICE_KEY_*). */
+#define SLUICE_POLICY_KEY_SHIFT 2
+#define SLUICE_POLICY_KEY_MASK (3U << SLUICE_POLICY_KEY_SHIFT)
+#define SLUICE_POLICY_KEY(p) (((p)->flags & SLUICE_POLICY_KEY_MASK) >> SLUICE_POLICY_KEY_SHIFT)
+
+/* A policy's key (--key): its keys other than the source's are wide keys
+ * (struct sluice_fkey), in sluice_flows or sluice_setsf. */
+enum sluice_key_mode {
+	SLUICE_KEY_SRC = 0, /* the masked source (a struct sluice_key) */
+	SLUICE_KEY_SRC_DPORT = 1, /* ... with the protocol and the destination port */
+	SLUICE_KEY_FLOW = 2, /* ... with the destination, the protocol and both ports */
+	SLUICE_KEY_MODES,
+};
 
 /* sluice_settings.rule_maps; 0: every rule is in the trie (layout 4) */
 #define SLUICE_RULES_HASHED (1U << 0) /* rules of config.hash_lens are in sluice_rulehash */
@@ -360,6 +385,25 @@ struct sluice_key {
 };
 _Static_assert(sizeof(struct sluice_key) == 24, "sluice_key layout");
 #define SLUICE_TAG_AGGREGATE (1U << 31)
+
+/*
+ * Key of sluice_flows and of a way of sluice_setsf: a wide key, for a policy
+ * whose --key is src,dport or flow. k is the key of the source as
+ * sluice_buckets has it (masked, tagged); the rest is 0 where the mode names
+ * no field, or the packet has none (a protocol without ports, a non-first
+ * fragment: port 0). The new-key limit's aggregate of a wide key is k as
+ * sluice_buckets' aggregate, the rest 0, in the same table.
+ */
+struct sluice_fkey {
+	struct sluice_key k;
+	__u8 dst[16] __attribute__((aligned(8))); /* flow: the destination; IPv4 first */
+	__u16 sport; /* flow: the source port, host byte order */
+	__u16 dport; /* src,dport and flow: the destination port, host byte order */
+	__u8 proto; /* src,dport and flow: the transport protocol (IPPROTO_*) */
+	__u8 mode; /* enum sluice_key_mode: SLUICE_KEY_SRC_DPORT or SLUICE_KEY_FLOW */
+	__u8 pad[2];
+};
+_Static_assert(sizeof(struct sluice_fkey) == 48, "sluice_fkey layout");
 
 /*
  * Per-key state. s[0] and s[1] mean what the key's algorithm says

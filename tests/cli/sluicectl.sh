@@ -61,6 +61,23 @@ usage "penalty on a deny rule" "takes no --rate, --burst, --delay, --algo, --win
 	rule add 198.18.0.0/24 --deny --penalty 30s
 usage "penalty on an exempt rule" "--exempt takes no" rule add 198.18.0.0/24 --exempt --penalty 1m
 
+# Key modes (--key)
+usage "key mode unknown" "--key takes src (the source, the default), src,dport" set --key src,port
+usage "key mode upper case" "write 'flow'" set --key Flow
+usage "key given twice" "--key is given twice" set --key flow --key src,dport
+usage "key without a value" "--key needs a value" set --key
+usage "wide key with sliding-log" "the sliding log keeps its timestamps per source only" \
+	set --algo sliding-log --rate 10/s --key src,dport
+usage "wide key with a fleet" "a fleet-wide limit is shared per source only" \
+	rule add 198.18.0.0/24 --rate 10/s --key flow --fleet
+usage "key on a deny rule" "--deny takes no --key" rule add 198.18.0.0/24 --deny --key flow
+usage "key on rule del" "unknown option '--key' for rule del" rule del 198.18.0.0/24 --key flow
+usage "show a key of a bad port" "not a port" show 198.18.0.1 tcp/65536
+usage "show a key of an unknown protocol" "is not a protocol" show 198.18.0.1 foo/1
+usage "show icmp with a port" "icmp carries no ports" show 198.18.0.1 icmp/8
+usage "flush a flow's destination last" "unexpected word '198.18.1.1'" flush 198.18.0.1 tcp/1 198.18.1.1
+usage "flush two services" "unexpected word 'udp/53'" flush 198.18.0.1 tcp/443 udp/53
+
 # Key prefixes
 usage "prefix4 33" "at most 32" set --prefix4 33
 usage "prefix4 0" "--prefix4 is 0" set --prefix4 0
@@ -176,6 +193,12 @@ usage "batch file with rule flush and a word" "flush.conf:2: rule flush takes no
 printf 'set --fail-closed on\nset --new-keys 1gbit\n' >"$tmp/settings.conf"
 usage "batch file with new-keys as bytes" "settings.conf:2: --new-keys counts new sources" \
 	-b "$tmp/settings.conf"
+printf 'set --rate 100/s --key flow\nrule add 198.18.0.0/24 --rate 1/s --algo sliding-log --key flow\n' \
+	>"$tmp/keys.conf"
+usage "batch file with a wide key on sliding-log" "keys.conf:2: --key flow with --algo sliding-log" \
+	-b "$tmp/keys.conf"
+printf 'set --key src,dport --key flow\n' >"$tmp/keys2.conf"
+usage "batch file with --key twice" "keys2.conf:1: --key is given twice" -b "$tmp/keys2.conf"
 # A pipe is read once, and checked before any interface is looked for.
 batch_stdin() { printf '%b' "$1" | "$SLUICECTL" -b /dev/stdin; }
 expect_usage "batch from a pipe with a bad line" "/dev/stdin:2: rate '0/s' is zero" \

@@ -41,19 +41,32 @@ static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
 		tap_diag("%s", line);
 }
 
-/* libbpf's warnings become TAP notes; its chatter is dropped. */
+/* libbpf's warnings become TAP notes; its chatter is dropped. A verifier
+ * log comes whole in one warning: its head, and its tail, which says why. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[512];
+	char line[512], *all = NULL;
 	size_t n;
 
 	if (level != LIBBPF_WARN)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
+	if (vasprintf(&all, fmt, ap) < 0)
+		return 0;
+	snprintf(line, sizeof(line), "%s", all);
 	n = strlen(line);
 	if (n && line[n - 1] == '\n')
 		line[n - 1] = '\0';
 	tap_diag("libbpf: %s", line);
+	n = strlen(all);
+	if (n > 2048) {
+		char *tail = all + n - 1536, *nl = strchr(tail, '\n');
+
+		for (tail = nl ? nl + 1 : tail; (nl = strchr(tail, '\n')); tail = nl + 1) {
+			*nl = '\0';
+			tap_diag("libbpf: ... %s", tail);
+		}
+	}
+	free(all);
 	return 0;
 }
 
@@ -142,9 +155,12 @@ static int open_sets(struct bpfrun *r, struct sluice_bpf *skel, const struct bpf
 		skel->rodata->sets_n[v6] = n[v6];
 	}
 	skel->rodata->table_sets = 1;
+	skel->rodata->sets_n[2] = sluice_sets_for(opts->max_flows ? opts->max_flows : 4096);
 	err = bpf_map__set_max_entries(skel->maps.sluice_sets4, n[0]);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sluice_sets6, n[1]);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.sluice_setsf, skel->rodata->sets_n[2]);
 	if (err)
 		return err;
 	r->kind |= SLUICE_KIND_SETS;
@@ -181,6 +197,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	skel->rodata->test_clock = !opts->real_clock;
 	skel->rodata->bench_vary_keys = opts->vary_keys;
 	skel->rodata->bench_parse_only = opts->parse_only;
+	skel->rodata->wide_keys = opts->max_flows != 0;
 	r->table_sets = opts->table ? opts->table == BPFRUN_SETS :
 				      !strcmp(bpfrun_default_table(), "sets");
 	if (r->table_sets) {
@@ -197,6 +214,9 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.sluice_logs,
 					       opts->max_log_keys ? opts->max_log_keys : 1024);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.sluice_flows,
+					       opts->max_flows ? opts->max_flows : 4096);
 	if (!err && opts->buckets_type)
 		err = bpf_map__set_type(skel->maps.sluice_buckets, opts->buckets_type);
 	if (!err && opts->buckets_flags)
@@ -223,6 +243,8 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->tc_fd = opts->tc ? bpf_program__fd(skel->progs.sluice_tc) : -1;
 	r->shape_stats_fd = bpf_map__fd(skel->maps.sluice_shape_stats);
 	r->penalty_fd = bpf_map__fd(skel->maps.sluice_penalty);
+	r->flows_fd = bpf_map__fd(skel->maps.sluice_flows);
+	r->setsf_fd = bpf_map__fd(skel->maps.sluice_setsf);
 	r->xstats_fd = bpf_map__fd(skel->maps.sluice_xstats);
 	r->sets_fd[0] = bpf_map__fd(skel->maps.sluice_sets4);
 	r->sets_fd[1] = bpf_map__fd(skel->maps.sluice_sets6);
@@ -322,6 +344,20 @@ static int zero_percpu(int fd, __u32 nr, size_t value_size, int ncpus)
 	return err;
 }
 
+/* Every entry of an array map to zeros. */
+static int zero_array(int fd, size_t value_size)
+{
+	static const __u8 zero[512];
+	__u32 i, n = sluice_map_max_entries(fd);
+
+	if (value_size > sizeof(zero))
+		return -E2BIG;
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &i, zero, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
 int bpfrun_reset(struct bpfrun *r)
 {
 	int err;
@@ -349,6 +385,10 @@ int bpfrun_reset(struct bpfrun *r)
 				  r->ncpus);
 	if (!err)
 		err = empty_map(r->penalty_fd, sizeof(struct sluice_key));
+	if (!err)
+		err = empty_map(r->flows_fd, sizeof(struct sluice_fkey));
+	if (!err)
+		err = zero_array(r->setsf_fd, sizeof(struct sluice_setf));
 	if (!err)
 		err = zero_percpu(r->xstats_fd, 1, sizeof(struct sluice_xstats), r->ncpus);
 	if (err) {

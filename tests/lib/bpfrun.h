@@ -24,6 +24,7 @@ struct bpfrun {
 	int hash_fd;
 	int tc_fd, shape_stats_fd; /* the shaper: sluice_tc, sluice_shape_stats */
 	int penalty_fd, xstats_fd; /* sluice_penalty (the penalty box), sluice_xstats */
+	int flows_fd, setsf_fd; /* the wide keys' tables: sluice_flows, sluice_setsf */
 	/* config.hash_lens that bpfrun_configure() writes (0: none) */
 	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
 	/* config.kind and shape_horizon_us that bpfrun_configure() writes */
@@ -43,6 +44,9 @@ struct bpfrun_opts {
 	bool real_clock; /* bpf_ktime_get_ns() instead of test_now_ns */
 	__u32 max_keys; /* sluice_buckets entries; 0: 4096 */
 	__u32 max_log_keys; /* sluice_logs entries; 0: 1024 */
+	/* wide keys on (rodata wide_keys): sluice_flows's entries, or the wide
+	 * keys sluice_setsf holds; 0: off (and 4096 of each) */
+	__u32 max_flows;
 	__u32 buckets_type; /* enum bpf_map_type for sluice_buckets; 0: as built */
 	__u32 buckets_flags; /* extra map_flags for sluice_buckets */
 	__u32 vary_keys; /* rodata bench_vary_keys: a random source among these */

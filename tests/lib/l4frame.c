@@ -133,6 +133,13 @@ int l4f_src(struct l4frame *f, const char *addr)
 	return inet_pton(AF_INET6, addr, f->b + f->l3 + 8) == 1 ? 0 : -1;
 }
 
+int l4f_dst(struct l4frame *f, const char *addr)
+{
+	if (f->family == 4)
+		return inet_pton(AF_INET, addr, f->b + f->l3 + 16) == 1 ? 0 : -1;
+	return inet_pton(AF_INET6, addr, f->b + f->l3 + 24) == 1 ? 0 : -1;
+}
+
 /* A rule from a CIDR and match options ("--proto tcp --tcp-flags syn"). */
 struct sluice_l4rule l4f_rule(const char *cidr, const char *opts)
 {

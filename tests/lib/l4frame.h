@@ -43,6 +43,8 @@ void l4f_pad(struct l4frame *f);
 /* The source address of the frame's IP header (after l4f_ip4/l4f_ip6):
  * addr in the family's text form; 0, or -1 when it is not one. */
 int l4f_src(struct l4frame *f, const char *addr);
+/* ... and its destination's. */
+int l4f_dst(struct l4frame *f, const char *addr);
 
 /* A rule from a CIDR and match options ("--proto tcp --tcp-flags syn"), as
  * sluicectl reads them; a bad one is a TAP note. */

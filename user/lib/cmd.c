@@ -41,6 +41,7 @@ enum opt_id {
 	OPT_NEW_KEYS,
 	OPT_FAIL_CLOSED,
 	OPT_PENALTY,
+	OPT_KEY,
 };
 
 #define FOR_SET (1U << EDIT_SET)
@@ -68,6 +69,8 @@ static const struct opt {
 	{ "fleet", OPT_FLEET, false, FOR_SET | FOR_ADD },
 	/* a key over its limit refused whole for DUR (the penalty box) */
 	{ "penalty", OPT_PENALTY, true, FOR_SET | FOR_ADD },
+	/* what a key holds besides the masked source: src, src,dport, flow */
+	{ "key", OPT_KEY, true, FOR_SET | FOR_ADD },
 	{ "exempt", OPT_EXEMPT, false, FOR_ADD },
 	{ "deny", OPT_DENY, false, FOR_ADD },
 	/* settings: what `sluice attach --new-keys/--fail-closed` set */
@@ -417,6 +420,13 @@ static int parse_policy_opt(struct edit *e, const struct opt *o, const char *arg
 					  v);
 		e->penalty_ds = (long)n;
 		return used;
+	case OPT_KEY:
+		if (e->key_mode >= 0)
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"--key is given twice: give one of src, src,dport or flow");
+		e->key_mode = sluice_parse_key_mode(v, err, errlen);
+		return e->key_mode < 0 ? -EINVAL : used;
 	case OPT_PREFIX4:
 	case OPT_PREFIX6:
 	case OPT_PREFIX: {
@@ -648,6 +658,10 @@ static int check_rule_add(const struct edit *e, char *err, size_t errlen)
 		return sluice_err(err, errlen, -EINVAL,
 				  "rule add needs a CIDR: rule add 198.18.0.0/15 --rate 100/s");
 	if (e->action >= 0) {
+		if (e->key_mode >= 0)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--%s takes no --key: its sources keep no state to key",
+					  e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny");
 		if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
 		    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e) ||
 		    e->penalty_ds >= 0)
@@ -737,8 +751,8 @@ static int check_op(const struct edit *e, char *err, size_t errlen)
 			return sluice_err(
 				err, errlen, -EINVAL,
 				"set needs something to change: --rate, --burst, --delay, "
-				"--nodelay, --algo, --window, --prefix4, --prefix6, --fleet, "
-				"--penalty, --dry-run, --new-keys or --fail-closed");
+				"--nodelay, --algo, --window, --prefix4, --prefix6, --key, "
+				"--fleet, --penalty, --dry-run, --new-keys or --fail-closed");
 		break;
 	case EDIT_RULE_FLUSH:
 		return 1;
@@ -756,6 +770,20 @@ static int check_op(const struct edit *e, char *err, size_t errlen)
 /* The algorithm against the rates, burst, delay and window given. */
 static int check_algo(const struct edit *e, char *err, size_t errlen)
 {
+	/* What the policy keeps (its algorithm, fleet flag) is checked
+	 * against a key given alone by sluice_policy_check(). */
+	if (e->key_mode > SLUICE_KEY_SRC && e->algo == SLUICE_ALGO_SLIDING_LOG)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--key %s with --algo sliding-log: the sliding log keeps its "
+				  "timestamps per source only; use another --algo "
+				  "(sliding-window keeps a count per key), or --key src",
+				  sluice_key_mode_name((unsigned int)e->key_mode));
+	if (e->key_mode > SLUICE_KEY_SRC && e->fleet > 0)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--key %s with --fleet: a fleet-wide limit is shared per "
+				  "source only (not yet per %s); use --key src, or --fleet off",
+				  sluice_key_mode_name((unsigned int)e->key_mode),
+				  sluice_key_mode_name((unsigned int)e->key_mode));
 	if (e->algo >= 0 && sluice_algo_is_window(e->algo)) {
 		if (e->bytes.given)
 			return sluice_err(
@@ -794,6 +822,7 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 	e->algo = e->prefix4 = e->prefix6 = e->prefix = e->dry_run = e->action = -1;
 	e->fleet = -1;
 	e->penalty_ds = -1;
+	e->key_mode = -1;
 	e->fail_closed = -1;
 	i = parse_command(argc, argv, e, err, errlen);
 	if (i <= 0)

@@ -5,10 +5,10 @@
  * (`sluice attach --config`, `sluice reload`).
  *
  *   set [--rate RATE [--burst N] [--delay N|--nodelay]]... [--algo ALGO] [--window DUR]
- *       [--prefix4 LEN] [--prefix6 LEN] [--fleet on|off] [--penalty DUR|off]
+ *       [--prefix4 LEN] [--prefix6 LEN] [--key MODE] [--fleet on|off] [--penalty DUR|off]
  *       [--dry-run on|off] [--new-keys RATE|off] [--fail-closed on|off]
  *   rule add CIDR [MATCH] ((--rate RATE [--burst N] [--delay N|--nodelay])...
- *       [--algo ALGO] [--window DUR] [--prefix LEN] [--penalty DUR|off] | --exempt |
+ *       [--algo ALGO] [--window DUR] [--prefix LEN] [--key MODE] [--penalty DUR|off] | --exempt |
  *       --deny) [--fleet [on|off]] [--dry-run [on|off]]
  *   rule del CIDR [MATCH]
  *   MATCH: [--proto P] [--sport P[-Q]] [--dport P[-Q]] [--tcp-flags F]
@@ -26,7 +26,11 @@
  * as it is. --new-keys admits at most RATE new sources (a packet rate, with
  * one second's worth at once), as `sluice attach --new-keys` does. --penalty
  * (100ms to 19d, in tenths of a second rounded up; 0 or off: none) boxes a
- * key of the policy that goes over its limit for that long. None of these
+ * key of the policy that goes over its limit for that long. --key MODE (src,
+ * the default; src,dport; flow) is what the policy's keys hold besides the
+ * masked source (keyspec.h): a new mode gives the policy a new tag, as a
+ * new prefix does; a rule's is src unless given, whatever the default's.
+ * None of these
  * functions prints or exits.
  */
 #ifndef SLUICE_CMD_H

@@ -284,6 +284,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 		np->prefix6 = (__u8)e->prefix6;
 	if (e->penalty_ds >= 0)
 		sluice_penalty_set(np, (__u32)e->penalty_ds);
+	if (e->key_mode >= 0)
+		sluice_policy_set_key_mode(np, (unsigned int)e->key_mode);
 	if (e->fleet == 1)
 		np->flags |= SLUICE_POLICY_FLEET;
 	else if (e->fleet == 0)
@@ -351,6 +353,32 @@ static void burst_defaults(const struct edit *e, struct sluice_cmd_done *d)
 	d->burst_default[1] = e->bytes.given && !e->bytes.burst_given;
 }
 
+/*
+ * A shaper keyed by destination (sluice shape attach --key dst) keys by the
+ * destination where a limiter keys by the source: a flow key would hold the
+ * destination twice and the source nowhere, which is no flow. src,dport is
+ * the destination's service there, and taken.
+ */
+static int check_key_kind(const struct sluice_handle *h, const struct edit *e, char *err,
+			  size_t errlen)
+{
+	/* (a handle with no key table, a test's scratch one, has no say) */
+	if (e->key_mode > SLUICE_KEY_SRC && h && (h->keys.flows_fd >= 0 || h->keys.setsf_fd >= 0) &&
+	    !sluice_keytab_wide_on(&h->keys))
+		return sluice_err(err, errlen, -EINVAL,
+				  "--key %s: wide keys are off on %s; attach again with "
+				  "--max-flows N (an upgrade in place: every key and rule is "
+				  "kept), then give the policy its key",
+				  e->key_mode == SLUICE_KEY_FLOW ? "flow" : "src,dport", h->name);
+	if (e->key_mode != SLUICE_KEY_FLOW || !h || !h->cfg ||
+	    !(h->cfg->kind & SLUICE_KIND_KEY_DST))
+		return 0;
+	return sluice_err(err, errlen, -EINVAL,
+			  "--key flow on a shaper keyed by destination (sluice shape attach "
+			  "--key dst): its keys are destinations, and a flow needs the source; "
+			  "use --key src or src,dport");
+}
+
 static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_cmd_done *d,
 		      char *err, size_t errlen)
 {
@@ -361,6 +389,8 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 	int ret;
 
 	ret = sluice_edit_check_kind(e, shape ? EDIT_FOR_SHAPER : EDIT_FOR_LIMITER, err, errlen);
+	if (!ret)
+		ret = check_key_kind(t->h, e, err, errlen);
 	if (ret)
 		return ret;
 	memset(d, 0, sizeof(*d));

@@ -62,6 +62,7 @@ struct edit {
 	int dry_run;
 	int fleet; /* --fleet: 1 on, 0 off, -1 not given */
 	long penalty_ds; /* --penalty: tenths of a second, 0 off, -1 not given */
+	int key_mode; /* --key: SLUICE_KEY_*, -1 not given */
 	int action; /* SLUICE_ACT_EXEMPT or _DENY */
 	int nr_policy_opts; /* options that change a policy (none of set's settings) */
 	/* settings of set, not of a policy */

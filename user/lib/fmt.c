@@ -219,15 +219,24 @@ void sluice_fmt_delay(const struct sluice_policy *p, char *buf, size_t len)
 	snprintf(buf, len, "%s%s%s", a, *a && *b ? "+" : "", b);
 }
 
-/* "/32 (IPv4) and /64 (IPv6)", or one family's "/24" */
+/* "/32 (IPv4) and /64 (IPv6)", or one family's "/24"; then what else a
+ * key holds, by its mode (--key): " with protocol and destination port
+ * (--key src,dport)" */
 static void fmt_keyed(const struct sluice_policy *p, int family, char *buf, size_t len)
 {
+	size_t n;
+
 	if (family == 4)
 		snprintf(buf, len, "/%u", p->prefix4);
 	else if (family == 6)
 		snprintf(buf, len, "/%u", p->prefix6);
 	else
 		snprintf(buf, len, "/%u (IPv4) and /%u (IPv6)", p->prefix4, p->prefix6);
+	n = strlen(buf);
+	if (SLUICE_POLICY_KEY(p) == SLUICE_KEY_SRC_DPORT)
+		snprintf(buf + n, len - n, " with protocol and destination port (--key src,dport)");
+	else if (SLUICE_POLICY_KEY(p) == SLUICE_KEY_FLOW)
+		snprintf(buf + n, len - n, " with destination, protocol and ports (--key flow)");
 }
 
 /* "100/s burst 100" (a shaper's: "delay 5" or "nodelay" after it); a byte
@@ -249,7 +258,7 @@ void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, c
 			size_t len)
 {
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "";
-	char rate[96], win[32], key[48], a[96] = "", b[96] = "", pen[48] = "";
+	char rate[96], win[32], key[128], a[96] = "", b[96] = "", pen[48] = "";
 
 	fmt_keyed(p, family, key, sizeof(key));
 	if (sluice_penalty_ds(p)) {
@@ -317,6 +326,8 @@ void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, in
 		json_u64(j, "prefix6", p->prefix6);
 	json_u64(j, "slot", p->tag >> 16);
 	json_u64(j, "tag", p->tag);
+	/* --key: src, src,dport or flow (an exempt or deny policy: src) */
+	json_str(j, "key", sluice_key_mode_name(SLUICE_POLICY_KEY(p)));
 	if (p->action != SLUICE_ACT_LIMIT)
 		return;
 	json_str(j, "algo", sluice_algo_name(p->algo));

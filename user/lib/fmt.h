@@ -13,6 +13,7 @@
 #include <sluice/sluice.h>
 
 #include "json.h"
+#include "keyspec.h"
 #include "parse.h"
 #include "state.h"
 
@@ -45,7 +46,7 @@ void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, c
 			size_t len);
 /* The policy's fields into the open JSON object: action, dry_run,
  * effective_dry_run (its own or global_dry), fleet, prefix4, prefix6, slot,
- * tag; for a limit algo and packets, bytes ({rate, count, period_ns,
+ * tag, key (src, src,dport or flow); for a limit algo and packets, bytes ({rate, count, period_ns,
  * per_second, burst}, a shaper's with nodelay and delay), or for a window
  * algorithm window_ns and window_limit. */
 void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, int family,

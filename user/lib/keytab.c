@@ -12,6 +12,12 @@
  * a key empties its way with one CAS of its identity: the key's next packet
  * claims a way afresh, with a full bucket, as after an LRU delete; a claim
  * under way (BUSY) is left alone.
+ *
+ * Wide keys (--key src,dport|flow) live in a table of their own of the
+ * same kind, read the same way: sluice_flows with bpf syscalls, or
+ * sluice_setsf mapped, whose ways hold their whole key (struct
+ * sluice_way_auxf), found by sluice_fkey_hash() and matched by identity and
+ * by that key.
  */
 #include <errno.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "array.h"
 #include "libsluice.h"
 #include <sluice/sets.h>
 
@@ -33,6 +40,7 @@ int sluice_keytab_open(struct sluice_keytab *t, bool sets, __u64 seed, int bucke
 	int v6;
 
 	memset(t, 0, sizeof(*t));
+	t->flows_fd = t->setsf_fd = -1;
 	t->sets = sets;
 	t->seed = seed;
 	t->buckets_fd = buckets_fd;
@@ -77,6 +85,10 @@ void sluice_keytab_close(struct sluice_keytab *t)
 		if (t->mem[v6])
 			munmap(t->mem[v6], t->len[v6]);
 	t->mem[0] = t->mem[1] = NULL;
+	if (t->fmem)
+		munmap(t->fmem, t->flen);
+	t->fmem = NULL;
+	t->fsets = 0;
 }
 
 static void *set_at(const struct sluice_keytab *t, int v6, __u32 i)
@@ -302,7 +314,303 @@ __u64 sluice_keytab_capacity(const struct sluice_keytab *t)
 
 __u64 sluice_keytab_bytes(const struct sluice_keytab *t)
 {
+	/* the wide keys' table counts while they are on (--max-flows) */
+	__u64 wide = sluice_keytab_wide_on(t) ? sluice_keytab_wide_bytes(t) : 0;
+
 	if (!t->sets)
-		return sluice_map_bytes(t->buckets_fd);
-	return sluice_map_bytes(t->fd[0]) + sluice_map_bytes(t->fd[1]);
+		return sluice_map_bytes(t->buckets_fd) + wide;
+	return sluice_map_bytes(t->fd[0]) + sluice_map_bytes(t->fd[1]) + wide;
+}
+
+/* ---- wide keys ---- */
+
+int sluice_keytab_open_wide(struct sluice_keytab *t, int flows_fd, int setsf_fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	void *m;
+
+	t->flows_fd = flows_fd;
+	t->setsf_fd = setsf_fd;
+	if (!t->sets || setsf_fd < 0)
+		return 0;
+	t->fsets = sluice_map_max_entries(setsf_fd);
+	if (!t->fsets)
+		return -EINVAL;
+	len = (size_t)t->fsets * sizeof(struct sluice_setf);
+	len = (len + (size_t)page - 1) / (size_t)page * (size_t)page;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, setsf_fd, 0);
+	if (m == MAP_FAILED) {
+		t->fsets = 0;
+		return -errno;
+	}
+	t->fmem = m;
+	t->flen = len;
+	return 0;
+}
+
+bool sluice_keytab_wide_on(const struct sluice_keytab *t)
+{
+	if (t->sets)
+		return t->fmem && t->fsets > SLUICE_FLOWS_OFF;
+	return t->flows_fd >= 0 && sluice_map_max_entries(t->flows_fd) > SLUICE_FLOWS_OFF;
+}
+
+bool sluice_keytab_has_wide(const struct sluice_keytab *t)
+{
+	return t->sets ? t->fmem != NULL : t->flows_fd >= 0;
+}
+
+static struct sluice_setf *setf_at(const struct sluice_keytab *t, __u32 i)
+{
+	return &((struct sluice_setf *)t->fmem)[i];
+}
+
+/*
+ * Read way w of a wide set: its key and state, if it holds a key whose
+ * identity stayed the same while it was read (as read_way()). want
+ * (non-zero): only that identity, and only key *match.
+ */
+static bool read_way_wide(struct sluice_setf *set, int w, __u64 want,
+			  const struct sluice_fkey *match, struct sluice_fkey *k,
+			  struct sluice_bucket *b)
+{
+	struct sluice_way *way = &set->w[w];
+	struct sluice_way_auxf *x = &set->x[w];
+	__u64 id = __atomic_load_n(&way->ident, __ATOMIC_ACQUIRE), s0;
+
+	if (!(id >> 32 & SLUICE_WAY_LIVE) || (id >> 32 & SLUICE_WAY_BUSY))
+		return false;
+	if (want && SLUICE_WAY_MATCH(id) != want)
+		return false;
+	s0 = __atomic_load_n(&way->s0, __ATOMIC_ACQUIRE);
+	b->s[0] = s0;
+	b->s[1] = __atomic_load_n(&x->a.s1, __ATOMIC_RELAXED);
+	b->dropped = __atomic_load_n(&x->a.dropped, __ATOMIC_RELAXED);
+	memcpy(k, &x->key, sizeof(*k));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (s0 == SLUICE_FROZEN || __atomic_load_n(&way->ident, __ATOMIC_ACQUIRE) != id)
+		return false;
+	/* The identity holds 32 bits of the key's hash: the key itself says
+	 * whether it is the one asked for. */
+	if (match && memcmp(k, match, sizeof(*k)))
+		return false;
+	if (s0 == SLUICE_FRESH)
+		b->s[0] = 0;
+	return true;
+}
+
+int sluice_keytab_lookup_wide(const struct sluice_keytab *t, const struct sluice_fkey *f,
+			      struct sluice_bucket *b)
+{
+	struct sluice_setf *set;
+	struct sluice_fkey got;
+	__u64 h, want;
+	int w;
+
+	if (!sluice_keytab_has_wide(t))
+		return -ENOENT;
+	if (!t->sets)
+		return bpf_map_lookup_elem(t->flows_fd, f, b) ? -errno : 0;
+	h = sluice_fkey_hash(t->seed, f);
+	want = sluice_way_ident_wide(f, h);
+	set = setf_at(t, sluice_set_index(h, t->fsets));
+	for (w = 0; w < SLUICE_SET_WAYS; w++)
+		if (read_way_wide(set, w, want, f, &got, b))
+			return 0;
+	return -ENOENT;
+}
+
+int sluice_keytab_delete_wide(struct sluice_keytab *t, const struct sluice_fkey *f)
+{
+	struct sluice_bucket b;
+	struct sluice_setf *set;
+	struct sluice_fkey got;
+	__u64 h, want;
+	int w;
+
+	if (!sluice_keytab_has_wide(t))
+		return -ENOENT;
+	if (!t->sets)
+		return bpf_map_delete_elem(t->flows_fd, f) ? -errno : 0;
+	h = sluice_fkey_hash(t->seed, f);
+	want = sluice_way_ident_wide(f, h);
+	set = setf_at(t, sluice_set_index(h, t->fsets));
+	for (w = 0; w < SLUICE_SET_WAYS; w++) {
+		__u64 id = __atomic_load_n(&set->w[w].ident, __ATOMIC_ACQUIRE);
+
+		if (read_way_wide(set, w, want, f, &got, &b))
+			return empty_way(set, w, id);
+	}
+	return -ENOENT;
+}
+
+/* fn for every key of the wide set table, with the set, the way and the
+ * identity it was read under (as each_way()). */
+typedef int (*wide_way_fn)(struct sluice_setf *set, int w, __u64 id, const struct sluice_fkey *k,
+			   const struct sluice_bucket *b, void *ctx);
+
+static long each_wide_way(const struct sluice_keytab *t, wide_way_fn fn, void *ctx)
+{
+	struct sluice_bucket b;
+	struct sluice_fkey k;
+	long n = 0;
+	__u32 i;
+	int w;
+
+	for (i = 0; i < t->fsets; i++) {
+		struct sluice_setf *set = setf_at(t, i);
+
+		for (w = 0; w < SLUICE_SET_WAYS; w++) {
+			__u64 id = __atomic_load_n(&set->w[w].ident, __ATOMIC_ACQUIRE);
+			int stop;
+
+			if (!read_way_wide(set, w, 0, NULL, &k, &b))
+				continue;
+			stop = fn ? fn(set, w, id, &k, &b, ctx) : 0;
+			if (stop)
+				return stop;
+			n++;
+		}
+	}
+	return n;
+}
+
+struct fwalk_ctx {
+	sluice_fkey_walk_fn fn;
+	void *ctx;
+};
+
+static int wide_way_one(struct sluice_setf *set, int w, __u64 id, const struct sluice_fkey *k,
+			const struct sluice_bucket *b, void *ctx)
+{
+	struct fwalk_ctx *c = ctx;
+
+	(void)set, (void)w, (void)id;
+	return c->fn ? c->fn(k, true, b, c->ctx) : 0;
+}
+
+static int flows_one(const void *key, const void *val, void *ctx)
+{
+	struct fwalk_ctx *c = ctx;
+
+	return c->fn ? c->fn(key, true, val, c->ctx) : 0;
+}
+
+static int plain_one(const void *key, const void *val, void *ctx)
+{
+	struct fwalk_ctx *c = ctx;
+	struct sluice_fkey f;
+
+	if (!c->fn)
+		return 0;
+	sluice_fkey_of_key(&f, key);
+	return c->fn(&f, false, val, c->ctx);
+}
+
+long sluice_keytab_walk_wide(const struct sluice_keytab *t, sluice_fkey_walk_fn fn, void *ctx)
+{
+	struct fwalk_ctx c = { fn, ctx };
+
+	if (!sluice_keytab_has_wide(t))
+		return 0;
+	if (!t->sets)
+		return sluice_map_walk(t->flows_fd, flows_one, &c);
+	return each_wide_way(t, wide_way_one, &c);
+}
+
+long sluice_keytab_walk_all(const struct sluice_keytab *t, sluice_fkey_walk_fn fn, void *ctx)
+{
+	struct fwalk_ctx c = { fn, ctx };
+	long plain, wide;
+
+	plain = sluice_keytab_walk(t, plain_one, &c);
+	if (plain < 0)
+		return plain;
+	wide = sluice_keytab_walk_wide(t, fn, ctx);
+	return wide < 0 ? wide : plain + wide;
+}
+
+long sluice_keytab_count_wide(const struct sluice_keytab *t)
+{
+	return sluice_keytab_walk_wide(t, NULL, NULL);
+}
+
+int sluice_keytab_delete_any(struct sluice_keytab *t, const struct sluice_fkey *k, bool wide)
+{
+	return wide ? sluice_keytab_delete_wide(t, k) : sluice_keytab_delete(t, &k->k);
+}
+
+struct fflush_ctx {
+	sluice_fkey_match_fn match;
+	void *ctx;
+	long n;
+	/* the LRU's: the keys to delete once the walk is done (deleting while
+	 * walking a hash map restarts or skips buckets) */
+	struct sluice_fkey *keys;
+	size_t nkeys, cap;
+};
+
+static int fflush_way(struct sluice_setf *set, int w, __u64 id, const struct sluice_fkey *k,
+		      const struct sluice_bucket *b, void *ctx)
+{
+	struct fflush_ctx *c = ctx;
+
+	(void)b;
+	if ((!c->match || c->match(k, c->ctx)) && !empty_way(set, w, id))
+		c->n++;
+	return 0;
+}
+
+static int fflush_pick(const struct sluice_fkey *k, bool wide, const struct sluice_bucket *b,
+		       void *ctx)
+{
+	struct fflush_ctx *c = ctx;
+
+	(void)wide, (void)b;
+	if (c->match && !c->match(k, c->ctx))
+		return 0;
+	if (sluice_array_room(c->keys, c->nkeys, c->cap, 256))
+		return -ENOMEM;
+	c->keys[c->nkeys++] = *k;
+	return 0;
+}
+
+long sluice_keytab_flush_wide(struct sluice_keytab *t, sluice_fkey_match_fn match, void *ctx)
+{
+	struct fflush_ctx c = { .match = match, .ctx = ctx };
+	long ret;
+	size_t i;
+
+	if (!sluice_keytab_has_wide(t))
+		return 0;
+	if (t->sets) {
+		each_wide_way(t, fflush_way, &c);
+		return c.n;
+	}
+	ret = sluice_keytab_walk_wide(t, fflush_pick, &c);
+	for (i = 0; ret >= 0 && i < c.nkeys; i++) {
+		if (!bpf_map_delete_elem(t->flows_fd, &c.keys[i]))
+			c.n++;
+		else if (errno != ENOENT) /* ENOENT: evicted meanwhile */
+			ret = -errno;
+	}
+	free(c.keys);
+	return ret < 0 ? ret : c.n;
+}
+
+__u64 sluice_keytab_wide_capacity(const struct sluice_keytab *t)
+{
+	if (!sluice_keytab_has_wide(t))
+		return 0;
+	if (!t->sets)
+		return sluice_map_max_entries(t->flows_fd);
+	return (__u64)t->fsets * SLUICE_SET_WAYS;
+}
+
+__u64 sluice_keytab_wide_bytes(const struct sluice_keytab *t)
+{
+	if (!sluice_keytab_has_wide(t))
+		return 0;
+	return sluice_map_bytes(t->sets ? t->setsf_fd : t->flows_fd);
 }

@@ -205,8 +205,23 @@ int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
 	if (p->prefix6 < 1 || p->prefix6 > 128)
 		return sluice_err(err, errlen, -ERANGE,
 				  "IPv6 key prefix /%u is out of range: 1 to 128", p->prefix6);
+	if (SLUICE_POLICY_KEY(p) >= SLUICE_KEY_MODES)
+		return sluice_err(err, errlen, -ERANGE, "unknown key mode %u",
+				  SLUICE_POLICY_KEY(p));
 	if (p->action != SLUICE_ACT_LIMIT)
 		return 0;
+	if (SLUICE_POLICY_KEY(p) != SLUICE_KEY_SRC && p->algo == SLUICE_ALGO_SLIDING_LOG)
+		return sluice_err(err, errlen, -ERANGE,
+				  "sliding-log keeps its timestamps per source only, and this "
+				  "policy is keyed by %s (--key %s): give --key src with it, or "
+				  "another --algo (sliding-window keeps a count per key)",
+				  sluice_key_mode_words(SLUICE_POLICY_KEY(p)),
+				  sluice_key_mode_name(SLUICE_POLICY_KEY(p)));
+	if (SLUICE_POLICY_KEY(p) != SLUICE_KEY_SRC && (p->flags & SLUICE_POLICY_FLEET))
+		return sluice_err(err, errlen, -ERANGE,
+				  "a fleet-wide limit is shared per source only (not yet per "
+				  "--key %s): give --key src with --fleet, or --fleet off",
+				  sluice_key_mode_name(SLUICE_POLICY_KEY(p)));
 	if ((p->flags & SLUICE_POLICY_FLEET) && sluice_algo_is_window(p->algo))
 		return sluice_err(err, errlen, -ERANGE,
 				  "%s counts within one box and cannot be shared by a fleet: "
@@ -258,7 +273,9 @@ void sluice_settings_init(struct sluice_settings *s)
 bool sluice_same_state_format(const struct sluice_policy *a, const struct sluice_policy *b)
 {
 	return a->algo == b->algo && (!sluice_algo_is_window(a->algo) || a->window == b->window) &&
-	       a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6;
+	       a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6 &&
+	       /* the key mode: another table, and keys of another shape */
+	       SLUICE_POLICY_KEY(a) == SLUICE_POLICY_KEY(b);
 }
 
 static __u64 ticks_to_ns_up(__u64 t)

@@ -34,7 +34,8 @@ int sluice_window_set(struct sluice_policy *p, __u64 count, __u64 period_ns, cha
  * byte limits only with the bucket algorithms). */
 int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen);
 /* Do a and b read their sources' state the same way (algorithm, window,
- * key prefixes)? Then a change from one to the other keeps the buckets. */
+ * key prefixes, key mode)? Then a change from one to the other keeps the
+ * buckets. */
 bool sluice_same_state_format(const struct sluice_policy *a, const struct sluice_policy *b);
 /*
  * A shaper's token/leaky bucket limit l with `delay` excess units going at

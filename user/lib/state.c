@@ -103,6 +103,7 @@ void sluice_handle_init(struct sluice_handle *h)
 #undef INIT_FD
 	h->lock_fd = -1;
 	h->keys.buckets_fd = h->keys.fd[0] = h->keys.fd[1] = -1;
+	h->keys.flows_fd = h->keys.setsf_fd = -1;
 }
 
 int sluice_state_name(const char *name, char *ifname, bool *shape, char *err, size_t errlen)
@@ -555,6 +556,9 @@ static int map_state(struct sluice_handle *h, const char *ifname, char *err, siz
 
 		ret = sluice_keytab_open(&h->keys, sets, h->cfg->set_seed, h->buckets_fd,
 					 h->sets4_fd, h->sets6_fd);
+		/* the wide keys' table (--key src,dport|flow) of the same kind */
+		if (!ret)
+			ret = sluice_keytab_open_wide(&h->keys, h->flows_fd, h->setsf_fd);
 		if (ret)
 			sluice_err(err, errlen, ret,
 				   "Couldn't map the key table of %s (%s/%s, %s): %s (a damaged "

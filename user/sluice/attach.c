@@ -44,7 +44,8 @@ void attach_usage(FILE *f)
 		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N]\n"
 		"                [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
 		"                [--table lru|sets] [--max-keys N] [--max-log-keys N]\n"
-		"                [--max-rules N] [--fleet-keys N] [--new-keys RATE|off]\n"
+		"                [--max-rules N] [--max-flows N] [--fleet-keys N]\n"
+		"                [--new-keys RATE|off]\n"
 		"                [--fail-closed|--fail-open] [--config FILE] [--resume|--fresh]\n"
 		"      attach sluice to IFACE, or upgrade it in place when it is attached\n");
 }
@@ -76,6 +77,11 @@ static void attach_help(void)
 	       "  --max-log-keys N    size of the sliding-log table (default %u), an LRU hash\n"
 	       "                      with either --table\n"
 	       "  --max-rules N       most rules (default %u, 136 bytes each); fixed once pinned\n"
+	       "  --max-flows N       turn on wide keys (policies keyed by source and port,\n"
+	       "                      or by flow: sluicectl's key option; off by default) in\n"
+	       "                      a table of N: an LRU hash, or\n"
+	       "                      with --table sets sets of 80 bytes a key; fixed once\n"
+	       "                      pinned (an attach with it turns them on in place)\n"
 	       "  --fleet-keys N      active keys of fleet policies a sync can push (default\n"
 	       "                      %u); fixed once pinned, see sluice run --redis\n"
 	       "  --new-keys RATE     admit at most RATE new sources; past it, new sources\n"

@@ -32,11 +32,14 @@ struct attach_ctx {
 	bool fresh_config; /* the config has layout 0: give it the defaults */
 	/* max_keys: sluice_buckets' entries (1 in a state of the sets table) */
 	__u32 max_keys, max_log_keys, max_rules, fleet_keys;
+	__u32 max_flows; /* sluice_flows's entries (the LRU table's wide keys) */
+	bool wide; /* wide keys are on (--max-flows): the program has their code */
+	bool wide_remake; /* ... and their pinned table, off until now, is made anew */
 	/* The key table this call attaches with (--table sets: SLUICE_KIND_SETS)
 	 * and the sets in sluice_sets4, sluice_sets6: the pinned state's when
 	 * there is one, else from the options. */
 	bool sets;
-	__u32 sets_n[2];
+	__u32 sets_n[3]; /* sets of sluice_sets4, sluice_sets6, sluice_setsf */
 	bool pinned_sets; /* pins_existed: the pinned state's table */
 	bool table_change; /* pins_existed, and --table names the other table */
 	/* what the target's inspect found: the program of ours that runs (0:

@@ -19,6 +19,17 @@
 
 #include "attach.h"
 
+/* The wide keys' tables (--max-flows N; without it off): the one of the
+ * key table `sets` names holds them, the other is as small as it may be. */
+static void size_flows(struct attach_ctx *c, bool sets)
+{
+	__u32 f = (__u32)c->o->max_flows;
+
+	c->wide = f > 0;
+	c->sets_n[2] = sets && f ? sluice_sets_for(f) : SLUICE_FLOWS_OFF;
+	c->max_flows = !sets && f ? f : SLUICE_FLOWS_OFF;
+}
+
 /* Compare one pinned map with what this sluice would create. */
 static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const char *name, int fd)
 {
@@ -45,6 +56,39 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 			      "('sluice detach %s'), then attach again",
 			      c->dir, name, info.key_size, info.value_size, bpf_map__key_size(m),
 			      bpf_map__value_size(m), ifn);
+	if (!strcmp(name, SLUICE_MAP_SETSF) || !strcmp(name, SLUICE_MAP_FLOWS)) {
+		/* The wide keys' table of the state's kind holds --max-flows;
+		 * the other one is kept at its few entries. */
+		int sets = !strcmp(name, SLUICE_MAP_SETSF);
+		__u64 want = c->o->max_flows, have = info.max_entries;
+
+		if (sets != !!c->pinned_sets || c->table_change)
+			return 0; /* not the state's: as small as it is */
+		if (info.max_entries == SLUICE_FLOWS_OFF) {
+			/* Off until now: --max-flows makes the table anew (it
+			 * holds no key), else it stays off. */
+			c->wide_remake = want > 0;
+			return 0;
+		}
+		c->wide = true;
+		if (sets)
+			c->sets_n[2] = info.max_entries;
+		else
+			c->max_flows = info.max_entries;
+		if (!want)
+			return 0;
+		if (sets)
+			have *= SLUICE_SET_WAYS;
+		if ((sets && sluice_sets_for((__u32)want) != info.max_entries) ||
+		    (!sets && want != have))
+			return refuse(c, -EEXIST,
+				      "the pinned wide-key table of %s holds %llu keys, not %llu: "
+				      "detach first to resize ('sluice %sdetach %s' drops its "
+				      "state), then attach with --max-flows %llu",
+				      ifn, (unsigned long long)have, (unsigned long long)want,
+				      c->t->verb, ifn, (unsigned long long)want);
+		return 0;
+	}
 	if (!strcmp(name, SLUICE_MAP_SETS4) || !strcmp(name, SLUICE_MAP_SETS6)) {
 		int v6 = !strcmp(name, SLUICE_MAP_SETS6);
 		__u64 want = c->o->max_keys;
@@ -222,6 +266,9 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 		c->table_change = c->o->table &&
 				  (c->o->table == ATTACH_TABLE_SETS) != c->pinned_sets;
 		c->sets = c->pinned_sets;
+		/* A state pinned before wide keys gets their tables (created at
+		 * load), sized for its key table; pinned ones say their size. */
+		size_flows(c, c->pinned_sets);
 		if (c->pinned_sets && s4fd < 0)
 			ret = refuse(c, -EPROTO,
 				     "the pinned state of %s is of the sets table but %s/%s is "
@@ -391,6 +438,7 @@ void attach_size_keys(struct attach_ctx *c, bool sets)
 		c->sets_n[0] = c->sets_n[1] = 1;
 		c->max_keys = n;
 	}
+	size_flows(c, sets);
 }
 
 int attach_check_table(struct attach_ctx *c)

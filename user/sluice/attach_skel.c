@@ -57,9 +57,23 @@ static int setup_skel(struct attach_ctx *c, struct sluice_bpf *skel)
 	skel->rodata->table_sets = c->sets;
 	skel->rodata->sets_n[0] = c->sets_n[0];
 	skel->rodata->sets_n[1] = c->sets_n[1];
+	skel->rodata->sets_n[2] = c->sets_n[2];
+	skel->rodata->wide_keys = c->wide;
+	/* Wide keys turned on in a state that had them off: their empty
+	 * table of one entry gives way to one of --max-flows. */
+	if (c->wide_remake) {
+		snprintf(path, sizeof(path), "%s/%s", c->dir,
+			 c->sets ? SLUICE_MAP_SETSF : SLUICE_MAP_FLOWS);
+		if (unlink(path) && errno != ENOENT)
+			return -errno;
+	}
 	ret = bpf_map__set_max_entries(skel->maps.sluice_sets4, c->sets_n[0]);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_sets6, c->sets_n[1]);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_setsf, c->sets_n[2]);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.sluice_flows, c->max_flows);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.sluice_buckets, c->max_keys);
 	if (!ret)

@@ -110,10 +110,11 @@ static int opt_mode(struct opt_parse *p, const struct attach_opt *opt, const cha
 	return 0;
 }
 
-/* --max-keys, --max-log-keys, --fleet-keys */
+/* --max-keys, --max-log-keys, --fleet-keys, --max-flows */
 static int opt_keys(struct opt_parse *p, const struct attach_opt *opt, const char *arg)
 {
-	__u64 *dst[] = { &p->o->max_keys, &p->o->max_log_keys, &p->o->fleet_keys };
+	__u64 *dst[] = { &p->o->max_keys, &p->o->max_log_keys, &p->o->fleet_keys,
+			 &p->o->max_flows };
 	char err[SLUICE_ERR_LEN], name[32];
 	__u64 v;
 
@@ -123,6 +124,11 @@ static int opt_keys(struct opt_parse *p, const struct attach_opt *opt, const cha
 	if (dst[opt->arg] == &p->o->fleet_keys && !v)
 		return sluice_cli_usage(p->name, "--fleet-keys 0: give at least 1 (default %u)",
 					SLUICE_DEFAULT_FLEET_KEYS);
+	if (dst[opt->arg] == &p->o->max_flows && v < SLUICE_MIN_FLOWS)
+		return sluice_cli_usage(p->name,
+					"--max-flows %llu: give at least %u (wide keys are off "
+					"without the option)",
+					(unsigned long long)v, SLUICE_MIN_FLOWS);
 	*dst[opt->arg] = v;
 	return 0;
 }
@@ -312,6 +318,7 @@ static const struct attach_opt attach_opts_table[] = {
 	{ "prefix6", required_argument, ALL, true, NULL, opt_policy, 5 },
 	{ "max-keys", required_argument, ALL, false, NULL, opt_keys, 0 },
 	{ "max-log-keys", required_argument, ALL, false, NULL, opt_keys, 1 },
+	{ "max-flows", required_argument, ALL, false, NULL, opt_keys, 3 },
 	{ "max-rules", required_argument, ALL, false, NULL, opt_max_rules, 0 },
 	{ "fleet-keys", required_argument, LIMITER, false,
 	  "fleet-wide limits are synced by 'sluice run --redis' on a limiter", opt_keys, 2 },

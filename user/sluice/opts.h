@@ -49,7 +49,7 @@ struct attach_opts {
 	 * one "set" editing command (user/lib/cmd.h), argv[0] = "set" */
 	char *set_argv[SET_ARGV_MAX];
 	int set_argc;
-	__u64 max_keys, max_log_keys, max_rules, fleet_keys; /* 0: not given */
+	__u64 max_keys, max_log_keys, max_rules, fleet_keys, max_flows; /* 0: not given */
 	enum attach_table table; /* --table */
 	const char *config; /* --config FILE */
 	bool resume, fresh; /* --resume, --fresh */

@@ -398,8 +398,8 @@ static bool has_attach_options(const struct run_opts *r)
 	const struct attach_opts *o = &r->attach;
 
 	return o->set_argc > 1 || o->config || o->xdp.mode_given || o->max_keys || o->table ||
-	       o->max_log_keys || o->max_rules || o->fleet_keys || o->resume || o->fresh ||
-	       r->keep_state;
+	       o->max_log_keys || o->max_rules || o->max_flows || o->fleet_keys || o->resume ||
+	       o->fresh || r->keep_state;
 }
 
 /*

@@ -69,6 +69,37 @@ void ctl_fmt_key(const struct sluice_key *k, char *buf, size_t len)
 	sluice_format_cidr(&c, true, buf, len);
 }
 
+void ctl_fmt_fkey(const struct sluice_fkey *k, char *buf, size_t len)
+{
+	sluice_fkey_text(k, buf, len);
+}
+
+void ctl_json_fkey(struct sluice_json *j, const struct sluice_fkey *k)
+{
+	bool wide = k->mode == SLUICE_KEY_SRC_DPORT || k->mode == SLUICE_KEY_FLOW;
+	const char *name = sluice_proto_name(k->proto);
+	struct sluice_cidr c;
+	char v[64];
+
+	json_str(j, "key_mode", sluice_key_mode_name(wide ? k->mode : SLUICE_KEY_SRC));
+	if (!wide)
+		return;
+	if (name)
+		json_str(j, "proto", name);
+	else
+		json_u64(j, "proto", k->proto);
+	json_u64(j, "dport", k->dport);
+	if (k->mode != SLUICE_KEY_FLOW)
+		return;
+	json_u64(j, "sport", k->sport);
+	memset(&c, 0, sizeof(c));
+	c.family = k->k.family;
+	c.prefixlen = k->k.family == 4 ? 32 : 128;
+	memcpy(c.addr, k->dst, 16);
+	sluice_format_cidr(&c, false, v, sizeof(v));
+	json_str(j, "dst", v);
+}
+
 static __u64 ticks_to_ns(__u64 t)
 {
 	return (t + SLUICE_TICKS_PER_NS - 1) >> SLUICE_TICK_SHIFT;

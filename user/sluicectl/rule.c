@@ -12,8 +12,8 @@ void rule_help(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] rule add CIDR [MATCH] ((--rate RATE [--burst N]\n"
 		"                 [--delay N|--nodelay])... [--algo ALGO] [--window DUR]\n"
-		"                 [--prefix LEN] [--penalty DUR|off] | --exempt | --deny)\n"
-		"                 [--fleet [on|off]] [--dry-run [on|off]]\n"
+		"                 [--prefix LEN] [--key MODE] [--penalty DUR|off] | --exempt |\n"
+		"                 --deny) [--fleet [on|off]] [--dry-run [on|off]]\n"
 		"       sluicectl [-i IFACE] rule del CIDR [MATCH]\n"
 		"       sluicectl [-i IFACE] rule flush\n"
 		"       sluicectl [-i IFACE] [-j] rule list\n"
@@ -43,6 +43,11 @@ void rule_help(FILE *f)
 		"                      --nodelay only on a shaper (-i shape:IFACE)\n"
 		"        --prefix LEN  sources of the rule share a bucket per /LEN (default: the\n"
 		"                      default policy's prefix for the CIDR's family)\n"
+		"        --key MODE    what a key holds besides the source masked to /LEN: src\n"
+		"                      (the default; a rule's, whatever the default policy's),\n"
+		"                      src,dport (one bucket per protocol and destination\n"
+		"                      port) or flow (destination, protocol and both ports);\n"
+		"                      as for 'set'\n"
 		"        --penalty DUR a source over the rule's limit is refused whole for DUR\n"
 		"                      (100ms to 19d; as for 'set'); a rule has none unless\n"
 		"                      given, whatever the default policy's\n"
@@ -64,6 +69,7 @@ void rule_help(FILE *f)
 		"Examples:\n"
 		"  sluicectl rule add 198.18.0.0/24 --rate 10/s --burst 20\n"
 		"  sluicectl rule add 198.18.2.0/24 --rate 10/s --penalty 30s\n"
+		"  sluicectl rule add 0.0.0.0/0 --proto udp --dport 53 --rate 50/s --key src,dport\n"
 		"  sluicectl rule add 198.18.4.0/22 --rate 1000/s --rate 50mbit --prefix 24\n"
 		"  sluicectl rule add 198.18.8.0/22 --rate 100/s --burst 300 --fleet\n"
 		"  sluicectl rule add 2001:2::/48 --algo sliding-log --rate 30/m --dry-run\n"
@@ -132,8 +138,9 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 		    const struct sluice_rwould *rw, bool global_dry, __u32 shared)
 {
 	const char *mark = shared > 1 ? "*" : "";
-	char rate[96], burst[64], win[32], key[24], passed[24], dropped[24], would[24] = "-";
+	char rate[96], burst[64], win[32], key[40], passed[24], dropped[24], would[24] = "-";
 	char delay[64], pen[32] = "-";
+	size_t n;
 	bool limit = p->action == SLUICE_ACT_LIMIT;
 
 	sluice_fmt_rate(p, rate, sizeof(rate));
@@ -151,6 +158,11 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 		snprintf(key, sizeof(key), "/%u", p->prefix6);
 	else
 		snprintf(key, sizeof(key), "/%u /%u", p->prefix4, p->prefix6);
+	/* and what else the keys hold (--key): "/32 src,dport", "/24 flow" */
+	n = strlen(key);
+	if (limit && SLUICE_POLICY_KEY(p) != SLUICE_KEY_SRC)
+		snprintf(key + n, sizeof(key) - n, " %s",
+			 sluice_key_mode_name(SLUICE_POLICY_KEY(p)));
 	snprintf(passed, sizeof(passed), "%llu%s", (unsigned long long)rs->passed, mark);
 	snprintf(dropped, sizeof(dropped), "%llu%s", (unsigned long long)rs->dropped, mark);
 	if (rw)

@@ -7,11 +7,12 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "array.h"
 #include "sluicectl.h"
 
 void show_help(FILE *f)
 {
-	fprintf(f, "Usage: sluicectl [-i IFACE] [-j] show ADDR|KEY\n"
+	fprintf(f, "Usage: sluicectl [-i IFACE] [-j] show ADDR|KEY [KEYSPEC]\n"
 		   "\n"
 		   "Which policy a source gets (the longest matching rule, or the default), the\n"
 		   "key its packets are counted under, and that key's state now in its\n"
@@ -31,9 +32,17 @@ void show_help(FILE *f)
 		   "The rules that match on ports, flags or protocols and hold the address\n"
 		   "follow ('l4 rule'), each with the key its matching packets count under:\n"
 		   "they come first for the traffic they match.\n"
+		   "Under a policy with --key src,dport or flow a source has a key per\n"
+		   "service or flow: every one of them is listed ('198.18.0.5/32 tcp/443',\n"
+		   "'198.18.0.5/32 > 198.18.1.1 tcp/40000>443'; a packet without ports has\n"
+		   "port 0: '198.18.0.5/32 icmp'), and the penalty box, which boxes the\n"
+		   "source. KEYSPEC narrows them: the words after the source as they are\n"
+		   "printed (tcp/443, icmp, '> 198.18.1.1 tcp/40000>443'); a protocol alone\n"
+		   "shows all its keys.\n"
 		   "\n"
 		   "Examples:\n"
 		   "  sluicectl show 198.18.0.5\n"
+		   "  sluicectl show 198.18.0.5 tcp/443\n"
 		   "  sluicectl show 2001:2:0:72::/64\n"
 		   "  sluicectl -j show 2001:2::1\n"
 		   "  sluicectl -i shape:eth1 show 198.18.0.5\n");
@@ -64,6 +73,7 @@ static const struct sluice_policy *find_policy(struct sluice_handle *h,
 struct found {
 	bool ok;
 	struct sluice_key key;
+	struct sluice_fkey fk; /* the key as printed: key, or a wide key */
 	struct ctl_state st;
 	bool boxed; /* in the penalty box now */
 	__u64 box_left_ns, box_dropped;
@@ -121,6 +131,7 @@ static int lookup_key(struct sluice_handle *h, const struct sluice_policy *p,
 	f->key.prefixlen = prefixlen;
 	memcpy(f->key.addr, c->addr, 16);
 	sluice_mask(f->key.addr, prefixlen);
+	sluice_fkey_of_key(&f->fk, &f->key);
 	ret = lookup_box(h, p, now, f);
 	if (ret)
 		return ret;
@@ -177,9 +188,9 @@ static void text_queue(const struct ctl_state *s)
 static void text_state(const char *label, const struct found *f, const struct sluice_policy *p)
 {
 	const struct ctl_state *s = &f->st;
-	char key[64], a[32], b[32];
+	char key[160], a[32], b[32];
 
-	ctl_fmt_key(&f->key, key, sizeof(key));
+	ctl_fmt_fkey(&f->fk, key, sizeof(key));
 	printf("%-9s %s\n", label, key);
 	switch (s->algo) {
 	case SLUICE_ALGO_TOKEN_BUCKET:
@@ -243,13 +254,15 @@ static void text_state(const char *label, const struct found *f, const struct sl
 static void json_found(struct sluice_json *j, const char *name, const struct found *f,
 		       const struct sluice_policy *p)
 {
-	char key[64];
+	char key[160];
 
 	json_obj_begin(j, name);
-	ctl_fmt_key(&f->key, key, sizeof(key));
+	ctl_fmt_fkey(&f->fk, key, sizeof(key));
 	json_str(j, "key", key);
+	ctl_json_fkey(j, &f->fk);
 	json_bool(j, "found", f->ok);
-	if (sluice_penalty_ds(p)) {
+	/* a wide key's box is its source's: said once, beside its keys */
+	if (sluice_penalty_ds(p) && f->fk.mode == SLUICE_KEY_SRC) {
 		json_obj_begin(j, "penalty");
 		json_bool(j, "boxed", f->boxed);
 		json_u64(j, "left_ns", f->box_left_ns);
@@ -264,6 +277,128 @@ static void json_found(struct sluice_json *j, const char *name, const struct fou
 		json_bool(j, "dropped_exact", sluice_drops_exact(live_set, f->st.dropped));
 	}
 	json_obj_end(j);
+}
+
+/* ---- wide keys (--key src,dport|flow) ---- */
+
+static bool policy_wide(const struct sluice_policy *p)
+{
+	return p->action == SLUICE_ACT_LIMIT && SLUICE_POLICY_KEY(p) != SLUICE_KEY_SRC;
+}
+
+/* The wide keys whose source holds what was asked, and their states. */
+struct wide_found {
+	struct sluice_fkey k;
+	struct sluice_bucket b;
+};
+struct wide_keys {
+	const struct sluice_cidr *c;
+	const struct sluice_keyspec *spec;
+	struct wide_found *v;
+	size_t n, cap;
+};
+
+static int collect_wide(const struct sluice_fkey *k, bool wide, const struct sluice_bucket *b,
+			void *ctx)
+{
+	struct wide_keys *w = ctx;
+	__u8 a[16];
+
+	(void)wide;
+	if (k->k.family != w->c->family || k->k.prefixlen > w->c->prefixlen)
+		return 0;
+	memcpy(a, w->c->addr, 16);
+	sluice_mask(a, k->k.prefixlen);
+	if (memcmp(a, k->k.addr, 16) || !sluice_keyspec_match(w->spec, k))
+		return 0;
+	if (sluice_array_room(w->v, w->n, w->cap, 16))
+		return -ENOMEM;
+	w->v[w->n].k = *k;
+	w->v[w->n++].b = *b;
+	return 0;
+}
+
+/* The wide keys of p among w (own: its sources' keys; agg: its aggregate's),
+ * each as a struct found; fn for each. How many. */
+static size_t each_wide(const struct sluice_policy *p, const struct wide_keys *w, bool own,
+			bool agg, __u64 now,
+			void (*fn)(const struct found *f, const struct sluice_policy *p, void *ctx),
+			void *ctx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < w->n; i++) {
+		const struct sluice_fkey *k = &w->v[i].k;
+		struct found f;
+
+		if (!((own && k->k.tag == p->tag) ||
+		      (agg && k->k.tag == (p->tag | SLUICE_TAG_AGGREGATE))))
+			continue;
+		memset(&f, 0, sizeof(f));
+		f.ok = true;
+		f.key = k->k;
+		f.fk = *k;
+		ctl_state_of(p, &w->v[i].b, now, &f.st);
+		fn(&f, p, ctx);
+		n++;
+	}
+	return n;
+}
+
+static void text_wide_one(const struct found *f, const struct sluice_policy *p, void *ctx)
+{
+	(void)ctx;
+	text_state(f->key.tag & SLUICE_TAG_AGGREGATE ? "aggregate" : "key", f, p);
+}
+
+static void json_wide_one(const struct found *f, const struct sluice_policy *p, void *ctx)
+{
+	json_found(ctx, NULL, f, p);
+}
+
+/* A wide policy's keys of the source in c and its penalty box, as text or
+ * (j) as the fields "keys" and "penalty" of the open object. */
+static int show_wide(struct sluice_handle *h, const struct sluice_policy *p,
+		     const struct wide_keys *w, const struct sluice_cidr *c, bool own, bool agg,
+		     __u64 now, struct sluice_json *j)
+{
+	struct found box;
+	char src[64];
+	size_t n;
+	int ret;
+
+	memset(&box, 0, sizeof(box));
+	box.key.tag = p->tag;
+	box.key.family = c->family;
+	box.key.prefixlen = c->family == 4 ? p->prefix4 : p->prefix6;
+	memcpy(box.key.addr, c->addr, 16);
+	sluice_mask(box.key.addr, box.key.prefixlen);
+	ret = own ? lookup_box(h, p, now, &box) : 0;
+	if (ret)
+		return ret;
+	if (j) {
+		json_arr_begin(j, "keys");
+		each_wide(p, w, own, agg, now, json_wide_one, j);
+		json_arr_end(j);
+		if (own && sluice_penalty_ds(p)) {
+			json_obj_begin(j, "penalty");
+			json_bool(j, "boxed", box.boxed);
+			json_u64(j, "left_ns", box.box_left_ns);
+			json_u64(j, "refused", box.box_dropped);
+			json_obj_end(j);
+		}
+		return 0;
+	}
+	n = each_wide(p, w, own, agg, now, text_wide_one, NULL);
+	ctl_fmt_key(&box.key, src, sizeof(src));
+	if (!n)
+		printf("%-9s no bucket of %s%s under --key %s: every one is full (never seen "
+		       "or evicted)\n",
+		       "key", src, w->spec->given ? " matches" : "",
+		       sluice_key_mode_name(SLUICE_POLICY_KEY(p)));
+	if (own)
+		text_box(&box, p);
+	return 0;
 }
 
 /*
@@ -292,7 +427,7 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 					key, match, sluice_action_name(p->action));
 	*own = len == own_len;
 	*agg = len == agg_len;
-	if (*agg && !*own && !set->new_keys.period_ns) {
+	if (*agg && !*own && !set->new_keys.period_ns && !policy_wide(p)) {
 		/* No aggregate key is made while the new-key limit is off; one
 		 * made before it went off may still be there. */
 		struct found f;
@@ -321,7 +456,8 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 /* The rules on the transport header that hold c, and the state of c's key
  * under each that keeps one (l4[0..nr), read with the settings). */
 static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size_t nr,
-		   const struct sluice_cidr *c, __u64 now, struct sluice_json *j)
+		   const struct sluice_cidr *c, const struct wide_keys *w, __u64 now,
+		   struct sluice_json *j)
 {
 	char name[160], line[320];
 	struct found f;
@@ -337,7 +473,9 @@ static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size
 		if (!sluice_l4rule_holds(&l4[i].r, c->family, c->addr))
 			continue;
 		memset(&f, 0, sizeof(f));
-		ret = p->action == SLUICE_ACT_LIMIT ? lookup_key(h, p, c, p->tag, len, now, &f) : 0;
+		ret = p->action == SLUICE_ACT_LIMIT && !policy_wide(p) ?
+			      lookup_key(h, p, c, p->tag, len, now, &f) :
+			      0;
 		if (ret)
 			return ret;
 		sluice_l4_name(&l4[i].r, name, sizeof(name));
@@ -348,13 +486,25 @@ static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size
 			sluice_policy_json(j, p, c->family, ctl.shape,
 					   live_set->flags & SLUICE_DRY_RUN);
 			json_obj_end(j);
-			if (p->action == SLUICE_ACT_LIMIT)
+			if (policy_wide(p))
+				ret = show_wide(h, p, w, c, true, true, now, j);
+			else if (p->action == SLUICE_ACT_LIMIT && !w->spec->given)
 				json_found(j, "bucket", &f, p);
 			json_obj_end(j);
+			if (ret)
+				return ret;
 			continue;
 		}
 		sluice_policy_text(p, c->family, ctl.shape, line, sizeof(line));
 		printf("%-9s %s: %s\n", "l4 rule", name, line);
+		if (policy_wide(p)) {
+			ret = show_wide(h, p, w, c, true, true, now, NULL);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (w->spec->given)
+			continue; /* keyed by source: no key of the words asked */
 		if (f.ok)
 			text_state("key", &f, p);
 		else if (p->action == SLUICE_ACT_LIMIT)
@@ -380,7 +530,10 @@ int do_show(int argc, char **argv)
 	__u64 seq;
 	struct sluice_json j;
 	struct sluice_txn_l4 l4[SLUICE_L4_RULES_MAX];
-	size_t nr_l4 = 0;
+	struct sluice_keyspec spec;
+	struct wide_keys wk = { .c = &c, .spec = &spec };
+	size_t nr_l4 = 0, i;
+	bool full, any_wide, wide_main;
 	int st, ret;
 	__u64 now;
 
@@ -390,13 +543,18 @@ int do_show(int argc, char **argv)
 	}
 	if (argc < 1)
 		return sluice_cli_usage("show", "show needs an address: show 198.18.0.5");
-	if (argc > 1)
-		return sluice_cli_usage("show", "show takes one address, not '%s'", argv[1]);
 	/* An address, or a key as top prints it (a CIDR). */
 	if (sluice_parse_addr(argv[0], &c, err, sizeof(err)) &&
 	    (!strchr(argv[0], '/') || sluice_parse_cidr(argv[0], &c, err, sizeof(err))))
 		return sluice_cli_usage("show", "%s", err);
-	sluice_format_cidr(&c, c.prefixlen != (c.family == 4 ? 32U : 128U), addr, sizeof(addr));
+	/* The words after it: some of its wide keys (tcp/443); not another
+	 * address (a flow's destination comes after '>'). */
+	if (argc > 1 && argv[1][0] != '>' && (strchr(argv[1], '.') || strchr(argv[1], ':')))
+		return sluice_cli_usage("show", "show takes one address, not '%s'", argv[1]);
+	if (sluice_keyspec_parse(argc - 1, argv + 1, &spec, err, sizeof(err)))
+		return sluice_cli_usage("show", "show %s: %s", argv[0], err);
+	full = c.prefixlen == (c.family == 4 ? 32U : 128U);
+	sluice_format_cidr(&c, !full, addr, sizeof(addr));
 
 	st = ctl_open(&h);
 	if (st)
@@ -415,12 +573,36 @@ int do_show(int argc, char **argv)
 	st = pick_keys(p, &set, &h, &c, match, &want_own, &want_agg);
 	if (st)
 		goto out_close;
+	/* Policies keyed by more than the source: their keys of it. */
+	wide_main = policy_wide(p);
+	any_wide = wide_main;
+	for (i = 0; full && i < nr_l4; i++)
+		any_wide |= policy_wide(&l4[i].policy) &&
+			    sluice_l4rule_holds(&l4[i].r, c.family, c.addr);
+	if (spec.given && !any_wide) {
+		st = sluice_cli_usage("show",
+				      "show %s %s: %s is keyed by source alone (--key src) by "
+				      "every policy that holds it, so it has no such key: show %s",
+				      argv[0], argv[1], addr, argv[0]);
+		goto out_close;
+	}
+	ret = any_wide ? (int)sluice_keytab_walk_wide(&h.keys, collect_wide, &wk) : 0;
+	if (ret < 0) {
+		st = sluice_cli_err(ret, "Couldn't read the wide keys of %s: %s", h.name,
+				    strerror(-ret));
+		goto out_close;
+	}
+	/* Narrowed to wide keys, or keyed by them: no key of the source's own. */
+	if (spec.given || wide_main) {
+		want_own = want_own && wide_main;
+		want_agg = want_agg && wide_main;
+	}
 	ret = 0;
-	if (want_own)
+	if (want_own && !wide_main)
 		ret = lookup_key(&h, p, &c, p->tag, c.family == 4 ? p->prefix4 : p->prefix6, now,
 				 &own);
 	/* Past the new-key limit a source is charged to its prefix. */
-	if (!ret && want_agg)
+	if (!ret && want_agg && !wide_main)
 		ret = lookup_key(&h, p, &c, p->tag | SLUICE_TAG_AGGREGATE,
 				 c.family == 4 ? set.agg4 : set.agg6, now, &agg);
 	if (ret) {
@@ -448,13 +630,15 @@ int do_show(int argc, char **argv)
 			json_str(&j, "verdict", "pass");
 		else if (p->action == SLUICE_ACT_DENY)
 			json_str(&j, "verdict", dry ? "would_drop" : "drop");
-		if (want_own)
+		ret = 0;
+		if (wide_main)
+			ret = show_wide(&h, p, &wk, &c, want_own, want_agg, now, &j);
+		else if (want_own)
 			json_found(&j, "bucket", &own, p);
 		if (agg.ok)
 			json_found(&j, "aggregate", &agg, p);
-		ret = c.prefixlen == (c.family == 4 ? 32U : 128U) ?
-			      show_l4(&h, l4, nr_l4, &c, now, &j) :
-			      0;
+		if (!ret && full)
+			ret = show_l4(&h, l4, nr_l4, &c, &wk, now, &j);
 		json_obj_end(&j);
 		json_end(&j);
 		if (ret)
@@ -462,7 +646,7 @@ int do_show(int argc, char **argv)
 					    strerror(-ret));
 		goto out_close;
 	}
-	printf("%-9s %s\n", c.prefixlen == (c.family == 4 ? 32U : 128U) ? "address" : "key", addr);
+	printf("%-9s %s\n", full ? "address" : "key", addr);
 	printf("%-9s %s: %s\n", "policy", match, line);
 	if (set.flags & SLUICE_DRY_RUN)
 		printf("%-9s on for every policy: drops are only counted (as 'would drop')\n",
@@ -475,6 +659,13 @@ int do_show(int argc, char **argv)
 		       "state");
 	} else if (p->action == SLUICE_ACT_DENY) {
 		printf("%-9s denied: every packet is dropped\n", "state");
+	} else if (wide_main) {
+		ret = show_wide(&h, p, &wk, &c, want_own, want_agg, now, NULL);
+		if (ret) {
+			st = sluice_cli_err(ret, "Couldn't look up the state of %s: %s", addr,
+					    strerror(-ret));
+			goto out_close;
+		}
 	} else if (own.ok) {
 		text_state("key", &own, p);
 		text_box(&own, p);
@@ -491,15 +682,16 @@ int do_show(int argc, char **argv)
 	}
 	if (agg.ok)
 		text_state("aggregate", &agg, p);
-	else if (want_agg && !want_own)
+	else if (want_agg && !want_own && !wide_main)
 		printf("no aggregate bucket for %s: it is full (never made or evicted)\n", addr);
-	if (c.prefixlen == (c.family == 4 ? 32U : 128U)) {
-		ret = show_l4(&h, l4, nr_l4, &c, now, NULL);
+	if (full) {
+		ret = show_l4(&h, l4, nr_l4, &c, &wk, now, NULL);
 		if (ret)
 			st = sluice_cli_err(ret, "Couldn't look up the state of %s: %s", addr,
 					    strerror(-ret));
 	}
 out_close:
+	free(wk.v);
 	sluice_close(&h);
 	return st;
 }

@@ -95,6 +95,12 @@ void ctl_json_state(struct sluice_json *j, const struct ctl_state *s);
 
 /* A key as "198.18.0.5/32". */
 void ctl_fmt_key(const struct sluice_key *k, char *buf, size_t len);
+/* A key of either table as "198.18.0.5/32", "198.18.0.5/32 tcp/443" or a
+ * flow's "198.18.0.5/32 > 198.18.1.1 tcp/40000>443" (sluice_fkey_text()). */
+void ctl_fmt_fkey(const struct sluice_fkey *k, char *buf, size_t len);
+/* Its fields beside "key" in JSON: key_mode (src, src,dport, flow), and a
+ * wide key's proto, dport, and a flow's sport and dst. */
+void ctl_json_fkey(struct sluice_json *j, const struct sluice_fkey *k);
 
 /* ---- table.c ---- */
 

@@ -17,7 +17,9 @@ void top_help(FILE *f)
 		"\n"
 		"The N keys (sources, or source prefixes) with the most dropped packets,\n"
 		"from every bucket and sliding log of the interface: the key, the policy it\n"
-		"is counted under, its drops and its state now. A key's drop count lives as\n"
+		"is counted under, its drops and its state now. A policy's wide keys\n"
+		"(--key src,dport or flow) are listed as 'show' takes them:\n"
+		"'198.18.0.7/32 tcp/443', '198.18.0.7/32 > 198.18.1.1 udp/40000>53'. A key's drop count lives as\n"
 		"long as its bucket: a flushed or evicted key starts again from 0. It is\n"
 		"exact below 64 drops; past that each drop adds 64 with chance 1/64 (shown\n"
 		"as ~N: unbiased, off by about 8 x sqrt(N) either way): a write on every\n"
@@ -84,9 +86,8 @@ static void sift_up(struct top *t, size_t i)
 	}
 }
 
-static int collect(const void *key, const void *val, void *ctx)
+static int collect_one(struct top *t, const struct sluice_fkey *key, bool wide, const void *val)
 {
-	struct top *t = ctx;
 	__u64 dropped = t->is_log ? ((const struct sluice_log *)val)->dropped :
 				    ((const struct sluice_bucket *)val)->dropped;
 	struct entry *e;
@@ -102,7 +103,8 @@ static int collect(const void *key, const void *val, void *ctx)
 	} else {
 		e = &t->heap[t->n++];
 	}
-	memcpy(&e->key, key, sizeof(e->key));
+	e->key = *key;
+	e->wide = wide;
 	e->is_log = t->is_log;
 	e->dropped = dropped;
 	if (t->is_log)
@@ -114,6 +116,21 @@ static int collect(const void *key, const void *val, void *ctx)
 	else
 		sift_up(t, t->n - 1);
 	return 0;
+}
+
+/* A key of the key tables: plain or wide. */
+static int collect(const struct sluice_fkey *k, bool wide, const struct sluice_bucket *b, void *ctx)
+{
+	return collect_one(ctx, k, wide, b);
+}
+
+/* A sliding log's (a plain key). */
+static int collect_log(const void *key, const void *val, void *ctx)
+{
+	struct sluice_fkey f;
+
+	sluice_fkey_of_key(&f, key);
+	return collect_one(ctx, &f, false, val);
 }
 
 static int cmp_dropped(const void *a, const void *b)
@@ -152,12 +169,12 @@ static void print_top(FILE *f, const struct top *t, const struct sluice_policies
 	for (i = 0; i < t->n; i++) {
 		const struct entry *e = &t->heap[i];
 		const struct sluice_policy *p;
-		char key[80], match[64], state[128] = "-", dropped[24];
+		char key[160], match[64], state[128] = "-", dropped[24];
 		struct ctl_state st;
-		bool agg = e->key.tag & SLUICE_TAG_AGGREGATE;
+		bool agg = e->key.k.tag & SLUICE_TAG_AGGREGATE;
 		bool live, dry;
 
-		p = ctl_policy_of_key(pol, &e->key, match, sizeof(match));
+		p = ctl_policy_of_key(pol, &e->key.k, match, sizeof(match));
 		/* The count is of would-drops when the key's policy is in
 		 * dry-run now (a replaced policy: the global mode). */
 		dry = global_dry || (p && (p->flags & SLUICE_POLICY_DRY_RUN));
@@ -166,13 +183,14 @@ static void print_top(FILE *f, const struct top *t, const struct sluice_policies
 		       (p->algo == SLUICE_ALGO_SLIDING_LOG) == e->is_log;
 		if (live)
 			ctl_state_of(p, &e->val, now, &st);
-		ctl_fmt_key(&e->key, key, sizeof(key));
+		ctl_fmt_fkey(&e->key, key, sizeof(key));
 		if (agg)
 			strncat(key, " (aggregate)", sizeof(key) - strlen(key) - 1);
 		if (ctl.json) {
 			json_obj_begin(&j, NULL);
 			json_str(&j, "key", key);
 			json_bool(&j, "aggregate", agg);
+			ctl_json_fkey(&j, &e->key);
 			/* the names of rule list and show: "match" the
 			 * policy's, effective_dry_run its mode now */
 			json_str(&j, "match", match);
@@ -229,10 +247,11 @@ int top_view(struct sluice_handle *h, struct top *t, FILE *f, const struct top_f
 	t->keys = 0;
 	t->with_drops = 0;
 	t->is_log = false;
-	ret = sluice_keytab_walk(&h->keys, collect, t);
+	/* both key tables: the sources' keys and the wide keys */
+	ret = sluice_keytab_walk_all(&h->keys, collect, t);
 	if (ret >= 0) {
 		t->is_log = true;
-		ret = sluice_map_walk(h->logs_fd, collect, t);
+		ret = sluice_map_walk(h->logs_fd, collect_log, t);
 	}
 	if (ret < 0) {
 		st = sluice_cli_err((int)ret, "Couldn't read the keys of %s: %s", h->name,

@@ -11,7 +11,8 @@
 #include "sluicectl.h"
 
 struct entry {
-	struct sluice_key key;
+	struct sluice_fkey key; /* a plain key: mode src, the rest 0 */
+	bool wide; /* of the wide keys' table (--key src,dport|flow) */
 	bool is_log;
 	__u64 dropped;
 	union {
