@@ -10,7 +10,7 @@ set -euo pipefail
 PKGS=(clang llvm libbpf-dev libxdp-dev bpftool xdp-tools libelf-dev zlib1g-dev
       gcc-multilib pkg-config make gcc iproute2 nftables iptables netsniff-ng
       ethtool gnuplot-nox util-linux systemd man-db jq libmicrohttpd-dev curl prometheus
-      qemu-system-x86 busybox-static cpio kmod xz-utils libhiredis-dev redis-server
+      qemu-system-x86 busybox-static cpio kmod xz-utils libhiredis-dev redis-server redis-sentinel
       python3 clang-format dnsmasq-base nginx-light wrk
       debhelper dpkg-dev lintian python3-jsonschema bash-completion)
 

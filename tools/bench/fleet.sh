@@ -126,9 +126,11 @@ for n in $SIZES; do
 	redis-cli -s "$SOCK" flushall >/dev/null
 	# The agent; its own reports once a minute (none in the span).
 	# (nsenter execs sluice: $! is the agent's own PID, as fleetfill reads it)
+	# --sync-threshold 0: every key pushed at every sync, as all heavy keys
+	# are (fleetfill's one packet a key stays under the default threshold).
 	nsenter --net="/var/run/netns/$NS_RX" "$SLUICE" run "$IF_RX" --redis "unix:$SOCK" \
 		--fleet "$FLEET" --sync-interval "$iv" --redis-timeout "$to" --sync-keys "$n" \
-		--interval 1m >"$T/run-$n.log" 2>&1 &
+		--sync-threshold 0 --interval 1m >"$T/run-$n.log" 2>&1 &
 	AGENT=$!
 	warm=$(warm_of "$n")
 	coproc FILLER { exec nsenter --net="/var/run/netns/$NS_RX" "$BENCH" fleetfill \

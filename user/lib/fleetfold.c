@@ -92,21 +92,40 @@ void sluice_fleet_tols_free(struct sluice_fleet_tols *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static const struct sluice_fleet_tol *tol_of(const struct sluice_fleet_tols *t,
+					     const struct sluice_key *k)
+{
+	struct sluice_fleet_tol want = { .tag = k->tag };
+
+	return t->n ? bsearch(&want, t->v, t->n, sizeof(want), cmp_tag) : NULL;
+}
+
+/* The box's share as the datapath's (sluice_share_tolerance(): the whole
+ * rate, 1/n of the burst, at least one unit). A byte limit's least share is
+ * one packet's bytes, which only a burst of a few packets a box reaches:
+ * the fold is then short by less than one. */
+static __u64 share_of(const struct sluice_fleet_tol *p, int lane, __u32 n)
+{
+	return lane ? sluice_share_tolerance(p->tol[1], 0, 1, n) :
+		      sluice_share_tolerance(p->tol[0], p->cost, 1, n);
+}
+
 __u64 sluice_fleet_fold(const struct sluice_fleet_tols *t, const struct sluice_key *k, int lane,
 			__u32 n, __u64 debt)
 {
-	struct sluice_fleet_tol want = { .tag = k->tag };
-	const struct sluice_fleet_tol *p;
-	__u64 lt;
+	const struct sluice_fleet_tol *p = tol_of(t, k);
 
-	p = t->n ? bsearch(&want, t->v, t->n, sizeof(*p), cmp_tag) : NULL;
 	if (!p || !p->tol[lane & 1])
 		return debt;
-	/* The box's share as the datapath's (sluice_share_tolerance(): the
-	 * whole rate, 1/n of the burst, at least one unit). A byte limit's
-	 * least share is one packet's bytes, which only a burst of a few
-	 * packets a box reaches: the fold is then short by less than one. */
-	lt = lane ? sluice_share_tolerance(p->tol[1], 0, 1, n) :
-		    sluice_share_tolerance(p->tol[0], p->cost, 1, n);
-	return sluice_fold_debt(debt, p->tol[lane & 1], lt);
+	return sluice_fold_debt(debt, p->tol[lane & 1], share_of(p, lane & 1, n));
+}
+
+__u64 sluice_fleet_share_tol(const struct sluice_fleet_tols *t, const struct sluice_key *k,
+			     int lane, __u32 n)
+{
+	const struct sluice_fleet_tol *p = tol_of(t, k);
+
+	if (!p || !p->tol[lane & 1])
+		return 0;
+	return share_of(p, lane & 1, n);
 }

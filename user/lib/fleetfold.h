@@ -39,4 +39,10 @@ __u64 sluice_fold_debt(__u64 d, __u64 tol, __u64 lt);
 __u64 sluice_fleet_fold(const struct sluice_fleet_tols *t, const struct sluice_key *k, int lane,
 			__u32 n, __u64 debt);
 
+/* The share of key k's lane's burst a box holding 1/n of it has (ticks, as
+ * the datapath's: at least one packet); 0 for a tag of no fleet policy or a
+ * lane without a limit. The fleet agent's threshold is a fraction of it. */
+__u64 sluice_fleet_share_tol(const struct sluice_fleet_tols *t, const struct sluice_key *k,
+			     int lane, __u32 n);
+
 #endif /* SLUICE_FLEETFOLD_H */

@@ -142,7 +142,7 @@ static void buf_put(struct buf *b, const void *s, size_t n)
 }
 
 /* "*argc\r\n", the head of a command of argc arguments */
-static void buf_cmd(struct buf *b, size_t argc)
+void redis_buf_cmd(struct buf *b, size_t argc)
 {
 	char head[32];
 
@@ -160,17 +160,17 @@ static void buf_arg2(struct buf *b, const char *pre, size_t plen, const char *s,
 	buf_put(b, "\r\n", 2);
 }
 
-static void buf_arg(struct buf *b, const char *s)
+void redis_buf_arg(struct buf *b, const char *s)
 {
 	buf_arg2(b, "", 0, s, strlen(s));
 }
 
 static void buf_script_load(struct buf *b)
 {
-	buf_cmd(b, 3);
-	buf_arg(b, "SCRIPT");
-	buf_arg(b, "LOAD");
-	buf_arg(b, script);
+	redis_buf_cmd(b, 3);
+	redis_buf_arg(b, "SCRIPT");
+	redis_buf_arg(b, "LOAD");
+	redis_buf_arg(b, script);
 }
 
 int sluice_redis_open(const struct sluice_redis_opts *o, struct sluice_redis **out, char *err,
@@ -188,10 +188,16 @@ int sluice_redis_open(const struct sluice_redis_opts *o, struct sluice_redis **o
 		return sluice_err(err, len, -ENOMEM, "Couldn't allocate a Redis client");
 	r->fd = -1;
 	r->timeout_ns = o->timeout_ns;
-	ret = redis_parse_addr(r, o->addr, err, len);
-	if (ret)
-		goto fail;
-	r->addr = strdup(o->addr);
+	if (o->sentinels) {
+		ret = redis_sentinel_open(r, o->sentinels, o->master, err, len);
+		if (ret)
+			goto fail;
+	} else {
+		ret = redis_parse_addr(r, o->addr, err, len);
+		if (ret)
+			goto fail;
+		r->addr = strdup(o->addr);
+	}
 	if (o->password_file)
 		r->password_file = strdup(o->password_file);
 	if (!r->addr || (o->password_file && !r->password_file)) {
@@ -232,15 +238,20 @@ fail:
 #define SCAN_ELEM_BULK 64
 #define SCAN_NUM_MAX 20 /* "-9223372036854775808" */
 
+#define SCAN_DEPTH 3 /* ROLE's answer: an array of arrays of its replicas */
+#define ROLE_ELEMS 1024 /* ROLE's: a primary's replicas */
+
 struct scan {
 	size_t max_elems; /* the largest array asked for */
+	int max_depth; /* arrays in arrays: 1, only at the top (ROLE: 3) */
+	int depth; /* arrays open */
 	size_t done; /* whole replies */
 	bool in_line, cr, neg, digits, bad;
 	char type; /* of the line being read: + - : $ * */
 	size_t line; /* its bytes so far, after the type */
 	unsigned long long num; /* its number ($ * :) */
 	unsigned long long bulk; /* bytes of a bulk string to come, its CRLF included */
-	unsigned long long elems; /* elements of the open array to come; 0: none open */
+	unsigned long long elems[SCAN_DEPTH]; /* elements to come of each open array */
 };
 
 static int bad_shape(struct sluice_redis *r, char *err, size_t len, const char *fmt, ...)
@@ -259,17 +270,20 @@ static int bad_shape(struct sluice_redis *r, char *err, size_t len, const char *
 			  r->addr, what);
 }
 
-/* A value of the current reply is whole: maybe the array, and the reply, too. */
+/* A value of the current reply is whole: maybe its arrays, and the reply, too. */
 static void scan_value(struct scan *s)
 {
-	if (s->elems && --s->elems)
-		return;
+	while (s->depth) {
+		if (--s->elems[s->depth - 1])
+			return;
+		s->depth--;
+	}
 	s->done++;
 }
 
 static int scan_line_end(struct sluice_redis *r, struct scan *s, char *err, size_t len)
 {
-	bool inner = s->elems > 0;
+	bool inner = s->depth > 0;
 
 	if (s->type == '+' || s->type == '-') {
 		scan_value(s);
@@ -295,7 +309,7 @@ static int scan_line_end(struct sluice_redis *r, struct scan *s, char *err, size
 		s->bulk = s->num + 2;
 		return 0;
 	}
-	if (inner)
+	if (s->depth >= s->max_depth)
 		return bad_shape(r, err, len, "an array inside an array");
 	if (s->num > s->max_elems)
 		return bad_shape(r, err, len,
@@ -305,7 +319,7 @@ static int scan_line_end(struct sluice_redis *r, struct scan *s, char *err, size
 	if (!s->num)
 		scan_value(s);
 	else
-		s->elems = s->num;
+		s->elems[s->depth++] = s->num;
 	return 0;
 }
 
@@ -362,7 +376,7 @@ static int scan(struct sluice_redis *r, struct scan *s, const char *p, size_t n,
 			continue;
 		}
 		max = s->type == '+' || s->type == '-' ?
-			      (s->elems ? SCAN_ELEM_LINE : SCAN_TOP_LINE) :
+			      (s->depth ? SCAN_ELEM_LINE : SCAN_TOP_LINE) :
 			      SCAN_NUM_MAX;
 		if (++s->line > max)
 			return bad_shape(r, err, len, "a '%c' line longer than %zu bytes", s->type,
@@ -399,12 +413,12 @@ static int timed_out(struct sluice_redis *r, char *err, size_t len)
 }
 
 /* Send out, read nrep replies into rep[], none an array of more than
- * max_elems elements (see scan()). */
-static int exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, size_t max_elems,
-		    redisReply **rep, __u64 deadline, struct sluice_redis_sync_stats *st, char *err,
-		    size_t len)
+ * max_elems elements, nor arrays deeper than depth (see scan()). */
+int redis_exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, size_t max_elems,
+		   int depth, redisReply **rep, __u64 deadline, struct sluice_redis_sync_stats *st,
+		   char *err, size_t len)
 {
-	struct scan sc = { .max_elems = max_elems };
+	struct scan sc = { .max_elems = max_elems, .max_depth = depth };
 	size_t sent = 0, got = 0;
 	char in[65536];
 	ssize_t n;
@@ -541,16 +555,47 @@ static int take_sha(struct sluice_redis *r, const redisReply *x, char *err, size
 	return 0;
 }
 
+/*
+ * ROLE's answer (under Sentinel): the primary says "master". A replica
+ * (the sentinels' answer is older than a failover, or the primary was
+ * demoted since) fails the connect, as an outage, until the sentinels name
+ * the new one.
+ */
+static int take_role(struct sluice_redis *r, const redisReply *x, char *err, size_t len)
+{
+	const redisReply *e;
+
+	if (x->type == REDIS_REPLY_ERROR)
+		return reply_error(r, x, "ROLE", err, len);
+	e = x->type == REDIS_REPLY_ARRAY && x->elements ? x->element[0] : NULL;
+	if (!e || (e->type != REDIS_REPLY_STRING && e->type != REDIS_REPLY_STATUS))
+		return sluice_err(err, len, -EPROTO,
+				  "Redis at %s answered ROLE with no role: is it Redis?", r->addr);
+	if (strcmp(e->str, "master"))
+		return sluice_err(err, len, -EAGAIN,
+				  "Redis at %s, which the sentinels named the primary of %s, is a "
+				  "%s: a failover is under way (the sentinels are asked again at "
+				  "the next sync)",
+				  r->addr, r->master, e->str);
+	return 0;
+}
+
 static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t len)
 {
-	redisReply *rep[2] = { NULL, NULL };
-	size_t nrep = r->password ? 2 : 1;
+	redisReply *rep[3] = { NULL, NULL, NULL };
+	size_t nrep = (r->password ? 2 : 1) + (r->master ? 1 : 0);
 	int ret;
 
 	redis_drop(r);
 	/* A rotated password: the file as it is now, checked as at the start. */
 	if (r->password_file) {
 		ret = redis_read_password(r, r->password_file, err, len);
+		if (ret)
+			return ret;
+	}
+	/* Under Sentinel, the primary they name now (every connect asks). */
+	if (r->master) {
+		ret = redis_sentinel_primary(r, deadline, err, len);
 		if (ret)
 			return ret;
 	}
@@ -563,23 +608,34 @@ static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t 
 		ret = sluice_err(err, len, -ENOMEM, "Couldn't allocate a Redis reply reader");
 		goto out;
 	}
-	/* AUTH and SCRIPT LOAD in one round trip: a refused AUTH makes SCRIPT
-	 * LOAD fail too, and AUTH's reply is the one that says why. */
+	/* AUTH, ROLE (under Sentinel) and SCRIPT LOAD in one round trip: a
+	 * refused AUTH makes the others fail too, and AUTH's reply is the one
+	 * that says why. */
 	r->out.len = 0;
 	r->out.oom = false;
 	if (r->password) {
-		buf_cmd(&r->out, 2);
-		buf_arg(&r->out, "AUTH");
+		redis_buf_cmd(&r->out, 2);
+		redis_buf_arg(&r->out, "AUTH");
 		buf_arg2(&r->out, "", 0, r->password, r->password_len);
 	}
+	if (r->master) {
+		redis_buf_cmd(&r->out, 1);
+		redis_buf_arg(&r->out, "ROLE");
+	}
 	buf_script_load(&r->out);
-	ret = exchange(r, &r->out, nrep, 0, rep, deadline, NULL, err, len);
+	ret = redis_exchange(r, &r->out, nrep, r->master ? ROLE_ELEMS : 0,
+			     r->master ? SCAN_DEPTH : 1, rep, deadline, NULL, err, len);
 	explicit_bzero(r->out.p, r->out.len);
 	if (ret)
 		goto out;
 	if (r->password && rep[0]->type == REDIS_REPLY_ERROR) {
 		ret = reply_error(r, rep[0], "AUTH", err, len);
 		goto out;
+	}
+	if (r->master) {
+		ret = take_role(r, rep[nrep - 2], err, len);
+		if (ret)
+			goto out;
 	}
 	ret = take_sha(r, rep[nrep - 1], err, len);
 out:
@@ -668,22 +724,22 @@ static void buf_call(struct buf *b, const char *sha, const char *pre, const char
 	size_t m = to - from, plen = strlen(pre), i;
 	char num[40];
 
-	buf_cmd(b, 3 + 2 + m + 4 + m);
-	buf_arg(b, "EVALSHA");
-	buf_arg(b, sha);
+	redis_buf_cmd(b, 3 + 2 + m + 4 + m);
+	redis_buf_arg(b, "EVALSHA");
+	redis_buf_arg(b, sha);
 	snprintf(num, sizeof(num), "%zu", 2 + m);
-	buf_arg(b, num);
+	redis_buf_arg(b, num);
 	buf_arg2(b, pre, plen, "boxes", 5);
 	buf_arg2(b, pre, plen, "share", 5);
 	for (i = from; i < to; i++)
 		buf_arg2(b, pre, plen, keys[i], strlen(keys[i]));
-	buf_arg(b, member);
+	redis_buf_arg(b, member);
 	for (i = 0; i < 3; i++)
-		buf_arg(b, mem[i]);
+		redis_buf_arg(b, mem[i]);
 	/* %.17g: the script reads back the very double given */
 	for (i = from; i < to; i++) {
 		snprintf(num, sizeof(num), "%.17g", used[i]);
-		buf_arg(b, num);
+		redis_buf_arg(b, num);
 	}
 }
 
@@ -800,7 +856,7 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	/* {N, debts}, and {silent, reserve} after them to a member that gives
 	 * its share */
 	elems = (r->share_given ? 3 : 1) + (n < batch ? n : batch);
-	ret = exchange(r, &r->out, ncalls, elems, rep, deadline, st, err, len);
+	ret = redis_exchange(r, &r->out, ncalls, elems, 1, rep, deadline, st, err, len);
 	if (ret)
 		goto out;
 	for (c = 0; c < ncalls; c++) {
@@ -831,7 +887,7 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	}
 	st->calls += 1 + nretry;
 	st->round_trips++;
-	ret = exchange(r, &r->out, 1 + nretry, elems, rep2, deadline, st, err, len);
+	ret = redis_exchange(r, &r->out, 1 + nretry, elems, 1, rep2, deadline, st, err, len);
 	if (ret)
 		goto out;
 	ret = take_sha(r, rep2[0], err, len);
@@ -886,6 +942,8 @@ void sluice_redis_close(struct sluice_redis *r)
 	redis_forget_password(r);
 	free(r->password_file);
 	free(r->addr);
+	free(r->sentinels);
+	free(r->master);
 	free(r->out.p);
 	free(r);
 }

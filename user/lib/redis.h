@@ -37,6 +37,13 @@ struct sluice_redis_opts {
 	const char *password_file;
 	/* The deadline of a connect and of each whole sync (> 0). */
 	__u64 timeout_ns;
+	/* Sentinel: "HOST:PORT[,HOST:PORT...]" (address literals, or unix:PATH)
+	 * and the primary's name; addr is then not read. Every connect asks
+	 * the sentinels in turn for the primary (SENTINEL
+	 * get-master-addr-by-name) and checks its ROLE: a replica fails the
+	 * connect (-EAGAIN), as does no sentinel answering. */
+	const char *sentinels;
+	const char *master;
 };
 
 /* What one sync did, for the agent's metrics. Filled on errors too, as far
@@ -116,10 +123,13 @@ void sluice_redis_set_member(struct sluice_redis *r, __u64 horizon_ms, __u32 sha
  * being detached). 0 or -errno as a sync (connects first when it must). */
 int sluice_redis_leave(struct sluice_redis *r, const char *fleet, const char *member, char *err,
 		       size_t len);
+/* Is s a list of sentinels, as sluice_redis_opts.sentinels? */
+int sluice_redis_check_sentinels(const char *s, char *err, size_t len);
 /* Is s a fleet name? Else -EINVAL and a message that says what is allowed. */
 int sluice_redis_check_fleet(const char *s, char *err, size_t len);
 void sluice_redis_close(struct sluice_redis *r);
-/* The address as given, for messages. */
+/* The address as given, for messages (under Sentinel, "NAME at HOST:PORT"
+ * of the primary last named, or "NAME (via sentinels)"). */
 const char *sluice_redis_addr(const struct sluice_redis *r);
 
 #endif /* SLUICE_REDIS_H */

@@ -36,8 +36,16 @@ struct buf {
 	bool oom;
 };
 
+/* A sentinel's address (an address literal, or a unix socket). */
+struct redis_ep {
+	bool is_unix;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char host[64];
+	char port[8];
+};
+
 struct sluice_redis {
-	char *addr; /* as given */
+	char *addr; /* as given; under Sentinel "NAME at HOST:PORT", rewritten */
 	bool is_unix;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char host[256];
@@ -56,7 +64,13 @@ struct sluice_redis {
 	__u64 horizon_ms;
 	__u32 share;
 	bool share_given;
+	/* Sentinel (redis_sentinel.c): the primary's name, NULL without */
+	char *master;
+	struct redis_ep *sentinels;
+	size_t nsentinels;
 };
+
+#define REDIS_ADDR_SHOWN 200 /* r->addr's size under Sentinel */
 
 static inline struct timespec redis_ts_of(__u64 ns)
 {
@@ -72,5 +86,19 @@ void redis_drop(struct sluice_redis *r);
 int redis_wait_fd(int fd, short events, __u64 deadline);
 void redis_lookup_free(struct lookup *lk);
 int redis_open_socket(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
+
+/* redis.c */
+void redis_buf_cmd(struct buf *b, size_t argc);
+void redis_buf_arg(struct buf *b, const char *s);
+struct sluice_redis_sync_stats;
+int redis_exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, size_t max_elems,
+		   int depth, redisReply **rep, __u64 deadline, struct sluice_redis_sync_stats *st,
+		   char *err, size_t len);
+
+/* redis_sentinel.c */
+int redis_sentinel_open(struct sluice_redis *r, const char *list, const char *master, char *err,
+			size_t len);
+/* Ask the sentinels, in turn, for the primary: r's address is then its. */
+int redis_sentinel_primary(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
 
 #endif /* SLUICE_REDIS_INT_H */

@@ -21,11 +21,24 @@ struct fleet_opts {
 	__u32 batch; /* --redis-batch: keys per script call */
 	__u32 fleet_size; /* --fleet-size: N is at least this */
 	__u32 fleet_max; /* --fleet-max: a count of boxes above it fails the sync */
+	/* --sync-threshold: a key's usage is pushed once it reaches this
+	 * fraction of the box's share of the burst (0: every sync) */
+	double threshold;
+	bool threshold_given;
+	__u64 max_age_ns; /* --sync-max-age: pushed at the latest this old */
+	/* --redis-sentinel HOST:PORT[,...] and --redis-master NAME: the
+	 * primary is asked of the sentinels (then --redis is not given) */
+	const char *sentinels;
+	const char *master;
+	char sentinel_addr[80]; /* redis then: "sentinel:NAME", for messages */
 };
 
 #define FLEET_DEFAULT_SYNC_NS (100ULL * 1000000ULL)
 #define FLEET_DEFAULT_BATCH 256
 #define FLEET_DEFAULT_MAX 1024 /* --fleet-max (or --fleet-size, if more) */
+/* N x theta = 0.25 burst: the bound's added term stays under half a burst */
+#define FLEET_DEFAULT_THRESHOLD 0.25
+#define FLEET_DEFAULT_MAX_AGE_NS (10ULL * 1000000000ULL)
 
 /* run's fleet options, parsed by fleet_opts.c in this order */
 enum {
@@ -39,6 +52,10 @@ enum {
 	FLEET_OPT_BATCH,
 	FLEET_OPT_SIZE,
 	FLEET_OPT_MAX,
+	FLEET_OPT_THRESHOLD,
+	FLEET_OPT_MAX_AGE,
+	FLEET_OPT_SENTINEL,
+	FLEET_OPT_MASTER,
 	FLEET_NR_OPTS,
 };
 int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen);

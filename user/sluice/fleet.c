@@ -63,6 +63,7 @@
 #include "agent.h"
 #include "redis.h"
 #include "fleetbound.h"
+#include "fleetpush.h"
 #include "fleet.skel.h"
 
 /* Redis keys name a key by its masked address, one per limit (lane). */
@@ -106,6 +107,10 @@ struct fleet_agent {
 	__u32 silent_said; /* the silent members the log last named */
 	__u64 last_dur_ns; /* the last successful sync's duration */
 	struct sluice_fleet_tols tols; /* the fold's (user/lib/fleetfold.c) */
+	/* which keys a sync pushes (user/lib/fleetpush.c): NULL with
+	 * --sync-threshold 0, every key with usage at every sync */
+	struct sluice_fleet_push *push;
+	__u32 held; /* keys held back in the last sync */
 };
 
 static void now_text(char *buf, size_t len)
@@ -268,12 +273,12 @@ static void failed(struct fleet_agent *a, const char *why)
 	if (!a->outage_said && n > 1)
 		say("sync with Redis at %s failed: %s; fleet policies of %s admit rate/%u and "
 		    "burst/%u until it answers",
-		    a->o.redis, why, a->ifname, n, n);
+		    sluice_redis_addr(a->redis), why, a->ifname, n, n);
 	else if (!a->outage_said)
 		say("sync with Redis at %s failed: %s; the size of fleet %s is not known yet, "
 		    "so fleet policies of %s admit the whole limit until Redis answers (give "
 		    "--fleet-size N for a safe share)",
-		    a->o.redis, why, a->o.fleet, a->ifname);
+		    sluice_redis_addr(a->redis), why, a->o.fleet, a->ifname);
 	a->outage_said = true;
 }
 
@@ -380,13 +385,63 @@ static void say_silent(struct fleet_agent *a, __u32 n, __u32 silent, __u32 reser
 	a->silent_said = silent;
 }
 
+/*
+ * Which of the n records collected this sync pushes (user/lib/fleetpush.c):
+ * those moved to the front of the io array, their count returned. The
+ * others' usage stays in sluice_fleet_use (apply takes off only what the
+ * first records pushed). A key's threshold is --sync-threshold of the
+ * box's share of its burst, burst/N, N the most boxes this agent knows
+ * (the smaller share: the fleet's N x theta stays what docs/fleet.md says).
+ */
+static __u32 choose(struct fleet_agent *a, __u32 n, __u32 n_now)
+{
+	__u32 i, m = 0, nn = n_now > a->n_seen ? n_now : a->n_seen;
+	int j;
+
+	if (!a->push)
+		return n;
+	sluice_fleet_tols_refresh(&a->tols, &a->h);
+	sluice_fleet_push_begin(a->push, sluice_now_ns());
+	for (i = 0; i < n; i++) {
+		struct sluice_fleet_rec *r = &a->io[i];
+		__u64 theta[2];
+
+		for (j = 0; j < 2; j++)
+			theta[j] = (__u64)((double)sluice_fleet_share_tol(&a->tols, &r->key, j,
+									  nn ? nn : 1) *
+					   a->o.threshold);
+		/* A key of no fleet policy known (changed since): theta 0, no
+		 * threshold, pushed. */
+		if (!sluice_fleet_push_want(a->push, &r->key, r->used, theta, a->o.max_age_ns))
+			continue;
+		if (i != m) {
+			struct sluice_fleet_rec t = a->io[m];
+
+			a->io[m] = *r;
+			*r = t;
+		}
+		m++;
+	}
+	return m;
+}
+
+/* The Redis the state names (status, metrics): under Sentinel, the primary
+ * last named. */
+static void show_addr(struct fleet_agent *a)
+{
+	const char *now = sluice_redis_addr(a->redis);
+
+	if (strncmp(a->h.fleet->redis, now, sizeof(a->h.fleet->redis) - 1))
+		snprintf(a->h.fleet->redis, sizeof(a->h.fleet->redis), "%s", now);
+}
+
 /* One sync; 0 or -errno (the state says why). */
 static int sync_once(struct fleet_agent *a)
 {
 	struct sluice_fleet *f = a->h.fleet;
 	struct sluice_redis_sync_stats st = { 0 };
 	char err[SLUICE_ERR_LEN];
-	__u32 n, push, i, lanes = 0, live = 0, n_old = f->live > 1 ? f->live : 1, n_fold;
+	__u32 n, want, push, i, lanes = 0, live = 0, n_old = f->live > 1 ? f->live : 1, n_fold;
 	__u64 t0, hz, end;
 	int ret, j;
 
@@ -396,9 +451,10 @@ static int sync_once(struct fleet_agent *a)
 		return ret;
 	}
 	n = f->io_n < a->io_max ? f->io_n : a->io_max;
-	push = n < a->o.max_keys ? n : (__u32)a->o.max_keys;
-	if (push < n)
-		qsort(a->io, n, sizeof(a->io[0]), cmp_busiest);
+	want = choose(a, n, n_old);
+	push = want < a->o.max_keys ? want : (__u32)a->o.max_keys;
+	if (push < want)
+		qsort(a->io, want, sizeof(a->io[0]), cmp_busiest);
 	for (i = 0; i < push; i++) {
 		for (j = 0; j < 2; j++) {
 			a->io[i].debt[j] = 0;
@@ -425,6 +481,9 @@ static int sync_once(struct fleet_agent *a)
 		/* Drop what this sync could not push (see the top). */
 		f->io_n = push;
 		run_prog(a->skel->progs.sluice_fleet_apply);
+		if (a->push)
+			sluice_fleet_push_end(a->push);
+		show_addr(a);
 		failed(a, err);
 		return ret;
 	}
@@ -444,7 +503,13 @@ static int sync_once(struct fleet_agent *a)
 
 		r->debt[a->lane_of[i]] = sluice_fleet_fold(&a->tols, &r->key, a->lane_of[i], n_fold,
 							   d > 0 ? (__u64)d * TICKS_PER_US : 0);
+		/* In debt in the fleet: pushed at every sync until it runs out. */
+		if (a->push && d > 0)
+			sluice_fleet_push_debt(a->push, &r->key, (__u64)d * 1000);
 	}
+	if (a->push)
+		__atomic_store_n(&a->held, (__u32)sluice_fleet_push_end(a->push), __ATOMIC_RELAXED);
+	show_addr(a);
 	f->io_n = push;
 	ret = run_prog(a->skel->progs.sluice_fleet_apply);
 	if (ret) {
@@ -466,7 +531,7 @@ static int sync_once(struct fleet_agent *a)
 	f->last_ok_ns = sluice_realtime_ns();
 	f->syncs++;
 	f->keys_pushed += push;
-	f->keys_skipped += n - push;
+	f->keys_skipped += want - push;
 	f->last_rtt_ns = st.duration_ns;
 	f->last_error[0] = '\0';
 	if (f->state != SLUICE_FLEET_SYNCED) {
@@ -474,7 +539,7 @@ static int sync_once(struct fleet_agent *a)
 		if (a->outage_said)
 			say("synced with Redis at %s again (%u box%s): fleet policies of %s admit "
 			    "the whole limit",
-			    a->o.redis, live, live == 1 ? "" : "es", a->ifname);
+			    sluice_redis_addr(a->redis), live, live == 1 ? "" : "es", a->ifname);
 	}
 	a->outage_said = false;
 	return 0;
@@ -514,7 +579,9 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 {
 	struct sluice_redis_opts ro = { .addr = o->redis,
 					.password_file = o->password_file,
-					.timeout_ns = o->timeout_ns };
+					.timeout_ns = o->timeout_ns,
+					.sentinels = o->sentinels,
+					.master = o->master };
 	struct fleet_agent *a = calloc(1, sizeof(*a));
 	struct sluice_fleet *f;
 	char host[64] = "box";
@@ -553,6 +620,12 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	ret = load_progs(a, err, errlen);
 	if (ret)
 		goto fail;
+	if (o->threshold > 0 && sluice_fleet_push_new(a->io_max, &a->push)) {
+		ret = sluice_err(err, errlen, -ENOMEM,
+				 "Couldn't allocate the fleet agent's table of %u keys held back",
+				 a->io_max);
+		goto fail;
+	}
 	/* A refused password is a mistake to fix now; an unreachable Redis
 	 * is an outage the agent rides out. */
 	ret = sluice_redis_connect(a->redis, err, errlen);
@@ -560,7 +633,7 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 		goto fail;
 	f = a->h.fleet;
 	snprintf(f->fleet, sizeof(f->fleet), "%s", o->fleet);
-	snprintf(f->redis, sizeof(f->redis), "%s", o->redis);
+	snprintf(f->redis, sizeof(f->redis), "%s", sluice_redis_addr(a->redis));
 	f->agent_pid = (__u32)getpid();
 	f->interval_ns = o->sync_ns;
 	/* An agent started again (an upgrade, a crash) keeps the N its state
@@ -607,8 +680,9 @@ void fleet_report(const struct fleet_agent *a, char *buf, size_t len)
 		return;
 	}
 	if (!v.shared && v.state_code == SLUICE_FLEET_SYNCED)
-		snprintf(buf, len, "; fleet %s synced, %u box%s, rtt %.1f ms", v.f.fleet, v.n,
-			 v.n == 1 ? "" : "es", (double)v.f.last_rtt_ns / 1e6);
+		snprintf(buf, len, "; fleet %s synced, %u box%s, rtt %.1f ms, %u keys held",
+			 v.f.fleet, v.n, v.n == 1 ? "" : "es", (double)v.f.last_rtt_ns / 1e6,
+			 __atomic_load_n(&a->held, __ATOMIC_RELAXED));
 	else
 		snprintf(buf, len, "; fleet %s %s: rate/%u", v.f.fleet, v.state, v.n);
 }
@@ -663,5 +737,6 @@ void fleet_stop(struct fleet_agent *a)
 	free(a->rec_of);
 	free(a->lane_of);
 	sluice_fleet_tols_free(&a->tols);
+	sluice_fleet_push_free(a->push);
 	free(a);
 }

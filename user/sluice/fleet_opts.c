@@ -2,6 +2,7 @@
 /* The options of `sluice run` that start the fleet agent (fleet.c). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libsluice.h"
@@ -31,7 +32,16 @@ const char *const fleet_opt_help =
 	"  --fleet-size N      assume at least N boxes (the N of rate/N before Redis\n"
 	"                      has answered once)\n"
 	"  --fleet-max N       at most N boxes (default 1024, at most 65536): a sync\n"
-	"                      whose Redis counts more fails, as an outage\n";
+	"                      whose Redis counts more fails, as an outage\n"
+	"  --sync-threshold F  push a key once its usage reaches F of the box's share\n"
+	"                      of the burst (burst/N; default 0.25, 0 to 1; 0: every\n"
+	"                      sync), or while the fleet says it is in debt\n"
+	"  --sync-max-age DUR  push a key's usage at the latest this old (default 10s,\n"
+	"                      at most 1h)\n"
+	"  --redis-sentinel HOST:PORT[,HOST:PORT...]  ask these sentinels for the\n"
+	"                      primary of --redis-master NAME (instead of --redis),\n"
+	"                      and follow it through a failover\n"
+	"  --redis-master NAME the primary's name in the sentinels\n";
 
 int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen)
 {
@@ -72,6 +82,43 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 			o->timeout_ns = v;
 		return 0;
 	}
+	case FLEET_OPT_THRESHOLD: {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !(d >= 0 && d <= 1))
+			return sluice_err(err, errlen, -EINVAL,
+					  "--sync-threshold '%s': give a fraction of a box's share "
+					  "of the burst, 0 to 1 (0.25 by default; 0 pushes every "
+					  "key at every sync)",
+					  arg);
+		o->threshold = d;
+		o->threshold_given = true;
+		return 0;
+	}
+	case FLEET_OPT_MAX_AGE:
+		if (sluice_parse_duration("--sync-max-age", arg, &v, err, errlen))
+			return -EINVAL;
+		if (v < MIN_SYNC_NS || v > 3600ULL * SLUICE_NS_PER_SEC)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--sync-max-age '%s' is out of range: 10ms to 1h", arg);
+		o->max_age_ns = v;
+		return 0;
+	case FLEET_OPT_SENTINEL:
+		if (sluice_redis_check_sentinels(arg, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "--redis-sentinel: %s", inner);
+		o->sentinels = arg;
+		return 0;
+	case FLEET_OPT_MASTER:
+		if (!*arg || strlen(arg) > 64 || strpbrk(arg, " \t\r\n"))
+			return sluice_err(err, errlen, -EINVAL,
+					  "--redis-master '%s': give the primary's name as the "
+					  "sentinels know it (1 to 64 characters, no space)",
+					  arg);
+		o->master = arg;
+		return 0;
 	case FLEET_OPT_KEYS:
 	case FLEET_OPT_BATCH:
 	case FLEET_OPT_SIZE:
@@ -105,16 +152,19 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 /* The first fleet option given, by name: NULL when none is. */
 static const char *fleet_opt_given(const struct fleet_opts *o)
 {
-	return o->fleet         ? "--fleet" :
-	       o->password_file ? "--redis-password-file" :
-	       o->member        ? "--fleet-member" :
-	       o->sync_ns       ? "--sync-interval" :
-	       o->timeout_ns    ? "--redis-timeout" :
-	       o->max_keys      ? "--sync-keys" :
-	       o->batch         ? "--redis-batch" :
-	       o->fleet_size    ? "--fleet-size" :
-	       o->fleet_max     ? "--fleet-max" :
-				  NULL;
+	return o->fleet           ? "--fleet" :
+	       o->password_file   ? "--redis-password-file" :
+	       o->member          ? "--fleet-member" :
+	       o->sync_ns         ? "--sync-interval" :
+	       o->timeout_ns      ? "--redis-timeout" :
+	       o->max_keys        ? "--sync-keys" :
+	       o->batch           ? "--redis-batch" :
+	       o->fleet_size      ? "--fleet-size" :
+	       o->fleet_max       ? "--fleet-max" :
+	       o->threshold_given ? "--sync-threshold" :
+	       o->max_age_ns      ? "--sync-max-age" :
+	       o->master          ? "--redis-master" :
+				    NULL;
 }
 
 int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
@@ -122,6 +172,20 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 	const char *given = fleet_opt_given(o);
 	char inner[SLUICE_ERR_LEN];
 
+	if (o->redis && o->sentinels)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--redis and --redis-sentinel both say where Redis is: give "
+				  "--redis ADDR for one Redis, or --redis-sentinel and "
+				  "--redis-master for the primary the sentinels name");
+	if (o->sentinels && !o->master)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--redis-sentinel needs --redis-master NAME: the primary's "
+				  "name as the sentinels know it");
+	/* The agent's Redis is the sentinels' primary: "sentinel:NAME". */
+	if (o->sentinels) {
+		snprintf(o->sentinel_addr, sizeof(o->sentinel_addr), "sentinel:%s", o->master);
+		o->redis = o->sentinel_addr;
+	}
 	if (!o->redis && given)
 		return sluice_err(err, errlen, -EINVAL,
 				  "%s belongs to the fleet agent, which needs --redis ADDR%s: "
@@ -135,7 +199,7 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 				  "--redis needs --fleet NAME: the boxes that give one name share "
 				  "one limit, so no two fleets share by accident");
 	/* Before anything is attached: a bad address is a usage error. */
-	if (sluice_redis_check_addr(o->redis, inner, sizeof(inner)))
+	if (!o->sentinels && sluice_redis_check_addr(o->redis, inner, sizeof(inner)))
 		return sluice_err(err, errlen, -EINVAL, "--redis: %s", inner);
 	if (o->fleet_max && o->fleet_size > o->fleet_max)
 		return sluice_err(err, errlen, -EINVAL,
@@ -156,6 +220,10 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 		o->max_keys = SLUICE_DEFAULT_FLEET_KEYS;
 	if (!o->batch)
 		o->batch = FLEET_DEFAULT_BATCH;
+	if (!o->threshold_given)
+		o->threshold = FLEET_DEFAULT_THRESHOLD;
+	if (!o->max_age_ns)
+		o->max_age_ns = FLEET_DEFAULT_MAX_AGE_NS;
 	/* A box is counted while it synced within three intervals and a
 	 * deadline: a slow sync or two does not shrink N. */
 	o->member_ttl_ms = (3 * o->sync_ns + o->timeout_ns) / 1000000;

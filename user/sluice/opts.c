@@ -350,6 +350,12 @@ static const struct attach_opt attach_opts_table[] = {
 	{ "redis-batch", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_BATCH },
 	{ "fleet-size", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_SIZE },
 	{ "fleet-max", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_MAX },
+	{ "sync-threshold", required_argument, OPTS_RUN, false, NULL, opt_fleet,
+	  FLEET_OPT_THRESHOLD },
+	{ "sync-max-age", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_MAX_AGE },
+	{ "redis-sentinel", required_argument, OPTS_RUN, false, NULL, opt_fleet,
+	  FLEET_OPT_SENTINEL },
+	{ "redis-master", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_MASTER },
 };
 #define NR_OPTS (sizeof(attach_opts_table) / sizeof(attach_opts_table[0]))
 /* getopt_long()'s value of attach_opts_table[i] */
