@@ -209,12 +209,13 @@ test-kernels: check-deps
 bench: check-deps all $(BUILD)/sluice-bench
 	$(Q)BUILD=$(BUILD) tools/bench/run.sh
 
-# docs/performance.md's tables from the last whole make bench: its
-# measurements copied to docs/bench/, the page's <!-- bench:NAME --> blocks
-# rendered from them by tools/bench/render.py (tests/cli/benchpage.sh checks
-# that the page is what they render).
+# docs/performance.md's and the README's tables from the last whole make
+# bench: its measurements copied to docs/bench/, the pages' <!-- bench:NAME -->
+# blocks rendered from them by tools/bench/render.py, which refuses parts of
+# different runs (runs.tsv; tests/cli/benchpage.sh checks that the pages are
+# what they render).
 BENCH_PAGE_FILES := cost-runs.json e2e.tsv e2e-mem.tsv accuracy-runs.json rules.json \
-	fleet.json shape.json shape-cost-runs.json results.md
+	fleet.json shape.json shape-cost-runs.json results.md runs.tsv
 bench-page:
 	$(Q)for f in $(BENCH_PAGE_FILES); do [ -s "$(BUILD)/bench/$$f" ] || { \
 		echo "bench-page: $(BUILD)/bench/$$f is missing: run 'sudo make bench' (every part) first" >&2; \
@@ -222,6 +223,7 @@ bench-page:
 	$(Q)mkdir -p docs/bench
 	$(Q)cp $(addprefix $(BUILD)/bench/,$(BENCH_PAGE_FILES)) docs/bench/
 	$(Q)tools/bench/render.py page docs/performance.md docs/bench
+	$(Q)tools/bench/render.py page README.md docs/bench
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# docs/performance.md's tables are one make bench run's, not typed by hand:
-# every <!-- bench:NAME --> block of the page is what tools/bench/render.py
-# makes of the run's measurements kept in docs/bench/ (make bench-page), and
-# the check fails on a page whose block was edited, names an unknown table,
-# or lacks the run's files.
+# docs/performance.md's and the README's tables are one make bench run's, not
+# typed by hand: every <!-- bench:NAME --> block of the pages is what
+# tools/bench/render.py makes of the run's measurements kept in docs/bench/
+# (make bench-page), and the check fails on a page whose block was edited,
+# names an unknown table, lacks the run's files, or would mix two runs; the
+# README and the page name the same run (docs/bench/runs.tsv).
 set -u
 source tests/lib/tap.sh
 
@@ -32,9 +33,29 @@ page_check() {
 
 page_check "docs/performance.md's bench blocks are what docs/bench/ renders" 0 "" \
 	"$PAGE" docs/bench
+page_check "the README's bench table is what docs/bench/ renders" 0 "" README.md docs/bench
+
+# The README's table and the page name one run: runs.tsv's, for every part.
+rid=$(cut -f2 docs/bench/runs.tsv 2>/dev/null | sort -u)
+# shellcheck disable=SC2016 # the backquotes are Markdown's
+r_readme=$(sed -n 's/.*make bench` run `\([^`]*\)`.*/\1/p' README.md)
+# shellcheck disable=SC2016
+r_page=$(sed -n 's/^The run on this page: `\([^`]*\)`.*/\1/p' "$PAGE")
+if [ -n "$rid" ] && [ "$(wc -l <<<"$rid")" = 1 ] && [ "$r_readme" = "$rid" ] &&
+	[ "$r_page" = "$rid" ]; then
+	ok "the README and the page name the one run of docs/bench/runs.tsv ($rid)"
+else
+	not_ok "the README and the page name the one run of docs/bench/runs.tsv"
+	diag "runs.tsv: ${rid:-none}; README: ${r_readme:-none}; page: ${r_page:-none}"
+fi
 
 names=$(grep -o '^    "[a-z0-9-]*": (' "$R" | cut -d'"' -f2)
-missing=$(for b in $names; do grep -qx "<!-- bench:$b -->" "$PAGE" || echo "$b"; done)
+# (the summary is the README's)
+missing=$(for b in $names; do
+	f=$PAGE
+	[ "$b" = summary ] && f=README.md
+	grep -qx "<!-- bench:$b -->" "$f" || echo "$b"
+done)
 if [ -n "$names" ] && [ -z "$missing" ]; then
 	ok "the page has a block for each of the bench's tables ($(echo $names))"
 else

@@ -265,8 +265,9 @@ static int run_group(struct acc_case **cases, int n, int mode, int ncpus, double
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice-bench accuracy -o JSON [-a SECS] [-b SECS] [-H DEV]\n"
+	fprintf(f, "usage: sluice-bench accuracy -o JSON [-a SECS] [-b SECS] [-H DEV] [-I RUN_ID]\n"
 		   "  -o  the measurements (tools/bench/render.py accuracy makes the table)\n"
+		   "  -I  the run's id (make bench's), written into the JSON\n"
 		   "  -a  seconds of the rates up to 100k/s (default 20.5: half a window past a\n"
 		   "      whole number, so the last window has time to fill)\n"
 		   "  -b  seconds of the 1M/s rate (default 5.5)\n"
@@ -277,6 +278,7 @@ static void usage(FILE *f)
 
 struct acc_opts {
 	const char *json_path;
+	const char *run_id;
 	double secs_a, secs_b;
 };
 
@@ -286,10 +288,14 @@ static int parse_opts(int argc, char **argv, struct acc_opts *o)
 	int opt;
 
 	o->json_path = NULL;
+	o->run_id = NULL;
 	o->secs_a = 20.5;
 	o->secs_b = 5.5;
-	while ((opt = getopt(argc, argv, "o:a:b:H:h")) != -1) {
+	while ((opt = getopt(argc, argv, "o:a:b:H:I:h")) != -1) {
 		switch (opt) {
+		case 'I':
+			o->run_id = optarg;
+			break;
 		case 'H':
 			if (bench_hold_devices(optarg))
 				return SLUICE_EXIT_USAGE;
@@ -376,11 +382,14 @@ static int run_floods(const struct acc_opts *o, struct acc_case **slow, int nslo
 
 /* The measurements: every case, what it is and per CPU count what its flood
  * saw (whole ns and packets: render.py derives the rest). */
-static void write_cases(struct sluice_json *j, const struct acc_case *cases, int nc)
+static void write_cases(struct sluice_json *j, const char *run_id, const struct acc_case *cases,
+			int nc)
 {
 	int i, m;
 
 	json_obj_begin(j, NULL);
+	if (run_id)
+		json_str(j, "run_id", run_id);
 	json_arr_begin(j, "cases");
 	for (i = 0; i < nc; i++) {
 		const struct acc_case *k = &cases[i];
@@ -441,7 +450,7 @@ int cmd_accuracy(int argc, char **argv)
 		return SLUICE_EXIT_RUNTIME;
 	}
 	json_init(&j, js);
-	write_cases(&j, cases, nc);
+	write_cases(&j, o.run_id, cases, nc);
 	if (fclose(js)) {
 		fprintf(stderr, "sluice-bench: Couldn't write the results: %s\n", strerror(errno));
 		return SLUICE_EXIT_RUNTIME;

@@ -9,8 +9,23 @@
 # time are measured over a steady window, and each system's own counters must
 # show it dropped what it should, or its row is marked invalid.
 #
-#   xdp-drop        bare XDP_DROP (tools/bench/drop.bpf.c)
+# Three floods, each with its own ceiling, the same flood into a bare XDP_DROP
+# in the same run: the generator's ceiling. A row within 10% of its flood's
+# ceiling is generator-bound (render.py flags it): the sender, not the
+# receiver, set its rate, and it says nothing about the receiver's cost.
+#   one source      198.18.0.1, IPv4
+#   256 sources     256 addresses of 198.19.0.0/16, IPv4 (sluice-gen --keys 256)
+#   1M sources      2001:2::/48, IPv6, drawn from 1M addresses (--keys 1000000)
+#
+#   xdp-drop, xdp-drop-256, xdp-drop-random: bare XDP_DROP
+#                   (tools/bench/drop.bpf.c), the ceiling of each flood
+#   floor, floor-256, floor-random: the floor (tools/bench/floor.bpf.c's
+#                   floor_drop): parse, one array lookup at a hash of the
+#                   source, a compare, the clock, one CAS, then XDP_DROP: the
+#                   least an exact per-source limiter does to drop a packet
 #   sluice          sluice dropping one flooding source (1000/s, burst 1000)
+#   sluice-256, sluice-sets-256: sluice (both tables) dropping 256 flooding
+#                   sources (10/s, burst 10 each)
 #   sluice-random   sluice, a flood from 2001:2::/48 drawn from 1M sources
 #                   (1/m, burst 1: each source's first packet passes)
 #   sluice-newkeys  the same with --new-keys 10000/s: past it, new sources
@@ -30,8 +45,10 @@
 #   nft-random, hashlimit-random: the random flood of sluice-random (2 CPUs
 #                   only), for their cost and their memory per key
 #
-# Usage: e2e.sh OUTDIR (root; BUILD, BENCH, PREFIX from run.sh)
-# Writes OUTDIR/e2e.tsv (one row per run) and OUTDIR/e2e-mem.tsv (memory per
+# Usage: e2e.sh OUTDIR (root; BUILD, BENCH, PREFIX, BENCH_RUN_ID from run.sh)
+# Writes OUTDIR/e2e.tsv (one row per run: its flood, and which way sluice-gen
+# sent, "live-frames" or "socket", where the kernel refuses live frames; the
+# run's id in every row) and OUTDIR/e2e-mem.tsv (memory per
 # key: kernel slab + vmalloc growth over the random flood for nft and hashlimit,
 # the maps' own size for sluice, which allocates its whole table at attach).
 set -euo pipefail
@@ -53,6 +70,7 @@ IFS_=${PREFIX}s0
 IFR=${PREFIX}r0
 KEYS=1000000
 NCPU=$(nproc)
+RUN_ID=${BENCH_RUN_ID:--}
 
 # pins_watch, pins_release: what is left of the receiver's pins is removed,
 # only what this bench made, while its namespace holds its inode.
@@ -140,10 +158,17 @@ NFT_RULE6="$NFT_RULE6 counter name \"cdrop\" drop"
 # ---- the systems: set up and tear down ----
 setup() {
 	case $1 in
-	xdp-drop)
+	xdp-drop*)
 		inr "$BENCH" xdp attach "$IFR" drop ;;
+	floor*)
+		inr "$BENCH" xdp attach "$IFR" floor ;;
 	sluice)
 		inr "$SLUICE" attach "$IFR" --rate 1000/s --burst 1000 --new-keys off >/dev/null ;;
+	sluice-256)
+		inr "$SLUICE" attach "$IFR" --rate 10/s --burst 10 --new-keys off >/dev/null ;;
+	sluice-sets-256)
+		inr "$SLUICE" attach "$IFR" --table sets --max-keys 1048576 --rate 10/s --burst 10 \
+			--new-keys off >/dev/null ;;
 	sluice-random)
 		# A /48 holds 65,536 /64s: key by the whole address for 1M sources.
 		inr "$SLUICE" attach "$IFR" --rate 1/m --burst 1 --prefix6 128 --new-keys off \
@@ -200,7 +225,7 @@ setup() {
 
 teardown() {
 	case $1 in
-	xdp-drop) inr "$BENCH" xdp detach "$IFR" ;;
+	xdp-drop* | floor*) inr "$BENCH" xdp detach "$IFR" ;;
 	sluice*) inr "$SLUICE" detach "$IFR" >/dev/null ;;
 	nft-meter | nft-random) inr nft delete table netdev "$PREFIX" ;;
 	hashlimit) inr iptables-legacy -t raw -F PREROUTING ;;
@@ -214,17 +239,19 @@ distinct() { awk -v n="$1" -v k="$KEYS" 'BEGIN { printf "%.0f", k * (1 - exp(-n 
 
 # ---- one run: system, CPUs ----
 printf '%s\t' system family cpus mpps rx seconds sent_mpps prog_ns softirq_ns dropped passed \
-	valid >"$OUT/e2e.tsv"
+	valid flood via run >"$OUT/e2e.tsv"
 printf 'note\n' >>"$OUT/e2e.tsv"
 printf 'system\tkeys\tkb\tbytes_per_key\tbasis\n' >"$OUT/e2e-mem.tsv"
 
 run() {
 	local sys=$1 cpus=$2 fam src dst genargs=() s0 s1 s2 s3 t_all
-	local rx dt mpps prog_ns soft_ns dropped passed expect valid note sent
+	local rx dt mpps prog_ns soft_ns dropped passed expect valid note sent via flood
 	case $sys in
-	sluice-random | sluice-newkeys | sluice-sets-random* | nft-random | hashlimit-random)
-		fam=6 src=2001:2::/48 dst=2001:2::2 genargs=(--keys "$KEYS") ;;
-	*) fam=4 src=198.18.0.1 dst=198.18.0.2 ;;
+	*-random | sluice-newkeys | sluice-sets-random*)
+		fam=6 src=2001:2::/48 dst=2001:2::2 genargs=(--keys "$KEYS") flood=1M ;;
+	*-256)
+		fam=4 src=198.19.0.0/16 dst=198.18.0.2 genargs=(--keys 256) flood=256 ;;
+	*) fam=4 src=198.18.0.1 dst=198.18.0.2 flood=1 ;;
 	esac
 	s0=$OUT/snap.$sys.$cpus.0 s1=${s0%0}1 s2=${s0%0}2 s3=${s0%0}3
 	local b1=${s0%0}b1 b2=${s0%0}b2
@@ -259,7 +286,7 @@ run() {
 	dt=$(awk -v a="$(val "$s1" time)" -v b="$(val "$s2" time)" 'BEGIN { print b - a }')
 	# What the receiver took in: frames its XDP hook saw, else the device's.
 	local ctr=dev_rx prev=$s1 cur
-	case $sys in xdp-drop | sluice*) ctr=xdp_packets ;; esac
+	case $sys in xdp-drop* | floor* | sluice*) ctr=xdp_packets ;; esac
 	rx=$(delta "$s1" "$s2" "$ctr")
 	# The median of the one-second rates: a burst of other work on the machine
 	# spoils one window, not the row.
@@ -273,6 +300,7 @@ run() {
 		END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 	sent=$(sed -n 's/.*"pps":\([0-9.e+]*\).*/\1/p' "$OUT/gen.$sys.$cpus.json")
 	sent=$(awk -v p="${sent:-0}" 'BEGIN { printf "%.3f", p / 1e6 }')
+	via=$(sed -n 's/.*"via":"\([a-z-]*\)".*/\1/p' "$OUT/gen.$sys.$cpus.json")
 	prog_ns=$(awk -v t="$(delta "$b1" "$b2" x_run_time_ns)" \
 		-v n="$(delta "$b1" "$b2" x_run_cnt)" \
 		'BEGIN { if (n > 0) printf "%.1f", t / n; else print "-" }')
@@ -285,12 +313,21 @@ run() {
 	valid=yes note=""
 	local rx_all keys
 	case $sys in
-	xdp-drop)
+	xdp-drop* | floor*)
 		rx_all=$(delta "$s0" "$s3" xdp_packets)
 		dropped=$(delta "$s0" "$s3" xdp_drops)
 		passed=$((rx_all - dropped))
 		[ "$passed" -eq 0 ] && [ "$rx_all" -gt 0 ] || valid=no
 		note="veth xdp_drops = xdp_packets" ;;
+	sluice-256 | sluice-sets-256)
+		rx_all=$(delta "$s0" "$s3" x_rx)
+		dropped=$(delta "$s0" "$s3" x_dropped)
+		passed=$(delta "$s0" "$s3" x_passed)
+		expect=$(awk -v t="$t_all" 'BEGIN { printf "%.0f", 256 * (10 * t + 10) }')
+		[ "$passed" -le "$expect" ] && [ $((passed + dropped)) -eq "$rx_all" ] &&
+			[ "$rx_all" -gt 0 ] || valid=no
+		note="passed $passed <= 256 x (10/s x ${t_all%.*}s + 10) = $expect; dropped $dropped"
+		note="$note ($(delta "$s0" "$s3" x_contended) of them on CAS contention)" ;;
 	sluice | sluice-sets)
 		rx_all=$(delta "$s0" "$s3" x_rx)
 		dropped=$(delta "$s0" "$s3" x_dropped)
@@ -384,22 +421,26 @@ run() {
 		done
 	fi
 	teardown "$sys"
-	printf '%s\tIPv%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sys" "$fam" "$cpus" \
-		"$mpps" "$rx" "$dt" "$sent" "$prog_ns" "$soft_ns" "$dropped" "$passed" "$valid" \
-		"$note; 1-s rates ${rates[*]}" >>"$OUT/e2e.tsv"
-	printf '  e2e %-16s %d CPU: %7s Mpps received (sent %s), %s\n' "$sys" "$cpus" "$mpps" \
-		"$sent" "$([ "$valid" = yes ] && echo valid || echo "INVALID: $note")" >&2
+	printf '%s\tIPv%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sys" \
+		"$fam" "$cpus" "$mpps" "$rx" "$dt" "$sent" "$prog_ns" "$soft_ns" "$dropped" "$passed" \
+		"$valid" "$flood" "${via:--}" "$RUN_ID" "$note; 1-s rates ${rates[*]}" >>"$OUT/e2e.tsv"
+	printf '  e2e %-21s %d CPU: %7s Mpps received (sent %s via %s), %s\n' "$sys" "$cpus" \
+		"$mpps" "$sent" "${via:--}" "$([ "$valid" = yes ] && echo valid || echo "INVALID: $note")" >&2
 }
 
 # E2E_SYSTEMS picks systems (all by default).
 pick() { [ -z "${E2E_SYSTEMS:-}" ] || case " $E2E_SYSTEMS " in *" $1 "*) ;; *) return 1 ;; esac; }
 # The sets rows need a loader with --table (issue 13).
+# (Not `| grep -q`: under pipefail, grep leaving early fails the pipe.)
 HAVE_SETS=yes
-"$SLUICE" attach --help 2>&1 | grep -q -- --table || HAVE_SETS=
+case "$("$SLUICE" attach --help 2>&1)" in *--table*) ;; *) HAVE_SETS= ;; esac
 [ -n "$HAVE_SETS" ] || echo "e2e: $SLUICE attach has no --table: no sluice-sets rows" >&2
 pick_sets() { case $1 in sluice-sets*) [ -n "$HAVE_SETS" ] ;; esac; }
 for cpus in 1 $([ "$NCPU" -ge 2 ] && echo 2); do
-	for sys in xdp-drop sluice sluice-random sluice-newkeys sluice-sets sluice-sets-random \
+	# Each flood's ceiling first, then the floor and sluice on both tables.
+	for sys in xdp-drop floor sluice sluice-sets \
+		xdp-drop-256 floor-256 sluice-256 sluice-sets-256 \
+		xdp-drop-random floor-random sluice-random sluice-newkeys sluice-sets-random \
 		sluice-sets-random-2x \
 		nft-meter hashlimit no-filter; do
 		if pick "$sys" && pick_sets "$sys"; then run "$sys" "$cpus"; fi

@@ -12,10 +12,14 @@
  *   floor_sip    floor_hot with the sets table's hash (SipHash-1-3 of the
  *                key, sluice_key_hash()) in place of the cheap one: what the
  *                hash alone adds to the floor
+ *   floor_drop   floor_hot as a receiver's XDP program (make bench part e2e,
+ *                `sluice-bench xdp attach IF floor`): the same work, then the
+ *                verdict of a limiter dropping a flood, XDP_DROP
  *
- * No counters: every packet's verdict is XDP_PASS when the CAS landed and
- * XDP_ABORTED when anything failed, so the last packet of a run says the
- * path was taken (the bench checks it).
+ * No counters: every packet's verdict is XDP_PASS (floor_drop: XDP_DROP) when
+ * the CAS landed and XDP_ABORTED when anything failed, so the last packet of a
+ * run says the path was taken (the bench checks it). A veth counts both
+ * XDP_DROP and XDP_ABORTED in xdp_drops.
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -111,6 +115,12 @@ SEC("xdp")
 int floor_sip(struct xdp_md *ctx)
 {
 	return floor_run(ctx, 3);
+}
+
+SEC("xdp")
+int floor_drop(struct xdp_md *ctx)
+{
+	return floor_run(ctx, 1) == XDP_PASS ? XDP_DROP : XDP_ABORTED;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -26,7 +26,7 @@ static const struct {
 	{ "tccost", cmd_tccost, "the shaper's cost per packet (sluice_tc, tc_bare, sluice_xdp)" },
 	{ "accuracy", cmd_accuracy, "admitted against rate x time + burst, every algorithm" },
 	{ "fleetfill", cmd_fleetfill, "keep N keys active for a fleet agent, time its syncs" },
-	{ "xdp", cmd_xdp, "attach drop or sluice to a device; read a device's XDP counters" },
+	{ "xdp", cmd_xdp, "attach drop, floor or sluice to a device; read its XDP counters" },
 };
 
 static void usage(FILE *f)

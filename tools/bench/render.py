@@ -57,12 +57,36 @@ def dump(v):
 
 # ---- the cases ----
 
+# The bench's own trust (issue 23). A case's spread is max - min of its
+# runs; sluice-bench cost measures a case again (all its runs) while the
+# spread is wider than SPREAD_LIMIT of its median ("spread_limit" in its
+# JSON), at most "max_reruns" times, and a case still that wide is WIDE in
+# the tables. A run is disturbed when it is more than DISTURB_LIMIT over the
+# case's fastest run. A run the scheduler interrupted (sched_runs) is timed
+# by the kernel's own count, which stops while the thread is scheduled out:
+# it is counted apart, and disturbed only if its time is.
+SPREAD_LIMIT = 0.20
+DISTURB_LIMIT = 0.10
+
+
+def trust(k, limit):
+    """A case's spread, WIDE flag, disturbed and interrupted runs, into k."""
+    ns = k["ns"]
+    lo_ = min(ns) if ns else NAN
+    k["spread"] = div(max(ns) - lo_, med(k)) if ns else NAN
+    k["wide"] = len(ns) > 1 and max(ns) - lo_ > limit * med(k)
+    k["disturbed"] = sum(1 for x in ns if x > (1 + DISTURB_LIMIT) * lo_)
+    k["interrupted"] = sum(k["sched_runs"]) if "sched_runs" in k else None
+
+
 class Cost:
     def __init__(self, doc):
         self.doc = doc
         self.cases = doc["cases"]
+        self.limit = doc.get("spread_limit", SPREAD_LIMIT)
         for k in self.cases:
             k["ns"] = [fs / 1e6 for fs in k["fs_runs"]]
+            trust(k, self.limit)
         self.quick = doc["quick"]
         self.algos = []
         for k in self.cases:
@@ -108,11 +132,48 @@ def div(a, b):
 def cell(k):
     if k is None:
         return " - |"
-    return " %.1f [%.1f-%.1f]%s |" % (med(k), lo(k), hi(k), "" if k["valid"] else " INVALID")
+    return " %.1f [%.1f-%.1f]%s |" % (med(k), lo(k), hi(k), inv(k))
 
 
 def inv(k):
-    return " INVALID" if k is not None and not k["valid"] else ""
+    """A case's flags: INVALID (its counters disagree), WIDE (its runs
+    spread wider than the limit after every rerun)."""
+    if k is None:
+        return ""
+    return ("" if k["valid"] else " INVALID") + (" WIDE" if k.get("wide") else "")
+
+
+def disturbed(ks):
+    """"d of n" runs of the cases ks disturbed, and their reruns."""
+    ks = [k for k in ks if k is not None]
+    d, n = sum(k["disturbed"] for k in ks), sum(len(k["ns"]) for k in ks)
+    again = sum(k.get("reruns", 0) for k in ks)
+    return "%d of %d%s" % (d, n, ", %d rerun%s" % (again, "s" if again > 1 else "")
+                           if again else "")
+
+
+def trust_notes(c, md, out):
+    """What disturbed and WIDE mean, and which cases were measured again."""
+    again = [k for k in c.cases if k.get("reruns", 0)]
+    still = [k for k in c.cases if k["wide"]]
+    name = lambda k: "%s %s IPv%d%s%s" % (
+        k["table"], k["test"], k["family"], "" if k["algo"] == "none" else " " + k["algo"],
+        " %u keys" % k["keys"] if k.get("keys") else "")
+    md.append("Trust: a run is disturbed when it is more than %d%% over its case's fastest "
+              "run. Spread: max - min of a case's runs. A case whose spread was over "
+              "%d%% of its median was measured again, all its runs, at most %d times, the last "
+              "measurement standing (the replaced runs are in the JSON); WIDE: still over it "
+              "after that. %d of %d cases were measured again; %d %s WIDE%s\n\n" % (
+                  round(DISTURB_LIMIT * 100), round(c.limit * 100),
+                  c.doc.get("max_reruns", 0), len(again), len(c.cases), len(still),
+                  "is" if len(still) == 1 else "are",
+                  (": " + ", ".join("%s (%.0f%%)" % (name(k), 100 * k["spread"])
+                                    for k in still)) + "." if still else "."))
+    out["trust"] = {"disturb_limit": DISTURB_LIMIT, "spread_limit": c.limit,
+                    "rerun_cases": len(again), "wide_cases": [name(k) for k in still],
+                    "disturbed_runs": sum(k["disturbed"] for k in c.cases),
+                    "interrupted_runs": sum(k["interrupted"] or 0 for k in c.cases),
+                    "runs": sum(len(k["ns"]) for k in c.cases)}
 
 
 FAMS = (4, 6)
@@ -133,8 +194,9 @@ def main_table(c, md, out):
                "ON (adds its own cost to every case)" if d["bpf_stats_enabled_during_timing"]
                else "off"))
     md.append("| fam | table | algo | T0 drop | T1 parse | T2a pass | T2b drop | T3 new key | "
-              "T4 1000 rules | T2a-T1 | T2b-T1 | T3-T1 | T4-T2a | T2a/T0 | T3/T0 |\n")
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+              "T4 1000 rules | T2a-T1 | T2b-T1 | T3-T1 | T4-T2a | T2a/T0 | T3/T0 | disturbed "
+              "runs |\n")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     derived = []
     worst_t2 = worst_t3 = 0.0
     for fam in FAMS:
@@ -148,8 +210,9 @@ def main_table(c, md, out):
                 d3, d4 = med(t3) - med(t1), med(t4) - med(t2a)
                 md.append("| IPv%d | %s | %s |" % (fam, t, a) + cell(t0) + cell(t1) +
                           cell(t2a) + cell(t2b) + cell(t3) + cell(t4) +
-                          " %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n" %
-                          (d2a, d2b, d3, d4, div(med(t2a), med(t0)), div(med(t3), med(t0))))
+                          " %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %s |\n" %
+                          (d2a, d2b, d3, d4, div(med(t2a), med(t0)), div(med(t3), med(t0)),
+                           disturbed((t0, t1, t2a, t2b, t3, t4))))
                 derived.append({
                     "family": fam, "table": t, "algo": a, "t2a_minus_t1": d2a,
                     "t2b_minus_t1": d2b, "t3_minus_t1": d3, "t4_minus_t2a": d4,
@@ -170,10 +233,18 @@ def main_table(c, md, out):
     out["derived"] = derived
     fb = sum(k["fallbacks"] for k in c.cases)
     runs = sum(len(k["ns"]) for k in c.cases)
-    md.append("\n%d of %d timed runs were disturbed (the thread was scheduled "
-              "out) and are timed by the kernel's whole-ns count + 0.5.\n" % (fb, runs))
+    if all(k["interrupted"] is not None for k in c.cases):
+        md.append("\n%d of the %d timed runs above (%d of all %d, reruns' replaced runs "
+                  "included) were interrupted by the scheduler and are timed by the kernel's "
+                  "own count, whole ns + 0.5, which stops while the thread is scheduled out.\n\n"
+                  % (sum(k["interrupted"] for k in c.cases), runs, fb,
+                     runs + sum(len(k.get("discarded_fs_runs", [])) for k in c.cases)))
+    else:
+        md.append("\n%d of %d timed runs were interrupted by the scheduler and are timed by "
+                  "the kernel's whole-ns count + 0.5.\n\n" % (fb, runs))
     out["fallback_runs"] = fb
-    md.append("\nNotes:")
+    trust_notes(c, md, out)
+    md.append("Notes:")
     for k in c.cases:
         if k["note"] and k["test"] != "scale":
             md.append("\n- %s %s IPv%d %s: %s%s" % (
@@ -258,14 +329,15 @@ def tables_floor(c, md, out):
               "(TATs an hour ahead and more; the new keys a 1/hour policy's), so every "
               "claim evicts by smallest debt.\n\n")
     md.append("| fam | floor T1 | floor T2 | floor T3 | floor T2-T1 | floor T3-T1 | floor "
-              "T2 with SipHash-1-3 | its T2-T1 | the hash adds |\n"
-              "|---|---|---|---|---|---|---|---|---|\n")
+              "T2 with SipHash-1-3 | its T2-T1 | the hash adds | disturbed runs |\n"
+              "|---|---|---|---|---|---|---|---|---|---|\n")
     for fam in FAMS:
         p, h = c.find("T1", "floor", fam, "none"), c.find("T2", "floor", fam, "none")
         r, sip = c.find("T3", "floor", fam, "none"), c.find("T2sip", "floor", fam, "none")
         md.append("| IPv%d |" % fam + cell(p) + cell(h) + cell(r) +
                   " %.1f | %.1f |" % (med(h) - med(p), med(r) - med(p)) + cell(sip) +
-                  " %.1f | %.1f |\n" % (med(sip) - med(p), med(sip) - med(h)))
+                  " %.1f | %.1f | %s |\n" % (med(sip) - med(p), med(sip) - med(h),
+                                             disturbed((p, h, r, sip))))
     tables_rows(c, md, out)
 
 
@@ -491,85 +563,227 @@ def json_row(head, row):
     return "{" + ",".join(fields) + "}"
 
 
-class E2e:
-    """e2e.sh's rows: Mpps and validity by (system, CPUs), systems in order."""
+# A row whose Mpps is within BOUND_LIMIT of its flood's ceiling (the same
+# flood into a bare XDP_DROP, same CPUs, same run) is generator-bound: the
+# sender set its rate, and it says nothing of the receiver's cost.
+BOUND_LIMIT = 0.10
+# Each flood's ceiling, floor and sluice rows (e2e.sh), as (system, flood).
+CEILING = {"1": "xdp-drop", "256": "xdp-drop-256", "1M": "xdp-drop-random"}
+FLOOR = {"1": ("floor", "sluice", "sluice-sets"),
+         "256": ("floor-256", "sluice-256", "sluice-sets-256"),
+         "1M": ("floor-random", "sluice-random", "sluice-sets-random")}
+FLOOD_NAME = {"1": "one source", "256": "256 sources", "1M": "1M sources"}
 
-    def __init__(self, rows):
-        self.rows = rows
-        self.mpps, self.valid, self.order = {}, {}, []
+
+def flood_of(system):
+    """The flood a system's row was sent (e2e.sh's choice), for rows of a
+    TSV written before e2e.sh named it."""
+    if system.endswith("-random") or system in ("sluice-newkeys", "sluice-sets-random-2x"):
+        return "1M"
+    return "256" if system.endswith("-256") else "1"
+
+
+class E2e:
+    """e2e.sh's rows, by column name: Mpps and validity by (system, CPUs),
+    systems in order, each row's ceiling and whether it is generator-bound."""
+
+    def __init__(self, head, rows):
+        self.rows = []
         for f in rows:
-            self.mpps[(f[0], f[2])] = f[3]
-            self.valid[(f[0], f[2])] = f[11]
-            if f[0] not in self.order:
-                self.order.append(f[0])
+            r = dict(zip(head, f))
+            r.setdefault("flood", flood_of(r["system"]))
+            r.setdefault("via", "-")
+            self.rows.append(r)
+        self.by, self.order = {}, []
+        for r in self.rows:
+            self.by[(r["system"], r["cpus"])] = r
+            if r["system"] not in self.order:
+                self.order.append(r["system"])
+        for r in self.rows:
+            c = self.by.get((CEILING.get(r["flood"], ""), r["cpus"]))
+            r["ceiling"] = num(c["mpps"]) if c and c["valid"] == "yes" else 0.0
+            r["of_ceiling"] = ratio(num(r["mpps"]), r["ceiling"])
+            r["bound"] = bound(num(r["mpps"]), r["ceiling"])
+            r["is_ceiling"] = c is r
+            r["spread"] = window_spread(r["note"])
+        for r in self.rows:
+            c = self.by.get((CEILING.get(r["flood"], ""), r["cpus"]))
+            r["ceiling_unsteady"] = bool(c) and c["spread"] > SPREAD_LIMIT
         self.goals = []
 
     def has(self, s, c):
-        return (s, str(c)) in self.mpps
+        return (s, str(c)) in self.by
 
     def m(self, s, c):
-        return num(self.mpps[(s, str(c))]) if self.has(s, c) else 0.0
+        return num(self.by[(s, str(c))]["mpps"]) if self.has(s, c) else 0.0
 
     def ok(self, s, c):
-        return self.valid.get((s, str(c))) == "yes"
+        return self.has(s, c) and self.by[(s, str(c))]["valid"] == "yes"
 
-    def goal(self, md, name, val, want, good):
-        md.append("| %s | %.2f | %s | %s |\n" % (name, val, want, "met" if good else "MISSED"))
-        self.goals.append('{"goal":"%s","value":%.4f,"want":"%s","met":%s}' %
-                          (name, val, want, "true" if good else "false"))
+    def gb(self, c, *systems):
+        """The systems of systems whose row at c CPUs is generator-bound."""
+        return [s for s in systems if self.has(s, c) and self.by[(s, str(c))]["bound"]]
+
+    def goal(self, md, name, val, want, good, bound_by=()):
+        """A goal's row; bound_by: its generator-bound rows (then the ratio
+        is the generator's, not the systems')."""
+        gb = ", ".join(bound_by)
+        md.append("| %s | %.2f | %s | %s | %s |\n" % (
+            name, val, want, "met" if good else "MISSED",
+            "**generator-bound**: " + gb if gb else "no"))
+        self.goals.append('{"goal":"%s","value":%.4f,"want":"%s","met":%s,'
+                          '"generator_bound":[%s]}' % (
+                              name, val, want, "true" if good else "false",
+                              ",".join('"%s"' % s for s in bound_by)))
+
+
+def window_spread(note):
+    """The spread (max - min over the median) of a row's one-second rates,
+    from e2e.sh's note ("...; 1-s rates A B C"); NAN without them."""
+    m = re.search(r"1-s rates ([0-9. ]+)$", note)
+    v = sorted(num(x) for x in m.group(1).split()) if m else []
+    if not v:
+        return NAN
+    n = len(v)
+    return div(v[-1] - v[0], v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
+
+
+def bound(mpps, ceiling):
+    """Is a row of mpps generator-bound under this ceiling (within
+    BOUND_LIMIT of it, or over it)? No ceiling: not known, False."""
+    return ceiling > 0 and mpps >= (1 - BOUND_LIMIT) * ceiling
 
 
 def ratio(a, b):
     return a / b if b > 0 else 0.0
 
 
+def bound_cell(r):
+    if r["is_ceiling"]:
+        return "the ceiling"
+    if r["ceiling"] <= 0:
+        return "no ceiling"
+    return ("**generator-bound**" if r["bound"] else "no") + \
+        (" (its ceiling unsteady)" if r["ceiling_unsteady"] else "")
+
+
 def e2e_rows(e, md):
-    md.append("### End to end: receive side of a veth pair (sluice-gen live frames)\n\n")
+    md.append("### End to end: receive side of a veth pair (sluice-gen)\n\n")
     md.append("Mpps: packets the receiver took in per second over three 1-s "
-              "windows (the median), bpf_stats off; prog ns: run_time_ns / run_cnt "
-              "of its XDP program in a 1 s window after it, bpf_stats on; softirq ns: softirq "
-              "CPU time per packet received (/proc/stat, all CPUs, 10 ms ticks: the "
-              "receive path runs as softirq on the sending CPU).\n\n")
-    md.append("| system | family | CPUs | Mpps | sent Mpps | prog ns/pkt | "
-              "softirq ns/pkt | dropped (whole run) | passed | valid | check |\n")
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|\n")
-    for f in e.rows:
-        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
-            f[0], f[1], f[2], f[3], f[6], f[7], f[8], f[9], f[10],
-            "yes" if f[11] == "yes" else "**INVALID**", f[12]))
+              "windows (the median), bpf_stats off; via: how sluice-gen sent (live-frames: "
+              "BPF_PROG_TEST_RUN live frames; socket: a packet socket, where the kernel "
+              "refuses live frames, slower and through the sender's transmit path); "
+              "ceiling: the same flood into a bare XDP_DROP, same CPUs, same run (the "
+              "generator's own ceiling); generator-bound: within %d%% of that ceiling or "
+              "over it, so the sender, not the receiver, set the rate; prog ns: "
+              "run_time_ns / run_cnt of its XDP program in a 1 s window after it, bpf_stats "
+              "on; softirq ns: softirq CPU time per packet received (/proc/stat, all CPUs, "
+              "10 ms ticks: the receive path runs as softirq on the sending CPU); 1-s spread: "
+              "max - min of the one-second rates over their median, **unsteady** over %d%% "
+              "(the machine's other work moved the rate during the row). Floods: "
+              "one source (198.18.0.1), 256 sources (of 198.19.0.0/16), 1M sources (of "
+              "2001:2::/48, IPv6).\n\n" % (round(BOUND_LIMIT * 100),
+                                              round(SPREAD_LIMIT * 100)))
+    md.append("| system | flood | family | CPUs | via | Mpps | 1-s spread | ceiling Mpps | of "
+              "ceiling | generator-bound | sent Mpps | prog ns/pkt | softirq ns/pkt | dropped "
+              "(whole run) | passed | valid | check |\n")
+    md.append("|---" * 17 + "|\n")
+    for r in e.rows:
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                  "| %s | %s |\n" % (
+                      r["system"], r["flood"], r["family"], r["cpus"], r["via"], r["mpps"],
+                      "-" if math.isnan(r["spread"]) else "%.0f%%%s" % (
+                          100 * r["spread"], " **unsteady**" if r["spread"] > SPREAD_LIMIT
+                          else ""),
+                      "%.3f" % r["ceiling"] if r["ceiling"] > 0 else "-",
+                      "%.0f%%" % (100 * r["of_ceiling"]) if r["ceiling"] > 0 else "-",
+                      bound_cell(r), r["sent_mpps"], r["prog_ns"], r["softirq_ns"],
+                      r["dropped"], r["passed"],
+                      "yes" if r["valid"] == "yes" else "**INVALID**", r["note"]))
+    nb = sum(1 for r in e.rows if r["bound"] and not r["is_ceiling"])
+    vias = sorted({r["via"] for r in e.rows})
+    md.append("\n%d of %d rows (the ceilings left out) are generator-bound; %d of %d rows are "
+              "unsteady; sent via %s.\n" % (
+                  nb, len([r for r in e.rows if not r["is_ceiling"]]),
+                  sum(1 for r in e.rows if r["spread"] > SPREAD_LIMIT), len(e.rows),
+                  ", ".join(vias)))
     md.append("\n| 2-CPU / 1-CPU | ratio |\n|---|---|\n")
-    for f in e.rows:
-        s = f[0]
-        if num(f[2]) == 2 and e.m(s, 1) > 0 and e.m(s, 2) > 0:
+    for s in e.order:
+        if e.m(s, 1) > 0 and e.m(s, 2) > 0:
             md.append("| %s | %.2f |\n" % (s, e.m(s, 2) / e.m(s, 1)))
 
 
+def e2e_floor(e, md):
+    """Issue 23: sluice on each table against the floor, the same flood,
+    same CPUs, in Mpps."""
+    rows = []
+    for fl in ("1", "256", "1M"):
+        f, lru, sets = FLOOR[fl]
+        for c in (1, 2):
+            if not e.has(f, c):
+                continue
+            ce = e.by[(f, str(c))]["ceiling"]
+            rows.append("| %s | %s | %s | %.3f | %.3f | %.2f | %.3f | %.2f | %s |\n" % (
+                FLOOD_NAME[fl], c, "%.3f" % ce if ce > 0 else "-", e.m(f, c), e.m(lru, c),
+                ratio(e.m(lru, c), e.m(f, c)), e.m(sets, c), ratio(e.m(sets, c), e.m(f, c)),
+                ", ".join(e.gb(c, f, lru, sets)) or "none"))
+    if not rows:
+        return
+    md.append("\n#### sluice against the floor, end to end\n\nThe floor "
+              "(tools/bench/floor.bpf.c, floor_drop) as the receiver's XDP program: parse, one "
+              "array lookup at a hash of the source, a compare, the clock, one CAS, XDP_DROP. "
+              "lru: sluice, sets: sluice --table sets, each dropping the same flood (one "
+              "source: 1000/s burst 1000; 256 sources: 10/s burst 10 each; 1M sources: 1/m "
+              "burst 1 each, so each source's first packet passes).\n\n"
+              "| flood | CPUs | ceiling Mpps | floor Mpps | lru Mpps | lru / floor | sets Mpps "
+              "| sets / floor | generator-bound rows |\n|---|---|---|---|---|---|---|---|---|\n")
+    md.extend(rows)
+
+
 def e2e_goals(e, md):
-    md.append("\n| goal | value | want | |\n|---|---|---|---|\n")
+    md.append("\n| goal | value | want | | generator-bound |\n|---|---|---|---|---|\n")
     for c in (1, 2):
         if not e.has("xdp-drop", c):
             continue
         for name, s, want, lim in (("(b) sluice", "sluice", ">= 0.85", 0.85),
                                    ("(c) sluice-random", "sluice-random", ">= 0.50", 0.5)):
-            r = ratio(e.m(s, c), e.m("xdp-drop", c))
-            e.goal(md, "%s / (a) xdp-drop, %d CPU" % (name, c), r, want,
-                   e.ok(s, c) and e.ok("xdp-drop", c) and r >= lim)
+            if not e.has(s, c):
+                continue
+            cl = CEILING[flood_of(s)]
+            cl = cl if e.has(cl, c) else "xdp-drop"  # a TSV from before its own ceiling
+            r = ratio(e.m(s, c), e.m(cl, c))
+            e.goal(md, "%s / (a) %s, %d CPU" % (name, cl, c), r, want,
+                   e.ok(s, c) and e.ok(cl, c) and r >= lim, e.gb(c, s))
         for other in ("nft-meter", "hashlimit"):
+            if not e.has(other, c):
+                continue
             r = ratio(e.m("sluice", c), e.m(other, c))
             e.goal(md, "sluice / %s, %d CPU" % (other, c), r, ">= 4",
-                   e.ok("sluice", c) and e.ok(other, c) and r >= 4)
-    # issue 13: the sets table, 1M-source flood, against the LRU table
+                   e.ok("sluice", c) and e.ok(other, c) and r >= 4, e.gb(c, "sluice", other))
+    # issue 23, goal 5: sluice (both tables) at least 0.95x the floor's Mpps
+    for fl in ("1", "256"):
+        f = FLOOR[fl][0]
+        for c in (1, 2):
+            for t, s in zip(("lru", "sets"), FLOOR[fl][1:]):
+                if e.has(f, c) and e.has(s, c):
+                    r = ratio(e.m(s, c), e.m(f, c))
+                    e.goal(md, "%s / floor, %s, %d CPU" % (t, FLOOD_NAME[fl], c), r, ">= 0.95",
+                           e.ok(s, c) and e.ok(f, c) and r >= 0.95, e.gb(c, s, f))
+    # issue 23, goal 6: the sets table, 1M-source flood, against the LRU table
     for c in (1, 2):
         if not e.has("sluice-sets-random", c):
             continue
         r = ratio(e.m("sluice-sets-random", c), e.m("sluice-random", c))
-        e.goal(md, "sets random / lru random (1M sources), %d CPU" % c, r, ">= 2.5",
-               e.ok("sluice-sets-random", c) and e.ok("sluice-random", c) and r >= 2.5)
+        e.goal(md, "sets random / lru random (1M sources), %d CPU" % c, r, ">= 2",
+               e.ok("sluice-sets-random", c) and e.ok("sluice-random", c) and r >= 2,
+               e.gb(c, "sluice-sets-random", "sluice-random"))
     for s in ("sluice", "sluice-random"):
         if e.m(s, 1) > 0 and e.m(s, 2) > 0:
             r = e.m(s, 2) / e.m(s, 1)
-            e.goal(md, s + " 2-CPU / 1-CPU", r, ">= 1.6", e.ok(s, 1) and e.ok(s, 2) and r >= 1.6)
-    md.append("\n")
+            e.goal(md, s + " 2-CPU / 1-CPU", r, ">= 1.6", e.ok(s, 1) and e.ok(s, 2) and r >= 1.6,
+                   ["%s, %d CPU" % (x, n) for n in (1, 2) for x in e.gb(n, s)])
+    md.append("\nA goal whose rows are generator-bound is the sender's figure: met or "
+              "MISSED, it says nothing of the systems compared.\n\n")
 
 
 def e2e_memory(mem, md):
@@ -584,26 +798,33 @@ def e2e_memory(mem, md):
 def render_e2e(tsv_path, mem_path, json_path, md_path, dat_path):
     head, rows = read_tsv(tsv_path)
     _, mem = read_tsv(mem_path)
-    e = E2e(rows)
+    e = E2e(head, rows)
     md = []
     e2e_rows(e, md)
+    e2e_floor(e, md)
     e2e_goals(e, md)
     e2e_memory(mem, md)
     with open(md_path, "w") as f:
         f.write("".join(md))
     mem_json = ['{"system":"%s","keys":%s,"kb":%s,"bytes_per_key":%s,"basis":"%s"}' %
                 tuple(f[:5]) for f in mem]
+    bounds = [dump({"system": r["system"], "cpus": int(num(r["cpus"])), "ceiling_mpps":
+                    r["ceiling"], "of_ceiling": r["of_ceiling"], "generator_bound": r["bound"],
+                    "window_spread": r["spread"], "unsteady": r["spread"] > SPREAD_LIMIT})
+              for r in e.rows]
     with open(json_path, "w") as f:
-        f.write('{"rows":[%s],"memory":[%s],"goals":[%s]}\n' % (
-            ",".join(json_row(head, r) for r in rows), ",".join(mem_json), ",".join(e.goals)))
+        f.write('{"rows":[%s],"bound_limit":%s,"ceilings":[%s],"memory":[%s],"goals":[%s]}\n' % (
+            ",".join(json_row(head, r) for r in rows), dump(BOUND_LIMIT), ",".join(bounds),
+            ",".join(mem_json), ",".join(e.goals)))
     # Chart data: Mpps per system, one column per CPU count; a system with an
     # invalid row gets a "*" (its own counters disagree with what it should do).
-    bad = {f[0] for f in rows if f[11] != "yes"}
+    bad = {r["system"] for r in e.rows if r["valid"] != "yes"}
     with open(dat_path, "w") as f:
         f.write("# system mpps_1cpu mpps_2cpu\n")
         for s in e.order:
-            f.write("%s%s %s %s\n" % (s, "*" if s in bad else "", e.mpps.get((s, "1"), 0),
-                                       e.mpps.get((s, "2"), 0)))
+            f.write("%s%s %s %s\n" % (s, "*" if s in bad else "",
+                                       e.by[(s, "1")]["mpps"] if e.has(s, 1) else 0,
+                                       e.by[(s, "2")]["mpps"] if e.has(s, 2) else 0))
 
 
 # ---- accuracy: sluice-bench accuracy's floods against each algorithm's bound ----
@@ -1029,6 +1250,8 @@ def render_spacing(json_path, md_path):
 # Markdown, rendered from the run's files in DIR (docs/bench: what make bench
 # wrote in build/bench, copied by make bench-page).
 PAGE_PARTS = {
+    "run": ("runs.tsv", "results.md"),
+    "summary": ("cost-runs.json", "e2e.tsv"),
     "cost": ("cost-runs.json",),
     "cost-tables": ("cost-runs.json",),
     "cost-scale": ("cost-runs.json",),
@@ -1041,9 +1264,132 @@ PAGE_PARTS = {
     "spacing": ("shape.json",),
 }
 BLOCK = re.compile(r"<!-- bench:([a-z0-9-]+) -->\n(.*?)<!-- /bench:\1 -->", re.S)
+# The parts of make bench (run.sh's BENCH_PARTS) a block's files come from;
+# by default the block's name up to its first "-".
+BLOCK_PARTS = {"run": (), "summary": ("cost", "e2e"), "tccost": ("shape",),
+               "spacing": ("shape",)}
+# Where a part's own files say which run wrote them.
+RUN_ID_IN = {"cost": "cost-runs.json", "e2e": "e2e.tsv", "accuracy": "accuracy-runs.json"}
+AGAIN = "run 'sudo make bench', then 'make bench-page' (a whole run: every part)"
 
 
-def page_part(name, d, tmp):
+def block_parts(name):
+    return BLOCK_PARTS.get(name, (name.split("-")[0],))
+
+
+def file_run_ids(path):
+    """The run ids a measurement file carries: a JSON's run_id, a TSV's run
+    column (every row's); an empty set when it carries none."""
+    if path.endswith(".json"):
+        with open(path) as f:
+            rid = json.load(f).get("run_id")
+        return {rid} if rid else set()
+    head, rows = read_tsv(path)
+    if "run" not in head:
+        return set()
+    return {r[head.index("run")] for r in rows if len(r) > head.index("run")}
+
+
+def one_run(page, names, d):
+    """The one run every block of the page comes from: runs.tsv in DIR names
+    the run of each part, and the parts' own files must say the same. Exits
+    naming what differs when the blocks would mix runs."""
+    path = os.path.join(d, "runs.tsv")
+    if not os.path.exists(path):
+        raise SystemExit("render.py page: %s is missing: which run measured each part is "
+                         "unknown (%s)" % (path, AGAIN))
+    with open(path) as f:
+        runs = dict(ln.rstrip("\n").split("\t")[:2] for ln in f if "\t" in ln)
+    parts = sorted({p for n in names for p in block_parts(n)})
+    missing = [p for p in parts if p not in runs]
+    if missing:
+        raise SystemExit("render.py page: %s names no run of %s (the part was never measured "
+                         "whole, or failed): %s" % (path, ", ".join(missing), AGAIN))
+    ids = sorted({runs[p] for p in parts})
+    if len(ids) > 1:
+        raise SystemExit("render.py page: %s would mix runs: %s; its tables come from one run: "
+                         "%s" % (page, ", ".join("%s %s" % (p, runs[p]) for p in parts), AGAIN))
+    for p in parts:
+        f = os.path.join(d, RUN_ID_IN.get(p, ""))
+        if p in RUN_ID_IN and os.path.exists(f) and file_run_ids(f) != {runs[p]}:
+            raise SystemExit("render.py page: %s says run %s, %s says %s: %s" % (
+                f, ", ".join(sorted(file_run_ids(f))) or "none", path, runs[p], AGAIN))
+    return ids[0] if ids else None
+
+
+def run_machine(d):
+    """The machine and date of the run in DIR: results.md's first line's
+    "(kernel, N CPUs, date)"."""
+    with open(os.path.join(d, "results.md")) as f:
+        first = f.readline()
+    m = re.match(r"## sluice benchmarks \((.*)\)$", first.rstrip("\n"))
+    return m.group(1) if m else "?"
+
+
+def render_run(d, run_id):
+    """The run block: which run the page's tables come from."""
+    return ("The run on this page: `%s` (%s: the first line of `docs/bench/results.md`). "
+            "`docs/bench/runs.tsv` names the run that measured each part, and `make "
+            "bench-page` refuses to render tables of different runs onto one page.\n" %
+            (run_id, run_machine(d)))
+
+
+def summary_cost(c):
+    """The summary's in-kernel rows: ns over parsing, token bucket."""
+    def over(test, table, fam, algo):
+        k = c.find(test, table, fam, algo)
+        t1 = c.find("T1", "floor" if table == "floor" else "lru", fam, "none")
+        if k is None or t1 is None:
+            return "-"
+        return "%.1f%s" % (med(k) - med(t1), inv(k) + inv(t1))
+
+    md = ["| in the kernel: ns per packet over parsing, IPv4 / IPv6 | floor | lru | sets |\n"
+          "|---|---|---|---|\n"]
+    for label, tf, ts in (("one hot key, token bucket (T2a-T1)", "T2", "T2a"),
+                          ("a new key into a full 1M-key table (T3-T1)", "T3", "T3")):
+        md.append("| %s | %s | %s | %s |\n" % (label, " / ".join(
+            over(tf, "floor", f, "none") for f in FAMS), *(" / ".join(
+                over(ts, t, f, 0) for f in FAMS) for t in TABLES)))
+    return md
+
+
+def render_summary(d, cost_path, e2e_path, run_id):
+    """The README's table: the headline figures of one run."""
+    with open(cost_path) as f:
+        c = Cost(json.load(f))
+    head, rows = read_tsv(e2e_path)
+    e = E2e(head, rows)
+    md = ["Measured by `make bench` run `%s` (%s); every table of the run is in "
+          "[Performance](docs/performance.md).\n\n" % (run_id, run_machine(d))]
+    md.extend(summary_cost(c))
+    md.append("\n| end to end: Mpps received, one flooding source | 1 CPU | 2 CPUs |\n"
+              "|---|---|---|\n")
+    for label, s in (("bare XDP_DROP (the generator's ceiling)", "xdp-drop"),
+                     ("the floor", "floor"), ("sluice, --table lru", "sluice"),
+                     ("sluice, --table sets", "sluice-sets")):
+        cells = []
+        for n in (1, 2):
+            if not e.has(s, n):
+                cells.append("-")
+                continue
+            r = e.by[(s, str(n))]
+            flags = [] if r["is_ceiling"] or r["ceiling"] <= 0 else \
+                ["%.0f%%" % (100 * r["of_ceiling"])] + (["generator-bound"] if r["bound"] else [])
+            flags += ["unsteady"] if r["spread"] > SPREAD_LIMIT else []
+            cells.append("%s%s%s" % (r["mpps"], " (%s)" % ", ".join(flags) if flags else "",
+                                     "" if r["valid"] == "yes" else " INVALID"))
+        md.append("| %s | %s | %s |\n" % (label, cells[0], cells[1]))
+    vias = sorted({r["via"] for r in e.rows})
+    md.append("\n%% of the generator's ceiling in brackets; generator-bound: within %d%% of "
+              "it or over it, so the sender, not the receiver, set the rate; unsteady: its "
+              "one-second rates spread over %d%%. Sent via %s%s.\n"
+              % (round(BOUND_LIMIT * 100), round(SPREAD_LIMIT * 100), ", ".join(vias),
+                 " (a packet socket: this kernel refuses live frames)" if vias == ["socket"]
+                 else ""))
+    return "".join(md)
+
+
+def page_part(name, d, tmp, run_id=None):
     ins = [os.path.join(d, f) for f in PAGE_PARTS[name]]
     for f in ins:
         if not os.path.exists(f):
@@ -1052,6 +1398,10 @@ def page_part(name, d, tmp):
     md = os.path.join(tmp, name + ".md")
     js = os.path.join(tmp, name + ".json")
     dat = os.path.join(tmp, name + ".dat")
+    if name == "run":
+        return render_run(d, run_id)
+    if name == "summary":
+        return render_summary(d, ins[0], ins[1], run_id)
     if name.startswith("cost"):
         sections = {}
         render_cost(ins[0], js, md, dat, sections)
@@ -1077,17 +1427,24 @@ def render_page(page, d, check):
     blocks that differ, and leave the page as it is."""
     with open(page) as f:
         text = f.read()
-    names = BLOCK.findall(text)
+    names = [n for n, _ in BLOCK.findall(text)]
     if not names:
         raise SystemExit("render.py page: %s has no <!-- bench:NAME --> block" % page)
+    for name in names:
+        if name not in PAGE_PARTS:
+            raise SystemExit("render.py page: %s: no such bench table '%s' (one of: %s)" %
+                             (page, name, ", ".join(sorted(PAGE_PARTS))))
+    for name in names:
+        for f in PAGE_PARTS[name]:
+            if not os.path.exists(os.path.join(d, f)):
+                raise SystemExit("render.py page: %s needs %s (%s)" % (
+                    name, os.path.join(d, f), AGAIN))
+    run_id = one_run(page, names, d)
     stale = []
     with tempfile.TemporaryDirectory() as tmp:
         def fill(m):
             name = m.group(1)
-            if name not in PAGE_PARTS:
-                raise SystemExit("render.py page: %s: no such bench table '%s' (one of: %s)" %
-                                 (page, name, ", ".join(sorted(PAGE_PARTS))))
-            body = page_part(name, d, tmp)
+            body = page_part(name, d, tmp, run_id)
             if body != m.group(2):
                 stale.append(name)
             return "<!-- bench:%s -->\n%s<!-- /bench:%s -->" % (name, body, name)

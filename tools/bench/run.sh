@@ -15,21 +15,32 @@
 #   8. clients  real clients (curl, wrk) of a real nginx through a SYN flood and a
 #               UDP flood from source port 53: no limiter, sluice, nftables and
 #               hashlimit side by side, two rounds (clients.sh, about 3 minutes)
+#   9. syn      a SYN flood (sluice-gen -p tcp) from 1M and from 1k spoofed sources:
+#               Mpps at the receiver with sluice's SYN rule (and --key src,dport),
+#               nftables, hashlimit, no limiter, and the ceiling, bare XDP_DROP;
+#               each one's counters against its promise (syn.sh, about 3 minutes)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
 # charts cost-vs-keys.png and mpps.png; the tables and chart data of the cost,
 # e2e, accuracy and shape-cost parts come from their measurements
 # (cost-runs.json, e2e.tsv, accuracy-runs.json, shape-cost-runs.json) by
 # tools/bench/render.py.
-# BENCH_PARTS="cost e2e accuracy rules fleet shape clients" picks parts; BENCH_REPEAT
-# and BENCH_RUNS change the in-kernel runs (1e6 x 5); BENCH_REPORT_ONLY=1 only
-# rebuilds the report from the last results.
+# BENCH_PARTS="cost e2e accuracy rules fleet shape clients syn" picks parts; BENCH_REPEAT
+# and BENCH_RUNS change the in-kernel runs (1e6 x 5), BENCH_RERUNS how often a
+# case whose runs spread over 20% is measured again (2); BENCH_REPORT_ONLY=1
+# only rebuilds the report from the last results.
+# Every run has an id (the UTC time it began and this shell's pid): cost,
+# e2e and accuracy write it into their measurements, and $OUT/runs.tsv names,
+# for each part, the run that last measured it whole, so that the tables of
+# docs/performance.md and the README (make bench-page) come from one run.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
 OUT=$BUILD/bench
-PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet shape clients}
+PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet shape clients syn}
 PREFIX=bn$$
 NSH=${PREFIX}h
+RUN_ID=$(date -u +%Y-%m-%dT%H:%M:%SZ)-$$
+export BENCH_RUN_ID=$RUN_ID
 
 die() { echo "bench: $*" >&2; exit 1; }
 
@@ -62,21 +73,31 @@ inh() { nsenter --net="/var/run/netns/$NSH" "$@"; }
 start=$(date +%s)
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 measure() { [ -z "${BENCH_REPORT_ONLY:-}" ] && has "$1"; }
+FAILED= # parts that failed: their results are not this run's
+
+# runs.tsv: "part<TAB>run id" for each part last measured whole. The parts
+# measured now lose their line first (a part that fails keeps none), and get
+# this run's once every part is done.
+if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
+	touch "$OUT/runs.tsv"
+	awk -F'\t' -v p=" $PARTS " 'index(p, " " $1 " ") == 0' "$OUT/runs.tsv" >"$OUT/runs.tsv.new"
+	mv "$OUT/runs.tsv.new" "$OUT/runs.tsv"
+fi
 
 if measure cost; then
 	echo "bench: in-kernel cost per packet, both key tables and the floor (about 6 minutes)" >&2
-	inh "$BENCH" cost -o "$OUT/cost-runs.json" -H "$HOLD" \
-		-r "${BENCH_REPEAT:-1000000}" -n "${BENCH_RUNS:-5}"
+	inh "$BENCH" cost -o "$OUT/cost-runs.json" -H "$HOLD" -I "$RUN_ID" \
+		-r "${BENCH_REPEAT:-1000000}" -n "${BENCH_RUNS:-5}" -R "${BENCH_RERUNS:-2}"
 fi
 
 if measure e2e; then
-	echo "bench: end to end on a veth pair (about 1.5 minutes)" >&2
+	echo "bench: end to end on a veth pair (about 5 minutes)" >&2
 	BUILD=$BUILD BENCH=$BENCH PREFIX=$PREFIX tools/bench/e2e.sh "$OUT"
 fi
 
 if measure accuracy; then
 	echo "bench: accuracy (about 1 minute)" >&2
-	inh "$BENCH" accuracy -o "$OUT/accuracy-runs.json" -H "${PREFIX}a0"
+	inh "$BENCH" accuracy -o "$OUT/accuracy-runs.json" -H "${PREFIX}a0" -I "$RUN_ID"
 fi
 
 if measure rules; then
@@ -86,7 +107,10 @@ fi
 
 if measure fleet; then
 	echo "bench: the fleet agent against one local Redis (about 1.5 minutes)" >&2
-	BUILD=$BUILD BENCH=$BENCH tools/bench/fleet.sh "$OUT" >/dev/null
+	BUILD=$BUILD BENCH=$BENCH tools/bench/fleet.sh "$OUT" >/dev/null || {
+		echo "bench: the fleet part failed: no run id for it in $OUT/runs.tsv" >&2
+		FAILED="$FAILED fleet"
+	}
 fi
 
 if measure shape; then
@@ -99,6 +123,20 @@ if measure clients; then
 	echo "bench: real clients through a SYN flood and a UDP flood (about 3 minutes)" >&2
 	BUILD=$BUILD tools/bench/clients.sh "$OUT" >/dev/null ||
 		echo "bench: the clients part reported a failure" >&2
+fi
+
+if measure syn; then
+	echo "bench: a SYN flood from spoofed sources (about 3 minutes)" >&2
+	BUILD=$BUILD BENCH=$BENCH PREFIX=$PREFIX tools/bench/syn.sh "$OUT" >/dev/null ||
+		echo "bench: the syn part reported a failure" >&2
+fi
+
+# Every part measured: this run's id for each (runs.tsv), but a failed one's.
+if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
+	for part in $PARTS; do
+		case " $FAILED " in *" $part "*) continue ;; esac
+		printf '%s\t%s\n' "$part" "$RUN_ID"
+	done >>"$OUT/runs.tsv"
 fi
 
 # ---- the measurements become the tables, the charts' data and the JSON with
@@ -133,7 +171,11 @@ fi
 {
 	echo "## sluice benchmarks ($(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
 	echo
-	for part in cost e2e accuracy rules fleet shape clients; do
+	# Which run measured each part (this one, or one before under BENCH_REPORT_ONLY).
+	awk -F'\t' -v p=" $PARTS " 'index(p, " " $1 " ") { r = r (r ? ", " : "") $1 " " $2 }
+		END { print "Runs: " (r ? r : "none recorded") "." }' "$OUT/runs.tsv" 2>/dev/null || true
+	echo
+	for part in cost e2e accuracy rules fleet shape clients syn; do
 		has "$part" && [ -s "$OUT/$part.md" ] && cat "$OUT/$part.md"
 	done
 	echo "Charts: $OUT/cost-vs-keys.png, $OUT/mpps.png. JSON: $OUT/results.json."
@@ -141,7 +183,7 @@ fi
 } >"$OUT/results.md"
 {
 	printf '{"kernel":"%s","cpus":%d' "$(uname -r)" "$(nproc)"
-	for part in cost e2e accuracy rules fleet shape clients; do
+	for part in cost e2e accuracy rules fleet shape clients syn; do
 		if has "$part" && [ -s "$OUT/$part.json" ]; then
 			printf ',"%s":' "$part"
 			cat "$OUT/$part.json"

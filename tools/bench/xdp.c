@@ -4,6 +4,8 @@
  * the receiver's namespace (nsenter --net=...).
  *
  *   xdp attach IF drop        attach the bare XDP_DROP program (native mode)
+ *   xdp attach IF floor       attach the floor (floor.bpf.c's floor_drop): the
+ *                             least an exact per-source limiter does, then drop
  *   xdp attach IF sluice [--rate N] [--burst N] [--algo A] [--prefix6 LEN]
  *                             attach the datapath this binary was built with,
  *                             configured as the loader would, without pins:
@@ -34,6 +36,7 @@
 
 #include "bench.h"
 #include "drop.skel.h"
+#include "floor.skel.h"
 
 static int attach_fd(int ifindex, int prog_fd)
 {
@@ -249,7 +252,7 @@ static int read_counters(int ifindex, const char *ifname)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice-bench xdp attach IF drop\n"
+	fprintf(f, "usage: sluice-bench xdp attach IF drop|floor\n"
 		   "       sluice-bench xdp attach IF sluice [--rate RATE] [--burst N]\n"
 		   "                [--algo ALGO] [--prefix6 LEN] [--max-keys N]\n"
 		   "       sluice-bench xdp read IF\n"
@@ -295,6 +298,21 @@ int cmd_xdp(int argc, char **argv)
 		}
 		ret = attach_fd(ifindex, bpf_program__fd(d->progs.bench_drop));
 		drop_bpf__destroy(d);
+		if (ret)
+			fprintf(stderr, "sluice-bench: Couldn't attach to %s: %s\n", argv[2],
+				strerror(-ret));
+		return ret ? SLUICE_EXIT_RUNTIME : SLUICE_EXIT_OK;
+	}
+	if (!strcmp(argv[3], "floor") && argc == 4) {
+		struct floor_bpf *fl = floor_bpf__open_and_load();
+
+		if (!fl) {
+			fprintf(stderr, "sluice-bench: Couldn't load the floor program: %s\n",
+				strerror(errno));
+			return SLUICE_EXIT_RUNTIME;
+		}
+		ret = attach_fd(ifindex, bpf_program__fd(fl->progs.floor_drop));
+		floor_bpf__destroy(fl);
 		if (ret)
 			fprintf(stderr, "sluice-bench: Couldn't attach to %s: %s\n", argv[2],
 				strerror(-ret));
