@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "libsluice.h"
+#include "cmd.h"
 
 struct scratch {
 	struct sluice_config cfg;
@@ -44,6 +45,26 @@ static inline int scratch_words(const char *line, char buf[512], char *argv[32])
 		argv[argc++] = w;
 	argv[argc] = NULL;
 	return argc;
+}
+
+/* One editing command, a string of words: checked alone (no state), or
+ * applied to t (sluice_cmd_check(), sluice_cmd_edit()); err emptied first. */
+static inline int scratch_check(const char *line, char *err, size_t errlen)
+{
+	char buf[512], *argv[32];
+	int argc = scratch_words(line, buf, argv);
+
+	err[0] = '\0';
+	return sluice_cmd_check(argc, argv, err, errlen);
+}
+
+static inline int scratch_edit(struct sluice_txn *t, const char *line, char *err, size_t errlen)
+{
+	char buf[512], *argv[32];
+	int argc = scratch_words(line, buf, argv);
+
+	err[0] = '\0';
+	return sluice_cmd_edit(t, argc, argv, err, errlen);
 }
 
 /* Drop the copy (and its bookkeeping); the scratch may be edited again. */

@@ -18,23 +18,8 @@
 #include "../lib/scratch.h"
 #include "../lib/tap.h"
 
-static int check(const char *line, char *err, size_t errlen)
-{
-	char buf[512], *argv[32];
-	int argc = scratch_words(line, buf, argv);
-
-	err[0] = '\0';
-	return sluice_cmd_check(argc, argv, err, errlen);
-}
-
-static int edit(struct sluice_txn *t, const char *line, char *err, size_t errlen)
-{
-	char buf[512], *argv[32];
-	int argc = scratch_words(line, buf, argv);
-
-	err[0] = '\0';
-	return sluice_cmd_edit(t, argc, argv, err, errlen);
-}
+#define check scratch_check
+#define edit scratch_edit
 
 static const struct {
 	const char *line;

@@ -24,23 +24,8 @@
 #define DS_PER_DAY 864000U
 
 /* Check one editing command alone (sluice_cmd_check): 0 or -EINVAL, err. */
-static int check(const char *line, char *err, size_t errlen)
-{
-	char buf[512], *argv[32];
-	int argc = scratch_words(line, buf, argv);
-
-	err[0] = '\0';
-	return sluice_cmd_check(argc, argv, err, errlen);
-}
-
-static int edit(struct sluice_txn *t, const char *line, char *err, size_t errlen)
-{
-	char buf[512], *argv[32];
-	int argc = scratch_words(line, buf, argv);
-
-	err[0] = '\0';
-	return sluice_cmd_edit(t, argc, argv, err, errlen);
-}
+#define check scratch_check
+#define edit scratch_edit
 
 /* What each line does: taken, or refused with a message holding `msg`. */
 static const struct {

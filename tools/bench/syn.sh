@@ -113,9 +113,12 @@ setup() { # SYSTEM FAMILY
 	xdp-drop) inr "$BENCH" xdp attach "$IFR" drop ;;
 	none) ;;
 	sluice | sluice-dport)
-		[ "$sys" = sluice-dport ] && key=(--key "src,dport")
+		# wide keys are off unless attach turns them on: a table for the
+		# whole flood's sources
+		local flows=()
+		[ "$sys" = sluice-dport ] && key=(--key "src,dport") flows=(--max-flows 1048576)
 		inr "$SLUICE" attach "$IFR" --rate 1000000/s --burst 1000000 --new-keys off \
-			>/dev/null &&
+			"${flows[@]}" >/dev/null &&
 			inr "$CTL" -i "$IFR" rule add "$any" --proto tcp --tcp-flags syn \
 				--rate "$RATE/s" --burst "$BURST" --prefix "$pfx" \
 				"${key[@]}" >/dev/null ;;
