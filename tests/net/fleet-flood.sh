@@ -17,6 +17,7 @@
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
+source tests/lib/fleetboxes.sh
 
 netns_need_root "fleet-flood" jq redis-server redis-cli nft
 netns_need_sluice "fleet-flood"
@@ -27,79 +28,24 @@ FLOOD=198.18.128.0/17 FLOOD_N=20000 FLOOD_PPS=6000
 FLEET=ff$$
 P=ff$$
 NS_G="fleet-flood-g-$$"
-NSB=() IFT=() IFR=() RUNP=() RUNLOG=()
 PIDS=()
 REDIS_PID= MON_PID=
 D=$(mktemp -d /tmp/sluice-fleet-flood.XXXXXX) || exit 1
 SOCK=$D/redis.sock
 
-cleanup() {
-	local st=$? i pid
-	trap - EXIT INT TERM
+boxes_stop() {
+	local pid
 	for pid in "${PIDS[@]}" "${RUNP[@]}" "$MON_PID" "$REDIS_PID"; do
 		[ -n "$pid" ] && kill "$pid" 2>/dev/null
 	done
 	for pid in "${PIDS[@]}" "${RUNP[@]}" "$MON_PID" "$REDIS_PID"; do
 		[ -n "$pid" ] && wait "$pid" 2>/dev/null
 	done
-	for i in 1 2; do
-		[ -n "${NSB[$i]:-}" ] && ip netns list | grep -qw "${NSB[$i]}" &&
-			nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" detach "${IFR[$i]}" \
-				>/dev/null 2>&1
-	done
-	pins_release
-	for i in 1 2; do
-		[ -n "${NSB[$i]:-}" ] && ip netns del "${NSB[$i]}" 2>/dev/null
-	done
-	ip netns del "$NS_G" 2>/dev/null
-	rm -rf "$D"
-	return $st
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+boxes_trap
 
-bx() { local i=$1; shift; nsenter --net="/var/run/netns/${NSB[$i]}" "$@"; }
-ctl() { local i=$1; shift; bx "$i" "$SLUICECTL" -i "${IFR[$i]}" "$@"; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-
-lab() {
-	local i
-	ip netns add "$NS_G" || return 1
-	for i in 1 2; do
-		NSB[$i]="fleet-flood-b$i-$$"
-		IFT[$i]="${P}t$i"
-		IFR[$i]="${P}r$i"
-		RUNLOG[$i]=$D/run$i.log
-		ip netns add "${NSB[$i]}" || return 1
-		pins_watch "/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/${NSB[$i]}")" \
-			"${NSB[$i]}" || return 1
-		ip link add "${IFT[$i]}" netns "$NS_G" type veth peer name "${IFR[$i]}" \
-			netns "${NSB[$i]}" || return 1
-		nsenter --net="/var/run/netns/$NS_G" sysctl -qw \
-			"net.ipv6.conf.${IFT[$i]}.disable_ipv6=1" || return 1
-		bx "$i" sysctl -qw "net.ipv6.conf.${IFR[$i]}.disable_ipv6=1" || return 1
-		ip -n "$NS_G" addr add "198.18.$i.1/24" dev "${IFT[$i]}" &&
-			ip -n "${NSB[$i]}" addr add "198.18.$i.2/24" dev "${IFR[$i]}" &&
-			ip -n "$NS_G" link set "${IFT[$i]}" up &&
-			ip -n "${NSB[$i]}" link set "${IFR[$i]}" up || return 1
-		bx "$i" nft -f - <<-EOF || return 1
-		table netdev flood {
-			counter heavy { }
-			chain in {
-				type filter hook ingress device "${IFR[$i]}" priority 0;
-				ip saddr $HEAVY counter name heavy
-			}
-		}
-		EOF
-	done
-}
-heavy_counted() {
-	bx "$1" nft list counter netdev flood heavy |
-		awk '$1 == "packets" { print $2; found = 1 } END { if (!found) exit 1 }'
-}
-
-lab || { not_ok "build the generator and two box namespaces"; exit 1; }
+boxes_lab 2 fleet-flood && boxes_ingress 2 && nft_count "$HEAVY" 1 2 ||
+	{ not_ok "build the generator and two box namespaces"; exit 1; }
 redis-server --port 0 --unixsocket "$SOCK" --unixsocketperm 700 --save '' --appendonly no \
 	--daemonize no >"$D/redis.log" 2>&1 &
 REDIS_PID=$!
@@ -114,9 +60,7 @@ for i in 1 2; do
 	bx "$i" "$SLUICE" attach "${IFR[$i]}" --rate "$RATE/s" --burst "$BURST" >/dev/null &&
 		ctl "$i" set --fleet on ||
 		{ not_ok "attach box $i with a fleet policy"; exit 1; }
-	nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" run "${IFR[$i]}" --redis "unix:$SOCK" \
-		--fleet "$FLEET" --sync-interval "${SYNC_MS}ms" >>"${RUNLOG[$i]}" 2>&1 &
-	RUNP[$i]=$!
+	box_run "$i" --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms"
 done
 synced=0
 for _ in $(seq 200); do
@@ -178,7 +122,7 @@ diag "box 1's run said up to $held keys held"
 
 t=$(jq -s 'map(.seconds) | max' "$D"/heavy1.json "$D"/heavy2.json)
 rtt=$(ctl 1 stats -j | jq .fleet.rtt_ms)
-admitted=$(($(heavy_counted 1) + $(heavy_counted 2)))
+admitted=$(($(nft_counted "$HEAVY" 1) + $(nft_counted "$HEAVY" 2)))
 offered=$(jq -s 'map(.packets) | add' "$D"/heavy1.json "$D"/heavy2.json)
 bound=$(awk -v b=$BURST -v r=$RATE -v t="$t" -v n=$N -v s=$SYNC_MS -v rtt="$rtt" \
 	'BEGIN { printf "%.1f", b + r * t + (n - 1) * r * (2 * s + rtt) / 1000 + b / 4 }')

@@ -19,6 +19,7 @@
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
+source tests/lib/fleetboxes.sh
 
 netns_need_root "fleet-sentinel" jq redis-server redis-sentinel redis-cli nft
 netns_need_sluice "fleet-sentinel"
@@ -30,41 +31,22 @@ RIP=198.18.200.1
 FLEET=fs$$
 P=fs$$
 NS_G="fleet-sent-g-$$" NS_R="fleet-sent-r-$$"
-NSB=() IFT=() IFR=() RUNP=() RUNLOG=()
 PIDS=() RPIDS=()
 D=$(mktemp -d /tmp/sluice-fleet-sentinel.XXXXXX) || exit 1
 
-cleanup() {
-	local st=$? i pid
-	trap - EXIT INT TERM
+boxes_stop() {
+	local pid
 	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
 		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
 	done
 	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
 		[ -n "$pid" ] && wait "$pid" 2>/dev/null
 	done
-	for i in 1 2; do
-		[ -n "${NSB[$i]:-}" ] && ip netns list | grep -qw "${NSB[$i]}" &&
-			nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" detach "${IFR[$i]}" \
-				>/dev/null 2>&1
-	done
-	pins_release
-	for i in 1 2; do
-		[ -n "${NSB[$i]:-}" ] && ip netns del "${NSB[$i]}" 2>/dev/null
-	done
-	ip netns del "$NS_G" 2>/dev/null
-	ip netns del "$NS_R" 2>/dev/null
-	rm -rf "$D"
-	return $st
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+BOXES_DEL=("$NS_R")
+boxes_trap
 
-bx() { local i=$1; shift; nsenter --net="/var/run/netns/${NSB[$i]}" "$@"; }
 rx() { nsenter --net="/var/run/netns/$NS_R" "$@"; }
-ctl() { local i=$1; shift; bx "$i" "$SLUICECTL" -i "${IFR[$i]}" "$@"; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 pass_if() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; return 1; fi; }
 fleet_of() { ctl "$1" stats -j 2>/dev/null | jq -c .fleet; }
 # both JQ: wait (up to 20 s) until JQ holds of both boxes' fleet objects.
@@ -82,47 +64,19 @@ both() {
 
 lab() {
 	local i
-	ip netns add "$NS_G" && ip netns add "$NS_R" || return 1
+	boxes_lab 2 fleet-sent && boxes_ingress 2 && nft_count "$SRC" 1 2 || return 1
+	ip netns add "$NS_R" || return 1
 	rx ip link set lo up && rx ip addr add "$RIP/32" dev lo || return 1
 	for i in 1 2; do
-		NSB[$i]="fleet-sent-b$i-$$"
-		IFT[$i]="${P}t$i"
-		IFR[$i]="${P}r$i"
-		RUNLOG[$i]=$D/run$i.log
-		ip netns add "${NSB[$i]}" || return 1
-		pins_watch "/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/${NSB[$i]}")" \
-			"${NSB[$i]}" || return 1
-		ip link add "${IFT[$i]}" netns "$NS_G" type veth peer name "${IFR[$i]}" \
-			netns "${NSB[$i]}" || return 1
 		# the box's way to Redis, a veth of its own
 		ip link add "${P}s$i" netns "$NS_R" type veth peer name "${P}c$i" \
 			netns "${NSB[$i]}" || return 1
-		nsenter --net="/var/run/netns/$NS_G" sysctl -qw \
-			"net.ipv6.conf.${IFT[$i]}.disable_ipv6=1" || return 1
-		bx "$i" sysctl -qw "net.ipv6.conf.${IFR[$i]}.disable_ipv6=1" || return 1
-		ip -n "$NS_G" addr add "198.18.$i.1/24" dev "${IFT[$i]}" &&
-			ip -n "${NSB[$i]}" addr add "198.18.$i.2/24" dev "${IFR[$i]}" &&
-			ip -n "$NS_G" link set "${IFT[$i]}" up &&
-			ip -n "${NSB[$i]}" link set "${IFR[$i]}" up &&
-			ip -n "$NS_R" addr add "198.18.20$i.1/24" dev "${P}s$i" &&
+		ip -n "$NS_R" addr add "198.18.20$i.1/24" dev "${P}s$i" &&
 			ip -n "${NSB[$i]}" addr add "198.18.20$i.2/24" dev "${P}c$i" &&
 			ip -n "$NS_R" link set "${P}s$i" up &&
 			ip -n "${NSB[$i]}" link set "${P}c$i" up &&
 			ip -n "${NSB[$i]}" route add "$RIP/32" via "198.18.20$i.1" || return 1
-		bx "$i" nft -f - <<-EOF || return 1
-		table netdev sent {
-			counter src { }
-			chain in {
-				type filter hook ingress device "${IFR[$i]}" priority 0;
-				ip saddr $SRC counter name src
-			}
-		}
-		EOF
 	done
-}
-counted() {
-	bx "$1" nft list counter netdev sent src |
-		awk '$1 == "packets" { print $2; found = 1 } END { if (!found) exit 1 }'
 }
 
 # redis_up PORT [ARGS]: a redis-server in NS_R on RIP:PORT, no persistence.
@@ -182,10 +136,8 @@ for i in 1 2; do
 	bx "$i" "$SLUICE" attach "${IFR[$i]}" --rate "$RATE/s" --burst "$BURST" >/dev/null &&
 		ctl "$i" set --fleet on ||
 		{ not_ok "attach box $i with a fleet policy"; exit 1; }
-	nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" run "${IFR[$i]}" \
-		--redis-sentinel "$SENT" --redis-master "$MASTER" --fleet "$FLEET" \
-		--sync-interval "${SYNC_MS}ms" >>"${RUNLOG[$i]}" 2>&1 &
-	RUNP[$i]=$!
+	box_run "$i" --redis-sentinel "$SENT" --redis-master "$MASTER" --fleet "$FLEET" \
+		--sync-interval "${SYNC_MS}ms"
 done
 if both ".state == \"synced\" and .boxes == 2 and (.redis | test(\"$MASTER at $RIP:6379\"))"; then
 	ok "both boxes synced with the primary the sentinels name"
@@ -240,7 +192,7 @@ pass_if "the metrics count the outage" \
 
 t=$(jq -s 'map(.seconds) | max' "$D"/gen1.json "$D"/gen2.json)
 rtt=$(fleet_of 1 | jq .rtt_ms)
-admitted=$(($(counted 1) + $(counted 2)))
+admitted=$(($(nft_counted "$SRC" 1) + $(nft_counted "$SRC" 2)))
 offered=$(jq -s 'map(.packets) | add' "$D"/gen1.json "$D"/gen2.json)
 bound=$(awk -v b=$BURST -v r=$RATE -v t="$t" -v n=$N -v s=$SYNC_MS -v rtt="$rtt" \
 	'BEGIN { printf "%.1f", b + r * t + (n - 1) * r * (2 * s + rtt) / 1000 + b / 4 + b }')

@@ -61,6 +61,7 @@
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
+source tests/lib/fleetboxes.sh
 
 netns_need_root "fleet" jq redis-server redis-cli nft
 netns_need_sluice "fleet"
@@ -87,7 +88,6 @@ FLEET=fl$$
 
 P=fl$$
 NS_G="fleet-gen-$$"
-NSB=() IFT=() IFR=() RUNP=() RUNLOG=() NETDIR=()
 GEN_PIDS=()
 REDIS_PID=
 REDIS2_PID=
@@ -95,9 +95,8 @@ D=$(mktemp -d /tmp/sluice-fleet.XXXXXX) || exit 1
 SOCK=$D/redis.sock
 SOCK2=$D/redis-auth.sock
 
-cleanup() {
-	local st=$? i pid
-	trap - EXIT INT TERM
+boxes_stop() {
+	local pid
 	for pid in "${GEN_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null
 	done
@@ -110,83 +109,13 @@ cleanup() {
 	for pid in "${GEN_PIDS[@]}" "${RUNP[@]}" "$REDIS_PID" "$REDIS2_PID"; do
 		[ -n "$pid" ] && wait "$pid" 2>/dev/null
 	done
-	for i in 1 2 3; do
-		[ -n "${NSB[$i]:-}" ] || continue
-		if ip netns list | grep -qw "${NSB[$i]}"; then
-			nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" detach "${IFR[$i]}" \
-				>/dev/null 2>&1
-		fi
-	done
-	# What is left of the boxes' pins, only what this test made (pins_watch).
-	pins_release
-	for i in 1 2 3; do
-		[ -n "${NSB[$i]:-}" ] && ip netns del "${NSB[$i]}" 2>/dev/null
-	done
-	ip netns del "$NS_G" 2>/dev/null
-	rm -rf "$D"
-	return $st
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+boxes_trap
 
-bx() { local i=$1; shift; nsenter --net="/var/run/netns/${NSB[$i]}" "$@"; }
-ctl() { local i=$1; shift; bx "$i" "$SLUICECTL" -i "${IFR[$i]}" "$@"; }
 stats() { ctl "$1" stats -j; }
 # fleet_of I: box I's fleet object, one line.
 # (Quiet: a poll may meet a run that is still attaching.)
 fleet_of() { stats "$1" 2>/dev/null | jq -c .fleet; }
-
-lab() {
-	local i
-	ip netns add "$NS_G" || return 1
-	ip -n "$NS_G" link set lo up || return 1
-	for i in 1 2 3; do
-		NSB[$i]="fleet-b$i-$$"
-		IFT[$i]="${P}t$i"
-		IFR[$i]="${P}r$i"
-		RUNLOG[$i]=$D/run$i.log
-		ip netns add "${NSB[$i]}" || return 1
-		NETDIR[$i]="/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/${NSB[$i]}")"
-		pins_watch "${NETDIR[$i]}" "${NSB[$i]}" || return 1
-		ip link add "${IFT[$i]}" netns "$NS_G" type veth peer name "${IFR[$i]}" \
-			netns "${NSB[$i]}" || return 1
-		# Nothing but the generators' frames: no IPv6 (no RS, MLD, DAD).
-		nsenter --net="/var/run/netns/$NS_G" sysctl -qw \
-			"net.ipv6.conf.${IFT[$i]}.disable_ipv6=1" || return 1
-		bx "$i" sysctl -qw "net.ipv6.conf.${IFR[$i]}.disable_ipv6=1" || return 1
-		ip -n "$NS_G" addr add "198.18.$i.1/24" dev "${IFT[$i]}" &&
-			ip -n "${NSB[$i]}" addr add "198.18.$i.2/24" dev "${IFR[$i]}" &&
-			ip -n "${NSB[$i]}" link set lo up &&
-			ip -n "$NS_G" link set "${IFT[$i]}" up &&
-			ip -n "${NSB[$i]}" link set "${IFR[$i]}" up || return 1
-		# The independent count: the ingress hook runs after XDP.
-		bx "$i" nft -f - <<-EOF || return 1
-		table netdev fleet {
-			chain in {
-				type filter hook ingress device "${IFR[$i]}" priority 0;
-			}
-		}
-		EOF
-	done
-}
-
-# nft_count SRC BOX...: count from now what each BOX passes from SRC;
-# nft_counted SRC BOX: how many it has.
-nft_count() {
-	local src=$1 i name
-	shift
-	name=c${src//./_}
-	for i in "$@"; do
-		bx "$i" nft add counter netdev fleet "$name" &&
-			bx "$i" nft add rule netdev fleet in ip saddr "$src" counter name "$name" ||
-			return 1
-	done
-}
-nft_counted() {
-	bx "$2" nft list counter netdev fleet "c${1//./_}" |
-		awk '$1 == "packets" { print $2; found = 1 } END { if (!found) exit 1 }'
-}
 
 # redis_start SOCK [ARGS]: a redis-server of our own, no persistence; waits
 # until it answers. Sets REDIS_LAST to its pid.
@@ -329,7 +258,6 @@ pass_if() {
 	if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi
 }
 calc() { awk "BEGIN { printf \"%.4f\", $* }"; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
 # spray SRC [BURST]: SRC at PPS out of every box's generator for SECS; sets
 # ADMITTED, PER_BOX, GEN_T, SPRAY_BURST (BURST, default the policy's),
@@ -385,17 +313,8 @@ check_up() {
 	pass_if "$1: at least 0.9 x (burst + rate x t) admitted" le "$floor" "$ADMITTED"
 }
 
-# run_box I ARGS: `sluice run` on box I in the background, its log RUNLOG[I].
-run_box() {
-	local i=$1
-	shift
-	# nsenter execs sluice: RUNP[I] is sluice's own pid.
-	nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" run "${IFR[$i]}" "$@" \
-		>>"${RUNLOG[$i]}" 2>&1 &
-	RUNP[$i]=$!
-}
-
-lab || { not_ok "build the generator and three box namespaces"; exit 1; }
+boxes_lab 3 fleet && boxes_ingress 3 ||
+	{ not_ok "build the generator and three box namespaces"; exit 1; }
 redis_start "$SOCK" || { not_ok "start redis-server on $SOCK"; exit 1; }
 REDIS_PID=$REDIS_LAST
 
@@ -409,7 +328,7 @@ for i in 1 2 3; do
 		ctl "$i" rule add "$DEAD_SRC/32" --rate "$DEAD_RATE/s" --burst "$DEAD_BURST" \
 			--fleet >/dev/null ||
 		{ not_ok "attach box $i with a fleet policy"; exit 1; }
-	run_box "$i" --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms" \
+	box_run "$i" --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms" \
 		--redis-timeout "$TIMEOUT"
 done
 
@@ -593,7 +512,7 @@ said_once "Redis continued" "$SYNCED_SAID" back0
 kill -INT "${RUNP[1]}"
 wait "${RUNP[1]}"
 RUNP[1]=
-run_box 1 --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms" \
+box_run 1 --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms" \
 	--redis-timeout "$TIMEOUT" --sync-keys 1
 WAIT_BOXES=1
 all_boxes '.state == "synced"' || not_ok "--sync-keys 1: box 1 synced"
@@ -677,7 +596,7 @@ for try in 1 2 3; do
 	wait "${RUNP[1]}" "${RUNP[2]}" 2>/dev/null
 	sleep 1.5
 	for i in 1 2; do
-		run_box "$i" --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms" \
+		box_run "$i" --redis "unix:$SOCK" --fleet "$FLEET" --sync-interval "${SYNC_MS}ms" \
 			--redis-timeout "$TIMEOUT"
 	done
 	WAIT_BOXES="1 2"
@@ -781,7 +700,7 @@ nothing_left() {
 	fi
 }
 
-run_box 3 "${auth[@]}" --redis-password-file "$D/right.pw"
+box_run 3 "${auth[@]}" --redis-password-file "$D/right.pw"
 WAIT_BOXES=3
 if all_boxes '.state == "synced" and .outage_share == false and .name == "'"$FLEET-pw"'"'; then
 	ok "the right password file: synced"
@@ -836,7 +755,7 @@ for i in 1 2 3; do
 	bx "$i" "$SLUICE" attach "${IFR[$i]}" --table sets --rate "$RATE/s" --burst "$BURST" \
 		>/dev/null && ctl "$i" set --fleet on ||
 		{ not_ok "the set table: attach box $i with a fleet policy"; exit 1; }
-	run_box "$i" --redis "unix:$SOCK" --fleet "$FLEET-sets" --sync-interval "${SYNC_MS}ms" \
+	box_run "$i" --redis "unix:$SOCK" --fleet "$FLEET-sets" --sync-interval "${SYNC_MS}ms" \
 		--redis-timeout "$TIMEOUT"
 done
 for i in 1 2 3; do

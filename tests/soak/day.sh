@@ -58,6 +58,7 @@
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
+source tests/lib/fleetboxes.sh
 
 netns_need_root "soak" jq redis-server redis-cli curl nft
 netns_need_sluice "soak"
@@ -90,16 +91,15 @@ D=$(mktemp -d /tmp/sluice-soak.XXXXXX) || exit 1
 chmod 0700 "$D"
 SOCK=$D/redis.sock
 PASSFILE=$D/redis.pass
-declare -a NSB IFT IFR IFORIG IFALT CONF RUNP RUNLOG RUN_FD0 RUN_RSS0
+declare -a IFORIG IFALT CONF RUN_FD0 RUN_RSS0
 REDIS_PID= SCRAPER_PID= URL=
 GEN_PIDS=()
 CLASSES="held default exempt denied fleet"
 declare -A SRC_OF=([held]=10 [default]=11 [exempt]=20 [denied]=30)
 src_of() { if [ "$2" = fleet ]; then echo 198.18.0.7; else echo "198.18.$1.${SRC_OF[$2]}"; fi; }
 
-cleanup() {
-	local st=$? i pid
-	trap - EXIT INT TERM
+boxes_stop() {
+	local pid
 	for pid in "${GEN_PIDS[@]}" $SCRAPER_PID "${RUNP[@]}"; do
 		[ -n "$pid" ] && kill "$pid" 2>/dev/null
 	done
@@ -108,29 +108,11 @@ cleanup() {
 	for pid in "${GEN_PIDS[@]}" $SCRAPER_PID "${RUNP[@]}" $REDIS_PID; do
 		[ -n "$pid" ] && wait "$pid" 2>/dev/null
 	done
-	for i in 1 2 3; do
-		[ -n "${NSB[$i]:-}" ] && ip netns list | grep -qw "${NSB[$i]}" || continue
-		bx "$i" "$SLUICE" detach "${IFR[$i]}" >/dev/null 2>&1
-	done
-	# What is left of the boxes' pins, only what this test made.
-	pins_release
-	for i in 1 2 3; do
-		[ -n "${NSB[$i]:-}" ] && ip netns del "${NSB[$i]}" 2>/dev/null
-	done
-	ip netns del "$NS_G" 2>/dev/null
-	rm -rf "$D"
-	return $st
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+boxes_trap
 
-bx() { local i=$1; shift; nsenter --net="/var/run/netns/${NSB[$i]}" "$@"; }
-gx() { nsenter --net="/var/run/netns/$NS_G" "$@"; }
-ctl() { local i=$1; shift; bx "$i" "$SLUICECTL" -i "${IFR[$i]}" "$@"; }
 fleet_of() { ctl "$1" -j stats 2>/dev/null | jq -c .fleet 2>/dev/null; }
 calc() { awk "BEGIN { printf \"%.2f\", $* }"; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 now() { printf '%s' "$EPOCHREALTIME"; }
 rcli() { REDISCLI_AUTH=$(cat "$PASSFILE") redis-cli -s "$SOCK" "$@" 2>/dev/null; }
 
@@ -166,27 +148,10 @@ declare -a CONF_V
 
 lab() {
 	local i
-	ip netns add "$NS_G" || return 1
-	ip -n "$NS_G" link set lo up || return 1
+	boxes_lab 3 soak || return 1
 	for i in 1 2 3; do
-		NSB[$i]="soak-b$i-$$"
-		IFT[$i]="${P}t$i"
-		IFR[$i]="${P}r$i" IFORIG[$i]="${P}r$i" IFALT[$i]="${P}n$i"
+		IFORIG[$i]="${P}r$i" IFALT[$i]="${P}n$i"
 		CONF[$i]=$D/box$i.conf
-		RUNLOG[$i]=$D/run$i.log
-		ip netns add "${NSB[$i]}" || return 1
-		pins_watch "/sys/fs/bpf/sluice/netns:$(stat -L -c %i "/var/run/netns/${NSB[$i]}")" \
-			"${NSB[$i]}" || return 1
-		ip link add "${IFT[$i]}" netns "$NS_G" type veth peer name "${IFR[$i]}" \
-			netns "${NSB[$i]}" || return 1
-		# Only the generators' frames: no IPv6 (no RS, MLD, DAD).
-		gx sysctl -qw "net.ipv6.conf.${IFT[$i]}.disable_ipv6=1" || return 1
-		bx "$i" sysctl -qw "net.ipv6.conf.${IFR[$i]}.disable_ipv6=1" || return 1
-		ip -n "$NS_G" addr add "198.18.$i.1/24" dev "${IFT[$i]}" &&
-			ip -n "${NSB[$i]}" addr add "198.18.$i.2/24" dev "${IFR[$i]}" &&
-			ip -n "${NSB[$i]}" link set lo up &&
-			ip -n "$NS_G" link set "${IFT[$i]}" up &&
-			ip -n "${NSB[$i]}" link set "${IFR[$i]}" up || return 1
 		# The box's address, for good: a rename takes the link down, and a
 		# carrier loss flushes what ARP learnt (packets would wait on a
 		# new resolution, and be lost uncounted).
@@ -242,12 +207,8 @@ run_box() {
 	local i=$1 extra=()
 	[ "$i" = 1 ] && extra=(--metrics 127.0.0.1:0)
 	echo "---- run started $(date +%T)" >>"${RUNLOG[$i]}"
-	# nsenter execs sluice: RUNP[I] is sluice's own pid.
-	nsenter --net="/var/run/netns/${NSB[$i]}" "$SLUICE" run "${IFR[$i]}" \
-		--interval "$REPORT" --redis "unix:$SOCK" --redis-password-file "$PASSFILE" \
-		--fleet "soak$$" --fleet-member "box$i" --sync-interval "${SYNC_MS}ms" \
-		"${extra[@]}" >>"${RUNLOG[$i]}" 2>&1 &
-	RUNP[$i]=$!
+	box_run "$i" --interval "$REPORT" --redis "unix:$SOCK" --redis-password-file "$PASSFILE" \
+		--fleet "soak$$" --fleet-member "box$i" --sync-interval "${SYNC_MS}ms" "${extra[@]}"
 	RUN_FD0[$i]= RUN_RSS0[$i]=
 }
 reports() { grep -c ' pps; top drops:' "${RUNLOG[$1]}"; }
