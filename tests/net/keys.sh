@@ -30,8 +30,16 @@ for table in lru sets; do
 	rc=$?
 	check "$T --key src,dport while wide keys are off: exit 2, naming --max-flows" \
 		test "$rc" = 2 -a -n "$(grep -e '--max-flows' <<<"$out")"
+	check "$T stats -j: key_table.wide.on is false before" \
+		test "$(ctl -j stats | jq -r .key_table.wide.on)" = false
 	expect_status 0 "$T attach again with --max-flows 4096" \
 		rx_sluice attach "$IF_RX" --max-flows 4096
+	w=$(ctl -j stats | jq -c .key_table.wide)
+	check "$T stats -j: key_table.wide is on, holding 4096 ($w)" \
+		test "$(jq -r '"\(.on) \(.max)"' <<<"$w")" = "true 4096"
+	rx_sluice status "$IF_RX" | grep -q "wide keys: 0 of 4096" &&
+		ok "$T status says the wide keys' table" ||
+		{ not_ok "$T status says the wide keys' table"; diag "$(rx_sluice status "$IF_RX")"; }
 	check "$T the rule made before is kept" \
 		test "$(ctl -j rule list | jq -r '.[] | select(.match == "198.18.250.0/24") | .match')" \
 		= 198.18.250.0/24

@@ -121,7 +121,14 @@ int sluice_read_counters(const struct sluice_handle *h, struct sluice_counters *
 	if (keys < 0 || log_keys < 0)
 		return keys < 0 ? (int)keys : (int)log_keys;
 	c->log_keys = (__u64)log_keys;
-	c->keys = (__u64)keys + c->log_keys;
+	if (sluice_keytab_wide_on(&h->keys)) {
+		long wide = sluice_keytab_count_wide(&h->keys);
+
+		if (wide < 0)
+			return (int)wide;
+		c->wide_keys = (__u64)wide;
+	}
+	c->keys = (__u64)keys + c->log_keys + c->wide_keys;
 	c->evicted_estimate = c->stats.new_keys > c->keys ? c->stats.new_keys - c->keys : 0;
 	return 0;
 }

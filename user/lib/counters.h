@@ -54,6 +54,7 @@ struct sluice_counters {
 	__u64 evicted_estimate; /* stats.new_keys - keys, 0 when negative */
 	__u64 log_keys; /* of keys, those in sluice_logs */
 	__u64 table_keys[2]; /* of keys, the key table's: IPv4, IPv6 */
+	__u64 wide_keys; /* of keys, the wide keys' table's (0 while they are off) */
 };
 /*
  * Read the counters, then count the keys (in that order: a key created

@@ -388,6 +388,24 @@ void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counter
 		 * have sets of their own */
 		v->max_family[f] = v->sets ? (__u64)h->keys.nsets[f] * SLUICE_SET_WAYS : v->max;
 	}
+	v->wide = sluice_keytab_wide_on(&h->keys);
+	if (v->wide) {
+		v->wide_used = c->wide_keys;
+		v->wide_max = sluice_keytab_wide_capacity(&h->keys);
+	}
+}
+
+/* "; wide keys: 3 of 4096" (full), or "; wide keys off" */
+static void wide_text(const struct sluice_keys_view *v, char *buf, size_t len)
+{
+	size_t n = strlen(buf);
+
+	if (!v->wide)
+		snprintf(buf + n, len - n, "; wide keys off");
+	else
+		snprintf(buf + n, len - n, "; wide keys: %llu of %llu%s",
+			 (unsigned long long)v->wide_used, (unsigned long long)v->wide_max,
+			 v->wide_used >= v->wide_max ? " (full)" : "");
 }
 
 void sluice_human_bytes(__u64 b, char *buf, size_t len)
@@ -411,6 +429,7 @@ void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 			 "%llu of %llu keys (lru table: IPv4 %llu, IPv6 %llu share it; %s)",
 			 (unsigned long long)(v->used[0] + v->used[1]), (unsigned long long)v->max,
 			 (unsigned long long)v->used[0], (unsigned long long)v->used[1], mem);
+		wide_text(v, buf, len);
 		return;
 	}
 	/* A set table's families fill apart: a full IPv4 half is full
@@ -424,6 +443,7 @@ void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 			 v->used[f] >= v->max_family[f] ? " (full)" : "");
 	}
 	snprintf(buf + strlen(buf), len - strlen(buf), " keys (%s)", mem);
+	wide_text(v, buf, len);
 }
 
 void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v)
@@ -444,6 +464,11 @@ void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v)
 		sluice_rec_bool(r, "full", v->used[f] >= v->max_family[f]);
 		sluice_rec_end(r);
 	}
+	sluice_rec_begin(r, "wide");
+	sluice_rec_bool(r, "on", v->wide);
+	sluice_rec_u64(r, "used", v->wide_used);
+	sluice_rec_u64(r, "max", v->wide_max);
+	sluice_rec_end(r);
 	sluice_rec_end(r);
 }
 

@@ -62,17 +62,22 @@ struct sluice_keys_view {
 	__u64 used[2]; /* keys now */
 	__u64 max_family[2]; /* what each family can hold (the LRU: max) */
 	__u64 max; /* both families */
-	__u64 bytes; /* memory */
+	__u64 bytes; /* memory (the wide keys' table's included while they are on) */
+	/* wide keys (--key src,dport|flow): on (sluice attach --max-flows), how
+	 * many now, how many the table holds */
+	bool wide;
+	__u64 wide_used, wide_max;
 };
 /* From a handle and its counters (sluice_read_counters()). */
 void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counters *c,
 		      struct sluice_keys_view *v);
-/* "sets table: IPv4 64 of 64 (full), IPv6 1 of 64 keys (12.0 KiB)" */
+/* "sets table: IPv4 64 of 64 (full), IPv6 1 of 64 keys (12.0 KiB)", and
+ * "; wide keys: 3 of 4096" or "; wide keys off" */
 void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len);
 /* b bytes as "%.1f GiB", "MiB" or "KiB". */
 void sluice_human_bytes(__u64 b, char *buf, size_t len);
 /* "key_table": {table, used, max, families_share_max, memlock, ipv4: {used, max,
- * full}, ipv6: {...}} */
+ * full}, ipv6: {...}, wide: {on, used, max}} */
 void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v);
 /* A shaper's counters: "shape": {shaped, delayed, delay_ns, mean_delay_ns,
  * max_delay_ns, restamped, horizon_dropped, delay_histogram: {lt_1us, ...,

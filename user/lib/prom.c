@@ -354,6 +354,12 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	table_info(f, label, h->keys.sets);
 	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", label,
 	      sluice_map_max_entries(h->logs_fd));
+	gauge(f, "sluice_wide_keys",
+	      "Wide keys (--key src,dport or flow) now (part of sluice_keys; 0 while off).", label,
+	      kv.wide_used);
+	gauge(f, "sluice_max_wide_keys",
+	      "Wide keys the table holds (sluice attach --max-flows; 0: wide keys off).", label,
+	      kv.wide_max);
 	gauge(f, "sluice_rules", "Rules in force.", label, pol.nr_rules + pol.nr_l4);
 	gauge(f, "sluice_dry_run", "Whether dry-run is on for every policy (1) or not (0).", label,
 	      pol.set.flags & SLUICE_DRY_RUN ? 1 : 0);

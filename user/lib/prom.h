@@ -17,7 +17,8 @@
  * interface="IFACE": every sluice_stats field as sluice_FIELD_total, each
  * policy's as sluice_policy_{passed,dropped,passed_bytes,dropped_bytes}_total
  * (policy="default" or the rule's CIDR), and the gauges sluice_keys,
- * sluice_log_keys, sluice_max_keys, sluice_max_log_keys,
+ * sluice_log_keys, sluice_max_keys, sluice_max_log_keys, sluice_wide_keys,
+ * sluice_max_wide_keys,
  * sluice_key_table_keys and sluice_key_table_max_keys (family="ipv4" or
  * "ipv6"), sluice_evicted_estimate, sluice_rules and sluice_dry_run. A shaper's state
  * is labelled by its name, interface="shape:IFACE", so that the limiter and
