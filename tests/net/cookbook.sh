@@ -28,7 +28,9 @@ blocks() {
 	     inb { b = b (b == "" ? "" : "\036") $0 }' "$PAGE"
 }
 
-expect_status 0 "attach" rx_sluice attach "$IF_RX" --rate 1000/s --burst 2000 || exit 1
+# --max-flows: the wide keys (--key src,dport, flow) of its per-service rules
+expect_status 0 "attach" rx_sluice attach "$IF_RX" --rate 1000/s --burst 2000 --max-flows 4096 ||
+	exit 1
 n=0 conf=
 while IFS= read -r b; do
 	IFS=$'\036' read -r -a lines <<<"$b"
