@@ -14,6 +14,9 @@
 # (every command, the script's GET and SET of each key among them): no flood
 # key may appear, the heavy one must. The heavy source's admissions are
 # counted by nft in each box's ingress hook (after XDP), not by sluice.
+# Then a rule on the transport header, --proto tcp --tcp-flags syn --fleet
+# on, beside the default: one source's SYNs are held to the rule's fleet
+# bound, its UDP is charged to the default's key (below).
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -132,5 +135,96 @@ echo "# fleet-flood ratio: $(awk -v a="$admitted" -v b="$bound" 'BEGIN { printf 
 pass_if "the sprayed heavy source is held to the bound with N x theta" le "$admitted" "$bound"
 pass_if "the heavy source gets at least 0.9 x (burst + rate x t)" \
 	le "$(awk -v b=$BURST -v r=$RATE -v t="$t" 'BEGIN { print 0.9 * (b + r * t) }')" "$admitted"
+
+# A rule on the transport header shared by the fleet (issue 22, item 6):
+# one source sends SYNs and UDP, sprayed over both boxes. Its SYNs meet the
+# SYN rule, its UDP the default: two policies, two keys in Redis, named by
+# the rule's match ("p:tcp,tcp-flags=syn:SRC/32") and as before
+# ("p:SRC/32"). Box 2 has a rule more (not the fleet's, never met here)
+# ahead of it, so that the SYN rule sits on another slot there: the name
+# must not depend on it. SYNs are held to the SYN rule's fleet bound; the
+# UDP, well within the default's, all passes (were both charged to one key,
+# the SYNs' usage would hold it).
+SRC2=198.18.0.10 SYN_RATE=100 SYN_BURST=100 SYN_PPS=300 UDP_PPS=60
+ctl 2 rule add 198.18.0.0/15 --proto udp --dport 9 --rate 1000/s >/dev/null ||
+	{ not_ok "add a rule of box 2's own"; exit 1; }
+for i in 1 2; do
+	ctl "$i" rule add 198.18.0.0/15 --proto tcp --tcp-flags syn --rate "$SYN_RATE/s" \
+		--burst "$SYN_BURST" --fleet on >"$D/ruleadd$i" 2>&1 ||
+		{ not_ok "rule add --proto tcp --tcp-flags syn --fleet on on box $i"; \
+			diag "$(cat "$D/ruleadd$i")"; exit 1; }
+	bx "$i" nft add counter netdev fleet syn2 &&
+		bx "$i" nft add rule netdev fleet in ip saddr "$SRC2" \
+			"tcp flags & (syn | ack) == syn" counter name syn2 &&
+		bx "$i" nft add counter netdev fleet udp2 &&
+		bx "$i" nft add rule netdev fleet in ip saddr "$SRC2" udp dport 5001 \
+			counter name udp2 || { not_ok "nft counts on box $i"; exit 1; }
+done
+ok "rule add CIDR --proto tcp --tcp-flags syn --fleet on is taken"
+slot() {
+	# the innermost object holding both the SYN match and a slot: the rule
+	ctl "$1" rule list -j | jq -r '[.. | objects |
+		select([.. | .tcp_flags? // empty] | index("syn") != null) |
+		[.. | .slot? // empty] | first // empty] | last // "?"'
+}
+s1=$(slot 1) s2=$(slot 2)
+diag "the SYN rule's slot: box 1 $s1, box 2 $s2"
+differ() { [ "$1" != "?" ] && [ "$1" != "$2" ]; }
+pass_if "the SYN rule sits on another slot on box 2" differ "$s1" "$s2"
+counted() { bx "$2" nft list counter netdev fleet "$1" | awk '$1 == "packets" { print $2 }'; }
+
+redis-cli -s "$SOCK" monitor >"$D/monitor2" 2>&1 &
+MON_PID=$!
+sleep 0.3
+for i in 1 2; do
+	nsenter --net="/var/run/netns/$NS_G" "$SLUICE_GEN" -i "${IFT[$i]}" -s "$SRC2" \
+		-d "198.18.$i.2" -p tcp --dport 443 -r "$SYN_PPS" -t "$SECS" -j \
+		>"$D/syn$i.json" 2>"$D/syn$i.err" &
+	PIDS+=($!)
+	nsenter --net="/var/run/netns/$NS_G" "$SLUICE_GEN" -i "${IFT[$i]}" -s "$SRC2" \
+		-d "198.18.$i.2" --dport 5001 -r "$UDP_PPS" -t "$SECS" -j \
+		>"$D/udp$i.json" 2>"$D/udp$i.err" &
+	PIDS+=($!)
+done
+st=0
+for pid in "${PIDS[@]}"; do wait "$pid" || st=1; done
+PIDS=()
+if [ $st != 0 ]; then
+	not_ok "the SYN and UDP generators ran"
+	diag "$(cat "$D"/syn*.err "$D"/udp*.err)"
+	exit 1
+fi
+sleep 0.5
+kill "$MON_PID" 2>/dev/null
+wait "$MON_PID" 2>/dev/null
+MON_PID=
+
+syn_key="sluice:{$FLEET}:p:tcp,tcp-flags=syn:$SRC2/32"
+def_key="sluice:{$FLEET}:p:$SRC2/32"
+keys2=$(grep -oE "sluice:\{$FLEET\}:[pb]:[^\" ]*$SRC2/32" "$D/monitor2" | sort | uniq -c)
+diag "keys of $SRC2 in Redis (MONITOR):" "$(echo "$keys2" | tr '\n' ';')"
+pass_if "the SYN rule's key is named by its match: $syn_key" grep -qF "\"$syn_key\"" "$D/monitor2"
+pass_if "its UDP is charged to the default's key: $def_key" grep -qF "\"$def_key\"" "$D/monitor2"
+pass_if "no other key of $SRC2" [ "$(echo "$keys2" | grep -c .)" = 2 ]
+pass_if "redis-cli KEYS sees the SYN rule's key" \
+	[ "$(redis-cli -s "$SOCK" --raw keys "sluice:{$FLEET}:p:tcp,tcp-flags=syn:*")" = "$syn_key" ]
+
+t=$(jq -s 'map(.seconds) | max' "$D"/syn1.json "$D"/syn2.json)
+rtt=$(ctl 1 stats -j | jq .fleet.rtt_ms)
+syn_in=$(($(counted syn2 1) + $(counted syn2 2)))
+syn_sent=$(jq -s 'map(.packets) | add' "$D"/syn1.json "$D"/syn2.json)
+udp_in=$(($(counted udp2 1) + $(counted udp2 2)))
+udp_sent=$(jq -s 'map(.packets) | add' "$D"/udp1.json "$D"/udp2.json)
+bound=$(awk -v b=$SYN_BURST -v r=$SYN_RATE -v t="$t" -v n=$N -v s=$SYNC_MS -v rtt="$rtt" \
+	'BEGIN { printf "%.1f", b + r * t + (n - 1) * r * (2 * s + rtt) / 1000 + b / 4 }')
+diag "SYNs of $SRC2: $syn_in of $syn_sent admitted (nft), t $t s, bound $bound;" \
+	"its UDP: $udp_in of $udp_sent"
+pass_if "the sprayed SYNs are held to the SYN rule's fleet bound" le "$syn_in" "$bound"
+pass_if "the SYNs get at least 0.9 x (burst + rate x t)" \
+	le "$(awk -v b=$SYN_BURST -v r=$SYN_RATE -v t="$t" 'BEGIN { print 0.9 * (b + r * t) }')" \
+	"$syn_in"
+pass_if "its UDP, within the default's limit, all passes (not held by the SYNs' usage)" \
+	le "$((udp_sent * 98 / 100))" "$udp_in"
+
 [ "$TAP_FAILED" = 0 ] || diag "$(tail -5 "${RUNLOG[1]}")"
 exit $((TAP_FAILED > 0))

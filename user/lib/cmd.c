@@ -733,10 +733,6 @@ static int check_match(struct edit *e, char *err, size_t errlen)
 				  "--dst is IPv%u and the rule %s IPv%u: a packet has both of one "
 				  "family, so it never matches",
 				  m->dst_family, e->cidr_text, e->cidr.family);
-	if (e->fleet > 0)
-		return sluice_err(err, errlen, -EINVAL,
-				  "--fleet is not yet taken by a rule that matches on ports, flags "
-				  "or protocols: give the fleet's limit to a rule of a CIDR alone");
 	return 0;
 }
 

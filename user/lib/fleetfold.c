@@ -55,14 +55,17 @@ void sluice_fleet_tols_refresh(struct sluice_fleet_tols *t, struct sluice_handle
 		return;
 	if (sluice_read_policies(h, &pol, false, NULL, 0))
 		return;
-	v = calloc(pol.nr_rules + 1, sizeof(*v));
+	v = calloc(pol.nr_rules + 1 + pol.nr_l4, sizeof(*v));
 	if (!v) {
 		sluice_free_policies(&pol);
 		return;
 	}
-	for (i = 0; i <= pol.nr_rules; i++) {
-		const struct sluice_policy *p = i < pol.nr_rules ? &pol.rules[i].rule.policy :
-								   &pol.set.def;
+	/* the rules of a CIDR alone, the default, the rules on L4 */
+	for (i = 0; i <= pol.nr_rules + pol.nr_l4; i++) {
+		const struct sluice_policy *p =
+			i < pol.nr_rules  ? &pol.rules[i].rule.policy :
+			i == pol.nr_rules ? &pol.set.def :
+					    &pol.l4[i - pol.nr_rules - 1].policy;
 
 		if (!(p->flags & SLUICE_POLICY_FLEET) || p->algo > SLUICE_ALGO_LEAKY_BUCKET)
 			continue;

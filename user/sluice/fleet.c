@@ -63,11 +63,13 @@
 #include "agent.h"
 #include "redis.h"
 #include "fleetbound.h"
+#include "fleetname.h"
 #include "fleetpush.h"
 #include "fleet.skel.h"
 
-/* Redis keys name a key by its masked address, one per limit (lane). */
-#define KEY_TEXT 56
+/* Redis keys name a key by its rule's match (a rule on L4) and its masked
+ * address, one per limit (lane): user/lib/fleetname.c. */
+#define KEY_TEXT SLUICE_FLEET_KEY_NAME
 #define TICKS_PER_US (1000ULL << SLUICE_TICK_SHIFT)
 
 struct fleet_agent {
@@ -107,6 +109,7 @@ struct fleet_agent {
 	__u32 silent_said; /* the silent members the log last named */
 	__u64 last_dur_ns; /* the last successful sync's duration */
 	struct sluice_fleet_tols tols; /* the fold's (user/lib/fleetfold.c) */
+	struct sluice_fleet_names rule_names; /* the keys' (user/lib/fleetname.c) */
 	/* which keys a sync pushes (user/lib/fleetpush.c): NULL with
 	 * --sync-threshold 0, every key with usage at every sync */
 	struct sluice_fleet_push *push;
@@ -239,17 +242,6 @@ static int cmp_busiest(const void *x, const void *y)
 	__u64 ua = a->used[0] + a->used[1], ub = b->used[0] + b->used[1];
 
 	return ua < ub ? 1 : ua > ub ? -1 : 0;
-}
-
-/* "p:198.18.0.7/32": the limit (p packets, b bytes) and the masked key. */
-static void key_name(const struct sluice_key *k, int lane, char *buf, size_t len)
-{
-	struct sluice_cidr c = { .family = k->family, .prefixlen = k->prefixlen };
-	char text[INET6_ADDRSTRLEN + 8];
-
-	memcpy(c.addr, k->addr, 16);
-	sluice_format_cidr(&c, true, text, sizeof(text));
-	snprintf(buf, len, "%c:%s", lane ? 'b' : 'p', text);
 }
 
 static void set_state(struct fleet_agent *a, __u32 state)
@@ -455,12 +447,14 @@ static int sync_once(struct fleet_agent *a)
 	push = want < a->o.max_keys ? want : (__u32)a->o.max_keys;
 	if (push < want)
 		qsort(a->io, want, sizeof(a->io[0]), cmp_busiest);
+	sluice_fleet_names_refresh(&a->rule_names, &a->h);
 	for (i = 0; i < push; i++) {
 		for (j = 0; j < 2; j++) {
 			a->io[i].debt[j] = 0;
 			if (!a->io[i].used[j])
 				continue;
-			key_name(&a->io[i].key, j, a->names[lanes], KEY_TEXT);
+			sluice_fleet_key_name(&a->rule_names, &a->io[i].key, j, a->names[lanes],
+					      KEY_TEXT);
 			a->keys[lanes] = a->names[lanes];
 			a->used_us[lanes] = (double)a->io[i].used[j] / (double)TICKS_PER_US;
 			a->rec_of[lanes] = i;
