@@ -599,20 +599,12 @@ static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t 
 		if (ret)
 			return ret;
 	}
-	ret = redis_open_socket(r, deadline, err, len);
-	if (ret < 0)
+	ret = redis_open(r, deadline, err, len);
+	if (ret)
 		return ret;
-	r->fd = ret;
-	r->rd = redisReaderCreate();
-	if (!r->rd) {
-		ret = sluice_err(err, len, -ENOMEM, "Couldn't allocate a Redis reply reader");
-		goto out;
-	}
 	/* AUTH, ROLE (under Sentinel) and SCRIPT LOAD in one round trip: a
 	 * refused AUTH makes the others fail too, and AUTH's reply is the one
 	 * that says why. */
-	r->out.len = 0;
-	r->out.oom = false;
 	if (r->password) {
 		redis_buf_cmd(&r->out, 2);
 		redis_buf_arg(&r->out, "AUTH");
@@ -643,6 +635,23 @@ out:
 	if (ret)
 		redis_drop(r);
 	return ret;
+}
+
+int redis_open(struct sluice_redis *r, __u64 deadline, char *err, size_t len)
+{
+	int fd = redis_open_socket(r, deadline, err, len);
+
+	if (fd < 0)
+		return fd;
+	r->rd = redisReaderCreate();
+	if (!r->rd) {
+		close(fd);
+		return sluice_err(err, len, -ENOMEM, "Couldn't allocate a Redis reply reader");
+	}
+	r->fd = fd;
+	r->out.len = 0;
+	r->out.oom = false;
+	return 0;
 }
 
 int sluice_redis_connect(struct sluice_redis *r, char *err, size_t len)

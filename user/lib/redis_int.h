@@ -86,6 +86,9 @@ void redis_drop(struct sluice_redis *r);
 int redis_wait_fd(int fd, short events, __u64 deadline);
 void redis_lookup_free(struct lookup *lk);
 int redis_open_socket(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
+/* A connection to r's address (r->fd), its reply reader, its output
+ * emptied: 0, or -errno with nothing open (err says why). */
+int redis_open(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
 
 /* redis.c */
 void redis_buf_cmd(struct buf *b, size_t argc);

@@ -180,17 +180,9 @@ static int ask_one(struct sluice_redis *r, const struct redis_ep *s, struct redi
 	int ret;
 
 	use_ep(r, s);
-	ret = redis_open_socket(r, deadline, err, len);
-	if (ret < 0)
+	ret = redis_open(r, deadline, err, len);
+	if (ret)
 		return ret;
-	r->fd = ret;
-	r->rd = redisReaderCreate();
-	if (!r->rd) {
-		ret = sluice_err(err, len, -ENOMEM, "Couldn't allocate a Redis reply reader");
-		goto out;
-	}
-	r->out.len = 0;
-	r->out.oom = false;
 	redis_buf_cmd(&r->out, 3);
 	redis_buf_arg(&r->out, "SENTINEL");
 	redis_buf_arg(&r->out, "get-master-addr-by-name");
@@ -198,7 +190,6 @@ static int ask_one(struct sluice_redis *r, const struct redis_ep *s, struct redi
 	ret = redis_exchange(r, &r->out, 1, 2, 1, &rep, deadline, NULL, err, len);
 	if (!ret)
 		ret = take_primary(r, rep, primary, err, len);
-out:
 	if (rep)
 		freeReplyObject(rep);
 	redis_drop(r);
