@@ -108,6 +108,15 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } sluice_events SEC(".maps");
 
+/* Policies' second keys (--also-rate), by SLUICE_POLICY_ALSO(): an optional
+ * map, which attach adds to a state pinned without it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_ALSO_IDS);
+	__type(key, __u32);
+	__type(value, struct sluice_also);
+} sluice_also SEC(".maps");
+
 /* ---- Load-time knobs (skel->rodata); the verifier prunes what is off ---- */
 
 /* Bench builds: stop after parsing, or give every packet a random source
@@ -131,10 +140,9 @@ static __always_inline int dry_run(const struct sluice_policy *p, const struct s
  * of them. So the count is unbiased, with a standard deviation of about
  * sqrt(sample x (N - sample)) for N drops (8 x sqrt(N - 64) by default).
  */
-static __always_inline void count_key_drop(__u64 *dropped, __u32 *dropped32,
-					   struct sluice_settings *set)
+static __always_inline void count_key_drop(__u64 *dropped, __u32 *dropped32, __u32 event_mask)
 {
-	__u64 sample = (__u64)set->event_mask + 1;
+	__u64 sample = (__u64)event_mask + 1;
 
 	if (dropped32) {
 		/* a way's count (--table sets): 32 bits, stopping short of a wrap */
@@ -142,13 +150,13 @@ static __always_inline void count_key_drop(__u64 *dropped, __u32 *dropped32,
 
 		if (d < sample)
 			__sync_fetch_and_add(dropped32, 1);
-		else if (d < SLUICE_WAY_DROPPED_MAX && !(bpf_get_prandom_u32() & set->event_mask))
+		else if (d < SLUICE_WAY_DROPPED_MAX && !(bpf_get_prandom_u32() & event_mask))
 			__sync_fetch_and_add(dropped32, (__u32)sample);
 		return;
 	}
 	if (SLUICE_READ(*dropped) < sample)
 		__sync_fetch_and_add(dropped, 1);
-	else if (!(bpf_get_prandom_u32() & set->event_mask))
+	else if (!(bpf_get_prandom_u32() & event_mask))
 		__sync_fetch_and_add(dropped, sample);
 }
 
@@ -228,6 +236,7 @@ enum {
 	OUTCOME_DENIED = 17,
 	OUTCOME_FAILED = 18,
 	OUTCOME_PENALIZED = 19, /* the key is in the penalty box */
+	OUTCOME_ALSO = 20, /* the policy's second key refused it (--also-rate) */
 };
 
 /* Bench builds: every packet from a random source among bench_vary_keys. */
@@ -335,6 +344,126 @@ static __always_inline int classify(struct packet *pk, struct sluice_key *key, v
 	return pk->rs ? 0 : -1;
 }
 
+/* A second key's bucket when it is new: full, from .rodata (the frame of a
+ * global function counts towards 6.1's 512 bytes too). */
+const volatile struct sluice_bucket also_bucket_empty = {};
+
+/*
+ * The second key of a policy (--also-rate; SLUICE_POLICY_ALSO(), entry `id`
+ * of sluice_also) for the packet its own key (key: masked, tagged) just
+ * admitted: the source masked to the entry's prefix, tagged
+ * SLUICE_ALSO_TAG(), in the policy's key table, charged one packet of the
+ * entry's limit. SLUICE_PASS, SLUICE_DROP (the key's drop count sampled as
+ * any key's), SLUICE_CONTENDED, or -1: no entry, or the table refused the
+ * key. A global function: the verifier checks it once, and only sluice_xdp
+ * calls it (a shaper has no second key). seed: config.set_seed.
+ */
+__noinline int also_charge(const struct sluice_key *key, __u32 id, __u64 now, __u64 seed,
+			   __u32 event_mask)
+{
+	struct keytab_scratch *sc;
+	struct sluice_also *al;
+	struct sluice_key *ak;
+	__u32 *dropped32 = NULL;
+	__u64 *dropped = NULL, *s0;
+	__u32 zero = 0;
+	int v;
+
+	if (!key)
+		return -1;
+	id &= SLUICE_ALSO_IDS - 1;
+	al = bpf_map_lookup_elem(&sluice_also, &id);
+	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
+	if (!al || !sc)
+		return -1;
+	ak = &sc->ak;
+	__builtin_memcpy(ak, key, sizeof(*ak));
+	ak->tag = SLUICE_ALSO_TAG(key->tag);
+	ak->pad = 0;
+	ak->prefixlen = key->family == 4 ? al->prefix4 : al->prefix6;
+	/* never longer than the key itself (userspace refuses it) */
+	if (ak->prefixlen > key->prefixlen)
+		ak->prefixlen = key->prefixlen;
+	mask_addr(ak->addr, ak->prefixlen);
+	if (table_sets) {
+		struct way_ref wr;
+		int g;
+
+		__builtin_memset(&sc->aq, 0, sizeof(sc->aq));
+		sc->aq.seed = seed;
+		sc->aq.now = now;
+		sc->aq.create = 1;
+		g = sets_find(ak, &sc->aq);
+		if ((g != SETS_FOUND && g != SETS_CLAIMED) || sets_ref(ak->family, sc->aq.loc, &wr))
+			return SLUICE_CONTENDED;
+		s0 = wr.s0;
+		dropped32 = &wr.x->dropped;
+	} else {
+		struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, ak);
+
+		if (!b) {
+			int err = (int)bpf_map_update_elem(&sluice_buckets, ak,
+							   (void *)&also_bucket_empty, BPF_NOEXIST);
+
+			if (err && err != -EEXIST)
+				return -1;
+			b = bpf_map_lookup_elem(&sluice_buckets, ak);
+			if (!b)
+				return -1;
+		}
+		s0 = &b->s[0];
+		dropped = &b->dropped;
+	}
+	v = sluice_gcra(s0, now, sluice_limit_cost(&al->pkt, 1), al->pkt.tolerance);
+	if (v == SLUICE_PASS)
+		return SLUICE_PASS;
+	count_key_drop(dropped, dropped32, event_mask);
+	/* a way frozen while it is handed to another key: contended */
+	return v == SLUICE_DROP ? SLUICE_DROP : SLUICE_CONTENDED;
+}
+
+/* Give back what the key's own limit charged a packet (d->used, d->wrote)
+ * on its state s0, s1: its second key refused it. */
+static __always_inline void own_refund(const struct decision *d, __u64 *s0, __u64 *s1)
+{
+	if (d->used[0])
+		sluice_gcra_refund(s0, d->wrote[0], d->used[0]);
+	if (d->used[1])
+		sluice_gcra_refund(s1, d->wrote[1], d->used[1]);
+}
+
+/*
+ * A packet its own key admitted (g: how keytab_state() found the key, ref:
+ * its state when found) under a policy with a second key: that key's
+ * verdict. When it refuses, the own key's charge is given back first, so
+ * neither is charged: SLUICE_CONTENDED, or OUTCOME_ALSO. A new LRU key
+ * (KEYTAB_DECIDED) was published with the charge in it: it is looked up.
+ * A second key the table refused fails as a key would (table_failed()),
+ * its own key's charge kept: a fail-open policy passes the packet.
+ */
+static __always_inline int also_verdict(struct packet *pk, struct sluice_key *key,
+					const struct decision *d, struct sluice_fkey *fk,
+					const struct keytab_ref *ref, int g)
+{
+	int a = also_charge(key, SLUICE_POLICY_ALSO(d->p), d->now, SLUICE_READ(pk->cfg->set_seed),
+			    pk->set->event_mask);
+
+	if (a == SLUICE_PASS)
+		return SLUICE_PASS;
+	if (a < 0)
+		return OUTCOME_FAILED;
+	if (g == KEYTAB_FOUND) {
+		own_refund(d, ref->s0, ref->s1);
+	} else {
+		struct sluice_bucket *b = fk ? bpf_map_lookup_elem(&sluice_flows, fk) :
+					       bpf_map_lookup_elem(&sluice_buckets, key);
+
+		if (b)
+			own_refund(d, &b->s[0], &b->s[1]);
+	}
+	return a == SLUICE_DROP ? OUTCOME_ALSO : SLUICE_CONTENDED;
+}
+
 /*
  * Key state, then decide: the key masked to its policy's prefix, its state
  * in the key table (lib/keytab.h), the verdict on it: SLUICE_PASS,
@@ -347,7 +476,7 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 	struct sluice_fkey *fk = NULL;
 	struct keytab_ref ref = {};
 	__u32 mode;
-	int v;
+	int v, g;
 
 	key->prefixlen = key->family == 4 ? p->prefix4 : p->prefix6;
 	mask_addr(key->addr, key->prefixlen);
@@ -359,7 +488,7 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 		struct sluice_box *b = box_held(key, d->now);
 
 		if (b) {
-			count_key_drop(&b->dropped, NULL, pk->set);
+			count_key_drop(&b->dropped, NULL, pk->set->event_mask);
 			return OUTCOME_PENALIZED;
 		}
 	}
@@ -383,7 +512,8 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 		else
 			wide_key_xdp(ctx, l3off);
 	}
-	switch (keytab_state(key, fk, pk->cfg, pk->set, pk->st, d, shape, &ref)) {
+	g = keytab_state(key, fk, pk->cfg, pk->set, pk->st, d, shape, &ref);
+	switch (g) {
 	case KEYTAB_FOUND:
 		v = keytab_decide(d, &ref, shape);
 		/* The key's refusals (drops, or under dry-run would-drops) are
@@ -392,15 +522,23 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 		 * the accounting once for every table, not once per table
 		 * (the wide keys' tripled it). */
 		if (v != SLUICE_PASS)
-			count_key_drop(ref.dropped, ref.dropped32, pk->set);
-		return v;
+			count_key_drop(ref.dropped, ref.dropped32, pk->set->event_mask);
+		break;
 	case KEYTAB_DECIDED:
-		return d->v;
+		v = d->v;
+		break;
 	case KEYTAB_CONTENDED:
 		return SLUICE_CONTENDED;
 	default:
 		return OUTCOME_FAILED;
 	}
+	/* A second key (--also-rate): a limiter's bucket policies only; a
+	 * source charged to its aggregate (past --new-keys) is held by that
+	 * aggregate's prefix already. */
+	if (!shape && v == SLUICE_PASS && SLUICE_POLICY_ALSO(p) &&
+	    p->algo <= SLUICE_ALGO_LEAKY_BUCKET && !(key->tag & SLUICE_TAG_AGGREGATE))
+		v = also_verdict(pk, key, d, fk, &ref, g);
+	return v;
 }
 
 /* A refused packet (reason: SLUICE_REASON_*): counted, and the reason to
@@ -410,10 +548,12 @@ static __always_inline __u8 refuse(struct packet *pk, struct sluice_key *key, __
 {
 	struct sluice_stats *st = pk->st;
 
-	if (reason == SLUICE_REASON_PENALIZED) {
+	if (reason == SLUICE_REASON_PENALIZED || reason == SLUICE_REASON_ALSO) {
 		struct sluice_xstats *xs = xstats();
 
-		if (xs)
+		if (xs && reason == SLUICE_REASON_ALSO)
+			xs->also_limited++;
+		else if (xs)
 			xs->penalized++;
 	}
 	if (dry_run(pk->policy, pk->set)) {
@@ -477,6 +617,9 @@ static __always_inline __u8 account(struct packet *pk, struct sluice_key *key, _
 		reason = SLUICE_REASON_DENIED;
 	} else if (v == OUTCOME_PENALIZED) {
 		reason = SLUICE_REASON_PENALIZED;
+	} else if (v == OUTCOME_ALSO) {
+		/* its own key is under its limit: never boxed */
+		reason = SLUICE_REASON_ALSO;
 	} else {
 		/* Over the limit with a penalty: into the box (under dry-run
 		 * too, to count what it would refuse). */

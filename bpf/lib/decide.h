@@ -29,7 +29,8 @@ struct decision {
 	const struct sluice_policy *p;
 	__u64 now; /* ticks */
 	__u64 max_wait; /* ticks: the fq horizon (sluice_tc), ~0: none */
-	__u64 used[2]; /* out: what an admitted packet of a fleet policy cost */
+	__u64 used[2]; /* out: what an admitted packet of a bucket policy cost */
+	__u64 wrote[2]; /* out: ... the TATs its charges wrote (sluice_bucket_admit_to()) */
 	__u64 depart; /* out: its departure, in ticks (sluice_tc) */
 	struct share sh;
 	__u32 len; /* bytes */
@@ -113,7 +114,18 @@ static __always_inline int decide(struct decision *d, __u64 *s0, __u64 *s1, cons
 	if (sh->fleet)
 		return sluice_bucket_admit_shared(p, s0, s1, d->now, d->len, sh->mult, sh->div,
 						  d->used);
-	return sluice_admit_at(p, s0, s1, d->now, d->len);
+	/* sluice_admit_at()'s switch, with the charges of a bucket kept in d:
+	 * a second key that refuses the packet gives them back (--also-rate). */
+	switch (p->algo) {
+	case SLUICE_ALGO_TOKEN_BUCKET:
+	case SLUICE_ALGO_LEAKY_BUCKET:
+		return sluice_bucket_admit_to(p, s0, s1, d->now, d->len, 1, 1, d->used, d->wrote);
+	case SLUICE_ALGO_SLIDING_WINDOW:
+		return sluice_sliding_window_at(s0, s1, d->now, p->window, p->window_limit);
+	case SLUICE_ALGO_FIXED_WINDOW:
+		return sluice_fixed_window(s0, d->now, p->window, p->window_limit);
+	}
+	return SLUICE_PASS; /* sliding-log keys live in sluice_logs */
 }
 
 /* What an admitted packet of a fleet policy cost, for the agent to push.

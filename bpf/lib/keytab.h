@@ -66,6 +66,11 @@ struct {
 struct keytab_scratch {
 	struct sluice_fkey fk;
 	struct sluice_l4 l4;
+	/* a policy's second key (also_charge(), sluice.bpf.c) and its lookup
+	 * in the set table: off the stack of a global function called from
+	 * the XDP program, whose frames and sets_find()'s share 512 bytes */
+	struct sluice_key ak;
+	struct sets_req aq;
 };
 
 struct {

@@ -385,11 +385,18 @@ static __always_inline __u64 sluice_share_tolerance(__u64 tolerance, __u64 cost,
 	return t < cost ? cost : t;
 }
 
-static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy *p, __u64 *s0,
-						      __u64 *s1, __u64 now, __u32 len, __u32 mult,
-						      __u32 div, __u64 *used)
+/*
+ * A bucket policy's verdict (mult, div: a fleet policy's share, 1 and 1 for
+ * the whole limit). An admitted packet's costs go to used[] (of the whole
+ * limit) and the TATs its charges wrote to wrote[] ([0] packets, [1] bytes;
+ * 0 where the policy has no such limit): what sluice_gcra_refund() needs to
+ * give the charge back when a second key then refuses the packet.
+ */
+static __always_inline int sluice_bucket_admit_to(const struct sluice_policy *p, __u64 *s0,
+						  __u64 *s1, __u64 now, __u32 len, __u32 mult,
+						  __u32 div, __u64 *used, __u64 *wrote2)
 {
-	__u64 pkt_cost = 0, byte_cost = 0, local = 0, wrote = 0;
+	__u64 pkt_cost = 0, byte_cost = 0, local = 0, wrote = 0, bwrote = 0;
 	int v;
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
@@ -406,8 +413,9 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 
 		byte_cost = sluice_limit_cost(&p->bytes, len);
 		blocal = sluice_share_cost(byte_cost, mult);
-		v = sluice_gcra(s1, now, blocal,
-				sluice_share_tolerance(p->bytes.tolerance, blocal, mult, div));
+		v = sluice_gcra_to(s1, now, blocal,
+				   sluice_share_tolerance(p->bytes.tolerance, blocal, mult, div),
+				   &bwrote);
 		if (v != SLUICE_PASS) {
 			if (local)
 				sluice_gcra_refund(s0, wrote, local);
@@ -416,7 +424,18 @@ static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy
 	}
 	used[0] = pkt_cost;
 	used[1] = byte_cost;
+	wrote2[0] = wrote;
+	wrote2[1] = bwrote;
 	return SLUICE_PASS;
+}
+
+static __always_inline int sluice_bucket_admit_shared(const struct sluice_policy *p, __u64 *s0,
+						      __u64 *s1, __u64 now, __u32 len, __u32 mult,
+						      __u32 div, __u64 *used)
+{
+	__u64 wrote[2];
+
+	return sluice_bucket_admit_to(p, s0, s1, now, len, mult, div, used, wrote);
 }
 
 static __always_inline int sluice_bucket_admit(const struct sluice_policy *p, __u64 *s, __u64 now,

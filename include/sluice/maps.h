@@ -52,7 +52,8 @@
 	/* wide keys (--key src,dport|flow): SLUICE_FLOWS_OFF entries while     \
 	 * off, and in the table a state's key table does not use */       \
 	X(SLUICE_MAP_FLOWS, 5, flows_fd)                                                \
-	X(SLUICE_MAP_SETSF, 5, setsf_fd)
+	X(SLUICE_MAP_SETSF, 5, setsf_fd)                                                \
+	X(SLUICE_MAP_ALSO, 5, also_fd) /* policies' second keys (--also-rate) */
 
 /* Is a map of `layout` one that a state pinned by an older sluice may lack? */
 #define SLUICE_MAP_ADDED_LATER(layout) ((layout) > SLUICE_MAPS_BASE)

@@ -233,7 +233,7 @@ static __always_inline __u64 sluice_way_ident(const struct sluice_key *k, __u64 
 
 /* The tag a way's identity holds. */
 #define SLUICE_WAY_TAG(ident) ((__u32)((ident) >> 32) & ~SLUICE_WAY_FLAGS)
-/* Its algorithm (the tag's bits 13..15). */
+/* Its algorithm (the tag's bits 13..15; SLUICE_ALSO_ALGO: a second key). */
 #define SLUICE_WAY_ALGO(ident) ((SLUICE_WAY_TAG(ident) >> 13) & 7)
 
 /*
@@ -257,7 +257,8 @@ static __always_inline __u64 sluice_way_free_at(__u64 ident, __u64 s0, __u64 s1,
 	__u32 algo = SLUICE_WAY_ALGO(ident);
 	__u64 w, win;
 
-	if (algo <= SLUICE_ALGO_LEAKY_BUCKET) {
+	/* (a policy's second key, SLUICE_ALSO_ALGO, is a token bucket) */
+	if (algo <= SLUICE_ALGO_LEAKY_BUCKET || algo == SLUICE_ALSO_ALGO) {
 		if (s0 == SLUICE_FRESH)
 			s0 = 0;
 		return s0 > s1 ? s0 : s1;

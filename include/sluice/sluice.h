@@ -58,6 +58,7 @@
 #define SLUICE_MAP_POLICIES "sluice_policies"
 #define SLUICE_MAP_PENALTY "sluice_penalty" /* the penalty box: struct sluice_box */
 #define SLUICE_MAP_XSTATS "sluice_xstats" /* per-CPU counters: struct sluice_xstats */
+#define SLUICE_MAP_ALSO "sluice_also" /* policies' second keys: struct sluice_also */
 /* Wide keys (--key src,dport|flow, struct sluice_fkey): the LRU table's and
  * the set table's (include/sluice/sets.h) */
 #define SLUICE_MAP_FLOWS "sluice_flows"
@@ -130,6 +131,17 @@ enum sluice_action {
 #define SLUICE_POLICY_KEY_SHIFT 2
 #define SLUICE_POLICY_KEY_MASK (3U << SLUICE_POLICY_KEY_SHIFT)
 #define SLUICE_POLICY_KEY(p) (((p)->flags & SLUICE_POLICY_KEY_MASK) >> SLUICE_POLICY_KEY_SHIFT)
+/*
+ * Bits 4..7: the policy's second key (--also-rate, struct sluice_also), by
+ * its index in sluice_also (1 to SLUICE_ALSO_IDS - 1); 0: none. The index
+ * is part of the policy, so two policies are the same only with the same
+ * second key, and an entry, once a live policy names it, is never written:
+ * a change takes another index (user/lib/txn.c).
+ */
+#define SLUICE_POLICY_ALSO_SHIFT 4
+#define SLUICE_POLICY_ALSO_MASK (15U << SLUICE_POLICY_ALSO_SHIFT)
+#define SLUICE_POLICY_ALSO(p) (((p)->flags & SLUICE_POLICY_ALSO_MASK) >> SLUICE_POLICY_ALSO_SHIFT)
+#define SLUICE_ALSO_IDS 16
 
 /* A policy's key (--key): its keys other than the source's are wide keys
  * (struct sluice_fkey), in sluice_flows or sluice_setsf. */
@@ -181,6 +193,33 @@ struct sluice_limit {
 	__u64 period_ns;
 };
 _Static_assert(sizeof(struct sluice_limit) == 40, "sluice_limit layout");
+
+/*
+ * A policy's second key (--also-prefix4/6, --also-rate, --also-burst): a
+ * packet its own key admits is charged to its source's prefix too, a token
+ * bucket of packets of this limit, and dropped when that refuses (its own
+ * key's charge then given back: neither is charged). So a prefix of many
+ * sources, each under its own limit, is still held as a whole. An entry of
+ * sluice_also (SLUICE_MAP_ALSO), named by SLUICE_POLICY_ALSO().
+ *
+ * Its keys are in the policy's key table (sluice_buckets, or the sets),
+ * tagged SLUICE_ALSO_TAG(policy tag): the tag's algorithm field holds
+ * SLUICE_ALSO_ALGO, which no policy has, so a second key is never read as a
+ * key of the policy itself nor as an aggregate (SLUICE_TAG_AGGREGATE).
+ */
+struct sluice_also {
+	struct sluice_limit pkt; /* packets of the whole prefix */
+	__u8 prefix4; /* the prefix an IPv4 source is charged to: shorter than the policy's */
+	__u8 prefix6; /* ... an IPv6 source */
+	__u8 pad[6];
+};
+_Static_assert(sizeof(struct sluice_also) == 48, "sluice_also layout");
+/* A second key's prefixes when --also-rate gives none */
+#define SLUICE_ALSO_DEFAULT_PREFIX4 24
+#define SLUICE_ALSO_DEFAULT_PREFIX6 48
+#define SLUICE_ALSO_ALGO 7U
+#define SLUICE_ALSO_TAG(tag) (((tag) & ~(7U << 13)) | (SLUICE_ALSO_ALGO << 13))
+#define SLUICE_TAG_IS_ALSO(tag) ((((tag) >> 13) & 7) == SLUICE_ALSO_ALGO)
 
 /* What one policy (the default, or one rule) asks of its sources. */
 /*
@@ -267,7 +306,8 @@ struct sluice_xstats {
 	__u64 fragments; /* read by rules with a match: non-first fragments, no ports or flags */
 	__u64 l4_short; /* ... whose transport (or extension) header ran past the frame */
 	__u64 l4_opaque; /* ... IPv6: ESP, or more extension headers than are walked */
-	__u64 spare[3];
+	__u64 also_limited; /* refused by a policy's second key (--also-rate; part of limited or would_drop) */
+	__u64 spare[2];
 };
 _Static_assert(sizeof(struct sluice_xstats) == 64, "sluice_xstats layout");
 
@@ -656,6 +696,7 @@ enum sluice_reason {
 	SLUICE_REASON_FAIL_CLOSED = 4,
 	SLUICE_REASON_WOULD_DROP = 5, /* passed under dry-run; any of the above */
 	SLUICE_REASON_PENALIZED = 6, /* the key is in the penalty box (--penalty) */
+	SLUICE_REASON_ALSO = 7, /* the policy's second key refused it (--also-rate) */
 };
 
 /* A sampled drop, or under dry-run a sampled would-drop (reason

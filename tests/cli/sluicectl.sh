@@ -57,9 +57,27 @@ usage "penalty too long" "--penalty 20d is out of range: give 100ms to 19d, or o
 	set --penalty 20d
 usage "penalty not a duration" "not a duration" set --penalty soon
 usage "penalty twice" "--penalty is given twice" set --penalty 30s --penalty 1m
-usage "penalty on a deny rule" "takes no --rate, --burst, --delay, --algo, --window, --prefix or --penalty" \
+usage "penalty on a deny rule" "takes no --rate, --burst, --delay, --algo, --window, --prefix, --penalty or --also-*" \
 	rule add 198.18.0.0/24 --deny --penalty 30s
 usage "penalty on an exempt rule" "--exempt takes no" rule add 198.18.0.0/24 --exempt --penalty 1m
+
+# Second keys (--also-rate, --also-burst, --also-prefix4/6, --also-prefix)
+usage "also: a byte rate" "the second key counts packets" set --also-rate 10mbit
+usage "also: twice" "--also-rate is given twice" set --also-rate 10/s --also-rate 20/s
+usage "also: off with a burst" "--also-rate off removes the second key" \
+	set --also-rate off --also-burst 5
+usage "also: burst 0" "--also-burst is 0" set --also-rate 10/s --also-burst 0
+usage "also: a window algorithm" "only token-bucket and leaky-bucket" \
+	set --algo fixed-window --rate 10/s --also-rate 100/s
+usage "also: fleet" "the second key is this box's own" set --also-rate 100/s --fleet on
+usage "also: prefix too long" "too large: at most 32" set --also-rate 100/s --also-prefix4 33
+usage "also: not shorter than the key" "is not shorter than the key's own /24" \
+	rule add 198.18.0.0/16 --rate 10/s --prefix 24 --also-rate 100/s
+usage "also: --also-prefix and --also-prefix4" "not both" \
+	rule add 198.18.0.0/16 --rate 10/s --also-prefix 16 --also-prefix4 16 --also-rate 1/s
+usage "also: on a deny rule" "--also-*" rule add 198.18.0.0/24 --deny --also-rate 10/s
+usage "also: on a shaper" "a shaper has no second key" -i shape:lo set --also-rate 10/s
+usage "also: --also-prefix on set" "unknown option '--also-prefix'" set --also-prefix 16
 
 # Key modes (--key)
 usage "key mode unknown" "--key takes src (the source, the default), src,dport" set --key src,port

@@ -245,6 +245,7 @@ int bpfrun_open(struct bpfrun *r, const struct bpfrun_opts *opts)
 	r->penalty_fd = bpf_map__fd(skel->maps.sluice_penalty);
 	r->flows_fd = bpf_map__fd(skel->maps.sluice_flows);
 	r->setsf_fd = bpf_map__fd(skel->maps.sluice_setsf);
+	r->also_fd = bpf_map__fd(skel->maps.sluice_also);
 	r->xstats_fd = bpf_map__fd(skel->maps.sluice_xstats);
 	r->sets_fd[0] = bpf_map__fd(skel->maps.sluice_sets4);
 	r->sets_fd[1] = bpf_map__fd(skel->maps.sluice_sets6);

@@ -25,6 +25,7 @@ struct bpfrun {
 	int tc_fd, shape_stats_fd; /* the shaper: sluice_tc, sluice_shape_stats */
 	int penalty_fd, xstats_fd; /* sluice_penalty (the penalty box), sluice_xstats */
 	int flows_fd, setsf_fd; /* the wide keys' tables: sluice_flows, sluice_setsf */
+	int also_fd; /* sluice_also: policies' second keys (--also-rate) */
 	/* config.hash_lens that bpfrun_configure() writes (0: none) */
 	__u8 hash_lens[2][2][SLUICE_HASH_LENS];
 	/* config.kind and shape_horizon_us that bpfrun_configure() writes */

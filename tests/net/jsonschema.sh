@@ -146,6 +146,7 @@ RULES=(
 	"$NET.160/28 --rate 5/s --burst 5 --dry-run"
 	"$NET.0/24 --proto tcp --dport 80 --rate 5/s"
 	"$NET.240/28 --proto udp --dport 9 --rate 5/s --burst 5"
+	"$NET.208/28 --rate 50/s --also-prefix 29 --also-rate 5/s --also-burst 5"
 	"2001:2:0:$N:1::/80 --rate 50/s --burst 10"
 )
 for r in "${RULES[@]}"; do
@@ -171,6 +172,8 @@ send "$NET.130" 100     # sliding log
 send "$NET.161" 100     # dry-run: would drop
 [ $PENALTY = 1 ] && send "$NET.177" 100 # boxed
 send "$NET.241" 100     # the UDP port rule
+send "$NET.209" 4       # the second key's /29: 4 of its 5
+send "$NET.210" 300     # ... then refused by it (a top key)
 send "$NET.200" 300     # the default
 send "2001:2:0:$N:1::5" 100 "$ADDR6_RX"
 # Then the new-key limit, and 32 new sources at once past it: charged to
@@ -223,7 +226,7 @@ jcheck "sluicectl -j top" top 0 ctl -j top
 TOP=$OUT_FILE
 SHOWS=()
 for a in "$NET.2" "$NET.17" "$NET.33" "$NET.49" "$NET.70" "$NET.130" "$NET.161" "$NET.177" \
-	"$NET.241" "$NET.200" "$NET.195" "$NET.99" "2001:2:0:$N:1::5" "$NET.33/32"; do
+	"$NET.241" "$NET.200" "$NET.195" "$NET.99" "2001:2:0:$N:1::5" "$NET.33/32" "$NET.210"; do
 	jcheck "sluicectl -j show $a" show 0 ctl -j show "$a" && SHOWS+=("$OUT_FILE")
 done
 jcheck "sluicectl -j set --rate 200/s (a policy)" edit 0 ctl -j set --rate 200/s
@@ -291,6 +294,9 @@ cover "show: the rules with a match that hold the address" \
 	'any(.[]; (.l4_rules | length) > 0) and any(.[]; any(.l4_rules[]?; .bucket.found == true))' \
 	"${SHOWS[@]}"
 cover "top: a key with drops and its state" '.[0].top | length > 0 and any(.[]; .state)' "$TOP"
+cover "a second key: in rule list, found in show, marked in top" \
+	'any(.[0][]; .also.packets.burst == 5) and any(.[1]; .also.found == true) and
+	 any(.[2].top[]; .also)' "$LIST" "${SHOWS[-1]}" "$TOP"
 cover "set -j: the policy that became live" '.[0].policy.match == "default"' "$EDIT"
 if [ $PENALTY = 1 ]; then
 	cover "--penalty: penalty_ns in its rule, a key in the box in show" \

@@ -128,13 +128,13 @@ static void test_policy(void)
 		 "set --fleet on on a flow policy is refused");
 	TAP_EQ(SLUICE_POLICY_KEY(&s.t.set.def), SLUICE_KEY_FLOW, "refusals changed nothing");
 
-	sluice_policy_text(&s.t.set.def, 0, false, text, sizeof(text));
+	sluice_policy_text(&s.t.set.def, NULL, 0, false, text, sizeof(text));
 	TAP_TRUE(strstr(text, "with destination, protocol and ports (--key flow)") != NULL,
 		 "the policy's text says its key");
 	f = open_memstream(&buf, &len);
 	json_init(&j, f);
 	json_obj_begin(&j, NULL);
-	sluice_policy_json(&j, &s.t.set.def, 0, false, false);
+	sluice_policy_json(&j, &s.t.set.def, NULL, 0, false, false);
 	json_obj_end(&j);
 	json_end(&j);
 	fclose(f);

@@ -51,9 +51,9 @@ static const struct {
 	{ "set --penalty 30s --penalty 1m", "--penalty is given twice" },
 	{ "set --penalty off --penalty 1m", "--penalty is given twice" },
 	{ "rule add 198.18.0.0/24 --exempt --penalty 30s",
-	  "--exempt takes no --rate, --burst, --delay, --algo, --window, --prefix or --penalty" },
+	  "--exempt takes no --rate, --burst, --delay, --algo, --window, --prefix, --penalty or --also-*" },
 	{ "rule add 198.18.0.0/24 --penalty 30s --deny",
-	  "--deny takes no --rate, --burst, --delay, --algo, --window, --prefix or --penalty" },
+	  "--deny takes no --rate, --burst, --delay, --algo, --window, --prefix, --penalty or --also-*" },
 	{ "rule add 198.18.0.0/24 --penalty 30s", "needs --rate RATE, --exempt or --deny" },
 	{ "set --penalty soon", "is not a duration" },
 	{ "set --penalty 1D", "units are lower case, write '1d'" },
@@ -129,7 +129,7 @@ static void test_values(void)
 	TAP_EQ(def_ds(&s, "set --penalty off"), 0, "--penalty off turns it off");
 
 	def_ds(&s, "set --penalty 30s");
-	sluice_policy_text(&s.t.set.def, 0, false, text, sizeof(text));
+	sluice_policy_text(&s.t.set.def, NULL, 0, false, text, sizeof(text));
 	TAP_TRUE(strstr(text, ", penalty 30s") != NULL, "the policy's text says 'penalty 30s'");
 	if (!strstr(text, ", penalty 30s"))
 		tap_diag("  %s", text);

@@ -42,6 +42,11 @@ enum opt_id {
 	OPT_FAIL_CLOSED,
 	OPT_PENALTY,
 	OPT_KEY,
+	OPT_ALSO_RATE,
+	OPT_ALSO_BURST,
+	OPT_ALSO_PREFIX4,
+	OPT_ALSO_PREFIX6,
+	OPT_ALSO_PREFIX,
 };
 
 #define FOR_SET (1U << EDIT_SET)
@@ -71,6 +76,12 @@ static const struct opt {
 	{ "penalty", OPT_PENALTY, true, FOR_SET | FOR_ADD },
 	/* what a key holds besides the masked source: src, src,dport, flow */
 	{ "key", OPT_KEY, true, FOR_SET | FOR_ADD },
+	/* a second key: the source's prefix, charged too (--also-rate off: none) */
+	{ "also-rate", OPT_ALSO_RATE, true, FOR_SET | FOR_ADD },
+	{ "also-burst", OPT_ALSO_BURST, true, FOR_SET | FOR_ADD },
+	{ "also-prefix4", OPT_ALSO_PREFIX4, true, FOR_SET | FOR_ADD },
+	{ "also-prefix6", OPT_ALSO_PREFIX6, true, FOR_SET | FOR_ADD },
+	{ "also-prefix", OPT_ALSO_PREFIX, true, FOR_ADD },
 	{ "exempt", OPT_EXEMPT, false, FOR_ADD },
 	{ "deny", OPT_DENY, false, FOR_ADD },
 	/* settings: what `sluice attach --new-keys/--fail-closed` set */
@@ -235,6 +246,11 @@ int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err,
 		      (kind == EDIT_FOR_ANY && delay);
 	const struct rate_arg *zero = NULL;
 
+	if (sluice_edit_also_given(e) && !e->also_off &&
+	    (kind == EDIT_FOR_SHAPER || (kind == EDIT_FOR_ANY && delay)))
+		return sluice_err(err, errlen, -EINVAL,
+				  "a shaper has no second key (--also-rate): it delays each key "
+				  "on its own; a second key is a limiter's");
 	if (delay && kind == EDIT_FOR_LIMITER)
 		return sluice_err(err, errlen, -EINVAL,
 				  "a limiter drops and never delays: %s is for a shaper, "
@@ -369,6 +385,58 @@ static int parse_onoff_opt(struct edit *e, enum opt_id id, int argc, char **argv
 	return used;
 }
 
+/* An option of the second key: 0 or -EINVAL. */
+static int parse_also_opt(struct edit *e, const struct opt *o, const char *v, char *err,
+			  size_t errlen)
+{
+	char what[24], inner[SLUICE_ERR_LEN];
+	__u64 n;
+	int *dst;
+
+	snprintf(what, sizeof(what), "--%s", o->name);
+	if (o->id == OPT_ALSO_RATE) {
+		if (e->also.given || e->also_off)
+			return sluice_err(err, errlen, -EINVAL, "--also-rate is given twice");
+		if (!strcmp(v, "off")) {
+			e->also_off = true;
+			return 0;
+		}
+		if (sluice_parse_rate(v, &e->also.rate, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "--also-rate: %s (or 'off')",
+					  inner);
+		if (e->also.rate.is_bytes)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--also-rate %s is a byte rate: the second key counts "
+					  "packets (e.g. --also-rate 1000/s)",
+					  v);
+		e->also.given = true;
+		e->also.text = v;
+		return 0;
+	}
+	if (o->id == OPT_ALSO_BURST) {
+		if (e->also.burst_given)
+			return sluice_err(err, errlen, -EINVAL, "--also-burst is given twice");
+		if (sluice_parse_uint(what, v, MAX_BURST, &n, err, errlen))
+			return -EINVAL;
+		if (!n)
+			return sluice_err(err, errlen, -EINVAL,
+					  "--also-burst is 0: it must be at least 1 (1 to %llu)",
+					  MAX_BURST);
+		e->also.burst = n;
+		e->also.burst_given = true;
+		return 0;
+	}
+	dst = o->id == OPT_ALSO_PREFIX4 ? &e->also_prefix4 :
+	      o->id == OPT_ALSO_PREFIX6 ? &e->also_prefix6 :
+					  &e->also_prefix;
+	if (*dst >= 0)
+		return sluice_err(err, errlen, -EINVAL, "%s is given twice", what);
+	if (sluice_parse_uint(what, v, o->id == OPT_ALSO_PREFIX4 ? 32 : 128, &n, err, errlen))
+		return -EINVAL;
+	*dst = (int)n;
+	return 0;
+}
+
 /* An option of a policy, o, with its value v (NULL for one that takes
  * none): used (the words it took), or -EINVAL. */
 static int parse_policy_opt(struct edit *e, const struct opt *o, const char *arg, const char *v,
@@ -427,6 +495,12 @@ static int parse_policy_opt(struct edit *e, const struct opt *o, const char *arg
 				"--key is given twice: give one of src, src,dport or flow");
 		e->key_mode = sluice_parse_key_mode(v, err, errlen);
 		return e->key_mode < 0 ? -EINVAL : used;
+	case OPT_ALSO_RATE:
+	case OPT_ALSO_BURST:
+	case OPT_ALSO_PREFIX4:
+	case OPT_ALSO_PREFIX6:
+	case OPT_ALSO_PREFIX:
+		return parse_also_opt(e, o, v, err, errlen) ?: used;
 	case OPT_PREFIX4:
 	case OPT_PREFIX6:
 	case OPT_PREFIX: {
@@ -664,11 +738,11 @@ static int check_rule_add(const struct edit *e, char *err, size_t errlen)
 					  e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny");
 		if (e->pkt.given || e->bytes.given || sluice_edit_burst_given(e) || e->algo >= 0 ||
 		    e->window_ns || e->prefix >= 0 || sluice_edit_delay_given(e) ||
-		    e->penalty_ds >= 0)
+		    e->penalty_ds >= 0 || sluice_edit_also_given(e))
 			return sluice_err(
 				err, errlen, -EINVAL,
 				"--%s takes no --rate, --burst, --delay, --algo, --window, "
-				"--prefix or --penalty: its sources are %s",
+				"--prefix, --penalty or --also-*: its sources are %s",
 				e->action == SLUICE_ACT_EXEMPT ? "exempt" : "deny",
 				e->action == SLUICE_ACT_EXEMPT ? "never limited" :
 								 "always dropped");
@@ -697,6 +771,16 @@ static int check_rule_add(const struct edit *e, char *err, size_t errlen)
 				  e->cidr.family == 4 ? 32 : 128);
 	/* A key wider than the rule would hold sources the rule does
 	 * not match: its bucket would mean nothing anyone asked for. */
+	if (e->also_prefix >= 0 && (e->also_prefix4 >= 0 || e->also_prefix6 >= 0))
+		return sluice_err(err, errlen, -EINVAL,
+				  "give --also-prefix (for the rule's family) or --also-prefix4/6, "
+				  "not both");
+	if (e->also_prefix > (e->cidr.family == 4 ? 32 : 128))
+		return sluice_err(
+			err, errlen, -EINVAL,
+			"--also-prefix %d is out of range for the IPv%u rule %s: 0 to %u (and shorter than the key)",
+			e->also_prefix, e->cidr.family, e->cidr_text,
+			e->cidr.family == 4 ? 32 : 128);
 	if (e->prefix >= 0 && e->prefix < e->cidr.prefixlen)
 		return sluice_err(err, errlen, -EINVAL,
 				  "--prefix %d is shorter than the rule %s itself (/%u): give "
@@ -748,7 +832,8 @@ static int check_op(const struct edit *e, char *err, size_t errlen)
 				err, errlen, -EINVAL,
 				"set needs something to change: --rate, --burst, --delay, "
 				"--nodelay, --algo, --window, --prefix4, --prefix6, --key, "
-				"--fleet, --penalty, --dry-run, --new-keys or --fail-closed");
+				"--fleet, --penalty, --also-rate, --also-burst, --also-prefix4, "
+				"--also-prefix6, --dry-run, --new-keys or --fail-closed");
 		break;
 	case EDIT_RULE_FLUSH:
 		return 1;
@@ -780,6 +865,22 @@ static int check_algo(const struct edit *e, char *err, size_t errlen)
 				  "source only (not yet per %s); use --key src, or --fleet off",
 				  sluice_key_mode_name((unsigned int)e->key_mode),
 				  sluice_key_mode_name((unsigned int)e->key_mode));
+	if (e->also_off && (e->also.burst_given || e->also_prefix4 >= 0 || e->also_prefix6 >= 0 ||
+			    e->also_prefix >= 0))
+		return sluice_err(err, errlen, -EINVAL,
+				  "--also-rate off removes the second key: it takes no "
+				  "--also-burst or --also-prefix");
+	if (sluice_edit_also_given(e) && !e->also_off && e->algo >= 0 &&
+	    e->algo > SLUICE_ALGO_LEAKY_BUCKET)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--algo %s with a second key (--also-rate): the second key "
+				  "gives a packet's charge back when it refuses it, which only "
+				  "token-bucket and leaky-bucket do",
+				  sluice_algo_name(e->algo));
+	if (sluice_edit_also_given(e) && !e->also_off && e->fleet > 0)
+		return sluice_err(err, errlen, -EINVAL,
+				  "--fleet with a second key (--also-rate): the second key is this "
+				  "box's own; give one or the other");
 	if (e->algo >= 0 && sluice_algo_is_window(e->algo)) {
 		if (e->bytes.given)
 			return sluice_err(
@@ -819,6 +920,7 @@ int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t e
 	e->fleet = -1;
 	e->penalty_ds = -1;
 	e->key_mode = -1;
+	e->also_prefix4 = e->also_prefix6 = e->also_prefix = -1;
 	e->fail_closed = -1;
 	i = parse_command(argc, argv, e, err, errlen);
 	if (i <= 0)

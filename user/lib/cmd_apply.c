@@ -306,6 +306,108 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
 	return 0;
 }
 
+/*
+ * The second key an edit asks for, on top of ba (the policy's until now;
+ * NULL: none), for np, the policy just built (family: a rule's; 0 for the
+ * default policy, which keys both). 1 with *out, 0: none, <0 a refusal. A
+ * second key is first given with --also-rate; its prefixes default to /24
+ * and /48, its burst as --rate's does.
+ */
+static int build_also(const struct edit *e, const struct sluice_policy *np,
+		      const struct sluice_also *ba, int family, bool shape, struct sluice_also *out,
+		      char *err, size_t errlen)
+{
+	char inner[SLUICE_ERR_LEN];
+	struct sluice_also a;
+
+	if (e->also_off)
+		return 0;
+	if (ba) {
+		a = *ba;
+	} else {
+		memset(&a, 0, sizeof(a));
+		a.prefix4 = SLUICE_ALSO_DEFAULT_PREFIX4;
+		a.prefix6 = SLUICE_ALSO_DEFAULT_PREFIX6;
+	}
+	if (!sluice_edit_also_given(e) && !ba)
+		return 0;
+	if (e->also_prefix >= 0) {
+		if (family == 6)
+			a.prefix6 = (__u8)e->also_prefix;
+		else
+			a.prefix4 = (__u8)e->also_prefix;
+	}
+	if (e->also_prefix4 >= 0)
+		a.prefix4 = (__u8)e->also_prefix4;
+	if (e->also_prefix6 >= 0)
+		a.prefix6 = (__u8)e->also_prefix6;
+	if (e->also.given) {
+		__u64 b = e->also.burst_given ?
+				  e->also.burst :
+				  sluice_default_burst(e->also.rate.count, e->also.rate.period_ns);
+
+		if (sluice_limit_set(&a.pkt, e->also.rate.count, e->also.rate.period_ns, b, inner,
+				     sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "--also-rate %s: %s", e->also.text,
+					  inner);
+	} else if (!ba) {
+		return sluice_err(err, errlen, -EINVAL,
+				  "%s needs --also-rate: the policy has no second key yet "
+				  "(e.g. --also-rate 1000/s --also-prefix4 24)",
+				  e->also.burst_given ? "--also-burst" : "--also-prefix");
+	} else if (e->also.burst_given && sluice_limit_set(&a.pkt, a.pkt.rate, a.pkt.period_ns,
+							   e->also.burst, inner, sizeof(inner))) {
+		return sluice_err(err, errlen, -EINVAL, "--also-burst %llu: %s",
+				  (unsigned long long)e->also.burst, inner);
+	}
+	if (shape)
+		return sluice_err(err, errlen, -EINVAL,
+				  "a shaper has no second key (--also-rate): it delays each key "
+				  "on its own; a second key is a limiter's");
+	if (np->action != SLUICE_ACT_LIMIT || np->algo > SLUICE_ALGO_LEAKY_BUCKET)
+		return sluice_err(err, errlen, -EINVAL,
+				  "a second key (--also-rate) gives a packet's charge back when it "
+				  "refuses it, which only token-bucket and leaky-bucket do: not "
+				  "%s%s",
+				  np->action != SLUICE_ACT_LIMIT ? sluice_action_name(np->action) :
+								   sluice_algo_name(np->algo),
+				  ba && !sluice_edit_also_given(e) ?
+					  " (the policy's second key is kept: give --also-rate "
+					  "off with it to remove it)" :
+					  "");
+	if (np->flags & SLUICE_POLICY_FLEET)
+		return sluice_err(err, errlen, -EINVAL,
+				  "a second key (--also-rate) is this box's own, and the policy "
+				  "is fleet-wide (--fleet): give one or the other");
+	if (family != 6 && a.prefix4 >= np->prefix4)
+		return sluice_err(err, errlen, -EINVAL,
+				  "the second key's IPv4 prefix /%u is not shorter than the key's "
+				  "own /%u: it would charge each source twice; give "
+				  "--also-prefix4 below %u",
+				  a.prefix4, np->prefix4, np->prefix4);
+	if (family != 4 && a.prefix6 >= np->prefix6)
+		return sluice_err(err, errlen, -EINVAL,
+				  "the second key's IPv6 prefix /%u is not shorter than the key's "
+				  "own /%u: it would charge each source twice; give "
+				  "--also-prefix6 below %u",
+				  a.prefix6, np->prefix6, np->prefix6);
+	*out = a;
+	return 1;
+}
+
+/* np's second key (build_also()) given an index of t's table (t NULL: a
+ * check alone). */
+static int put_also(struct sluice_txn *t, const struct edit *e, struct sluice_policy *np,
+		    const struct sluice_also *ba, int family, bool shape, char *err, size_t errlen)
+{
+	struct sluice_also a;
+	int ret = build_also(e, np, ba, family, shape, &a, err, errlen);
+
+	if (ret < 0 || !t)
+		return ret < 0 ? ret : 0;
+	return sluice_txn_also_put(t, ret ? &a : NULL, np, err, errlen);
+}
+
 /* A rule's policy: a fresh one, keyed like the default policy unless --prefix. */
 static int build_rule_policy(const struct edit *e, const struct sluice_policy *def,
 			     const struct sluice_handle *h, bool shape, struct sluice_policy *np,
@@ -405,13 +507,17 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 		d->buckets_kept = true;
 		d->settings_given = e->dry_run >= 0 || e->fail_closed >= 0 || e->new_keys_given;
 		if (e->nr_policy_opts) {
+			const struct sluice_also *ba = sluice_txn_also_of(t, &t->set.def);
+
 			ret = build_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
+			if (!ret)
+				ret = put_also(t, e, &np, ba, 0, shape, err, errlen);
 			if (ret)
 				return ret;
 			/* New state format: fresh, full buckets rather than old
 			 * state read the wrong way. A rate or burst change keeps
 			 * every bucket (GCRA state stays meaningful). */
-			if (!sluice_same_state_format(&t->set.def, &np)) {
+			if (!sluice_txn_same_format(t, &t->set.def, &np)) {
 				sluice_txn_retag(t, &np);
 				d->buckets_kept = false;
 			}
@@ -443,6 +549,8 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 		return 0;
 	case EDIT_RULE_ADD:
 		ret = build_rule_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
+		if (!ret)
+			ret = put_also(t, e, &np, NULL, e->cidr.family, shape, err, errlen);
 		if (ret)
 			return ret;
 		if (e->has_match) {
@@ -519,7 +627,7 @@ int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, 
 	struct sluice_settings s;
 	struct sluice_policy np;
 	struct edit e;
-	bool shape;
+	bool shape, also_shape;
 	int ret;
 
 	ret = sluice_edit_parse(argc, argv, &e, err, errlen);
@@ -531,15 +639,26 @@ int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, 
 	shape = kind == EDIT_FOR_SHAPER || kind == EDIT_FOR_EITHER ||
 		(kind == EDIT_FOR_ANY && sluice_edit_delay_given(&e));
 	sluice_settings_init(&s);
-	if (e.op == EDIT_RULE_ADD)
-		return build_rule_policy(&e, &s.def, NULL, shape, &np, err, errlen);
+	/* A file's line (either kind): a shaper's refusal is left to the
+	 * state it is applied to. */
+	also_shape = shape && kind != EDIT_FOR_EITHER;
+	if (e.op == EDIT_RULE_ADD) {
+		ret = build_rule_policy(&e, &s.def, NULL, shape, &np, err, errlen);
+		return ret ? ret :
+			     put_also(NULL, &e, &np, NULL, e.cidr.family, also_shape, err, errlen);
+	}
 	/* A set that gives both the algorithm and the rate does not depend
 	 * on the live policy: check it whole. But for a window algorithm
 	 * without --window: the live window is kept, and how many packets a
 	 * window holds is only known against it (sluice_cmd_edit). */
 	if (e.op == EDIT_SET && e.algo >= 0 && (e.pkt.given || e.bytes.given) &&
-	    (e.window_ns || !sluice_algo_is_window(e.algo)))
-		return build_policy(&e, &s.def, NULL, shape, &np, err, errlen);
+	    (e.window_ns || !sluice_algo_is_window(e.algo))) {
+		ret = build_policy(&e, &s.def, NULL, shape, &np, err, errlen);
+		/* with --also-rate: the second key against that policy */
+		if (!ret && e.also.given)
+			ret = put_also(NULL, &e, &np, NULL, 0, also_shape, err, errlen);
+		return ret;
+	}
 	return 0;
 }
 

@@ -63,6 +63,12 @@ struct edit {
 	int fleet; /* --fleet: 1 on, 0 off, -1 not given */
 	long penalty_ds; /* --penalty: tenths of a second, 0 off, -1 not given */
 	int key_mode; /* --key: SLUICE_KEY_*, -1 not given */
+	/* The second key: --also-rate (also.given; also_off: --also-rate off),
+	 * --also-burst, --also-prefix4/6 and a rule's --also-prefix (-1: not
+	 * given) */
+	struct rate_arg also;
+	bool also_off;
+	int also_prefix4, also_prefix6, also_prefix;
 	int action; /* SLUICE_ACT_EXEMPT or _DENY */
 	int nr_policy_opts; /* options that change a policy (none of set's settings) */
 	/* settings of set, not of a policy */
@@ -75,6 +81,13 @@ struct edit {
 int sluice_edit_parse(int argc, char **argv, struct edit *e, char *err, size_t errlen);
 /* The period a rate was written in ("30/m": 1 min), for a window. */
 __u64 sluice_edit_period_ns(const struct rate_arg *r);
+
+/* Was any option of the second key given? */
+static inline bool sluice_edit_also_given(const struct edit *e)
+{
+	return e->also.given || e->also_off || e->also.burst_given || e->also_prefix4 >= 0 ||
+	       e->also_prefix6 >= 0 || e->also_prefix >= 0;
+}
 
 static inline bool sluice_edit_burst_given(const struct edit *e)
 {

@@ -499,7 +499,7 @@ static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct slu
 
 	np = n->set.def;
 	np.tag = t->set.def.tag;
-	if (!sluice_same_state_format(&t->set.def, &np))
+	if (!sluice_txn_same_format(t, &t->set.def, &np))
 		sluice_txn_retag(t, &np);
 	n->set.def = np;
 	d->default_changed = !same_policy(&t->set.def, &n->set.def);
@@ -555,7 +555,7 @@ static int take_over_tags(struct sluice_txn *t, struct sluice_txn *n, struct slu
 				continue;
 			}
 			np.tag = sluice_slots_policy(sl, slot)->tag;
-		} else if (!sluice_same_state_format(old[i], &np)) {
+		} else if (!sluice_txn_same_format(t, old[i], &np)) {
 			sluice_txn_retag(t, &np);
 		}
 		kept++;
@@ -622,6 +622,9 @@ int sluice_cmd_file_replace(struct sluice_txn *t, const struct sluice_cmd_file *
 	scratch.cfg = &scratch_cfg;
 	n.h = &scratch;
 	sluice_settings_init(&n.set);
+	/* Its second keys get their indices in the live table. */
+	if (sluice_txn_also_share(&n, t))
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
 	ret = edit_lines(&n, f, err, errlen);
 	if (!ret)
 		ret = take_over_tags(t, &n, &d, &cidr_changed, err, errlen);

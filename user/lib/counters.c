@@ -44,6 +44,9 @@ const struct sluice_field sluice_stats_fields[] = {
 		    "header ran past the frame: no ports or flags either."),
 	F(l4_opaque, "IPv6 packets that rules with a match read as ESP, or with more "
 		     "extension headers than are walked: no ports or flags either."),
+	F(also_limited, "Packets their own key admitted that the policy's second key refused "
+			"(--also-rate): dropped (part of limited), or passed under dry-run (part "
+			"of would_drop)."),
 #undef F
 /* clang-format off */
 #define F(x, help) { #x, offsetof(struct sluice_counters, x), help }
@@ -53,7 +56,7 @@ const struct sluice_field sluice_stats_fields[] = {
 			    "estimate of the evictions of either table (a flush lowers keys too)."),
 #undef F
 };
-#define NR_XSTATS 5 /* the named words of struct sluice_xstats */
+#define NR_XSTATS 6 /* the named words of struct sluice_xstats */
 const size_t sluice_stats_nfields = sizeof(struct sluice_stats) / sizeof(__u64) + NR_XSTATS;
 const size_t sluice_counters_nfields = sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]);
 _Static_assert(sizeof(sluice_stats_fields) / sizeof(sluice_stats_fields[0]) ==

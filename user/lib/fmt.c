@@ -254,11 +254,29 @@ static void fmt_limit(const struct sluice_limit *l, bool bytes, bool shape, __u3
 	snprintf(buf, len, "%s burst %u%s%s", r, l->burst, bytes ? " bytes" : "", d);
 }
 
-void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, char *buf,
-			size_t len)
+/* ", and 1000/s burst 1000 per /24 (IPv4) and /48 (IPv6)": the second key */
+static void fmt_also(const struct sluice_also *al, int family, char *buf, size_t len)
+{
+	char l[96];
+
+	buf[0] = '\0';
+	if (!al)
+		return;
+	fmt_limit(&al->pkt, false, false, 0, l, sizeof(l));
+	if (family == 4)
+		snprintf(buf, len, ", and %s per /%u", l, al->prefix4);
+	else if (family == 6)
+		snprintf(buf, len, ", and %s per /%u", l, al->prefix6);
+	else
+		snprintf(buf, len, ", and %s per /%u (IPv4) and /%u (IPv6)", l, al->prefix4,
+			 al->prefix6);
+}
+
+void sluice_policy_text(const struct sluice_policy *p, const struct sluice_also *also, int family,
+			bool shape, char *buf, size_t len)
 {
 	const char *dry = p->flags & SLUICE_POLICY_DRY_RUN ? " (dry-run)" : "";
-	char rate[96], win[32], key[128], a[96] = "", b[96] = "", pen[48] = "";
+	char rate[96], win[32], key[128], a[96] = "", b[96] = "", pen[48] = "", al[160];
 
 	fmt_keyed(p, family, key, sizeof(key));
 	if (sluice_penalty_ds(p)) {
@@ -286,9 +304,10 @@ void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, c
 		fmt_limit(&p->pkt, false, shape, p->pkt_delay, a, sizeof(a));
 	if (p->bytes.period_ns)
 		fmt_limit(&p->bytes, true, shape, p->byte_delay, b, sizeof(b));
-	snprintf(buf, len, "%s %s %s%s%s, keyed by %s%s%s%s", shape ? "shape" : "limit",
+	fmt_also(also, family, al, sizeof(al));
+	snprintf(buf, len, "%s %s %s%s%s, keyed by %s%s%s%s%s", shape ? "shape" : "limit",
 		 sluice_algo_name(p->algo), a, *a && *b ? " and " : "", b, key,
-		 p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "", pen, dry);
+		 p->flags & SLUICE_POLICY_FLEET ? ", fleet-wide" : "", al, pen, dry);
 }
 
 static void json_limit(struct sluice_json *j, const char *key, const struct sluice_limit *l,
@@ -313,8 +332,8 @@ static void json_limit(struct sluice_json *j, const char *key, const struct slui
 	json_obj_end(j);
 }
 
-void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, int family,
-			bool shape, bool global_dry)
+void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p,
+			const struct sluice_also *also, int family, bool shape, bool global_dry)
 {
 	json_str(j, "action", sluice_action_name(p->action));
 	json_bool(j, "dry_run", p->flags & SLUICE_POLICY_DRY_RUN);
@@ -345,6 +364,15 @@ void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, in
 		json_limit(j, "packets", &p->pkt, false, true, shape ? &p->pkt_delay : NULL);
 	if (p->bytes.period_ns)
 		json_limit(j, "bytes", &p->bytes, true, true, shape ? &p->byte_delay : NULL);
+	if (also) {
+		json_obj_begin(j, "also");
+		if (family != 6)
+			json_u64(j, "prefix4", also->prefix4);
+		if (family != 4)
+			json_u64(j, "prefix6", also->prefix6);
+		json_limit(j, "packets", &also->pkt, false, true, NULL);
+		json_obj_end(j);
+	}
 }
 
 void sluice_settings_text(const struct sluice_settings *s, char *buf, size_t len)

@@ -42,15 +42,18 @@ void sluice_fmt_delay(const struct sluice_policy *p, char *buf, size_t len);
  * 100, keyed by /32 (IPv4) and /64 (IPv6)", "shape token-bucket 6/m burst 20
  * delay 5, keyed by /32", "deny (dry-run)". family 4 or 6: one family's key
  * prefix; 0: both. shape: a shaper's policy. */
-void sluice_policy_text(const struct sluice_policy *p, int family, bool shape, char *buf,
-			size_t len);
+void sluice_policy_text(const struct sluice_policy *p, const struct sluice_also *also, int family,
+			bool shape, char *buf, size_t len);
 /* The policy's fields into the open JSON object: action, dry_run,
  * effective_dry_run (its own or global_dry), fleet, prefix4, prefix6, slot,
  * tag, key (src, src,dport or flow); for a limit algo and packets, bytes ({rate, count, period_ns,
  * per_second, burst}, a shaper's with nodelay and delay), or for a window
  * algorithm window_ns and window_limit. */
-void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p, int family,
-			bool shape, bool global_dry);
+void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p,
+			const struct sluice_also *also, int family, bool shape, bool global_dry);
+/* also: the policy's second key (SLUICE_POLICY_ALSO(), sluice_also; NULL:
+ * none), ", and 1000/s burst 1000 per /24 (IPv4) and /48 (IPv6)" in the
+ * text, "also": {prefix4, prefix6, packets} in JSON. */
 /* The settings of the interface, not of a policy: "dry-run off, fail-open,
  * new keys off"; "settings": {dry_run, fail_closed, new_keys}. */
 void sluice_settings_text(const struct sluice_settings *s, char *buf, size_t len);

@@ -41,6 +41,9 @@ struct sluice_policies {
 	size_t nr_l4;
 	struct sluice_rstats *l4_rstats;
 	struct sluice_rwould *l4_rwould;
+	/* The second keys the policies name (SLUICE_POLICY_ALSO(), sluice_also;
+	 * all zero when the state has none) */
+	struct sluice_also also[SLUICE_ALSO_IDS];
 };
 int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool with_stats,
 			 char *err, size_t errlen);

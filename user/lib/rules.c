@@ -563,6 +563,9 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 		last_seq = seq;
 	}
 out:
+	/* After the policies: an entry a live policy names is never written. */
+	if (!ret)
+		sluice_also_read_all(h, pol->also);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	free(by_slot);

@@ -139,6 +139,9 @@ static void books_sync(struct sluice_txn *t)
 	t->books->nr = t->nr_rules;
 }
 
+static struct sluice_also_tab *also_tab(struct sluice_txn *t);
+static __u16 also_named(const struct sluice_txn *t);
+
 int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, size_t errlen)
 {
 	struct sluice_txn_books *b;
@@ -193,11 +196,20 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	sluice_read_l4(h, &t->set, t->l4, &t->nr_l4);
 	memcpy(b->live_l4, t->l4, t->nr_l4 * sizeof(*t->l4));
 	b->nr_live_l4 = t->nr_l4;
+	/* The second keys the live policies name: never written meanwhile. */
+	if (!also_tab(t)) {
+		sluice_txn_end(t);
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
+	}
+	t->also->live = also_named(t);
 	return 0;
 }
 
 void sluice_txn_end(struct sluice_txn *t)
 {
+	if (!t->also_shared)
+		free(t->also);
+	t->also = NULL;
 	free(t->rules);
 	t->rules = NULL;
 	t->nr_rules = 0;
@@ -208,6 +220,138 @@ void sluice_txn_end(struct sluice_txn *t)
 	if (t->h && t->h->lock_fd >= 0)
 		flock(t->h->lock_fd, LOCK_UN);
 	t->h = NULL;
+}
+
+/* ---- the policies' second keys (sluice_also) ---- */
+
+void sluice_also_read_all(const struct sluice_handle *h, struct sluice_also *out)
+{
+	__u32 id;
+
+	memset(out, 0, SLUICE_ALSO_IDS * sizeof(*out));
+	for (id = 1; h && h->also_fd >= 0 && id < SLUICE_ALSO_IDS; id++)
+		if (bpf_map_lookup_elem(h->also_fd, &id, &out[id]))
+			memset(&out[id], 0, sizeof(out[id]));
+}
+
+const struct sluice_also *sluice_also_of(const struct sluice_handle *h,
+					 const struct sluice_policy *p, struct sluice_also *buf)
+{
+	__u32 id = SLUICE_POLICY_ALSO(p);
+
+	if (!id || !h || h->also_fd < 0 || bpf_map_lookup_elem(h->also_fd, &id, buf) ||
+	    !buf->pkt.period_ns)
+		return NULL;
+	return buf;
+}
+
+/* t's table, read from the map on first use (a transaction without
+ * sluice_txn_begin(), attach's check on a scratch state, starts empty). */
+static struct sluice_also_tab *also_tab(struct sluice_txn *t)
+{
+	if (t->also)
+		return t->also;
+	t->also = calloc(1, sizeof(*t->also));
+	if (t->also)
+		sluice_also_read_all(t->h, t->also->e);
+	return t->also;
+}
+
+/* The indices t's policies name now. */
+static __u16 also_named(const struct sluice_txn *t)
+{
+	__u16 m = (__u16)(1U << SLUICE_POLICY_ALSO(&t->set.def));
+	size_t i;
+
+	for (i = 0; i < t->nr_rules; i++)
+		m |= (__u16)(1U << SLUICE_POLICY_ALSO(&t->rules[i].rule.policy));
+	for (i = 0; i < t->nr_l4; i++)
+		m |= (__u16)(1U << SLUICE_POLICY_ALSO(&t->l4[i].policy));
+	return m & (__u16)~1U; /* 0: none */
+}
+
+int sluice_txn_also_put(struct sluice_txn *t, const struct sluice_also *a, struct sluice_policy *p,
+			char *err, size_t errlen)
+{
+	struct sluice_also_tab *tab;
+	__u16 taken;
+	__u32 id;
+
+	p->flags &= (__u8)~SLUICE_POLICY_ALSO_MASK;
+	if (!a)
+		return 0;
+	tab = also_tab(t);
+	if (!tab)
+		return sluice_err(err, errlen, -ENOMEM, "out of memory");
+	for (id = 1; id < SLUICE_ALSO_IDS; id++)
+		if (!memcmp(&tab->e[id], a, sizeof(*a)))
+			goto found;
+	/* Not one a live policy names, nor one this transaction gave. */
+	taken = tab->live | also_named(t);
+	for (id = 1; id < SLUICE_ALSO_IDS && (taken & (1U << id)); id++)
+		;
+	if (id == SLUICE_ALSO_IDS)
+		return sluice_err(err, errlen, -ENOSPC,
+				  "too many different second keys: %s holds at most %d "
+				  "(--also-rate, --also-burst and --also-prefix4/6 as a whole), "
+				  "counting those of the live policies until this change replaces "
+				  "them; give policies the same second key, or remove some first",
+				  t->h ? t->h->ifname : "an interface", SLUICE_ALSO_IDS - 1);
+	tab->e[id] = *a;
+	tab->dirty |= (__u16)(1U << id);
+found:
+	p->flags |= (__u8)(id << SLUICE_POLICY_ALSO_SHIFT);
+	return 0;
+}
+
+int sluice_txn_also_share(struct sluice_txn *n, struct sluice_txn *t)
+{
+	if (!also_tab(t))
+		return -ENOMEM;
+	n->also = t->also;
+	n->also_shared = true;
+	return 0;
+}
+
+bool sluice_txn_same_format(const struct sluice_txn *t, const struct sluice_policy *a,
+			    const struct sluice_policy *b)
+{
+	const struct sluice_also *x = sluice_txn_also_of(t, a), *y = sluice_txn_also_of(t, b);
+
+	return sluice_same_state_format(a, b) &&
+	       (!x || !y || (x->prefix4 == y->prefix4 && x->prefix6 == y->prefix6));
+}
+
+const struct sluice_also *sluice_txn_also_of(const struct sluice_txn *t,
+					     const struct sluice_policy *p)
+{
+	__u32 id = SLUICE_POLICY_ALSO(p);
+
+	return id && t->also && t->also->e[id].pkt.period_ns ? &t->also->e[id] : NULL;
+}
+
+/* The entries this transaction gave, into the map: before any policy that
+ * names them is live. */
+static int also_write(struct sluice_txn *t, char *err, size_t errlen)
+{
+	struct sluice_also_tab *tab = t->also;
+	__u32 id;
+
+	for (id = 1; tab && tab->dirty && id < SLUICE_ALSO_IDS; id++) {
+		if (!(tab->dirty & (1U << id)))
+			continue;
+		if (t->h->also_fd < 0)
+			return sluice_err(err, errlen, -EPROTO,
+					  "the state of %s has no table of second keys (%s): "
+					  "attach again (an upgrade in place keeps every key and "
+					  "rule), then give --also-rate",
+					  t->h->ifname, SLUICE_MAP_ALSO);
+		if (bpf_map_update_elem(t->h->also_fd, &id, &tab->e[id], BPF_ANY))
+			return sluice_err(err, errlen, -errno, "Couldn't write %s of %s: %s",
+					  SLUICE_MAP_ALSO, t->h->ifname, strerror(errno));
+		tab->dirty &= (__u16) ~(1U << id);
+	}
+	return 0;
 }
 
 /*
@@ -334,7 +478,7 @@ static int replace_policy(struct sluice_txn *t, struct sluice_txn_books *b,
 		}
 		return 0;
 	}
-	if (!sluice_same_state_format(old, np))
+	if (!sluice_txn_same_format(t, old, np))
 		sluice_txn_retag(t, np);
 	sluice_slots_drop(b->slots, slot);
 	sluice_slots_add(b->slots, np);
@@ -767,6 +911,10 @@ static void policies_put(struct sluice_txn *t, __u32 half)
 
 void sluice_txn_put_policies(struct sluice_txn *t)
 {
+	char err[SLUICE_ERR_LEN];
+
+	/* (a state without the map has no policy naming an entry) */
+	also_write(t, err, sizeof(err));
 	policies_put(t, 0);
 	policies_put(t, 1);
 }
@@ -996,6 +1144,11 @@ int sluice_txn_commit(struct sluice_txn *t, char *err, size_t errlen)
 	ret = sluice_policy_check(&t->set.def, err, errlen);
 	if (ret)
 		return ret;
+	if (b && b->live_known) {
+		ret = also_write(t, err, errlen);
+		if (ret)
+			return ret;
+	}
 	if (!b || !b->live_known)
 		return sluice_err(err, errlen, -EINVAL,
 				  "internal error: a change of %s committed "

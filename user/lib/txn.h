@@ -38,6 +38,19 @@ struct sluice_txn_l4 {
 
 struct sluice_txn_books; /* txn.c: an index of the rules, their slots */
 
+/*
+ * The policies' second keys (sluice_also, SLUICE_POLICY_ALSO()) as a
+ * transaction sees them: the entries, which of them a live policy names
+ * (never written while it does: a packet may be reading it), and which this
+ * transaction wrote (put into the map at commit, before any policy names
+ * them).
+ */
+struct sluice_also_tab {
+	struct sluice_also e[SLUICE_ALSO_IDS];
+	__u16 live;
+	__u16 dirty;
+};
+
 struct sluice_txn {
 	struct sluice_handle *h;
 	struct sluice_settings set; /* copy of the live settings, edit freely */
@@ -52,6 +65,10 @@ struct sluice_txn {
 	/* Bookkeeping of the helpers below; code that edits rules[] directly
 	 * calls sluice_txn_rules_replaced() afterwards. */
 	struct sluice_txn_books *books;
+	/* The second keys (made on first use; also_shared: another
+	 * transaction's, which frees it) */
+	struct sluice_also_tab *also;
+	bool also_shared;
 };
 /* rules[] was changed other than through the helpers: rebuild the index. */
 void sluice_txn_rules_replaced(struct sluice_txn *t);
@@ -92,6 +109,29 @@ void sluice_txn_flush_rules(struct sluice_txn *t);
  * and listings). */
 void sluice_l4_cidr(const struct sluice_l4rule *r, struct sluice_cidr *c);
 void sluice_l4_name(const struct sluice_l4rule *r, char *buf, size_t len);
+
+/* Give p the second key a (NULL: none): the index of an entry equal to a,
+ * or of a free one, which a then fills. -ENOSPC (with a sentence) when every
+ * index is taken by the live policies and this transaction's. */
+int sluice_txn_also_put(struct sluice_txn *t, const struct sluice_also *a, struct sluice_policy *p,
+			char *err, size_t errlen);
+/* n (a transaction built apart, for a file's whole state) gives its
+ * policies second keys in t's table: their indices are t's. */
+int sluice_txn_also_share(struct sluice_txn *n, struct sluice_txn *t);
+/* Do policies a (as live) and b (as edited) keep state alike: the same
+ * state format (sluice_same_state_format()), and second keys of the same
+ * prefixes where both have one? If not, b takes a new tag (in the set table
+ * an IPv4 key's identity is its address, whatever its length). */
+bool sluice_txn_same_format(const struct sluice_txn *t, const struct sluice_policy *a,
+			    const struct sluice_policy *b);
+/* The second key p names in t, or NULL. */
+const struct sluice_also *sluice_txn_also_of(const struct sluice_txn *t,
+					     const struct sluice_policy *p);
+/* Every entry of h's sluice_also into out (zeros when the state has none). */
+void sluice_also_read_all(const struct sluice_handle *h, struct sluice_also *out);
+/* The second key p names, read from h into *buf: buf, or NULL (none). */
+const struct sluice_also *sluice_also_of(const struct sluice_handle *h,
+					 const struct sluice_policy *p, struct sluice_also *buf);
 
 /* New tag generation for a policy whose state format changes (algo, window,
  * prefix): its sources get fresh, full buckets instead of misread old ones.

@@ -578,10 +578,11 @@ int do_attach(int argc, char **argv)
 void print_policy_line(struct sluice_handle *h)
 {
 	struct sluice_settings s;
-	char line[320], set[96];
+	struct sluice_also al;
+	char line[480], set[96];
 
 	sluice_read_settings(h, &s, NULL);
-	sluice_policy_text(&s.def, 0, h->shape, line, sizeof(line));
+	sluice_policy_text(&s.def, sluice_also_of(h, &s.def, &al), 0, h->shape, line, sizeof(line));
 	sluice_settings_text(&s, set, sizeof(set));
 	printf("  policy: %s\n  settings: %s, %u rule%s\n", line, set, sluice_rules_count(h, &s),
 	       sluice_rules_count(h, &s) == 1 ? "" : "s");

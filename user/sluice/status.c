@@ -30,6 +30,8 @@ struct iface_status {
 	struct attachment a;
 	int attach_err;
 	struct sluice_settings set;
+	struct sluice_also also; /* the default policy's second key */
+	bool has_also;
 	__u32 rules; /* in force, of both kinds */
 	struct sluice_counters c; /* c.keys: both tables; c.log_keys: sluice_logs */
 	struct sluice_keys_view keys; /* the key table: what it holds, per family */
@@ -92,6 +94,7 @@ static int read_status(const char *ifname, struct iface_status *s)
 	s->standing = h.standing;
 	sluice_check_standing(&h, false, s->note, sizeof(s->note));
 	sluice_read_settings(&h, &s->set, NULL);
+	s->has_also = sluice_also_of(&h, &s->set.def, &s->also) != NULL;
 	s->rules = sluice_rules_count(&h, &s->set);
 	s->max_log_keys = sluice_map_max_entries(h.logs_fd);
 	s->log_keys_mem = sluice_map_bytes(h.logs_fd);
@@ -150,7 +153,8 @@ static void print_json(struct sluice_json *j, const struct iface_status *s, int 
 	/* The same objects as sluicectl's rule list and show (fmt.c). */
 	json_obj_begin(j, "policy");
 	json_str(j, "match", "default");
-	sluice_policy_json(j, p, 0, s->t->shape, s->set.flags & SLUICE_DRY_RUN);
+	sluice_policy_json(j, p, s->has_also ? &s->also : NULL, 0, s->t->shape,
+			   s->set.flags & SLUICE_DRY_RUN);
 	json_obj_end(j);
 	sluice_settings_json(j, &s->set);
 	json_u64(j, "rules", s->rules);
@@ -229,7 +233,7 @@ static void print_text(const struct iface_status *s, int ret)
 	}
 	if (s->note[0])
 		printf("  note:     %s\n", s->note);
-	sluice_policy_text(p, 0, s->t->shape, line, sizeof(line));
+	sluice_policy_text(p, s->has_also ? &s->also : NULL, 0, s->t->shape, line, sizeof(line));
 	printf("  policy:   %s\n", line);
 	if (s->set.new_keys.period_ns)
 		sluice_format_rate(&s->set.new_keys, false, rate, sizeof(rate));

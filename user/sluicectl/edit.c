@@ -17,7 +17,7 @@ static void print_done(struct sluice_handle *h, struct sluice_txn *t,
 {
 	const struct sluice_policy *p = NULL;
 	const struct sluice_txn_rule *r;
-	char line[320], what[160], set[96], note[96] = "";
+	char line[480], what[160], set[96], note[96] = "";
 	struct sluice_json j;
 	int family = 0;
 
@@ -52,7 +52,8 @@ static void print_done(struct sluice_handle *h, struct sluice_txn *t,
 		if (p) {
 			json_obj_begin(&j, "policy");
 			json_str(&j, "match", what);
-			sluice_policy_json(&j, p, family, ctl.shape, t->set.flags & SLUICE_DRY_RUN);
+			sluice_policy_json(&j, p, sluice_txn_also_of(t, p), family, ctl.shape,
+					   t->set.flags & SLUICE_DRY_RUN);
 			json_obj_end(&j);
 			json_bool(&j, "replaced", d->replaced);
 			json_bool(&j, "buckets_kept", d->buckets_kept);
@@ -68,7 +69,7 @@ static void print_done(struct sluice_handle *h, struct sluice_txn *t,
 		printf("settings of %s: %s\n", h->name, set);
 	if (!p)
 		return;
-	sluice_policy_text(p, family, ctl.shape, line, sizeof(line));
+	sluice_policy_text(p, sluice_txn_also_of(t, p), family, ctl.shape, line, sizeof(line));
 	if (d->op == SLUICE_CMD_SET)
 		printf("default policy of %s: %s%s; %s\n", h->name, line, note,
 		       d->buckets_kept ?

@@ -19,12 +19,57 @@ static bool rule_holds(const struct sluice_txn_rule *r, const struct sluice_key 
 	return !memcmp(a, r->key.addr, k->family == 4 ? 4 : 16);
 }
 
+const struct sluice_also *ctl_also(const struct sluice_policies *pol, const struct sluice_policy *p)
+{
+	__u32 id = SLUICE_POLICY_ALSO(p);
+
+	return id && pol->also[id].pkt.period_ns ? &pol->also[id] : NULL;
+}
+
+void ctl_also_policy(const struct sluice_policy *p, const struct sluice_also *a,
+		     struct sluice_policy *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->tag = SLUICE_ALSO_TAG(p->tag);
+	out->algo = SLUICE_ALGO_TOKEN_BUCKET;
+	out->action = SLUICE_ACT_LIMIT;
+	out->flags = p->flags & SLUICE_POLICY_DRY_RUN;
+	out->prefix4 = a->prefix4;
+	out->prefix6 = a->prefix6;
+	out->pkt = a->pkt;
+}
+
 const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
-					      const struct sluice_key *k, char *match, size_t len)
+					      const struct sluice_key *k, char *match, size_t len,
+					      struct sluice_policy *buf)
 {
 	__u32 tag = k->tag & ~SLUICE_TAG_AGGREGATE;
 	long first = -1;
 	size_t i;
+
+	if (SLUICE_TAG_IS_ALSO(tag)) {
+		struct sluice_key own = *k;
+		const struct sluice_policy *p = NULL;
+		char m[160];
+		size_t n;
+
+		/* the policy of the tag the second key was made from: any
+		 * algorithm's (the tag's own field says which) */
+		for (i = 0; i < SLUICE_ALGO_MAX && !p; i++) {
+			own.tag = (tag & ~(7U << 13)) | ((__u32)i << 13);
+			p = ctl_policy_of_key(pol, &own, m, sizeof(m), NULL);
+			if (p && SLUICE_ALSO_TAG(p->tag) != tag)
+				p = NULL;
+		}
+		if (!p || !ctl_also(pol, p) || !buf) {
+			snprintf(match, len, "(replaced)");
+			return NULL;
+		}
+		ctl_also_policy(p, ctl_also(pol, p), buf);
+		n = strlen(m);
+		snprintf(match, len, "%.*s (also)", (int)(n < len - 8 ? n : len - 8), m);
+		return buf;
+	}
 
 	if (pol->set.def.tag == tag) {
 		snprintf(match, len, "default");

@@ -12,7 +12,9 @@ void rule_help(FILE *f)
 	fprintf(f,
 		"Usage: sluicectl [-i IFACE] rule add CIDR [MATCH] ((--rate RATE [--burst N]\n"
 		"                 [--delay N|--nodelay])... [--algo ALGO] [--window DUR]\n"
-		"                 [--prefix LEN] [--key MODE] [--penalty DUR|off] | --exempt |\n"
+		"                 [--prefix LEN] [--key MODE] [--penalty DUR|off]\n"
+		"                 [--also-rate RATE [--also-burst N] [--also-prefix LEN]\n"
+		"                 [--also-prefix4 LEN] [--also-prefix6 LEN]] | --exempt |\n"
 		"                 --deny) [--fleet [on|off]] [--dry-run [on|off]]\n"
 		"       sluicectl [-i IFACE] rule del CIDR [MATCH]\n"
 		"       sluicectl [-i IFACE] rule flush\n"
@@ -51,6 +53,10 @@ void rule_help(FILE *f)
 		"        --penalty DUR a source over the rule's limit is refused whole for DUR\n"
 		"                      (100ms to 19d; as for 'set'); a rule has none unless\n"
 		"                      given, whatever the default policy's\n"
+		"        --also-rate RATE, --also-burst N  a second key (as for 'set'): each\n"
+		"                      source's prefix is charged too, and held to RATE\n"
+		"        --also-prefix LEN  that prefix for the CIDR's family (default /24,\n"
+		"                      /48; --also-prefix4 and --also-prefix6 as for 'set')\n"
 		"        --exempt      never limit these sources (still counted)\n"
 		"        --deny        drop every packet of these sources\n"
 		"        --fleet       one limit for the sources across every box of the fleet\n"
@@ -64,11 +70,13 @@ void rule_help(FILE *f)
 		"        under dry-run but would have dropped ('-': unknown, the state was\n"
 		"        pinned by an older sluice; the next 'sluice attach' adds it); on a\n"
 		"        shaper a DELAY column: the excess that goes at once ('nodelay':\n"
-		"        all; '-': a window algorithm, a meter)\n"
+		"        all; '-': a window algorithm, a meter); ALSO the second key: its\n"
+		"        prefix, rate and burst ('-': none)\n"
 		"\n"
 		"Examples:\n"
 		"  sluicectl rule add 198.18.0.0/24 --rate 10/s --burst 20\n"
 		"  sluicectl rule add 198.18.2.0/24 --rate 10/s --penalty 30s\n"
+		"  sluicectl rule add 198.18.0.0/16 --rate 10/s --also-prefix 24 --also-rate 200/s\n"
 		"  sluicectl rule add 0.0.0.0/0 --proto udp --dport 53 --rate 50/s --key src,dport\n"
 		"  sluicectl rule add 198.18.4.0/22 --rate 1000/s --rate 50mbit --prefix 24\n"
 		"  sluicectl rule add 198.18.8.0/22 --rate 100/s --burst 300 --fleet\n"
@@ -98,8 +106,8 @@ static int do_flush_rules(int argc, char **argv)
 	return ctl_edit("rule", "flush", argc, argv, rule_help);
 }
 
-static void json_row(struct sluice_json *j, const char *match, int family,
-		     const struct sluice_l4rule *l4, const struct sluice_policy *p,
+static void json_row(struct sluice_json *j, const struct sluice_also *also, const char *match,
+		     int family, const struct sluice_l4rule *l4, const struct sluice_policy *p,
 		     const struct sluice_rstats *rs, const struct sluice_rwould *rw,
 		     bool global_dry, __u32 shared)
 {
@@ -118,7 +126,7 @@ static void json_row(struct sluice_json *j, const char *match, int family,
 		sluice_match_rec(&r, &l4->m);
 		json_obj_end(j);
 	}
-	sluice_policy_json(j, p, family, ctl.shape, global_dry);
+	sluice_policy_json(j, p, also, family, ctl.shape, global_dry);
 	/* The counters below are those of every rule on the slot. */
 	if (shared > 1)
 		json_u64(j, "counters_shared_by", shared);
@@ -133,13 +141,13 @@ static void json_row(struct sluice_json *j, const char *match, int family,
 	json_obj_end(j);
 }
 
-static int text_row(struct ctl_table *t, const char *match, int family,
-		    const struct sluice_policy *p, const struct sluice_rstats *rs,
+static int text_row(struct ctl_table *t, const struct sluice_also *also, const char *match,
+		    int family, const struct sluice_policy *p, const struct sluice_rstats *rs,
 		    const struct sluice_rwould *rw, bool global_dry, __u32 shared)
 {
 	const char *mark = shared > 1 ? "*" : "";
 	char rate[96], burst[64], win[32], key[40], passed[24], dropped[24], would[24] = "-";
-	char delay[64], pen[32] = "-";
+	char delay[64], pen[32] = "-", al[96] = "-";
 	size_t n;
 	bool limit = p->action == SLUICE_ACT_LIMIT;
 
@@ -163,6 +171,18 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 	if (limit && SLUICE_POLICY_KEY(p) != SLUICE_KEY_SRC)
 		snprintf(key + n, sizeof(key) - n, " %s",
 			 sluice_key_mode_name(SLUICE_POLICY_KEY(p)));
+	/* the second key: "/24 1000/s burst 1000", "/24 /48 1000/s burst 1000" */
+	if (limit && also) {
+		char r[48];
+
+		sluice_format_rate(&also->pkt, false, r, sizeof(r));
+		if (family == 4 || family == 6)
+			snprintf(al, sizeof(al), "/%u %s burst %u",
+				 family == 4 ? also->prefix4 : also->prefix6, r, also->pkt.burst);
+		else
+			snprintf(al, sizeof(al), "/%u /%u %s burst %u", also->prefix4,
+				 also->prefix6, r, also->pkt.burst);
+	}
 	snprintf(passed, sizeof(passed), "%llu%s", (unsigned long long)rs->passed, mark);
 	snprintf(dropped, sizeof(dropped), "%llu%s", (unsigned long long)rs->dropped, mark);
 	if (rw)
@@ -176,15 +196,16 @@ static int text_row(struct ctl_table *t, const char *match, int family,
 				     dry, passed, dropped, would);
 	return ctl_table_row(t, match, sluice_action_name(p->action),
 			     limit ? sluice_algo_name(p->algo) : "-", rate, burst, win, key,
-			     p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", pen, dry, passed,
+			     p->flags & SLUICE_POLICY_FLEET ? "yes" : "no", pen, al, dry, passed,
 			     dropped, would);
 }
 
 static int do_list(int argc, char **argv)
 {
-	static const char *const head[] = { "MATCH",  "ACTION",  "ALGO",       "RATE",    "BURST",
-					    "WINDOW", "KEY",     "FLEET",      "PENALTY", "DRY-RUN",
-					    "PASSED", "DROPPED", "WOULD-DROP", NULL };
+	/* ALSO: the second key (--also-rate) */
+	static const char *const head[] = { "MATCH",   "ACTION", "ALGO",    "RATE",       "BURST",
+					    "WINDOW",  "KEY",    "FLEET",   "PENALTY",    "ALSO",
+					    "DRY-RUN", "PASSED", "DROPPED", "WOULD-DROP", NULL };
 	/* A shaper's: its delay after the burst (PASSED: sent, at once or later). */
 	static const char *const shape_head[] = { "MATCH",   "ACTION",     "ALGO",    "RATE",
 						  "BURST",   "DELAY",      "WINDOW",  "KEY",
@@ -222,7 +243,7 @@ static int do_list(int argc, char **argv)
 	if (ctl.shape)
 		ctl_table_init(&t, shape_head, "          rrr");
 	else
-		ctl_table_init(&t, head, "         rrr");
+		ctl_table_init(&t, head, "          rrr");
 	if (ctl.json)
 		json_arr_begin(&j, NULL);
 	/* In the order the datapath evaluates them: the rules on the
@@ -251,9 +272,11 @@ static int do_list(int argc, char **argv)
 		shared = pol.slot_users[SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1)];
 		any_shared |= shared > 1;
 		if (ctl.json)
-			json_row(&j, match, family, l4, p, rs, rw, global_dry, shared);
+			json_row(&j, ctl_also(&pol, p), match, family, l4, p, rs, rw, global_dry,
+				 shared);
 		else
-			ret = text_row(&t, match, family, p, rs, rw, global_dry, shared);
+			ret = text_row(&t, ctl_also(&pol, p), match, family, p, rs, rw, global_dry,
+				       shared);
 	}
 	if (ctl.json) {
 		json_arr_end(&j);

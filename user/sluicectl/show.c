@@ -409,16 +409,21 @@ static int show_wide(struct sluice_handle *h, const struct sluice_policy *p,
  */
 static int pick_keys(const struct sluice_policy *p, const struct sluice_settings *set,
 		     const struct sluice_handle *h, const struct sluice_cidr *c, const char *match,
-		     bool *own, bool *agg)
+		     bool *own, bool *agg, bool *also)
 {
 	unsigned int full = c->family == 4 ? 32U : 128U, len = c->prefixlen;
 	unsigned int own_len = c->family == 4 ? p->prefix4 : p->prefix6;
 	unsigned int agg_len = c->family == 4 ? set->agg4 : set->agg6;
+	struct sluice_also ab;
+	const struct sluice_also *a = sluice_also_of(h, p, &ab);
 	char key[64];
 
 	*own = *agg = p->action == SLUICE_ACT_LIMIT;
+	*also = false;
 	if (len == full)
 		return 0;
+	/* the key of the second key (--also-rate) alone */
+	*also = a && len == (c->family == 4 ? a->prefix4 : a->prefix6);
 	sluice_format_cidr(c, true, key, sizeof(key));
 	if (p->action != SLUICE_ACT_LIMIT)
 		return sluice_cli_usage("show",
@@ -426,7 +431,7 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 					"state per source; show an address",
 					key, match, sluice_action_name(p->action));
 	*own = len == own_len;
-	*agg = len == agg_len;
+	*agg = len == agg_len && !*also;
 	if (*agg && !*own && !set->new_keys.period_ns && !policy_wide(p)) {
 		/* No aggregate key is made while the new-key limit is off; one
 		 * made before it went off may still be there. */
@@ -436,7 +441,7 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 				   (__u8)agg_len, 0, &f) &&
 		       f.ok;
 	}
-	if (*own || *agg)
+	if (*own || *agg || *also)
 		return 0;
 	if (set->new_keys.period_ns)
 		return sluice_cli_usage(
@@ -453,13 +458,51 @@ static int pick_keys(const struct sluice_policy *p, const struct sluice_settings
 		key, match, own_len, agg_len);
 }
 
+/*
+ * The second key (--also-rate) of policy p that holds c: its state as a
+ * token bucket of the second key's limit, as text ("also" and its key,
+ * "198.18.0.0/24") or (j) the field "also" of the open object. Nothing for
+ * a policy without one.
+ */
+static int show_also(struct sluice_handle *h, const struct sluice_policy *p,
+		     const struct sluice_cidr *c, __u64 now, struct sluice_json *j)
+{
+	struct sluice_also buf;
+	const struct sluice_also *a = p->action == SLUICE_ACT_LIMIT ? sluice_also_of(h, p, &buf) :
+								      NULL;
+	struct sluice_policy ap;
+	struct found f;
+	char key[160];
+	int ret;
+
+	if (!a)
+		return 0;
+	ctl_also_policy(p, a, &ap);
+	ret = lookup_key(h, &ap, c, ap.tag, c->family == 4 ? a->prefix4 : a->prefix6, now, &f);
+	if (ret)
+		return ret;
+	if (j) {
+		json_found(j, "also", &f, &ap);
+		return 0;
+	}
+	if (f.ok) {
+		text_state("also", &f, &ap);
+		return 0;
+	}
+	ctl_fmt_key(&f.key, key, sizeof(key));
+	printf("%-9s %s\n", "also", key);
+	printf("%-9s no bucket for the prefix: it is full (never seen or evicted)\n", "");
+	return 0;
+}
+
 /* The rules on the transport header that hold c, and the state of c's key
  * under each that keeps one (l4[0..nr), read with the settings). */
 static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size_t nr,
 		   const struct sluice_cidr *c, const struct wide_keys *w, __u64 now,
 		   struct sluice_json *j)
 {
-	char name[160], line[320];
+	char name[160], line[480];
+	struct sluice_also ab;
 	struct found f;
 	size_t i;
 	int ret;
@@ -483,22 +526,27 @@ static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size
 			json_obj_begin(j, NULL);
 			json_str(j, "match", name);
 			json_obj_begin(j, "policy");
-			sluice_policy_json(j, p, c->family, ctl.shape,
+			sluice_policy_json(j, p, sluice_also_of(h, p, &ab), c->family, ctl.shape,
 					   live_set->flags & SLUICE_DRY_RUN);
 			json_obj_end(j);
 			if (policy_wide(p))
 				ret = show_wide(h, p, w, c, true, true, now, j);
 			else if (p->action == SLUICE_ACT_LIMIT && !w->spec->given)
 				json_found(j, "bucket", &f, p);
+			if (!ret && !w->spec->given)
+				ret = show_also(h, p, c, now, j);
 			json_obj_end(j);
 			if (ret)
 				return ret;
 			continue;
 		}
-		sluice_policy_text(p, c->family, ctl.shape, line, sizeof(line));
+		sluice_policy_text(p, sluice_also_of(h, p, &ab), c->family, ctl.shape, line,
+				   sizeof(line));
 		printf("%-9s %s: %s\n", "l4 rule", name, line);
 		if (policy_wide(p)) {
 			ret = show_wide(h, p, w, c, true, true, now, NULL);
+			if (!ret && !w->spec->given)
+				ret = show_also(h, p, c, now, NULL);
 			if (ret)
 				return ret;
 			continue;
@@ -511,6 +559,9 @@ static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size
 			printf("%-9s no bucket under it: full (never seen or evicted)\n", "");
 		if (p->action == SLUICE_ACT_LIMIT)
 			text_box(&f, p);
+		ret = show_also(h, p, c, now, NULL);
+		if (ret)
+			return ret;
 	}
 	if (j)
 		json_arr_end(j);
@@ -520,13 +571,14 @@ static int show_l4(struct sluice_handle *h, const struct sluice_txn_l4 *l4, size
 int do_show(int argc, char **argv)
 {
 	const struct sluice_policy *p;
-	char err[SLUICE_ERR_LEN], match[64], line[320], addr[64];
+	char err[SLUICE_ERR_LEN], match[64], line[480], addr[64];
+	struct sluice_also ab;
 	struct sluice_settings set;
 	struct sluice_handle h;
 	struct sluice_rule rule;
 	struct sluice_cidr c;
 	struct found own, agg;
-	bool want_own, want_agg, dry;
+	bool want_own, want_agg, want_also, dry;
 	__u64 seq;
 	struct sluice_json j;
 	struct sluice_txn_l4 l4[SLUICE_L4_RULES_MAX];
@@ -570,7 +622,7 @@ int do_show(int argc, char **argv)
 	now = sluice_now_ticks();
 	memset(&own, 0, sizeof(own));
 	memset(&agg, 0, sizeof(agg));
-	st = pick_keys(p, &set, &h, &c, match, &want_own, &want_agg);
+	st = pick_keys(p, &set, &h, &c, match, &want_own, &want_agg, &want_also);
 	if (st)
 		goto out_close;
 	/* Policies keyed by more than the source: their keys of it. */
@@ -612,7 +664,7 @@ int do_show(int argc, char **argv)
 	}
 	dry = dry_now(p);
 
-	sluice_policy_text(p, c.family, ctl.shape, line, sizeof(line));
+	sluice_policy_text(p, sluice_also_of(&h, p, &ab), c.family, ctl.shape, line, sizeof(line));
 	if (ctl.json) {
 		json_init(&j, stdout);
 		json_obj_begin(&j, NULL);
@@ -621,7 +673,8 @@ int do_show(int argc, char **argv)
 		json_str(&j, "match", match);
 		/* The policy as rule list writes it: the default's both prefixes,
 		 * a rule's (of one family) its own. */
-		sluice_policy_json(&j, p, strcmp(match, "default") ? c.family : 0, ctl.shape,
+		sluice_policy_json(&j, p, sluice_also_of(&h, p, &ab),
+				   strcmp(match, "default") ? c.family : 0, ctl.shape,
 				   set.flags & SLUICE_DRY_RUN);
 		json_obj_end(&j);
 		sluice_settings_json(&j, &set);
@@ -637,6 +690,8 @@ int do_show(int argc, char **argv)
 			json_found(&j, "bucket", &own, p);
 		if (agg.ok)
 			json_found(&j, "aggregate", &agg, p);
+		if (!ret && (want_own || want_also) && !spec.given)
+			ret = show_also(&h, p, &c, now, &j);
 		if (!ret && full)
 			ret = show_l4(&h, l4, nr_l4, &c, &wk, now, &j);
 		json_obj_end(&j);
@@ -684,6 +739,14 @@ int do_show(int argc, char **argv)
 		text_state("aggregate", &agg, p);
 	else if (want_agg && !want_own && !wide_main)
 		printf("no aggregate bucket for %s: it is full (never made or evicted)\n", addr);
+	if ((want_own || want_also) && !spec.given) {
+		ret = show_also(&h, p, &c, now, NULL);
+		if (ret) {
+			st = sluice_cli_err(ret, "Couldn't look up the state of %s: %s", addr,
+					    strerror(-ret));
+			goto out_close;
+		}
+	}
 	if (full) {
 		ret = show_l4(&h, l4, nr_l4, &c, &wk, now, NULL);
 		if (ret)

@@ -62,9 +62,20 @@ int ctl_read_policies(struct sluice_handle *h, struct sluice_policies *pol, bool
 /* ---- keystate.c ---- */
 
 /* The policy that owns a key's tag, NULL if none does any more (a key of
- * an older generation, waiting to be evicted); match gets its name. */
+ * an older generation, waiting to be evicted); match gets its name. A
+ * policy's second key (SLUICE_TAG_IS_ALSO()) is owned by the policy as a
+ * token bucket of the second key's limit and prefixes (*buf, which the
+ * result then points to; match says "(also)"). */
 const struct sluice_policy *ctl_policy_of_key(const struct sluice_policies *pol,
-					      const struct sluice_key *k, char *match, size_t len);
+					      const struct sluice_key *k, char *match, size_t len,
+					      struct sluice_policy *buf);
+/* The second key policy p names (pol->also), or NULL. */
+const struct sluice_also *ctl_also(const struct sluice_policies *pol,
+				   const struct sluice_policy *p);
+/* p's second key as a policy of its own: a token bucket of its limit, keyed
+ * by its prefixes, tagged as its keys are. */
+void ctl_also_policy(const struct sluice_policy *p, const struct sluice_also *a,
+		     struct sluice_policy *out);
 
 /* A policy in words and in JSON: sluice_policy_text(), sluice_policy_json()
  * (libsluice, fmt.c), with ctl.shape for a shaper's. */
@@ -105,7 +116,7 @@ void ctl_json_fkey(struct sluice_json *j, const struct sluice_fkey *k);
 /* ---- table.c ---- */
 
 /* A text table with columns sized to fit. */
-#define CTL_MAX_COLS 13
+#define CTL_MAX_COLS 16
 struct ctl_table {
 	int ncols;
 	const char *head[CTL_MAX_COLS];

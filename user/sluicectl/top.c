@@ -169,12 +169,14 @@ static void print_top(FILE *f, const struct top *t, const struct sluice_policies
 	for (i = 0; i < t->n; i++) {
 		const struct entry *e = &t->heap[i];
 		const struct sluice_policy *p;
+		struct sluice_policy also_p;
 		char key[160], match[64], state[128] = "-", dropped[24];
 		struct ctl_state st;
 		bool agg = e->key.k.tag & SLUICE_TAG_AGGREGATE;
+		bool also = SLUICE_TAG_IS_ALSO(e->key.k.tag);
 		bool live, dry;
 
-		p = ctl_policy_of_key(pol, &e->key.k, match, sizeof(match));
+		p = ctl_policy_of_key(pol, &e->key.k, match, sizeof(match), &also_p);
 		/* The count is of would-drops when the key's policy is in
 		 * dry-run now (a replaced policy: the global mode). */
 		dry = global_dry || (p && (p->flags & SLUICE_POLICY_DRY_RUN));
@@ -186,10 +188,13 @@ static void print_top(FILE *f, const struct top *t, const struct sluice_policies
 		ctl_fmt_fkey(&e->key, key, sizeof(key));
 		if (agg)
 			strncat(key, " (aggregate)", sizeof(key) - strlen(key) - 1);
+		if (also)
+			strncat(key, " (also)", sizeof(key) - strlen(key) - 1);
 		if (ctl.json) {
 			json_obj_begin(&j, NULL);
 			json_str(&j, "key", key);
 			json_bool(&j, "aggregate", agg);
+			json_bool(&j, "also", also);
 			ctl_json_fkey(&j, &e->key);
 			/* the names of rule list and show: "match" the
 			 * policy's, effective_dry_run its mode now */
