@@ -78,9 +78,8 @@ static bool counts(struct bpfrun *r, const char *t, struct counts want)
 
 	if (bpfrun_stats(r, &st) || bpfrun_xstats(r, &xs))
 		return tap_ok(false, "%s: read the counters", t);
-	ok = st.passed == want.passed && st.limited == want.limited &&
-	     st.dropped == want.limited && st.would_drop == want.would &&
-	     xs.also_limited == want.also && !xs.penalized;
+	ok = st.passed == want.passed && st.limited == want.limited && st.dropped == want.limited &&
+	     st.would_drop == want.would && xs.also_limited == want.also && !xs.penalized;
 	if (!tap_ok(ok, "%s: passed %llu, limited %llu, would_drop %llu, also_limited %llu", t,
 		    (unsigned long long)want.passed, (unsigned long long)want.limited,
 		    (unsigned long long)want.would, (unsigned long long)want.also))
@@ -170,13 +169,11 @@ static void own_first(struct bpfrun *r)
 	bpfrun_expect(r, "198.18.0.2", 64, "D", "%s: then the /24 refuses it", t);
 	after = bucket(r, TAG_DEFAULT, "198.18.0.2", 32);
 	TAP_TRUE(before.s[0] == after.s[0] && after.s[0] == TICKS(SCN_T0) + 3 * COST,
-		 "%s: the refused packet left the neighbour's own TAT as it was (3 charges)",
-		 t);
+		 "%s: the refused packet left the neighbour's own TAT as it was (3 charges)", t);
 	counts(r, t, (struct counts){ .passed = 8, .limited = 11, .also = 1 });
 	after = bucket(r, SLUICE_ALSO_TAG(TAG_DEFAULT), "198.18.0.0", 24);
-	TAP_TRUE(after.dropped == 1,
-		 "%s: the /24's drop count is its own refusal only (got %llu)", t,
-		 (unsigned long long)after.dropped);
+	TAP_TRUE(after.dropped == 1, "%s: the /24's drop count is its own refusal only (got %llu)",
+		 t, (unsigned long long)after.dropped);
 }
 
 /* IPv6: the sources of a /48 share its second key; another /48 does not. */
@@ -231,8 +228,7 @@ static void rule(struct bpfrun *r)
 	limit_10(&p);
 	p.tag = TAG_RULE;
 	set.nr_rules = 1;
-	TAP_TRUE(!bpfrun_rule(r, 0, "198.18.4.0/23", &p, RULE_SLOT) &&
-			 !bpfrun_configure(r, &set),
+	TAP_TRUE(!bpfrun_rule(r, 0, "198.18.4.0/23", &p, RULE_SLOT) && !bpfrun_configure(r, &set),
 		 "%s: rule 198.18.4.0/23 with a second key", t);
 	bpfrun_expect(r, "198.18.4.1", 64, "PPPPP", "%s: a source of the rule: its burst", t);
 	bpfrun_expect(r, "198.18.4.2", 64, "PPPD", "%s: its neighbour: the /24's 3 left", t);
@@ -242,8 +238,8 @@ static void rule(struct bpfrun *r)
 	TAP_TRUE(b.s[0] == TICKS(SCN_T0) + 8 * COST,
 		 "%s: the second key carries the rule's slot (TAT +%llu)", t,
 		 (unsigned long long)(b.s[0] - TICKS(SCN_T0)));
-	bpfrun_expect(r, "198.18.0.1", 64, "PPPPP",
-		      "%s: the default policy's /24 is another key", t);
+	bpfrun_expect(r, "198.18.0.1", 64, "PPPPP", "%s: the default policy's /24 is another key",
+		      t);
 }
 
 /* Past --new-keys a new source is charged to its aggregate, which holds its
@@ -314,6 +310,68 @@ static void wide(struct bpfrun *r)
 	counts(r, t, (struct counts){ .passed = 8, .limited = 1, .also = 1 });
 }
 
+/*
+ * Host against BPF: random packets of nine sources of two /24s at random
+ * times, on the program and on a model of the same arithmetic on the host
+ * (algo.h: the own key's bucket, then the prefix's, the own charge given
+ * back when the prefix refuses). Every verdict the same.
+ */
+static void differential(struct bpfrun *r)
+{
+	static const char *const srcs[] = { "198.18.0.1", "198.18.0.2", "198.18.0.3",
+					    "198.18.0.4", "198.18.0.5", "198.18.0.6",
+					    "198.18.1.1", "198.18.1.2", "198.18.1.3" };
+	const char *t = "host against BPF";
+	struct sluice_settings set;
+	struct sluice_also a = { .prefix4 = 24, .prefix6 = 48 };
+	__u64 own[9][2] = {}, pre[2] = {}, now = SCN_T0, seed = 0x5eed;
+	unsigned int i, n = 3000, same = 0, first_bad = 0, passed = 0, also = 0;
+	__u32 id = ALSO_ID;
+
+	if (!tap_ok(setup(r, &set, 0), "%s: setup", t))
+		return;
+	sluice_limit_set(&a.pkt, 20, SLUICE_NS_PER_SEC, 8, NULL, 0);
+	/* each source's own 4/s burst 3: both keys refuse, in turn */
+	sluice_limit_set(&set.def.pkt, 4, SLUICE_NS_PER_SEC, 3, NULL, 0);
+	if (!tap_ok(!bpf_map_update_elem(r->also_fd, &id, &a, BPF_ANY) &&
+			    !bpfrun_configure(r, &set) && !bpfrun_put_policy(r, &set.def),
+		    "%s: own keys at 4/s burst 3, the second key at 20/s burst 8", t))
+		return;
+	for (i = 0; i < n; i++) {
+		unsigned int k;
+		__u64 used[2], wrote[2], ticks;
+		int v, want;
+		char got;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		k = (unsigned int)(seed >> 33) % 9;
+		now += ((seed >> 20) % 20) * 1000000ULL; /* 0 to 19 ms */
+		ticks = TICKS(now);
+		v = sluice_bucket_admit_to(&set.def, &own[k][0], &own[k][1], ticks, 64, 1, 1, used,
+					   wrote);
+		if (v == SLUICE_PASS &&
+		    sluice_gcra(&pre[k >= 6], ticks, sluice_limit_cost(&a.pkt, 1),
+				a.pkt.tolerance) != SLUICE_PASS) {
+			sluice_gcra_refund(&own[k][0], wrote[0], used[0]);
+			v = SLUICE_DROP;
+			also++;
+		}
+		want = v == SLUICE_PASS ? 'P' : 'D';
+		passed += v == SLUICE_PASS;
+		bpfrun_clock(r, now);
+		bpfrun_sendn(r, srcs[k], 64, 1, &got);
+		if (got == want)
+			same++;
+		else if (!first_bad)
+			first_bad = i + 1;
+	}
+	if (!tap_ok(same == n,
+		    "%s: %u random packets, every verdict the same (%u passed, %u refused by the prefix, the rest by their own key)",
+		    t, n, passed, also))
+		tap_diag("  %u differ, the first at packet %u", n - same, first_bad);
+	counts(r, t, (struct counts){ .passed = passed, .limited = n - passed, .also = also });
+}
+
 int main(void)
 {
 	struct bpfrun r;
@@ -330,6 +388,7 @@ int main(void)
 	aggregate(&r);
 	window(&r);
 	wide(&r);
+	differential(&r);
 	bpfrun_close(&r);
 	return tap_done();
 }
