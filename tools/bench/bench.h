@@ -103,5 +103,6 @@ int cmd_cost(int argc, char **argv);
 int cmd_tccost(int argc, char **argv);
 int cmd_accuracy(int argc, char **argv);
 int cmd_xdp(int argc, char **argv);
+int cmd_sizing(int argc, char **argv);
 
 #endif /* SLUICE_BENCH_H */

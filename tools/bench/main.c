@@ -27,6 +27,8 @@ static const struct {
 	{ "accuracy", cmd_accuracy, "admitted against rate x time + burst, every algorithm" },
 	{ "fleetfill", cmd_fleetfill, "keep N keys active for a fleet agent, time its syncs" },
 	{ "xdp", cmd_xdp, "attach drop, floor or sluice to a device; read its XDP counters" },
+	{ "sizing", cmd_sizing,
+	  "a set table's fill and held sources under a flood, 50-200% loads" },
 };
 
 static void usage(FILE *f)

@@ -19,12 +19,15 @@
 #               Mpps at the receiver with sluice's SYN rule (and --key src,dport),
 #               nftables, hashlimit, no limiter, and the ceiling, bare XDP_DROP;
 #               each one's counters against its promise (syn.sh, about 3 minutes)
+#  10. sizing   the set table at 50%, 90%, 100% and 200% of its capacity: keys
+#               placed, held sources kept under a flood of 4M new ones
+#               (sluice-bench sizing, about 40 seconds)
 # Results: $BUILD/bench/results.md (printed at the end), results.json, and the
 # charts cost-vs-keys.png and mpps.png; the tables and chart data of the cost,
 # e2e, accuracy and shape-cost parts come from their measurements
 # (cost-runs.json, e2e.tsv, accuracy-runs.json, shape-cost-runs.json) by
 # tools/bench/render.py.
-# BENCH_PARTS="cost e2e accuracy rules fleet shape clients syn" picks parts; BENCH_REPEAT
+# BENCH_PARTS="cost e2e accuracy rules fleet shape clients syn sizing" picks parts; BENCH_REPEAT
 # and BENCH_RUNS change the in-kernel runs (1e6 x 5), BENCH_RERUNS how often a
 # case whose runs spread over 20% is measured again (2); BENCH_REPORT_ONLY=1
 # only rebuilds the report from the last results.
@@ -36,7 +39,7 @@ set -euo pipefail
 
 BUILD=${BUILD:-build}
 OUT=$BUILD/bench
-PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet shape clients syn}
+PARTS=${BENCH_PARTS:-cost e2e accuracy rules fleet shape clients syn sizing}
 PREFIX=bn$$
 NSH=${PREFIX}h
 RUN_ID=$(date -u +%Y-%m-%dT%H:%M:%SZ)-$$
@@ -131,6 +134,19 @@ if measure syn; then
 		echo "bench: the syn part reported a failure" >&2
 fi
 
+if measure sizing; then
+	echo "bench: the set table's fill and flood resistance against its load (about 40 seconds)" >&2
+	{
+		echo "### Set table sizing (sluice-bench sizing)"
+		echo
+		inh "$BENCH" sizing
+		echo
+	} >"$OUT/sizing.md" || {
+		echo "bench: the sizing part failed" >&2
+		FAILED="$FAILED sizing"
+	}
+fi
+
 # Every part measured: this run's id for each (runs.tsv), but a failed one's.
 if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
 	for part in $PARTS; do
@@ -175,7 +191,7 @@ fi
 	awk -F'\t' -v p=" $PARTS " 'index(p, " " $1 " ") { r = r (r ? ", " : "") $1 " " $2 }
 		END { print "Runs: " (r ? r : "none recorded") "." }' "$OUT/runs.tsv" 2>/dev/null || true
 	echo
-	for part in cost e2e accuracy rules fleet shape clients syn; do
+	for part in cost e2e accuracy rules fleet shape clients syn sizing; do
 		has "$part" && [ -s "$OUT/$part.md" ] && cat "$OUT/$part.md"
 	done
 	echo "Charts: $OUT/cost-vs-keys.png, $OUT/mpps.png. JSON: $OUT/results.json."
