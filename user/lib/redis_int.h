@@ -64,6 +64,12 @@ struct sluice_redis {
 	__u64 horizon_ms;
 	__u32 share;
 	bool share_given;
+	/* Redis Cluster (redis_cluster.c): the client's nodes, NULL without;
+	 * a node itself is a sluice_redis with cluster_node set, which loads
+	 * the lanes' script too (sha_lanes) */
+	struct redis_cluster *cl;
+	bool cluster_node;
+	char sha_lanes[41];
 	/* Sentinel (redis_sentinel.c): the primary's name, NULL without */
 	char *master;
 	struct redis_ep *sentinels;
@@ -93,10 +99,45 @@ int redis_open(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
 /* redis.c */
 void redis_buf_cmd(struct buf *b, size_t argc);
 void redis_buf_arg(struct buf *b, const char *s);
+void redis_buf_arg2(struct buf *b, const char *pre, size_t plen, const char *s, size_t slen);
 struct sluice_redis_sync_stats;
+int redis_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
+int redis_reply_error(struct sluice_redis *r, const redisReply *x, const char *what, char *err,
+		      size_t len);
+void redis_free_replies(redisReply **rep, size_t n);
+bool redis_is_noscript(const redisReply *x);
+/* The member's ttl, horizon and share as the sync script takes them. */
+void redis_member_args(const struct sluice_redis *r, __u64 ttl_ms, char (*mem)[24]);
+/* One EVALSHA of the sync script: keys [from, to) with prefix pre (none:
+ * the members only), and its answer's checks. */
+void redis_buf_call(struct buf *b, const char *sha, const char *pre, const char *member,
+		    const char (*mem)[24], const char *const *keys, const double *used, size_t from,
+		    size_t to);
+int redis_take_call(struct sluice_redis *r, const redisReply *x, const char *fleet,
+		    const char *const *keys, size_t from, size_t to, __s64 *debt, __u32 *live,
+		    struct sluice_redis_sync_stats *st, char *err, size_t len);
+/* The largest array the replies' scan lets through, and how deep */
+#define REDIS_SCAN_DEPTH 4
 int redis_exchange(struct sluice_redis *r, const struct buf *out, size_t nrep, size_t max_elems,
 		   int depth, redisReply **rep, __u64 deadline, struct sluice_redis_sync_stats *st,
 		   char *err, size_t len);
+
+/* redis_sentinel.c: lists of "HOST:PORT[,...]" (what: "sentinel", "cluster
+ * node"), address literals, a port given, or unix:PATH */
+int redis_parse_eps(const char *list, const char *what, struct redis_ep *eps, size_t max, size_t *n,
+		    char *err, size_t len);
+/* r's address: the literal host and port */
+void redis_use_host(struct sluice_redis *r, const char *host, const char *port);
+
+/* redis_cluster.c */
+int redis_cluster_open(struct sluice_redis *r, const char *seeds, char *err, size_t len);
+int redis_cluster_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
+int redis_cluster_sync(struct sluice_redis *r, const char *fleet, const char *member,
+		       const char (*mem)[24], size_t n, const char *const *keys,
+		       const double *used_us, size_t batch, __s64 *debt_us, __u32 *live,
+		       struct sluice_redis_sync_stats *st, __u64 deadline, char *err, size_t len);
+void redis_cluster_close(struct sluice_redis *r);
+bool redis_cluster_ready(const struct sluice_redis *r);
 
 /* redis_sentinel.c */
 int redis_sentinel_open(struct sluice_redis *r, const char *list, const char *master, char *err,
