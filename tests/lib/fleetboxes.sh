@@ -31,6 +31,8 @@
 #   boxes_redis_ns NS IP N  a namespace NS for Redis, IP on its lo, reached
 #                        from each of boxes 1..N over a veth of its own
 #                        (198.18.20I.0/24); the caller puts NS in BOXES_DEL
+#   boxes_kill PID...    kill -9 each PID given (empty ones skipped), then reap
+#                        them: the script's boxes_stop, for its processes
 #   bx I CMD / gx CMD    run CMD in box I's namespace / the gateway's
 #   ctl I ARGS           $SLUICECTL on box I's interface IFR[I]
 #   le A B               true when the number A <= B
@@ -58,6 +60,17 @@ boxes_both() {
 	diag "box 1: $(fleet_of 1)"
 	diag "box 2: $(fleet_of 2)"
 	return 1
+}
+
+boxes_kill() {
+	local pid
+	for pid in "$@"; do
+		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	done
+	for pid in "$@"; do
+		[ -n "$pid" ] && wait "$pid" 2>/dev/null
+	done
+	return 0
 }
 
 boxes_redis_ns() {

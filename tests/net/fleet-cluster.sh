@@ -40,15 +40,7 @@ PIDS=() RPIDS=()
 declare -A RPID=()
 D=$(mktemp -d /tmp/sluice-fleet-cluster.XXXXXX) || exit 1
 
-boxes_stop() {
-	local pid
-	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
-		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	done
-	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
-		[ -n "$pid" ] && wait "$pid" 2>/dev/null
-	done
-}
+boxes_stop() { boxes_kill "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; }
 BOXES_DEL=("$NS_R")
 boxes_trap
 

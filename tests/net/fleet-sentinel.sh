@@ -34,15 +34,7 @@ NS_G="fleet-sent-g-$$" NS_R="fleet-sent-r-$$"
 PIDS=() RPIDS=()
 D=$(mktemp -d /tmp/sluice-fleet-sentinel.XXXXXX) || exit 1
 
-boxes_stop() {
-	local pid
-	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
-		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	done
-	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
-		[ -n "$pid" ] && wait "$pid" 2>/dev/null
-	done
-}
+boxes_stop() { boxes_kill "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; }
 BOXES_DEL=("$NS_R")
 boxes_trap
 
