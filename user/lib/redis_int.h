@@ -16,6 +16,8 @@
 
 #include "libsluice.h"
 #include "redis.h"
+#include "crc16.h"
+#include "redis_cluster.h"
 
 #define DEFAULT_PORT "6379"
 #define ADDR_FORMS "unix:/path, /path, host:port, [v6addr]:port or host (port " DEFAULT_PORT ")"
@@ -129,7 +131,33 @@ int redis_parse_eps(const char *list, const char *what, struct redis_ep *eps, si
 /* r's address: the literal host and port */
 void redis_use_host(struct sluice_redis *r, const char *host, const char *port);
 
-/* redis_cluster.c */
+/* redis_cluster.c: the nodes and the slot map (redis_cluster_sync.c: a sync) */
+#define CLUSTER_NODES_MAX 64
+#define CLUSTER_SEEDS_MAX 16
+#define CLUSTER_NO_NODE 0xffff
+#define CLUSTER_ROUNDS 5 /* exchanges a sync, redirections followed */
+
+struct redis_cluster {
+	struct redis_ep seeds[CLUSTER_SEEDS_MAX];
+	size_t nseeds;
+	struct sluice_redis *node[CLUSTER_NODES_MAX];
+	size_t nnodes;
+	__u16 owner[SLUICE_CLUSTER_SLOTS]; /* node index, CLUSTER_NO_NODE: no primary */
+	bool have_map;
+	bool stale; /* read the map again at the next sync */
+	__u32 shards;
+	/* the group slots of this fleet (computed once: the name is fixed) */
+	char fleet[SLUICE_REDIS_FLEET_MAX + 1];
+	__u16 group_slot[SLUICE_CLUSTER_GROUPS];
+	char fault[SLUICE_ERR_LEN];
+	bool down[CLUSTER_NODES_MAX]; /* the nodes that failed this sync */
+	bool was_down[CLUSTER_NODES_MAX]; /* and the last one */
+};
+/* The node at host:port (a literal): its index, added when new; -1 when
+ * the table is full or no memory. */
+int redis_cluster_node_at(struct sluice_redis *r, const char *host, const char *port);
+/* Read the slot map: of the primaries it names, then of the nodes given. */
+int redis_cluster_read_map(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
 int redis_cluster_open(struct sluice_redis *r, const char *seeds, char *err, size_t len);
 int redis_cluster_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t len);
 int redis_cluster_sync(struct sluice_redis *r, const char *fleet, const char *member,
