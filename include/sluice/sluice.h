@@ -654,7 +654,16 @@ struct sluice_fleet {
 	__u64 outages; /* times the agent fell back to rate/N */
 	char fleet[64]; /* the fleet's name */
 	char redis[96]; /* where its Redis is */
-	char last_error[224]; /* why the last failed sync failed */
+	/* why the last failed sync failed; under Redis Cluster, while a shard
+	 * is down, why it is (the sync itself succeeds) */
+	char last_error[192];
+	/* Redis Cluster (0 without; the tail of last_error in a state of an
+	 * agent from before, whose status then shows what is there) */
+	__u32 shards; /* primaries in the slot map */
+	__u32 shards_down; /* that failed the last sync: their keys admit rate/N */
+	__u64 shard_faults; /* times a shard went down (0 to some) */
+	__u64 moved; /* MOVED redirections followed */
+	__u64 asked; /* ASK redirections followed */
 };
 _Static_assert(sizeof(struct sluice_fleet) == 480, "sluice_fleet layout");
 

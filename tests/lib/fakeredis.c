@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -362,9 +364,12 @@ static void *fake_main(void *arg)
 	}
 }
 
-static int start(struct fakeredis *f, fr_handler h, void *ctx)
+/* Listen on f->path, or with tcp on tcp:0 (the port then in f->addr). */
+static int start(struct fakeredis *f, fr_handler h, void *ctx, const char *tcp)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_in si = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(si);
 	int ret, i;
 
 	f->handler = h;
@@ -372,12 +377,22 @@ static int start(struct fakeredis *f, fr_handler h, void *ctx)
 	f->lfd = f->wake[0] = f->wake[1] = -1;
 	for (i = 0; i < MAX_CONNS; i++)
 		f->conns[i].fd = -1;
-	snprintf(f->addr, sizeof(f->addr), "unix:%s", f->path);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
-	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)))
-		return -errno;
-	f->bound = true;
+	if (tcp) {
+		if (inet_pton(AF_INET, tcp, &si.sin_addr) != 1)
+			return -EINVAL;
+		f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&si, sizeof(si)) ||
+		    getsockname(f->lfd, (struct sockaddr *)&si, &sl))
+			return -errno;
+		snprintf(f->addr, sizeof(f->addr), "%s:%u", tcp, ntohs(si.sin_port));
+	} else {
+		snprintf(f->addr, sizeof(f->addr), "unix:%s", f->path);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
+		f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)))
+			return -errno;
+		f->bound = true;
+	}
 	if (listen(f->lfd, 16) || pipe2(f->wake, O_CLOEXEC))
 		return -errno;
 	ret = pthread_create(&f->thread, NULL, fake_main, f);
@@ -416,7 +431,7 @@ int fakeredis_start_at(struct fakeredis **out, const char *path, fr_handler h, v
 		return -ENAMETOOLONG;
 	}
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	ret = start(f, h, ctx);
+	ret = start(f, h, ctx, NULL);
 	if (ret) {
 		release(f);
 		return ret;
@@ -440,7 +455,7 @@ int fakeredis_start(struct fakeredis **out, fr_handler h, void *ctx)
 		return ret;
 	}
 	snprintf(f->path, sizeof(f->path), "%s/redis.sock", f->dir);
-	ret = start(f, h, ctx);
+	ret = start(f, h, ctx, NULL);
 	if (ret) {
 		release(f);
 		return ret;
@@ -473,4 +488,21 @@ void fakeredis_stop(struct fakeredis *f)
 	if (write(f->wake[1], &b, 1) == 1)
 		pthread_join(f->thread, NULL);
 	release(f);
+}
+
+int fakeredis_start_tcp(struct fakeredis **out, const char *host, fr_handler h, void *ctx)
+{
+	struct fakeredis *f = calloc(1, sizeof(*f));
+	int ret;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	ret = start(f, h, ctx, host);
+	if (ret) {
+		release(f);
+		return ret;
+	}
+	*out = f;
+	return 0;
 }

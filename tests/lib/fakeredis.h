@@ -49,6 +49,9 @@ typedef enum fr_action (*fr_handler)(struct fakeredis *f, const struct fr_cmd *c
 int fakeredis_start(struct fakeredis **out, fr_handler h, void *ctx);
 /* Listen on path (which must not exist yet); 0 or -errno. */
 int fakeredis_start_at(struct fakeredis **out, const char *path, fr_handler h, void *ctx);
+/* Listen on TCP at host (an IPv4 literal), a port of the kernel's choice:
+ * the address is then "HOST:PORT" (a cluster node's). 0 or -errno. */
+int fakeredis_start_tcp(struct fakeredis **out, const char *host, fr_handler h, void *ctx);
 /* "unix:/tmp/sluice-fakeredis.XXXXXX/redis.sock" */
 const char *fakeredis_addr(const struct fakeredis *f);
 /* Connections accepted, and commands read, so far. */

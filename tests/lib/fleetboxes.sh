@@ -28,9 +28,18 @@
 #                        one: stops its processes), sluice detached on each box,
 #                        pins_release, the box namespaces deleted, then NS_G and
 #                        every namespace in BOXES_DEL, and D removed
+#   boxes_redis_ns NS IP N  a namespace NS for Redis, IP on its lo, reached
+#                        from each of boxes 1..N over a veth of its own
+#                        (198.18.20I.0/24); the caller puts NS in BOXES_DEL
+#   boxes_kill PID...    kill -9 each PID given (empty ones skipped), then reap
+#                        them: the script's boxes_stop, for its processes
 #   bx I CMD / gx CMD    run CMD in box I's namespace / the gateway's
 #   ctl I ARGS           $SLUICECTL on box I's interface IFR[I]
 #   le A B               true when the number A <= B
+#   pass_if NAME CMD...  ok NAME when CMD succeeds, else not_ok (and false)
+#   fleet_of I           box I's fleet object (sluicectl stats -j)
+#   boxes_both JQ        wait (up to 20 s) until JQ holds of boxes 1 and 2's
+#                        fleet objects; else say both and fail
 
 NSB=() IFT=() IFR=() NETDIR=() RUNLOG=() RUNP=()
 BOXES_DEL=() # more namespaces of the test's, deleted after NS_G
@@ -39,6 +48,45 @@ bx() { local i=$1; shift; nsenter --net="/var/run/netns/${NSB[$i]}" "$@"; }
 gx() { nsenter --net="/var/run/netns/$NS_G" "$@"; }
 ctl() { local i=$1; shift; bx "$i" "$SLUICECTL" -i "${IFR[$i]}" "$@"; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+pass_if() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; return 1; fi; }
+fleet_of() { ctl "$1" stats -j 2>/dev/null | jq -c .fleet; }
+boxes_both() {
+	local k
+	for ((k = 0; k < 400; k++)); do
+		fleet_of 1 | jq -e "$1" >/dev/null 2>&1 && fleet_of 2 | jq -e "$1" >/dev/null 2>&1 &&
+			return 0
+		sleep 0.05
+	done
+	diag "box 1: $(fleet_of 1)"
+	diag "box 2: $(fleet_of 2)"
+	return 1
+}
+
+boxes_kill() {
+	local pid
+	for pid in "$@"; do
+		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	done
+	for pid in "$@"; do
+		[ -n "$pid" ] && wait "$pid" 2>/dev/null
+	done
+	return 0
+}
+
+boxes_redis_ns() {
+	local ns=$1 ip=$2 n=$3 i
+	ip netns add "$ns" || return 1
+	ip -n "$ns" link set lo up && ip -n "$ns" addr add "$ip/32" dev lo || return 1
+	for ((i = 1; i <= n; i++)); do
+		ip link add "${P}s$i" netns "$ns" type veth peer name "${P}c$i" \
+			netns "${NSB[$i]}" || return 1
+		ip -n "$ns" addr add "198.18.20$i.1/24" dev "${P}s$i" &&
+			ip -n "${NSB[$i]}" addr add "198.18.20$i.2/24" dev "${P}c$i" &&
+			ip -n "$ns" link set "${P}s$i" up &&
+			ip -n "${NSB[$i]}" link set "${P}c$i" up &&
+			ip -n "${NSB[$i]}" route add "$ip/32" via "198.18.20$i.1" || return 1
+	done
+}
 
 boxes_trap() {
 	trap boxes_cleanup EXIT

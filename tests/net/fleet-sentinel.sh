@@ -34,49 +34,14 @@ NS_G="fleet-sent-g-$$" NS_R="fleet-sent-r-$$"
 PIDS=() RPIDS=()
 D=$(mktemp -d /tmp/sluice-fleet-sentinel.XXXXXX) || exit 1
 
-boxes_stop() {
-	local pid
-	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
-		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	done
-	for pid in "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; do
-		[ -n "$pid" ] && wait "$pid" 2>/dev/null
-	done
-}
+boxes_stop() { boxes_kill "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; }
 BOXES_DEL=("$NS_R")
 boxes_trap
 
 rx() { nsenter --net="/var/run/netns/$NS_R" "$@"; }
-pass_if() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; return 1; fi; }
-fleet_of() { ctl "$1" stats -j 2>/dev/null | jq -c .fleet; }
-# both JQ: wait (up to 20 s) until JQ holds of both boxes' fleet objects.
-both() {
-	local k
-	for ((k = 0; k < 400; k++)); do
-		fleet_of 1 | jq -e "$1" >/dev/null 2>&1 && fleet_of 2 | jq -e "$1" >/dev/null 2>&1 &&
-			return 0
-		sleep 0.05
-	done
-	diag "box 1: $(fleet_of 1)"
-	diag "box 2: $(fleet_of 2)"
-	return 1
-}
-
 lab() {
-	local i
 	boxes_lab 2 fleet-sent && boxes_ingress 2 && nft_count "$SRC" 1 2 || return 1
-	ip netns add "$NS_R" || return 1
-	rx ip link set lo up && rx ip addr add "$RIP/32" dev lo || return 1
-	for i in 1 2; do
-		# the box's way to Redis, a veth of its own
-		ip link add "${P}s$i" netns "$NS_R" type veth peer name "${P}c$i" \
-			netns "${NSB[$i]}" || return 1
-		ip -n "$NS_R" addr add "198.18.20$i.1/24" dev "${P}s$i" &&
-			ip -n "${NSB[$i]}" addr add "198.18.20$i.2/24" dev "${P}c$i" &&
-			ip -n "$NS_R" link set "${P}s$i" up &&
-			ip -n "${NSB[$i]}" link set "${P}c$i" up &&
-			ip -n "${NSB[$i]}" route add "$RIP/32" via "198.18.20$i.1" || return 1
-	done
+	boxes_redis_ns "$NS_R" "$RIP" 2
 }
 
 # redis_up PORT [ARGS]: a redis-server in NS_R on RIP:PORT, no persistence.
@@ -139,7 +104,7 @@ for i in 1 2; do
 	box_run "$i" --redis-sentinel "$SENT" --redis-master "$MASTER" --fleet "$FLEET" \
 		--sync-interval "${SYNC_MS}ms"
 done
-if both ".state == \"synced\" and .boxes == 2 and (.redis | test(\"$MASTER at $RIP:6379\"))"; then
+if boxes_both ".state == \"synced\" and .boxes == 2 and (.redis | test(\"$MASTER at $RIP:6379\"))"; then
 	ok "both boxes synced with the primary the sentinels name"
 else
 	not_ok "both boxes synced with the primary the sentinels name"
@@ -165,7 +130,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 pass_if "the primary killed: box 1 in an outage, rate/N" [ $saw_outage = 1 ]
-if both ".state == \"synced\" and (.redis | test(\"$MASTER at $RIP:6380\"))"; then
+if boxes_both ".state == \"synced\" and (.redis | test(\"$MASTER at $RIP:6380\"))"; then
 	ok "both boxes synced again with the promoted replica"
 else
 	not_ok "both boxes synced again with the promoted replica"

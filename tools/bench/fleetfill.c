@@ -4,7 +4,8 @@
  * (tools/bench/fleet.sh), run in the namespace of an interface whose fleet
  * agent (`sluice run IFACE --redis ...`) is running:
  *
- *   fleetfill -i IFACE -n N -p PID [-w WARM] [-s SYNCS] [-T SECS]
+ *   fleetfill -i IFACE -n N -p PID [-w WARM] [-s SYNCS] [-T SECS] [-k PKTS]
+ *             [-o ONE]
  *
  * It keeps N keys active for the agent: no traffic could make a million
  * keys active every sync on the bench machine, so after each sync (the
@@ -30,6 +31,16 @@
  * three times; more (keys skipped past --sync-keys N: traffic) fails the run.
  * No sync of the agent may fail in the span; -T (default 60 s) bounds the
  * wait for any one sync.
+ *
+ * -k PKTS: each refill writes PKTS packets into a key (default 1): heavy
+ * keys, past the agent's --sync-threshold. -o ONE: a spoofed flood, the
+ * last ONE of the N keys one packet each, written once, at the first fill
+ * (a spoofed source sends its packet and is gone), and only the N - ONE
+ * heavy ones refilled; a sync then pushes the heavy keys and whatever the
+ * agent no longer holds of the others (past --sync-max-age); a collect
+ * over all the held keys is long, and a sync may begin before the refill
+ * after the one before: the span checks only that it pushed at least half
+ * the heavy keys refilled.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,7 +58,8 @@ struct fill {
 	int fd;
 	struct sluice_key *keys;
 	struct sluice_fleet_use *vals;
-	__u32 n;
+	__u32 n; /* keys refilled: the first n */
+	__u32 one; /* -o: the flood's keys after them, filled once */
 };
 
 /* Write all N keys' usage: 0, or -errno said. *ms: how long it took. */
@@ -107,10 +119,11 @@ static double self_cpu(void)
 static void usage(FILE *fp)
 {
 	fprintf(fp, "usage: sluice-bench fleetfill -i IFACE -n KEYS -p AGENT_PID [-w WARM] "
-		    "[-s SYNCS] [-T SECS]\n"
+		    "[-s SYNCS] [-T SECS] [-k PKTS] [-o ONE]\n"
 		    "  keeps KEYS keys of IFACE's default policy active for its fleet agent,\n"
 		    "  then measures SYNCS syncs after WARM (default 2 and 5; -T: the longest\n"
-		    "  wait for one sync, default 60 s)\n");
+		    "  wait for one sync, default 60 s); PKTS packets a key a refill (1);\n"
+		    "  ONE of the KEYS a spoofed flood: one packet each, written once\n");
 }
 
 /* What the agent's state says now. */
@@ -211,7 +224,9 @@ static int measure(const struct fill *fl, const struct sluice_fleet *f, const ch
 				ifname);
 			return -EPROTO;
 		}
-		if (s->syncs - prev.syncs != 1 || s->pushed - prev.pushed != fl->n) {
+		/* The flood's syncs each collect over all its held keys,
+		 * and one may begin before a refill: checked over the span. */
+		if (!fl->one && (s->syncs - prev.syncs != 1 || s->pushed - prev.pushed != fl->n)) {
 			fprintf(stderr,
 				"fleetfill: %s pushed %llu keys in %llu sync(s) after a "
 				"refill (%.1f ms), not %u in one: a sync ran past the interval "
@@ -229,6 +244,14 @@ static int measure(const struct fill *fl, const struct sluice_fleet *f, const ch
 		fprintf(stderr, "fleetfill: Couldn't read /proc/%d/stat: the agent exited\n", pid);
 		return -ESRCH;
 	}
+	if (fl->one && s->pushed - s0.pushed < (__u64)fl->n * syncs / 2) {
+		fprintf(stderr,
+			"fleetfill: %s pushed %llu keys in %llu syncs, not half the %u heavy "
+			"keys refilled before each: the agent missed refills; again\n",
+			ifname, (unsigned long long)(s->pushed - s0.pushed),
+			(unsigned long long)(s->syncs - s0.syncs), fl->n);
+		return -EAGAIN;
+	}
 	self1 = self_cpu();
 	printf("syncs=%llu keys=%llu seconds=%.6f rtt_ms=%.3f rtt_max_ms=%.3f agent_cpu=%.2f "
 	       "fill_cpu=%.3f fill_ms=%.3f fill_max_ms=%.3f\n",
@@ -243,7 +266,7 @@ static int measure(const struct fill *fl, const struct sluice_fleet *f, const ch
 int cmd_fleetfill(int argc, char **argv)
 {
 	char err[SLUICE_ERR_LEN] = "", ifname[IF_NAMESIZE] = "";
-	__u64 n = 0, warm = 2, syncs = 5, pid = 0, timeout = 60, v, i, cap;
+	__u64 n = 0, warm = 2, syncs = 5, pid = 0, timeout = 60, pkts = 1, one = 0, v, i, cap;
 	struct sluice_handle h;
 	struct sluice_settings set;
 	struct fill fl = { 0 };
@@ -252,11 +275,13 @@ int cmd_fleetfill(int argc, char **argv)
 	struct snap s;
 
 	optind = 1;
-	while ((opt = getopt(argc, argv, "i:n:p:w:s:T:h")) != -1) {
+	while ((opt = getopt(argc, argv, "i:n:p:w:s:T:k:o:h")) != -1) {
 		const char *what = opt == 'n' ? "-n" :
 				   opt == 'p' ? "-p" :
 				   opt == 'w' ? "-w" :
 				   opt == 's' ? "-s" :
+				   opt == 'k' ? "-k" :
+				   opt == 'o' ? "-o" :
 						"-T";
 
 		switch (opt) {
@@ -268,6 +293,8 @@ int cmd_fleetfill(int argc, char **argv)
 		case 'w':
 		case 's':
 		case 'T':
+		case 'k':
+		case 'o':
 			if (sluice_parse_uint(what, optarg, 1U << 30, &v, err, sizeof(err))) {
 				fprintf(stderr, "fleetfill: %s\n", err);
 				return SLUICE_EXIT_USAGE;
@@ -280,6 +307,10 @@ int cmd_fleetfill(int argc, char **argv)
 				warm = v;
 			else if (opt == 's')
 				syncs = v;
+			else if (opt == 'k')
+				pkts = v;
+			else if (opt == 'o')
+				one = v;
 			else
 				timeout = v;
 			continue;
@@ -291,9 +322,9 @@ int cmd_fleetfill(int argc, char **argv)
 			return SLUICE_EXIT_USAGE;
 		}
 	}
-	if (!ifname[0] || !n || !pid || !syncs || !timeout || optind != argc) {
+	if (!ifname[0] || !n || !pid || !syncs || !timeout || !pkts || one >= n || optind != argc) {
 		fprintf(stderr, "fleetfill: give -i IFACE, -n KEYS (at least 1), -p AGENT_PID, "
-				"and -s, -T of at least 1\n");
+				"-s, -T, -k of at least 1, and -o below -n\n");
 		usage(stderr);
 		return SLUICE_EXIT_USAGE;
 	}
@@ -332,6 +363,7 @@ int cmd_fleetfill(int argc, char **argv)
 
 	fl.fd = h.fleet_use_fd;
 	fl.n = (__u32)n;
+	fl.one = (__u32)one;
 	fl.keys = calloc(n, sizeof(*fl.keys));
 	fl.vals = calloc(n, sizeof(*fl.vals));
 	if (!fl.keys || !fl.vals) {
@@ -348,13 +380,20 @@ int cmd_fleetfill(int argc, char **argv)
 		fl.keys[i].addr[1] = a >> 16;
 		fl.keys[i].addr[2] = a >> 8;
 		fl.keys[i].addr[3] = a;
-		/* one packet: sluice_limit_cost() of a packet limit */
-		fl.vals[i].used[0] = set.def.pkt.interval;
+		/* one packet: sluice_limit_cost() of a packet limit; PKTS of
+		 * them for a heavy key */
+		fl.vals[i].used[0] = set.def.pkt.interval * (i < n - one ? pkts : 1);
 	}
 
 	/* Warm up: WARM syncs after the first fill (the first may have met
 	 * half a fill, and creates every key in Redis). */
 	snap_read(h.fleet, &s);
+	/* The flood: every key once, then only the heavy ones. */
+	if (one) {
+		if (fill_once(&fl, ifname, &fill_ms))
+			goto out;
+		fl.n = (__u32)(n - one);
+	}
 	for (i = 0; i <= warm; i++) {
 		if (i && wait_sync(h.fleet, &s, (double)timeout, ifname))
 			goto out;

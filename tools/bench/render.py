@@ -1056,6 +1056,53 @@ def render_rules(json_path, md_path):
         f.write("".join(md))
 
 
+def fleet_us_per_key(x):
+    """Redis CPU us per key pushed (a run from before the column: from its
+    ms per sync and keys per sync)."""
+    if "redis_us_per_key" in x:
+        return x["redis_us_per_key"]
+    per_sync = float(x["pushed"]) / float(x["syncs"])
+    return "%.2f" % (1000 * float(x["redis_cpu_ms_per_sync"]) / per_sync) if per_sync else "?"
+
+
+def fleet_goals(rows):
+    """Issue 24's two goals, from the rows (None where a row is missing):
+    the flood's Redis CPU per sync over today's at 1M keys, and the
+    cluster's keys/s in a sync over one Redis's, all heavy, at each size."""
+    def one(load, kind, keys=None):
+        for x in rows:
+            if x.get("load", "today") == load and x.get("redis_kind", "one") == kind and \
+                    (keys is None or int(x["keys"]) == keys):
+                return x
+        return None
+    out = []
+    today = one("today", "one", 1000000)
+    for kind in ("one", "cluster"):
+        fl = one("flood", kind)
+        if fl and today and float(today["redis_cpu_ms_per_sync"]) > 0:
+            out.append("(b) a spoofed flood of 1M one-packet sources and 1,000 heavy ones on "
+                       "%s Redis: %s ms of Redis CPU a sync (mean over %s syncs, the "
+                       "max-age push included) against today's %s ms a sync at 1M keys: "
+                       "%.1f%% (goal: under 10%%)." % (
+                           "one" if kind == "one" else "a three-shard",
+                           fl["redis_cpu_ms_per_sync"], fl["syncs"],
+                           today["redis_cpu_ms_per_sync"],
+                           100 * float(fl["redis_cpu_ms_per_sync"]) /
+                           float(today["redis_cpu_ms_per_sync"])))
+    for x in rows:
+        if x.get("load") != "heavy" or x.get("redis_kind") != "cluster":
+            continue
+        o = one("heavy", "one", int(x["keys"]))
+        if o and float(o["keys_per_s_in_sync"]) > 0:
+            out.append("(a) all heavy, %s keys: three shards push %s keys/s in a sync, one "
+                       "Redis %s: %.2fx (goal: at least 2.5x); Redis CPU %s against %s us a "
+                       "key." % (x["keys"], x["keys_per_s_in_sync"], o["keys_per_s_in_sync"],
+                                 float(x["keys_per_s_in_sync"]) /
+                                 float(o["keys_per_s_in_sync"]),
+                                 fleet_us_per_key(x), fleet_us_per_key(o)))
+    return out
+
+
 def render_fleet(json_path, md_path):
     d = load_verbatim(json_path)
     rows = d["rows"]
@@ -1065,47 +1112,62 @@ def render_fleet(json_path, md_path):
     longest = "%s ms at %s keys" % (lg["rtt_max_ms"], lg["keys"]) if lg else "none"
     again = ", ".join("%s at %s keys" % (x["spans_started_again"], x["keys"])
                       for x in rows if int(x["spans_started_again"]) > 0) or "none"
-    md = ["### Fleet agent against one local Redis (%s, %s CPUs, %s)\n\n" %
-          (d["kernel"], d.get("cpus", "?"), d["date"]),
-          para("One redis-server %s on a unix socket (no persistence) and one `sluice run "
-               "--redis` agent on the same machine; the default policy (--rate 100/s) "
-               "fleet-wide, one Redis key per source. Traffic cannot make a million keys "
-               "active every sync here, so the keys are made active by hand: after every "
-               "sync, `sluice-bench fleetfill` writes one packet of usage (10 ms at 100/s) "
-               "into N keys of sluice_fleet_use with one BPF_MAP_UPDATE_BATCH (IPv4 /32 keys "
-               "of the default policy from 198.18.0.0 up, map keys only: no packet is sent), "
-               "so every collect finds exactly N active keys, and the agent pushes them all "
-               "(--sync-keys N; checked for every sync). --sync-interval %s: long enough for "
-               "a sync and a refill (the longest sync of this run: %s). A sync starts at "
-               "most once per interval, so keys/s is about N / interval; \"keys/s in a "
-               "sync\" (N / sync ms) is what one agent and one Redis push back to back. "
-               "sync ms: the agent's last_rtt_ns of each sync (the Redis part: one "
-               "pipelined round trip of N/256 EVALSHA calls), mean and max. CPU: %% of one "
-               "core over the span, and CPU ms per sync; the agent's from /proc/PID/stat "
-               "(utime + stime of the whole `sluice run`), Redis's from INFO cpu "
-               "(used_cpu_sys + used_cpu_user); the refill's own CPU apart. Per sync: INFO "
-               "commandstats deltas / syncs." % (d["redis"], ivs, longest)),
-          "| active keys | sync interval | syncs | keys/s | keys/s in a sync | sync ms "
-          "(mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync) | EVALSHA / sync | "
-          "GET+SET / sync | other script commands / sync | refill CPU, ms |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|\n"]
+    cluster = any(x.get("redis_kind") == "cluster" for x in rows)
+    md = ["### Fleet agent against one local Redis%s (%s, %s CPUs, %s)\n\n" %
+          (" and a three-shard cluster" if cluster else "", d["kernel"], d.get("cpus", "?"),
+           d["date"]),
+          para("One redis-server %s on a unix socket (no persistence), or three primaries "
+               "of a Redis Cluster (redis-server --cluster-enabled yes, joined by redis-cli "
+               "--cluster create) on 198.18.250.1:7001-7003 in the agent's namespace, and "
+               "one `sluice run --redis` (or --redis-cluster) agent on the same machine; the "
+               "default policy (--rate 100/s --burst 10) fleet-wide, one Redis key per "
+               "source. Traffic cannot make a million keys active every sync here, so the "
+               "keys are made active by hand: after every sync, `sluice-bench fleetfill` "
+               "writes usage into N keys of sluice_fleet_use with one BPF_MAP_UPDATE_BATCH "
+               "(IPv4 /32 keys of the default policy from 198.18.0.0 up, map keys only: no "
+               "packet is sent). Loads: *today*, one packet a key a sync under "
+               "--sync-threshold 0, every key pushed at every sync (as before thresholds); "
+               "*heavy*, 50 packets a key a sync (past the default threshold), all pushed; "
+               "*flood*, 1,000,000 keys of one packet written once (a spoofed flood) and "
+               "1,000 heavy keys refilled every sync, at the default interval and "
+               "threshold, over a span that holds the held keys' --sync-max-age push. "
+               "--sync-interval %s: long enough for a sync and a refill (the longest sync "
+               "of this run: %s). A sync starts at most once per interval, so keys/s is "
+               "about N / interval; \"keys/s in a sync\" (keys a sync / sync ms) is what "
+               "one agent and its Redis push back to back. sync ms: the agent's last_rtt_ns "
+               "of each sync, mean and max. CPU: %% of one core over the span, and CPU ms "
+               "per sync; the agent's from /proc/PID/stat (utime + stime of the whole "
+               "`sluice run`), Redis's from INFO cpu (used_cpu_sys + used_cpu_user, summed "
+               "over the nodes), and per key pushed; the refill's own CPU apart. Per sync: "
+               "INFO commandstats deltas / syncs." % (d["redis"], ivs, longest)),
+          "| load | Redis | active keys | sync interval | syncs | keys/s | keys/s in a sync "
+          "| sync ms (mean, max) | agent CPU (ms/sync) | Redis CPU (ms/sync) | Redis CPU "
+          "us/key | EVALSHA / sync | GET+SET / sync | other script commands / sync | "
+          "refill CPU, ms |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"]
     for x in rows:
-        md.append("| %s | %s | %s | %s | %s | %s, %s | %s%% (%s) | %s%% (%s) | %s | %s | %s "
-                  "| %s%%, %s |\n" % (
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s, %s | %s%% (%s) | %s%% (%s) | %s "
+                  "| %s | %s | %s | %s%%, %s |\n" % (
+                      x.get("load", "today"), x.get("redis_kind", "one"),
                       x["keys"], x["interval"], x["syncs"], x["keys_per_s"],
                       x["keys_per_s_in_sync"], x["rtt_ms"], x["rtt_max_ms"],
                       x["agent_cpu_pct"], x["agent_cpu_ms_per_sync"], x["redis_cpu_pct"],
-                      x["redis_cpu_ms_per_sync"], x["evalsha_per_sync"],
+                      x["redis_cpu_ms_per_sync"], fleet_us_per_key(x),
+                      x["evalsha_per_sync"],
                       x["key_ops_per_sync"], x["other_ops_per_sync"], x["fill_cpu_pct"],
                       x["fill_ms"]))
     md.append("\n")
+    goals = fleet_goals(rows)
+    if goals:
+        md.append(para("Issue 24's goals, measured in this run: " + " ".join(goals)))
     md.append(para("Other script commands: TIME, ZADD, PERSIST, ZRANGEBYSCORE, ZCARD and "
-                   "HSET, once per EVALSHA (the fleet's members and their shares; an HGET "
-                   "more for each silent one). --redis-timeout %s: well past the longest "
-                   "sync, so that no sync of the span fails (the default, one interval, is "
-                   "near the longest sync at the shortest interval). Spans measured again "
-                   "because a sync ran past its interval (the agent then begins the next at "
-                   "once, before a refill): %s." % (tos, again)))
+                   "HSET, once per EVALSHA of one Redis (the fleet's members and their "
+                   "shares; an HGET more for each silent one); on a cluster once a sync, on "
+                   "the members' shard, and the keys' calls run TIME and GET + SET a key. "
+                   "--redis-timeout %s: well past the longest sync, so that no sync of the "
+                   "span fails. Spans measured again because a sync ran past its interval "
+                   "(the agent then begins the next at once, before a refill): %s." %
+                   (tos, again)))
     with open(md_path, "w") as f:
         f.write("".join(md))
 

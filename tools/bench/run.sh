@@ -7,8 +7,11 @@
 #   3. accuracy admitted against rate x time + burst (sluice-bench accuracy)
 #   4. scale    cost per packet against key count, memory per key (in 1 and 2)
 #   5. rules    100,000 rules: batch, one change, listing, cost per packet (rules.sh)
-#   6. fleet    the fleet agent against one local Redis at 10k, 100k and 1M active
-#               keys: keys/s, time per sync, agent and Redis CPU, Redis calls (fleet.sh)
+#   6. fleet    the fleet agent against one local Redis and a three-shard Redis
+#               Cluster at 10k, 100k and 1M active keys, all pushed (today's, and
+#               heavy), and a spoofed flood of 1M one-packet keys and 1,000 heavy:
+#               keys/s, time per sync, agent and Redis CPU (per key too), Redis
+#               calls (fleet.sh, about 6 minutes)
 #   7. shape    the shaper: sluice_tc's cost per packet (sluice-bench tccost), and
 #               its spacing at 1k/10k/100k pps with fq, in a qemu guest of Debian
 #               12's 6.1 when this kernel has no fq (shape.sh, about 2.5 minutes)
@@ -109,7 +112,7 @@ if measure rules; then
 fi
 
 if measure fleet; then
-	echo "bench: the fleet agent against one local Redis (about 1.5 minutes)" >&2
+	echo "bench: the fleet agent against one local Redis and a cluster (about 6 minutes)" >&2
 	BUILD=$BUILD BENCH=$BENCH tools/bench/fleet.sh "$OUT" >/dev/null || {
 		echo "bench: the fleet part failed: no run id for it in $OUT/runs.tsv" >&2
 		FAILED="$FAILED fleet"

@@ -91,7 +91,14 @@ void sluice_fleet_summary(const struct sluice_fleet_view *v, bool fleet_policies
 		snprintf(buf, len, "%s via %s: %s, %u box%s, last sync %s, rtt %.1f ms", v->f.fleet,
 			 v->f.redis, v->state, v->n, v->n == 1 ? "" : "es", age,
 			 (double)v->f.last_rtt_ns / 1e6);
-	else
+	/* Redis Cluster: a shard down fails its keys alone (rate/N for them) */
+	if (!v->shared && v->f.shards_down) {
+		size_t at = strlen(buf);
+
+		snprintf(buf + at, len > at ? len - at : 0,
+			 "; %u of %u shards down, their keys admit rate/%u and burst/%u (%s)",
+			 v->f.shards_down, v->f.shards, v->n, v->n, v->f.last_error);
+	} else
 		snprintf(buf, len,
 			 "%s via %s: %s, fleet policies admit rate/%u and burst/%u; "
 			 "last sync %s%s%s",
@@ -117,6 +124,11 @@ void sluice_fleet_out(struct sluice_rec *r, const struct sluice_fleet_view *v)
 	sluice_rec_u64(r, "keys_skipped", v->f.keys_skipped);
 	sluice_rec_f64(r, "rtt_ms", (double)v->f.last_rtt_ns / 1e6);
 	sluice_rec_str(r, "last_error", v->f.last_error);
+	sluice_rec_u64(r, "shards", v->f.shards);
+	sluice_rec_u64(r, "shards_down", v->f.shards_down);
+	sluice_rec_u64(r, "shard_faults", v->f.shard_faults);
+	sluice_rec_u64(r, "moved", v->f.moved);
+	sluice_rec_u64(r, "asked", v->f.asked);
 	sluice_rec_u64(r, "agent_pid", v->f.agent_pid);
 	sluice_rec_end(r);
 }

@@ -61,12 +61,17 @@ static __u64 mix(__u64 x)
 	return x ^ (x >> 33);
 }
 
-static size_t slot_of(const struct sluice_fleet_push *p, const struct sluice_key *k)
+__u64 sluice_key_hash(const struct sluice_key *k)
 {
 	__u64 w[3];
 
 	memcpy(w, k, sizeof(w));
-	return (size_t)mix(w[0] ^ mix(w[1] ^ mix(w[2]))) & (p->slots - 1);
+	return mix(w[0] ^ mix(w[1] ^ mix(w[2])));
+}
+
+static size_t slot_of(const struct sluice_fleet_push *p, const struct sluice_key *k)
+{
+	return (size_t)sluice_key_hash(k) & (p->slots - 1);
 }
 
 static bool same(const struct sluice_key *a, const struct sluice_key *b)

@@ -14,6 +14,9 @@
 
 struct sluice_fleet_push; /* opaque */
 
+/* A key's hash, for the agent's tables of keys (this one, fleetalone.c). */
+__u64 sluice_key_hash(const struct sluice_key *k);
+
 /* Room for cap keys held back or in debt (sluice_fleet_use's size): a key
  * beyond it is pushed, as if there were no threshold. */
 int sluice_fleet_push_new(size_t cap, struct sluice_fleet_push **out);

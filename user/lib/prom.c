@@ -142,6 +142,20 @@ static void fleet_samples(FILE *f, const struct sluice_handle *h)
 	counter(f, "sluice_fleet_keys_skipped_total",
 		"Active keys left for a later sync (over --sync-keys).", h->ifname,
 		v.f.keys_skipped);
+	gauge(f, "sluice_fleet_shards",
+	      "Redis Cluster: the primaries of the slot map at the last sync (0: no "
+	      "cluster).",
+	      h->ifname, v.f.shards);
+	gauge(f, "sluice_fleet_shards_down",
+	      "Redis Cluster: shards that failed the last sync; their keys admit rate/N.",
+	      h->ifname, v.f.shards_down);
+	counter(f, "sluice_fleet_shard_faults_total",
+		"Redis Cluster: times shards went down (none down before).", h->ifname,
+		v.f.shard_faults);
+	counter(f, "sluice_fleet_moved_total", "Redis Cluster: MOVED redirections followed.",
+		h->ifname, v.f.moved);
+	counter(f, "sluice_fleet_asked_total", "Redis Cluster: ASK redirections followed.",
+		h->ifname, v.f.asked);
 	gauge_f(f, "sluice_fleet_rtt_seconds",
 		"How long the last successful exchange with Redis "
 		"took.",

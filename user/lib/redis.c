@@ -66,9 +66,22 @@
  * for a member that gives its share, then the silent members and their
  * shares in millionths of a limit.
  */
-static const char script[] =
-	"local t = redis.call('TIME')\n"
+#define NOW_LUA                          \
+	"local t = redis.call('TIME')\n" \
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+/* KEYS[first..] and their usage ARGV[i + argoff]: each debt appended to out */
+#define LANES_LUA                                                              \
+	"for i = first, #KEYS do\n"                                            \
+	"  local tat = tonumber(redis.call('GET', KEYS[i])) or 0\n"            \
+	"  if tat < now then tat = now end\n"                                  \
+	"  tat = tat + tonumber(ARGV[i + argoff]) / live\n"                    \
+	"  local debt = tat - now\n"                                           \
+	"  redis.call('SET', KEYS[i], string.format('%.3f', tat), 'PX',\n"     \
+	"             string.format('%.0f', math.ceil(debt / 1000) + 1000))\n" \
+	"  out[#out + 1] = math.ceil(debt)\n"                                  \
+	"end\n"
+
+static const char script[] = NOW_LUA
 	"local ttl = tonumber(ARGV[2])\n"
 	"local share = tonumber(ARGV[4])\n"
 	"if share == 0 then\n"
@@ -102,20 +115,22 @@ static const char script[] =
 	"local live = 1 - rho\n"
 	"if live < 1 / 65536 then live = 1 / 65536 end\n"
 	"local out = {n}\n"
-	"for i = 3, #KEYS do\n"
-	"  local tat = tonumber(redis.call('GET', KEYS[i])) or 0\n"
-	"  if tat < now then tat = now end\n"
-	"  tat = tat + tonumber(ARGV[i + 2]) / live\n"
-	"  local debt = tat - now\n"
-	"  redis.call('SET', KEYS[i], string.format('%.3f', tat), 'PX',\n"
-	"             string.format('%.0f', math.ceil(debt / 1000) + 1000))\n"
-	"  out[i - 1] = math.ceil(debt)\n"
-	"end\n"
-	"if share then\n"
+	"local first, argoff = 3, 2\n" LANES_LUA "if share then\n"
 	"  out[#out + 1] = silent\n"
 	"  out[#out + 1] = math.floor(rho * 1000000 + 0.5)\n"
 	"end\n"
 	"return out\n";
+
+/*
+ * Redis Cluster's (redis_cluster.c): the lanes alone, KEYS = lane keys of
+ * one slot, ARGV = [live, used_1..used_m], the answer {debt of each lane}.
+ * The members live in one place, the fleet's hash-tagged keys on one shard
+ * (the script above, with no lane), whose answer gives live: the share of
+ * each limit the live members hold, 1 - the silent members' shares.
+ */
+static const char lanes_script[] = NOW_LUA "local live = tonumber(ARGV[1])\n"
+					   "local out = {}\n"
+					   "local first, argoff = 1, 1\n" LANES_LUA "return out\n";
 
 /* ---- RESP commands into one buffer ---- */
 
@@ -150,7 +165,7 @@ void redis_buf_cmd(struct buf *b, size_t argc)
 }
 
 /* One argument, pre followed by s: keys are "sluice:{F}:" + the caller's. */
-static void buf_arg2(struct buf *b, const char *pre, size_t plen, const char *s, size_t slen)
+void redis_buf_arg2(struct buf *b, const char *pre, size_t plen, const char *s, size_t slen)
 {
 	char head[32];
 
@@ -162,15 +177,20 @@ static void buf_arg2(struct buf *b, const char *pre, size_t plen, const char *s,
 
 void redis_buf_arg(struct buf *b, const char *s)
 {
-	buf_arg2(b, "", 0, s, strlen(s));
+	redis_buf_arg2(b, "", 0, s, strlen(s));
 }
 
-static void buf_script_load(struct buf *b)
+static void buf_load(struct buf *b, const char *text)
 {
 	redis_buf_cmd(b, 3);
 	redis_buf_arg(b, "SCRIPT");
 	redis_buf_arg(b, "LOAD");
-	redis_buf_arg(b, script);
+	redis_buf_arg(b, text);
+}
+
+static void buf_script_load(struct buf *b)
+{
+	buf_load(b, script);
 }
 
 int sluice_redis_open(const struct sluice_redis_opts *o, struct sluice_redis **out, char *err,
@@ -188,7 +208,11 @@ int sluice_redis_open(const struct sluice_redis_opts *o, struct sluice_redis **o
 		return sluice_err(err, len, -ENOMEM, "Couldn't allocate a Redis client");
 	r->fd = -1;
 	r->timeout_ns = o->timeout_ns;
-	if (o->sentinels) {
+	if (o->cluster) {
+		ret = redis_cluster_open(r, o->cluster, err, len);
+		if (ret)
+			goto fail;
+	} else if (o->sentinels) {
 		ret = redis_sentinel_open(r, o->sentinels, o->master, err, len);
 		if (ret)
 			goto fail;
@@ -238,7 +262,9 @@ fail:
 #define SCAN_ELEM_BULK 64
 #define SCAN_NUM_MAX 20 /* "-9223372036854775808" */
 
-#define SCAN_DEPTH 3 /* ROLE's answer: an array of arrays of its replicas */
+/* ROLE's answer: an array of arrays of its replicas; CLUSTER SLOTS': of
+ * ranges, of their nodes, of each node's metadata */
+#define SCAN_DEPTH REDIS_SCAN_DEPTH
 #define ROLE_ELEMS 1024 /* ROLE's: a primary's replicas */
 
 struct scan {
@@ -505,8 +531,8 @@ static bool starts(const char *s, const char *word)
 }
 
 /* An error reply x to `what`: -EACCES for auth, else -EPROTO, quoted. */
-static int reply_error(struct sluice_redis *r, const redisReply *x, const char *what, char *err,
-		       size_t len)
+int redis_reply_error(struct sluice_redis *r, const redisReply *x, const char *what, char *err,
+		      size_t len)
 {
 	const char *e = x->str ? x->str : "";
 
@@ -531,7 +557,7 @@ static int reply_error(struct sluice_redis *r, const redisReply *x, const char *
 			  what, e);
 }
 
-static void free_replies(redisReply **rep, size_t n)
+void redis_free_replies(redisReply **rep, size_t n)
 {
 	size_t i;
 
@@ -541,17 +567,17 @@ static void free_replies(redisReply **rep, size_t n)
 	memset(rep, 0, n * sizeof(*rep));
 }
 
-/* The SHA1 SCRIPT LOAD answers, into r->sha. */
-static int take_sha(struct sluice_redis *r, const redisReply *x, char *err, size_t len)
+/* The SHA1 SCRIPT LOAD answers, into sha. */
+static int take_sha(struct sluice_redis *r, const redisReply *x, char *sha, char *err, size_t len)
 {
 	if (x->type == REDIS_REPLY_ERROR)
-		return reply_error(r, x, "SCRIPT LOAD", err, len);
+		return redis_reply_error(r, x, "SCRIPT LOAD", err, len);
 	if (x->type != REDIS_REPLY_STRING || x->len != 40)
 		return sluice_err(err, len, -EPROTO,
 				  "Redis at %s answered SCRIPT LOAD with no SHA1: is it Redis?",
 				  r->addr);
-	memcpy(r->sha, x->str, 40);
-	r->sha[40] = '\0';
+	memcpy(sha, x->str, 40);
+	sha[40] = '\0';
 	return 0;
 }
 
@@ -566,7 +592,7 @@ static int take_role(struct sluice_redis *r, const redisReply *x, char *err, siz
 	const redisReply *e;
 
 	if (x->type == REDIS_REPLY_ERROR)
-		return reply_error(r, x, "ROLE", err, len);
+		return redis_reply_error(r, x, "ROLE", err, len);
 	e = x->type == REDIS_REPLY_ARRAY && x->elements ? x->element[0] : NULL;
 	if (!e || (e->type != REDIS_REPLY_STRING && e->type != REDIS_REPLY_STATUS))
 		return sluice_err(err, len, -EPROTO,
@@ -580,10 +606,13 @@ static int take_role(struct sluice_redis *r, const redisReply *x, char *err, siz
 	return 0;
 }
 
-static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t len)
+/* (Re)connect r within deadline: AUTH, ROLE under Sentinel, SCRIPT LOAD
+ * (and the lanes' script on a cluster node). */
+int redis_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t len)
 {
-	redisReply *rep[3] = { NULL, NULL, NULL };
-	size_t nrep = (r->password ? 2 : 1) + (r->master ? 1 : 0);
+	redisReply *rep[4] = { NULL, NULL, NULL, NULL };
+	size_t nrep = (r->password ? 2 : 1) + (r->master ? 1 : 0) + (r->cluster_node ? 1 : 0);
+	size_t sha_at = nrep - 1 - (r->cluster_node ? 1 : 0);
 	int ret;
 
 	redis_drop(r);
@@ -608,20 +637,22 @@ static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t 
 	if (r->password) {
 		redis_buf_cmd(&r->out, 2);
 		redis_buf_arg(&r->out, "AUTH");
-		buf_arg2(&r->out, "", 0, r->password, r->password_len);
+		redis_buf_arg2(&r->out, "", 0, r->password, r->password_len);
 	}
 	if (r->master) {
 		redis_buf_cmd(&r->out, 1);
 		redis_buf_arg(&r->out, "ROLE");
 	}
 	buf_script_load(&r->out);
+	if (r->cluster_node)
+		buf_load(&r->out, lanes_script);
 	ret = redis_exchange(r, &r->out, nrep, r->master ? ROLE_ELEMS : 0,
 			     r->master ? SCAN_DEPTH : 1, rep, deadline, NULL, err, len);
 	explicit_bzero(r->out.p, r->out.len);
 	if (ret)
 		goto out;
 	if (r->password && rep[0]->type == REDIS_REPLY_ERROR) {
-		ret = reply_error(r, rep[0], "AUTH", err, len);
+		ret = redis_reply_error(r, rep[0], "AUTH", err, len);
 		goto out;
 	}
 	if (r->master) {
@@ -629,9 +660,11 @@ static int do_connect(struct sluice_redis *r, __u64 deadline, char *err, size_t 
 		if (ret)
 			goto out;
 	}
-	ret = take_sha(r, rep[nrep - 1], err, len);
+	ret = take_sha(r, rep[sha_at], r->sha, err, len);
+	if (!ret && r->cluster_node)
+		ret = take_sha(r, rep[sha_at + 1], r->sha_lanes, err, len);
 out:
-	free_replies(rep, nrep);
+	redis_free_replies(rep, nrep);
 	if (ret)
 		redis_drop(r);
 	return ret;
@@ -656,12 +689,14 @@ int redis_open(struct sluice_redis *r, __u64 deadline, char *err, size_t len)
 
 int sluice_redis_connect(struct sluice_redis *r, char *err, size_t len)
 {
-	return do_connect(r, sluice_now_ns() + r->timeout_ns, err, len);
+	if (r->cl)
+		return redis_cluster_connect(r, sluice_now_ns() + r->timeout_ns, err, len);
+	return redis_connect(r, sluice_now_ns() + r->timeout_ns, err, len);
 }
 
 bool sluice_redis_connected(const struct sluice_redis *r)
 {
-	return r->fd >= 0;
+	return r->cl ? redis_cluster_ready(r) : r->fd >= 0;
 }
 
 /* ---- the sync ---- */
@@ -726,9 +761,9 @@ static int check_sync_args(const char *fleet, const char *member, __u64 ttl_ms, 
 
 /* One EVALSHA of keys [from, to) (none for a heartbeat); mem: the member's
  * ttl, horizon and share, as the script takes them. */
-static void buf_call(struct buf *b, const char *sha, const char *pre, const char *member,
-		     const char (*mem)[24], const char *const *keys, const double *used,
-		     size_t from, size_t to)
+void redis_buf_call(struct buf *b, const char *sha, const char *pre, const char *member,
+		    const char (*mem)[24], const char *const *keys, const double *used, size_t from,
+		    size_t to)
 {
 	size_t m = to - from, plen = strlen(pre), i;
 	char num[40];
@@ -738,10 +773,10 @@ static void buf_call(struct buf *b, const char *sha, const char *pre, const char
 	redis_buf_arg(b, sha);
 	snprintf(num, sizeof(num), "%zu", 2 + m);
 	redis_buf_arg(b, num);
-	buf_arg2(b, pre, plen, "boxes", 5);
-	buf_arg2(b, pre, plen, "share", 5);
+	redis_buf_arg2(b, pre, plen, "boxes", 5);
+	redis_buf_arg2(b, pre, plen, "share", 5);
 	for (i = from; i < to; i++)
-		buf_arg2(b, pre, plen, keys[i], strlen(keys[i]));
+		redis_buf_arg2(b, pre, plen, keys[i], strlen(keys[i]));
 	redis_buf_arg(b, member);
 	for (i = 0; i < 3; i++)
 		redis_buf_arg(b, mem[i]);
@@ -756,15 +791,15 @@ static void buf_call(struct buf *b, const char *sha, const char *pre, const char
  * and then, when the member gave its share, {silent, reserve} into st.
  * The script counts this box among the members and answers debts of at
  * least the usage just pushed: anything else is not its answer. */
-static int take_call(struct sluice_redis *r, const redisReply *x, const char *fleet,
-		     const char *const *keys, size_t from, size_t to, __s64 *debt, __u32 *live,
-		     struct sluice_redis_sync_stats *st, char *err, size_t len)
+int redis_take_call(struct sluice_redis *r, const redisReply *x, const char *fleet,
+		    const char *const *keys, size_t from, size_t to, __s64 *debt, __u32 *live,
+		    struct sluice_redis_sync_stats *st, char *err, size_t len)
 {
 	size_t i, m = to - from;
 	long long n;
 
 	if (x->type == REDIS_REPLY_ERROR)
-		return reply_error(r, x, "the sync script", err, len);
+		return redis_reply_error(r, x, "the sync script", err, len);
 	if (x->type != REDIS_REPLY_ARRAY || (x->elements != 1 + m && x->elements != 3 + m))
 		return sluice_err(err, len, -EPROTO,
 				  "Redis at %s answered the sync script with something other than "
@@ -806,9 +841,19 @@ static int take_call(struct sluice_redis *r, const redisReply *x, const char *fl
 	return 0;
 }
 
-static bool is_noscript(const redisReply *x)
+bool redis_is_noscript(const redisReply *x)
 {
 	return x->type == REDIS_REPLY_ERROR && x->str && starts(x->str, "NOSCRIPT");
+}
+
+void redis_member_args(const struct sluice_redis *r, __u64 ttl_ms, char (*mem)[24])
+{
+	snprintf(mem[0], 24, "%llu", (unsigned long long)ttl_ms);
+	snprintf(mem[1], 24, "%llu", (unsigned long long)r->horizon_ms);
+	if (r->share_given)
+		snprintf(mem[2], 24, "%u", r->share);
+	else
+		mem[2][0] = '\0'; /* a member that gives no share */
 }
 
 int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *member,
@@ -834,16 +879,17 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 		batch = SLUICE_REDIS_BATCH;
 	ncalls = n ? (n + batch - 1) / batch : 1;
 	snprintf(pre, sizeof(pre), "sluice:{%s}:", fleet);
-	snprintf(mem[0], sizeof(mem[0]), "%llu", (unsigned long long)member_ttl_ms);
-	snprintf(mem[1], sizeof(mem[1]), "%llu", (unsigned long long)r->horizon_ms);
-	if (r->share_given)
-		snprintf(mem[2], sizeof(mem[2]), "%u", r->share);
-	else
-		mem[2][0] = '\0'; /* a member that gives no share */
+	redis_member_args(r, member_ttl_ms, mem);
+	if (r->cl) {
+		ret = redis_cluster_sync(r, fleet, member, (const char(*)[24])mem, n, keys, used_us,
+					 batch, debt_us, live, st, deadline, err, len);
+		st->duration_ns = sluice_now_ns() - t0;
+		return ret;
+	}
 
 	if (r->fd < 0) {
 		st->reconnected = true;
-		ret = do_connect(r, deadline, err, len);
+		ret = redis_connect(r, deadline, err, len);
 		if (ret)
 			goto out;
 	}
@@ -858,8 +904,8 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	r->out.len = 0;
 	r->out.oom = false;
 	for (c = 0; c < ncalls; c++)
-		buf_call(&r->out, r->sha, pre, member, mem, keys, used_us, c * batch,
-			 c * batch + batch < n ? c * batch + batch : n);
+		redis_buf_call(&r->out, r->sha, pre, member, mem, keys, used_us, c * batch,
+			       c * batch + batch < n ? c * batch + batch : n);
 	st->calls += ncalls;
 	st->round_trips++;
 	/* {N, debts}, and {silent, reserve} after them to a member that gives
@@ -871,11 +917,12 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	for (c = 0; c < ncalls; c++) {
 		size_t from = c * batch, to = from + batch < n ? from + batch : n;
 
-		if (is_noscript(rep[c])) {
+		if (redis_is_noscript(rep[c])) {
 			retry[nretry++] = c;
 			continue;
 		}
-		ret = take_call(r, rep[c], fleet, keys, from, to, debt_us, live, st, err, len);
+		ret = redis_take_call(r, rep[c], fleet, keys, from, to, debt_us, live, st, err,
+				      len);
 		if (ret)
 			goto out;
 	}
@@ -892,24 +939,25 @@ int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *mem
 	for (k = 0; k < nretry; k++) {
 		size_t from = retry[k] * batch, to = from + batch < n ? from + batch : n;
 
-		buf_call(&r->out, r->sha, pre, member, mem, keys, used_us, from, to);
+		redis_buf_call(&r->out, r->sha, pre, member, mem, keys, used_us, from, to);
 	}
 	st->calls += 1 + nretry;
 	st->round_trips++;
 	ret = redis_exchange(r, &r->out, 1 + nretry, elems, 1, rep2, deadline, st, err, len);
 	if (ret)
 		goto out;
-	ret = take_sha(r, rep2[0], err, len);
+	ret = take_sha(r, rep2[0], r->sha, err, len);
 	for (k = 0; k < nretry && !ret; k++) {
 		size_t from = retry[k] * batch, to = from + batch < n ? from + batch : n;
 
-		ret = take_call(r, rep2[1 + k], fleet, keys, from, to, debt_us, live, st, err, len);
+		ret = redis_take_call(r, rep2[1 + k], fleet, keys, from, to, debt_us, live, st, err,
+				      len);
 	}
 out:
 	if (rep)
-		free_replies(rep, ncalls);
+		redis_free_replies(rep, ncalls);
 	if (rep2)
-		free_replies(rep2, ncalls + 1);
+		redis_free_replies(rep2, ncalls + 1);
 	free(rep);
 	free(rep2);
 	free(retry);
@@ -946,6 +994,7 @@ void sluice_redis_close(struct sluice_redis *r)
 	if (!r)
 		return;
 	redis_drop(r);
+	redis_cluster_close(r);
 	if (r->lk)
 		redis_lookup_free(r->lk);
 	redis_forget_password(r);

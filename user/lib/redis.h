@@ -44,6 +44,10 @@ struct sluice_redis_opts {
 	 * connect (-EAGAIN), as does no sentinel answering. */
 	const char *sentinels;
 	const char *master;
+	/* Redis Cluster: "HOST:PORT[,HOST:PORT...]" (address literals) of
+	 * some of its nodes, which the slot map is asked of first; addr and
+	 * sentinels are then not read. See redis_cluster.c. */
+	const char *cluster;
 };
 
 /* What one sync did, for the agent's metrics. Filled on errors too, as far
@@ -63,6 +67,13 @@ struct sluice_redis_sync_stats {
 	 * live members hold in reserve. */
 	__u32 silent;
 	__u32 reserve_ppm;
+	/* Redis Cluster (else 0): the primaries of the slot map, those that
+	 * did not answer this sync (their keys' debt_us is -1), and the
+	 * redirections followed */
+	__u32 shards;
+	__u32 shards_down;
+	__u32 moved;
+	__u32 asked;
 };
 
 /* Parse o->addr and read the password file; does not connect. -EINVAL for
@@ -102,7 +113,11 @@ bool sluice_redis_connected(const struct sluice_redis *r);
  * asked (checked before hiredis parses it), a count of boxes below 1 or
  * above 2^32 - 1, a debt below 0; or bytes after the replies asked for,
  * which would be taken for the next call's answer). *live is in 1 to
- * 2^32 - 1 and every debt_us[i] >= 0: the caller bounds them further.
+ * 2^32 - 1 and every debt_us[i] >= 0: the caller bounds them further;
+ * but under Redis Cluster a key whose shard did not answer (down, hung,
+ * a redirection not followed within the deadline) has debt_us[i] == -1,
+ * and the sync still succeeds while the shard of the members answered:
+ * sluice_redis_fault() says why.
  * st may be NULL.
  */
 int sluice_redis_sync(struct sluice_redis *r, const char *fleet, const char *member,
@@ -127,6 +142,11 @@ int sluice_redis_leave(struct sluice_redis *r, const char *fleet, const char *me
 int sluice_redis_check_sentinels(const char *s, char *err, size_t len);
 /* Is s a fleet name? Else -EINVAL and a message that says what is allowed. */
 int sluice_redis_check_fleet(const char *s, char *err, size_t len);
+/* Under Redis Cluster, why the shards that failed the last sync did ("" when
+ * none did); "" without a cluster. */
+const char *sluice_redis_fault(const struct sluice_redis *r);
+/* Is s a list of cluster nodes, as sluice_redis_opts.cluster? */
+int sluice_redis_check_cluster(const char *s, char *err, size_t len);
 void sluice_redis_close(struct sluice_redis *r);
 /* The address as given, for messages (under Sentinel, "NAME at HOST:PORT"
  * of the primary last named, or "NAME (via sentinels)"). */

@@ -25,8 +25,10 @@
 
 #define SENTINELS_MAX 16
 
-/* One sentinel's address into e; -EINVAL and why. */
-static int parse_one(const char *s, size_t n, struct redis_ep *e, char *err, size_t len)
+/* One address of a list (a sentinel's, a cluster node's) into e; -EINVAL
+ * and why. */
+static int parse_one(const char *s, size_t n, const char *what, struct redis_ep *e, char *err,
+		     size_t len)
 {
 	struct sluice_redis *t = calloc(1, sizeof(*t));
 	char one[300];
@@ -37,22 +39,23 @@ static int parse_one(const char *s, size_t n, struct redis_ep *e, char *err, siz
 	if (!n || n >= sizeof(one)) {
 		free(t);
 		return sluice_err(err, len, -EINVAL,
-				  "a sentinel's address is empty or too long: give "
-				  "HOST:PORT[,HOST:PORT...]");
+				  "a %s's address is empty or too long: give "
+				  "HOST:PORT[,HOST:PORT...]",
+				  what);
 	}
 	memcpy(one, s, n);
 	one[n] = '\0';
 	ret = redis_parse_addr(t, one, err, len);
 	if (!ret && !t->is_unix && !t->numeric)
 		ret = sluice_err(err, len, -EINVAL,
-				 "sentinel '%s' is a name: give its address (IPv4, [IPv6]:port, "
+				 "%s '%s' is a name: give its address (IPv4, [IPv6]:port, "
 				 "or unix:PATH)",
-				 one);
+				 what, one);
 	if (!ret && !t->is_unix && !strchr(one + (one[0] == '[' ? strcspn(one, "]") : 0), ':'))
 		ret = sluice_err(err, len, -EINVAL,
-				 "sentinel '%s' has no port: a sentinel listens on 26379 by "
-				 "default, give HOST:26379",
-				 one);
+				 "%s '%s' has no port: give HOST:PORT (a sentinel listens on "
+				 "26379 by default, a cluster node on 6379)",
+				 what, one);
 	if (!ret) {
 		e->is_unix = t->is_unix;
 		memcpy(e->path, t->path, sizeof(e->path));
@@ -66,21 +69,21 @@ static int parse_one(const char *s, size_t n, struct redis_ep *e, char *err, siz
 	return ret;
 }
 
-static int parse_list(const char *list, struct redis_ep *eps, size_t *n, char *err, size_t len)
+int redis_parse_eps(const char *list, const char *what, struct redis_ep *eps, size_t max, size_t *n,
+		    char *err, size_t len)
 {
 	const char *p = list;
 	int ret;
 
 	*n = 0;
 	if (!list || !*list)
-		return sluice_err(err, len, -EINVAL, "no sentinel given: give HOST:PORT[,...]");
+		return sluice_err(err, len, -EINVAL, "no %s given: give HOST:PORT[,...]", what);
 	for (;;) {
 		size_t k = strcspn(p, ",");
 
-		if (*n >= SENTINELS_MAX)
-			return sluice_err(err, len, -EINVAL, "more than %d sentinels",
-					  SENTINELS_MAX);
-		ret = parse_one(p, k, &eps[*n], err, len);
+		if (*n >= max)
+			return sluice_err(err, len, -EINVAL, "more than %zu %ss", max, what);
+		ret = parse_one(p, k, what, &eps[*n], err, len);
 		if (ret)
 			return ret;
 		++*n;
@@ -88,6 +91,11 @@ static int parse_list(const char *list, struct redis_ep *eps, size_t *n, char *e
 			return 0;
 		p += k + 1;
 	}
+}
+
+static int parse_list(const char *list, struct redis_ep *eps, size_t *n, char *err, size_t len)
+{
+	return redis_parse_eps(list, "sentinel", eps, SENTINELS_MAX, n, err, len);
 }
 
 int sluice_redis_check_sentinels(const char *s, char *err, size_t len)
@@ -118,6 +126,14 @@ int redis_sentinel_open(struct sluice_redis *r, const char *list, const char *ma
 	memcpy(r->sentinels, eps, r->nsentinels * sizeof(*eps));
 	snprintf(r->addr, REDIS_ADDR_SHOWN, "%s (via sentinels)", master);
 	return 0;
+}
+
+void redis_use_host(struct sluice_redis *r, const char *host, const char *port)
+{
+	r->is_unix = false;
+	r->numeric = true;
+	snprintf(r->host, sizeof(r->host), "%s", host);
+	snprintf(r->port, sizeof(r->port), "%s", port);
 }
 
 /* r's endpoint: sentinel e, or the primary host:port (an address). */
@@ -222,10 +238,7 @@ int redis_sentinel_primary(struct sluice_redis *r, __u64 deadline, char *err, si
 				  r->master, d, why);
 	}
 	/* The primary's address, for the connect and every message after. */
-	r->is_unix = false;
-	r->numeric = true;
-	snprintf(r->host, sizeof(r->host), "%s", primary.host);
-	snprintf(r->port, sizeof(r->port), "%s", primary.port);
+	redis_use_host(r, primary.host, primary.port);
 	snprintf(r->addr, REDIS_ADDR_SHOWN,
 		 strchr(primary.host, ':') ? "%s at [%s]:%s" : "%s at %s:%s", r->master,
 		 primary.host, primary.port);

@@ -31,6 +31,9 @@ struct fleet_opts {
 	const char *sentinels;
 	const char *master;
 	char sentinel_addr[80]; /* redis then: "sentinel:NAME", for messages */
+	/* --redis-cluster HOST:PORT[,...]: some nodes of a Redis Cluster, which
+	 * the slot map is asked of (then --redis is not given) */
+	const char *cluster;
 };
 
 #define FLEET_DEFAULT_SYNC_NS (100ULL * 1000000ULL)
@@ -56,6 +59,7 @@ enum {
 	FLEET_OPT_MAX_AGE,
 	FLEET_OPT_SENTINEL,
 	FLEET_OPT_MASTER,
+	FLEET_OPT_CLUSTER,
 	FLEET_NR_OPTS,
 };
 int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen);

@@ -65,6 +65,7 @@
 #include "fleetbound.h"
 #include "fleetname.h"
 #include "fleetpush.h"
+#include "fleetalone.h"
 #include "fleet.skel.h"
 
 /* Redis keys name a key by its rule's match (a rule on L4) and its masked
@@ -114,6 +115,10 @@ struct fleet_agent {
 	 * --sync-threshold 0, every key with usage at every sync */
 	struct sluice_fleet_push *push;
 	__u32 held; /* keys held back in the last sync */
+	/* Redis Cluster: the keys of a shard down, each held to rate/N on
+	 * its own (user/lib/fleetalone.c); NULL without a cluster */
+	struct sluice_fleet_alone *alone;
+	__u32 down_said; /* the shards down the log last named */
 };
 
 static void now_text(char *buf, size_t len)
@@ -427,6 +432,35 @@ static void show_addr(struct fleet_agent *a)
 		snprintf(a->h.fleet->redis, sizeof(a->h.fleet->redis), "%s", now);
 }
 
+/*
+ * Redis Cluster: the shards down this sync, in the state, and said when
+ * that changes (once, not at every sync).
+ */
+static void shards(struct fleet_agent *a, const struct sluice_redis_sync_stats *st, __u32 n)
+{
+	struct sluice_fleet *f = a->h.fleet;
+	const char *why = sluice_redis_fault(a->redis);
+
+	f->shards = st->shards;
+	f->moved += st->moved;
+	f->asked += st->asked;
+	snprintf(f->last_error, sizeof(f->last_error), "%s", st->shards_down ? why : "");
+	__atomic_store_n(&f->shards_down, st->shards_down, __ATOMIC_RELEASE);
+	if (st->shards_down == a->down_said)
+		return;
+	if (st->shards_down && !a->down_said)
+		f->shard_faults++;
+	if (st->shards_down)
+		say("%u of the %u shards of %s did not answer (%s): their keys of %s admit "
+		    "rate/%u and burst/%u until they do; the others are synced",
+		    st->shards_down, st->shards, sluice_redis_addr(a->redis), why, a->ifname, n, n);
+	else
+		say("every shard of %s answers again: fleet policies of %s admit the whole "
+		    "limit",
+		    sluice_redis_addr(a->redis), a->ifname);
+	a->down_said = st->shards_down;
+}
+
 /* One sync; 0 or -errno (the state says why). */
 static int sync_once(struct fleet_agent *a)
 {
@@ -495,6 +529,19 @@ static int sync_once(struct fleet_agent *a)
 		struct sluice_fleet_rec *r = &a->io[a->rec_of[i]];
 		__s64 d = a->debt_us[i];
 
+		if (d < 0 && a->alone) {
+			/* Its shard is down: rate/N of the larger N, on its own */
+			__u64 own = sluice_fleet_alone_charge(a->alone, &r->key, a->lane_of[i],
+							      a->used_us[i],
+							      live > n_old ? live : n_old,
+							      sluice_now_ns() / 1000);
+
+			r->debt[a->lane_of[i]] = own * TICKS_PER_US;
+			if (a->push && own)
+				sluice_fleet_push_debt(a->push, &r->key, own * 1000);
+			continue;
+		}
+
 		r->debt[a->lane_of[i]] = sluice_fleet_fold(&a->tols, &r->key, a->lane_of[i], n_fold,
 							   d > 0 ? (__u64)d * TICKS_PER_US : 0);
 		/* In debt in the fleet: pushed at every sync until it runs out. */
@@ -527,7 +574,7 @@ static int sync_once(struct fleet_agent *a)
 	f->keys_pushed += push;
 	f->keys_skipped += want - push;
 	f->last_rtt_ns = st.duration_ns;
-	f->last_error[0] = '\0';
+	shards(a, &st, live > n_old ? live : n_old);
 	if (f->state != SLUICE_FLEET_SYNCED) {
 		set_state(a, SLUICE_FLEET_SYNCED);
 		if (a->outage_said)
@@ -575,7 +622,8 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 					.password_file = o->password_file,
 					.timeout_ns = o->timeout_ns,
 					.sentinels = o->sentinels,
-					.master = o->master };
+					.master = o->master,
+					.cluster = o->cluster };
 	struct fleet_agent *a = calloc(1, sizeof(*a));
 	struct sluice_fleet *f;
 	char host[64] = "box";
@@ -614,6 +662,11 @@ int fleet_start(const struct fleet_opts *o, const char *ifname, struct fleet_age
 	ret = load_progs(a, err, errlen);
 	if (ret)
 		goto fail;
+	if (o->cluster && sluice_fleet_alone_new((size_t)a->io_max * 2, &a->alone)) {
+		ret = sluice_err(err, errlen, -ENOMEM,
+				 "Couldn't allocate the fleet agent's table of keys on their own");
+		goto fail;
+	}
 	if (o->threshold > 0 && sluice_fleet_push_new(a->io_max, &a->push)) {
 		ret = sluice_err(err, errlen, -ENOMEM,
 				 "Couldn't allocate the fleet agent's table of %u keys held back",
@@ -732,5 +785,6 @@ void fleet_stop(struct fleet_agent *a)
 	free(a->lane_of);
 	sluice_fleet_tols_free(&a->tols);
 	sluice_fleet_push_free(a->push);
+	sluice_fleet_alone_free(a->alone);
 	free(a);
 }

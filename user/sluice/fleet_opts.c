@@ -41,7 +41,10 @@ const char *const fleet_opt_help =
 	"  --redis-sentinel HOST:PORT[,HOST:PORT...]  ask these sentinels for the\n"
 	"                      primary of --redis-master NAME (instead of --redis),\n"
 	"                      and follow it through a failover\n"
-	"  --redis-master NAME the primary's name in the sentinels\n";
+	"  --redis-master NAME the primary's name in the sentinels\n"
+	"  --redis-cluster HOST:PORT[,HOST:PORT...]  nodes of a Redis Cluster (instead\n"
+	"                      of --redis): the keys spread over its shards by slot;\n"
+	"                      a shard down holds its keys to rate/N\n";
 
 int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err, size_t errlen)
 {
@@ -111,6 +114,11 @@ int fleet_parse_opt(int which, const char *arg, struct fleet_opts *o, char *err,
 			return sluice_err(err, errlen, -EINVAL, "--redis-sentinel: %s", inner);
 		o->sentinels = arg;
 		return 0;
+	case FLEET_OPT_CLUSTER:
+		if (sluice_redis_check_cluster(arg, inner, sizeof(inner)))
+			return sluice_err(err, errlen, -EINVAL, "--redis-cluster: %s", inner);
+		o->cluster = arg;
+		return 0;
 	case FLEET_OPT_MASTER:
 		if (!*arg || strlen(arg) > 64 || strpbrk(arg, " \t\r\n"))
 			return sluice_err(err, errlen, -EINVAL,
@@ -177,6 +185,10 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 				  "--redis and --redis-sentinel both say where Redis is: give "
 				  "--redis ADDR for one Redis, or --redis-sentinel and "
 				  "--redis-master for the primary the sentinels name");
+	if (o->cluster && (o->redis || o->sentinels))
+		return sluice_err(err, errlen, -EINVAL,
+				  "--redis-cluster and %s both say where Redis is: give one",
+				  o->redis ? "--redis" : "--redis-sentinel");
 	if (o->sentinels && !o->master)
 		return sluice_err(err, errlen, -EINVAL,
 				  "--redis-sentinel needs --redis-master NAME: the primary's "
@@ -184,6 +196,11 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 	/* The agent's Redis is the sentinels' primary: "sentinel:NAME". */
 	if (o->sentinels) {
 		snprintf(o->sentinel_addr, sizeof(o->sentinel_addr), "sentinel:%s", o->master);
+		o->redis = o->sentinel_addr;
+	}
+	/* Under Redis Cluster: "cluster:HOST:PORT,...", for messages. */
+	if (o->cluster) {
+		snprintf(o->sentinel_addr, sizeof(o->sentinel_addr), "cluster:%s", o->cluster);
 		o->redis = o->sentinel_addr;
 	}
 	if (!o->redis && given)
@@ -199,7 +216,7 @@ int fleet_check_opts(struct fleet_opts *o, char *err, size_t errlen)
 				  "--redis needs --fleet NAME: the boxes that give one name share "
 				  "one limit, so no two fleets share by accident");
 	/* Before anything is attached: a bad address is a usage error. */
-	if (!o->sentinels && sluice_redis_check_addr(o->redis, inner, sizeof(inner)))
+	if (!o->sentinels && !o->cluster && sluice_redis_check_addr(o->redis, inner, sizeof(inner)))
 		return sluice_err(err, errlen, -EINVAL, "--redis: %s", inner);
 	if (o->fleet_max && o->fleet_size > o->fleet_max)
 		return sluice_err(err, errlen, -EINVAL,

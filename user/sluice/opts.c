@@ -356,6 +356,7 @@ static const struct attach_opt attach_opts_table[] = {
 	{ "redis-sentinel", required_argument, OPTS_RUN, false, NULL, opt_fleet,
 	  FLEET_OPT_SENTINEL },
 	{ "redis-master", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_MASTER },
+	{ "redis-cluster", required_argument, OPTS_RUN, false, NULL, opt_fleet, FLEET_OPT_CLUSTER },
 };
 #define NR_OPTS (sizeof(attach_opts_table) / sizeof(attach_opts_table[0]))
 /* getopt_long()'s value of attach_opts_table[i] */
