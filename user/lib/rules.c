@@ -564,8 +564,15 @@ int sluice_read_policies(struct sluice_handle *h, struct sluice_policies *pol, b
 	}
 out:
 	/* After the policies: an entry a live policy names is never written. */
-	if (!ret)
-		sluice_also_read_all(h, pol->also);
+	if (!ret) {
+		__u16 which = (__u16)(1U << SLUICE_POLICY_ALSO(&pol->set.def));
+
+		for (i = 0; i < pol->nr_rules; i++)
+			which |= (__u16)(1U << SLUICE_POLICY_ALSO(&pol->rules[i].rule.policy));
+		for (i = 0; i < pol->nr_l4; i++)
+			which |= (__u16)(1U << SLUICE_POLICY_ALSO(&pol->l4[i].policy));
+		sluice_also_read(h, which & (__u16)~1U, pol->also);
+	}
 	if (lock_fd >= 0)
 		close(lock_fd);
 	free(by_slot);

@@ -196,7 +196,8 @@ int sluice_txn_begin(struct sluice_handle *h, struct sluice_txn *t, char *err, s
 	sluice_read_l4(h, &t->set, t->l4, &t->nr_l4);
 	memcpy(b->live_l4, t->l4, t->nr_l4 * sizeof(*t->l4));
 	b->nr_live_l4 = t->nr_l4;
-	/* The second keys the live policies name: never written meanwhile. */
+	/* The second keys the live policies name: never written meanwhile
+	 * (their entries are read when first needed: most changes never). */
 	if (!also_tab(t)) {
 		sluice_txn_end(t);
 		return sluice_err(err, errlen, -ENOMEM, "out of memory");
@@ -224,13 +225,13 @@ void sluice_txn_end(struct sluice_txn *t)
 
 /* ---- the policies' second keys (sluice_also) ---- */
 
-void sluice_also_read_all(const struct sluice_handle *h, struct sluice_also *out)
+void sluice_also_read(const struct sluice_handle *h, __u16 which, struct sluice_also *out)
 {
 	__u32 id;
 
 	memset(out, 0, SLUICE_ALSO_IDS * sizeof(*out));
 	for (id = 1; h && h->also_fd >= 0 && id < SLUICE_ALSO_IDS; id++)
-		if (bpf_map_lookup_elem(h->also_fd, &id, &out[id]))
+		if ((which & (1U << id)) && bpf_map_lookup_elem(h->also_fd, &id, &out[id]))
 			memset(&out[id], 0, sizeof(out[id]));
 }
 
@@ -245,16 +246,33 @@ const struct sluice_also *sluice_also_of(const struct sluice_handle *h,
 	return buf;
 }
 
-/* t's table, read from the map on first use (a transaction without
- * sluice_txn_begin(), attach's check on a scratch state, starts empty). */
+/* t's table (a transaction without sluice_txn_begin(), attach's check on
+ * a scratch state, starts with none live). */
 static struct sluice_also_tab *also_tab(struct sluice_txn *t)
 {
-	if (t->also)
-		return t->also;
-	t->also = calloc(1, sizeof(*t->also));
-	if (t->also)
-		sluice_also_read_all(t->h, t->also->e);
+	if (!t->also) {
+		t->also = calloc(1, sizeof(*t->also));
+		if (t->also)
+			t->also->h = t->h;
+	}
 	return t->also;
+}
+
+/* ... with its entries read from the map (but those it wrote itself). */
+static struct sluice_also_tab *also_loaded(struct sluice_txn *t)
+{
+	struct sluice_also_tab *tab = also_tab(t);
+	struct sluice_also e[SLUICE_ALSO_IDS];
+	__u32 id;
+
+	if (!tab || tab->loaded)
+		return tab;
+	sluice_also_read(tab->h, (__u16)~tab->dirty, e);
+	for (id = 1; id < SLUICE_ALSO_IDS; id++)
+		if (!(tab->dirty & (1U << id)))
+			tab->e[id] = e[id];
+	tab->loaded = true;
+	return tab;
 }
 
 /* The indices t's policies name now. */
@@ -280,7 +298,7 @@ int sluice_txn_also_put(struct sluice_txn *t, const struct sluice_also *a, struc
 	p->flags &= (__u8)~SLUICE_POLICY_ALSO_MASK;
 	if (!a)
 		return 0;
-	tab = also_tab(t);
+	tab = also_loaded(t);
 	if (!tab)
 		return sluice_err(err, errlen, -ENOMEM, "out of memory");
 	for (id = 1; id < SLUICE_ALSO_IDS; id++)
@@ -313,7 +331,7 @@ int sluice_txn_also_share(struct sluice_txn *n, struct sluice_txn *t)
 	return 0;
 }
 
-bool sluice_txn_same_format(const struct sluice_txn *t, const struct sluice_policy *a,
+bool sluice_txn_same_format(struct sluice_txn *t, const struct sluice_policy *a,
 			    const struct sluice_policy *b)
 {
 	const struct sluice_also *x = sluice_txn_also_of(t, a), *y = sluice_txn_also_of(t, b);
@@ -322,12 +340,12 @@ bool sluice_txn_same_format(const struct sluice_txn *t, const struct sluice_poli
 	       (!x || !y || (x->prefix4 == y->prefix4 && x->prefix6 == y->prefix6));
 }
 
-const struct sluice_also *sluice_txn_also_of(const struct sluice_txn *t,
-					     const struct sluice_policy *p)
+const struct sluice_also *sluice_txn_also_of(struct sluice_txn *t, const struct sluice_policy *p)
 {
 	__u32 id = SLUICE_POLICY_ALSO(p);
+	struct sluice_also_tab *tab = id ? also_loaded(t) : NULL;
 
-	return id && t->also && t->also->e[id].pkt.period_ns ? &t->also->e[id] : NULL;
+	return tab && tab->e[id].pkt.period_ns ? &tab->e[id] : NULL;
 }
 
 /* The entries this transaction gave, into the map: before any policy that

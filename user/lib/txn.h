@@ -49,6 +49,8 @@ struct sluice_also_tab {
 	struct sluice_also e[SLUICE_ALSO_IDS];
 	__u16 live;
 	__u16 dirty;
+	bool loaded; /* e[] read from the map: on first need, not at begin */
+	const struct sluice_handle *h; /* whose map: the transaction's that made it */
 };
 
 struct sluice_txn {
@@ -122,13 +124,13 @@ int sluice_txn_also_share(struct sluice_txn *n, struct sluice_txn *t);
  * state format (sluice_same_state_format()), and second keys of the same
  * prefixes where both have one? If not, b takes a new tag (in the set table
  * an IPv4 key's identity is its address, whatever its length). */
-bool sluice_txn_same_format(const struct sluice_txn *t, const struct sluice_policy *a,
+bool sluice_txn_same_format(struct sluice_txn *t, const struct sluice_policy *a,
 			    const struct sluice_policy *b);
 /* The second key p names in t, or NULL. */
-const struct sluice_also *sluice_txn_also_of(const struct sluice_txn *t,
-					     const struct sluice_policy *p);
-/* Every entry of h's sluice_also into out (zeros when the state has none). */
-void sluice_also_read_all(const struct sluice_handle *h, struct sluice_also *out);
+const struct sluice_also *sluice_txn_also_of(struct sluice_txn *t, const struct sluice_policy *p);
+/* The entries of h's sluice_also whose bit is set in `which` into out (the
+ * others, and all when the state has none, zero): one lookup each. */
+void sluice_also_read(const struct sluice_handle *h, __u16 which, struct sluice_also *out);
 /* The second key p names, read from h into *buf: buf, or NULL (none). */
 const struct sluice_also *sluice_also_of(const struct sluice_handle *h,
 					 const struct sluice_policy *p, struct sluice_also *buf);
