@@ -399,12 +399,11 @@ __noinline int also_key(const struct sluice_key *key, __u32 id, __u64 now)
  * SLUICE_PASS; SLUICE_DROP or SLUICE_HORIZON (the key's drop count sampled
  * as any key's); SLUICE_CONTENDED; or -1: the LRU table refused the key.
  */
-#define ALSO_ARG(mask, id, record, shape)                                               \
-	((__u64)(__u32)(mask) | (__u64)((id) & (SLUICE_ALSO_IDS - 1)) << 32 |          \
-	 (__u64)!!(record) << 36 | (__u64)!!(shape) << 37)
-#define ALSO_SHARE(mult, div, pkts)                                                     \
-	((__u64)((mult) & 0xfffff) | (__u64)((div) & 0xfffff) << 20 |                   \
-	 (__u64)((pkts) & 0xfffff) << 40)
+#define ALSO_ARG(mask, id, record, shape)                                     \
+	((__u64)(__u32)(mask) | (__u64)((id) & (SLUICE_ALSO_IDS - 1)) << 32 | \
+	 (__u64) !!(record) << 36 | (__u64) !!(shape) << 37)
+#define ALSO_SHARE(mult, div, pkts) \
+	((__u64)((mult)&0xfffff) | (__u64)((div)&0xfffff) << 20 | (__u64)((pkts)&0xfffff) << 40)
 _Static_assert(SLUICE_FLEET_MAX_BOXES < 0xfffff, "a share's N fits in 20 bits");
 
 __noinline int also_charge(__u64 now, __u64 arg, __u64 share)
@@ -507,11 +506,10 @@ static __always_inline int also_verdict(struct packet *pk, struct sluice_key *ke
 		return OUTCOME_FAILED;
 	a = table_sets ? sets_find(&sc->ak, &sc->aq) : SETS_FOUND;
 	if (a == SETS_FOUND || a == SETS_CLAIMED)
-		a = also_charge(d->now,
-				ALSO_ARG(pk->set->event_mask, SLUICE_POLICY_ALSO(d->p), sh->record,
-					 shape),
-				ALSO_SHARE(sh->fleet ? sh->mult : 1, sh->fleet ? sh->div : 1,
-					   d->pkts));
+		a = also_charge(
+			d->now,
+			ALSO_ARG(pk->set->event_mask, SLUICE_POLICY_ALSO(d->p), sh->record, shape),
+			ALSO_SHARE(sh->fleet ? sh->mult : 1, sh->fleet ? sh->div : 1, d->pkts));
 	else
 		a = SLUICE_CONTENDED;
 	if (a == SLUICE_PASS) {
@@ -860,8 +858,7 @@ int sluice_tc(struct __sk_buff *skb)
 	if (d.shaped) {
 		ss->shaped++;
 		if (d.depart > d.now) {
-			depart_ns = (d.depart + (1 << SLUICE_TICK_SHIFT) - 1) >>
-				    SLUICE_TICK_SHIFT;
+			depart_ns = (d.depart + (1 << SLUICE_TICK_SHIFT) - 1) >> SLUICE_TICK_SHIFT;
 			delay = depart_ns - (d.now >> SLUICE_TICK_SHIFT);
 			count_delay(ss, delay);
 			if (!d.dry) {

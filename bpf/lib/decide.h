@@ -149,8 +149,8 @@ static __always_inline void fleet_record(const struct sluice_key *key, __u64 use
 		return;
 	u = bpf_map_lookup_elem(&sluice_fleet_use, key);
 	if (!u) {
-		int err = (int)bpf_map_update_elem(&sluice_fleet_use, key,
-						   (void *)&fleet_use_zero, BPF_NOEXIST);
+		int err = (int)bpf_map_update_elem(&sluice_fleet_use, key, (void *)&fleet_use_zero,
+						   BPF_NOEXIST);
 
 		if (err && err != -EEXIST)
 			return;

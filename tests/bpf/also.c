@@ -429,8 +429,8 @@ static void fleet(struct bpfrun *r)
 	limit_10(&set.def);
 	set.def.tag = TAG_DEFAULT;
 	set.def.flags |= SLUICE_POLICY_FLEET;
-	if (!tap_ok(!bpfrun_configure(r, &set) && !bpfrun_put_policy(r, &set.def),
-		    "%s: the policy", t))
+	if (!tap_ok(!bpfrun_configure(r, &set) && !bpfrun_put_policy(r, &set.def), "%s: the policy",
+		    t))
 		return;
 	for (i = 1; i <= 4; i++) {
 		snprintf(src, sizeof(src), "198.18.0.%d", i);
@@ -460,16 +460,14 @@ static void fleet(struct bpfrun *r)
 		snprintf(src, sizeof(src), "198.18.0.%d", i);
 		bpfrun_sendn(r, src, 64, 1, got + i - 1);
 	}
-	TAP_TRUE(!strcmp(got, "PPDD"), "%s, synced, 3 boxes: the /24 passes burst/3, 2 (got %s)",
-		 t, got);
+	TAP_TRUE(!strcmp(got, "PPDD"), "%s, synced, 3 boxes: the /24 passes burst/3, 2 (got %s)", t,
+		 got);
 	TAP_TRUE(fleet_used(r, SLUICE_ALSO_TAG(TAG_DEFAULT), "198.18.0.0", 24) == 2 * COST,
 		 "%s, synced: the prefix's 2 packets recorded under its key (%llu ticks)", t,
-		 (unsigned long long)fleet_used(r, SLUICE_ALSO_TAG(TAG_DEFAULT), "198.18.0.0",
-						24));
+		 (unsigned long long)fleet_used(r, SLUICE_ALSO_TAG(TAG_DEFAULT), "198.18.0.0", 24));
 	TAP_TRUE(fleet_used(r, TAG_DEFAULT, "198.18.0.1", 32) == COST &&
 			 fleet_used(r, TAG_DEFAULT, "198.18.0.3", 32) == ~0ULL,
-		 "%s, synced: an admitted source's own packet is recorded, a refused one's not",
-		 t);
+		 "%s, synced: an admitted source's own packet is recorded, a refused one's not", t);
 	/* 100 ms later: one packet's room at the whole rate */
 	bpfrun_clock(r, SCN_T0 + SLUICE_NS_PER_SEC / 10);
 	bpfrun_expect(r, "198.18.0.5", 64, "PD",
