@@ -784,6 +784,7 @@ void fleet_stop(struct fleet_agent *a)
 	free(a->rec_of);
 	free(a->lane_of);
 	sluice_fleet_tols_free(&a->tols);
+	sluice_fleet_names_free(&a->rule_names);
 	sluice_fleet_push_free(a->push);
 	sluice_fleet_alone_free(a->alone);
 	free(a);
