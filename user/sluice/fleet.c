@@ -69,7 +69,8 @@
 #include "fleet.skel.h"
 
 /* Redis keys name a key by its rule's match (a rule on L4) and its masked
- * address, one per limit (lane): user/lib/fleetname.c. */
+ * address, one per limit (lane); a second key's (--also-rate) by its prefix
+ * and its rule: user/lib/fleetname.c. */
 #define KEY_TEXT SLUICE_FLEET_KEY_NAME
 #define TICKS_PER_US (1000ULL << SLUICE_TICK_SHIFT)
 
