@@ -203,13 +203,6 @@ static __always_inline void count_would_drop(struct sluice_stats *st, struct slu
 }
 
 /* What the tc program learns of a packet the pipeline passed or dropped. */
-struct shape_out {
-	__u64 now; /* ticks: the clock the verdict was taken at (when shaped) */
-	__u64 depart; /* ticks (>= now): its departure (when shaped) */
-	__u8 shaped; /* a token/leaky bucket policy gave it a departure */
-	__u8 dry; /* ... under dry-run: to be counted, not applied */
-	__u8 horizon; /* the departure would reach the fq horizon: dropped (or would be) */
-};
 
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
@@ -349,107 +342,183 @@ static __always_inline int classify(struct packet *pk, struct sluice_key *key, v
 const volatile struct sluice_bucket also_bucket_empty = {};
 
 /*
- * The second key of a policy (--also-rate; SLUICE_POLICY_ALSO(), entry `id`
- * of sluice_also) for the packet its own key (key: masked, tagged) just
- * admitted: the source masked to the entry's prefix, tagged
- * SLUICE_ALSO_TAG(), in the policy's key table, charged one packet of the
- * entry's limit. SLUICE_PASS, SLUICE_DROP (the key's drop count sampled as
- * any key's), SLUICE_CONTENDED, or -1: no entry, or the table refused the
- * key. A global function: the verifier checks it once, and only sluice_xdp
- * calls it (a shaper has no second key). seed: config.set_seed.
+ * The second key of a policy (--also-rate) for the packet its own key just
+ * admitted, in three calls, each checked once by the verifier: also_key()
+ * makes the key, sets_find() finds it in the set table, also_charge()
+ * charges it. Not one call that makes the other two: the frames of a chain
+ * of calls share 512 bytes (6.1 rounds each up to 32), and sluice_tc's,
+ * also_charge()'s and sets_find()'s are more than that together. They pass
+ * scalars and this CPU's scratch entry for the same reason.
+ *
+ * also_key(): the prefix key of `key` (masked, tagged) for entry `id` of
+ * sluice_also (SLUICE_POLICY_ALSO()): the source masked to the entry's
+ * prefix, tagged SLUICE_ALSO_TAG(), in the scratch entry (ak, and aq for
+ * sets_find()); 0, or -1 when there is no such entry.
  */
-__noinline int also_charge(const struct sluice_key *key, __u32 id, __u64 now, __u64 seed,
-			   __u32 event_mask)
+__noinline int also_key(const struct sluice_key *key, __u32 id, __u64 now)
 {
 	struct keytab_scratch *sc;
+	struct sluice_config *cfg;
 	struct sluice_also *al;
-	struct sluice_key *ak;
-	__u32 *dropped32 = NULL;
-	__u64 *dropped = NULL, *s0;
 	__u32 zero = 0;
+
+	id &= SLUICE_ALSO_IDS - 1;
+	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
+	al = bpf_map_lookup_elem(&sluice_also, &id);
+	cfg = bpf_map_lookup_elem(&sluice_config, &zero);
+	if (!key || !sc || !al || !cfg)
+		return -1;
+	__builtin_memcpy(&sc->ak, key, sizeof(sc->ak));
+	sc->ak.tag = SLUICE_ALSO_TAG(key->tag);
+	sc->ak.pad = 0;
+	sc->ak.prefixlen = key->family == 4 ? al->prefix4 : al->prefix6;
+	/* never longer than the key itself (userspace refuses it) */
+	if (sc->ak.prefixlen > key->prefixlen)
+		sc->ak.prefixlen = key->prefixlen;
+	mask_addr(sc->ak.addr, sc->ak.prefixlen);
+	__builtin_memset(&sc->aq, 0, sizeof(sc->aq));
+	sc->aq.seed = SLUICE_READ(cfg->set_seed);
+	sc->aq.now = now;
+	sc->aq.create = 1;
+	return 0;
+}
+
+/*
+ * also_charge(): the prefix key also_key() made (on the set table, in the
+ * way sets_find() found at aq.loc), charged `pkts` packets of the entry's
+ * limit. A fleet policy's prefix decides on the box's share as its own key
+ * does (mult, div: struct share), its usage recorded for the agent
+ * (`record`) when it passes. On a shaper (`shape`) the prefix delays too:
+ * the packet's turn in the prefix's queue goes to the scratch entry's
+ * also_depart, --also-burst is the work that queue may hold (every excess
+ * packet waits its turn: a second key has no --delay), and a turn at the fq
+ * horizon or beyond is SLUICE_HORIZON, nothing charged. The arguments are
+ * packed: ALSO_ARG(event_mask, id, record, shape), ALSO_SHARE(mult, div,
+ * pkts).
+ *
+ * SLUICE_PASS; SLUICE_DROP or SLUICE_HORIZON (the key's drop count sampled
+ * as any key's); SLUICE_CONTENDED; or -1: the LRU table refused the key.
+ */
+#define ALSO_ARG(mask, id, record, shape)                                               \
+	((__u64)(__u32)(mask) | (__u64)((id) & (SLUICE_ALSO_IDS - 1)) << 32 |          \
+	 (__u64)!!(record) << 36 | (__u64)!!(shape) << 37)
+#define ALSO_SHARE(mult, div, pkts)                                                     \
+	((__u64)((mult) & 0xfffff) | (__u64)((div) & 0xfffff) << 20 |                   \
+	 (__u64)((pkts) & 0xfffff) << 40)
+_Static_assert(SLUICE_FLEET_MAX_BOXES < 0xfffff, "a share's N fits in 20 bits");
+
+__noinline int also_charge(__u64 now, __u64 arg, __u64 share)
+{
+	__u32 zero = 0, id = (arg >> 32) & (SLUICE_ALSO_IDS - 1), mult = share & 0xfffff,
+	      div = (share >> 20) & 0xfffff;
+	struct keytab_scratch *sc;
+	struct sluice_also *al;
+	__u32 *dropped32 = NULL;
+	__u64 *dropped = NULL, *s0, cost, local, tol;
 	int v;
 
-	if (!key)
-		return -1;
-	id &= SLUICE_ALSO_IDS - 1;
-	al = bpf_map_lookup_elem(&sluice_also, &id);
 	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
-	if (!al || !sc)
+	al = bpf_map_lookup_elem(&sluice_also, &id);
+	if (!sc || !al)
 		return -1;
-	ak = &sc->ak;
-	__builtin_memcpy(ak, key, sizeof(*ak));
-	ak->tag = SLUICE_ALSO_TAG(key->tag);
-	ak->pad = 0;
-	ak->prefixlen = key->family == 4 ? al->prefix4 : al->prefix6;
-	/* never longer than the key itself (userspace refuses it) */
-	if (ak->prefixlen > key->prefixlen)
-		ak->prefixlen = key->prefixlen;
-	mask_addr(ak->addr, ak->prefixlen);
 	if (table_sets) {
 		struct way_ref wr;
-		int g;
 
-		__builtin_memset(&sc->aq, 0, sizeof(sc->aq));
-		sc->aq.seed = seed;
-		sc->aq.now = now;
-		sc->aq.create = 1;
-		g = sets_find(ak, &sc->aq);
-		if ((g != SETS_FOUND && g != SETS_CLAIMED) || sets_ref(ak->family, sc->aq.loc, &wr))
+		if (sets_ref(sc->ak.family, sc->aq.loc, &wr))
 			return SLUICE_CONTENDED;
 		s0 = wr.s0;
 		dropped32 = &wr.x->dropped;
 	} else {
-		struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, ak);
+		struct sluice_bucket *b = bpf_map_lookup_elem(&sluice_buckets, &sc->ak);
 
 		if (!b) {
-			int err = (int)bpf_map_update_elem(&sluice_buckets, ak,
+			int err = (int)bpf_map_update_elem(&sluice_buckets, &sc->ak,
 							   (void *)&also_bucket_empty, BPF_NOEXIST);
 
 			if (err && err != -EEXIST)
 				return -1;
-			b = bpf_map_lookup_elem(&sluice_buckets, ak);
+			b = bpf_map_lookup_elem(&sluice_buckets, &sc->ak);
 			if (!b)
 				return -1;
 		}
 		s0 = &b->s[0];
 		dropped = &b->dropped;
 	}
-	v = sluice_gcra(s0, now, sluice_limit_cost(&al->pkt, 1), al->pkt.tolerance);
-	if (v == SLUICE_PASS)
+	cost = sluice_limit_cost(&al->pkt, (share >> 40) & 0xfffff);
+	local = sluice_share_cost(cost, mult);
+	tol = sluice_share_tolerance(al->pkt.tolerance, local, mult, div);
+	if (arg & 1ULL << 37) {
+		struct sluice_config *cfg = bpf_map_lookup_elem(&sluice_config, &zero);
+		__u64 h = cfg ? SLUICE_READ(cfg->shape_horizon_us) : 0;
+
+		/* us -> ticks as key_verdict() does; 0: no horizon */
+		v = sluice_gcra_shape_max(s0, now, local, tol, 0,
+					  h ? (h * 1000) << SLUICE_TICK_SHIFT : ~0ULL,
+					  &sc->also_depart, &sc->also_wrote);
+	} else {
+		v = sluice_gcra_to(s0, now, local, tol, &sc->also_wrote);
+	}
+	if (v == SLUICE_PASS) {
+		if (arg & 1ULL << 36)
+			fleet_record(&sc->ak, cost, 0);
 		return SLUICE_PASS;
-	count_key_drop(dropped, dropped32, event_mask);
+	}
+	count_key_drop(dropped, dropped32, (__u32)arg);
 	/* a way frozen while it is handed to another key: contended */
-	return v == SLUICE_DROP ? SLUICE_DROP : SLUICE_CONTENDED;
+	if (v == SLUICE_DROP || v == SLUICE_HORIZON)
+		return v;
+	return SLUICE_CONTENDED;
 }
 
-/* Give back what the key's own limit charged a packet (d->used, d->wrote)
- * on its state s0, s1: its second key refused it. */
+/* Give back what the key's own limit charged a packet (d->used, d->wrote,
+ * on the share d->sh) on its state s0, s1: its second key refused it. */
 static __always_inline void own_refund(const struct decision *d, __u64 *s0, __u64 *s1)
 {
+	__u32 mult = d->sh.fleet ? d->sh.mult : 1;
+
 	if (d->used[0])
-		sluice_gcra_refund(s0, d->wrote[0], d->used[0]);
+		sluice_gcra_refund(s0, d->wrote[0], sluice_share_cost(d->used[0], mult));
 	if (d->used[1])
-		sluice_gcra_refund(s1, d->wrote[1], d->used[1]);
+		sluice_gcra_refund(s1, d->wrote[1], sluice_share_cost(d->used[1], mult));
 }
 
 /*
  * A packet its own key admitted (g: how keytab_state() found the key, ref:
  * its state when found) under a policy with a second key: that key's
  * verdict. When it refuses, the own key's charge is given back first, so
- * neither is charged: SLUICE_CONTENDED, or OUTCOME_ALSO. A new LRU key
- * (KEYTAB_DECIDED) was published with the charge in it: it is looked up.
- * A second key the table refused fails as a key would (table_failed()),
- * its own key's charge kept: a fail-open policy passes the packet.
+ * neither is charged: SLUICE_CONTENDED, SLUICE_HORIZON (a shaper's), or
+ * OUTCOME_ALSO. A new LRU key (KEYTAB_DECIDED) was published with the
+ * charge in it: it is looked up. A second key the table refused fails as a
+ * key would (table_failed()), its own key's charge kept: a fail-open policy
+ * passes the packet. On a shaper the packet departs at the later of the
+ * two keys' turns (d->depart).
  */
 static __always_inline int also_verdict(struct packet *pk, struct sluice_key *key,
-					const struct decision *d, struct sluice_fkey *fk,
-					const struct keytab_ref *ref, int g)
+					struct decision *d, struct sluice_fkey *fk,
+					const struct keytab_ref *ref, int g, const int shape)
 {
-	int a = also_charge(key, SLUICE_POLICY_ALSO(d->p), d->now, SLUICE_READ(pk->cfg->set_seed),
-			    pk->set->event_mask);
+	const struct share *sh = &d->sh;
+	struct keytab_scratch *sc;
+	__u32 zero = 0;
+	int a;
 
-	if (a == SLUICE_PASS)
+	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
+	if (!sc || also_key(key, SLUICE_POLICY_ALSO(d->p), d->now))
+		return OUTCOME_FAILED;
+	a = table_sets ? sets_find(&sc->ak, &sc->aq) : SETS_FOUND;
+	if (a == SETS_FOUND || a == SETS_CLAIMED)
+		a = also_charge(d->now,
+				ALSO_ARG(pk->set->event_mask, SLUICE_POLICY_ALSO(d->p), sh->record,
+					 shape),
+				ALSO_SHARE(sh->fleet ? sh->mult : 1, sh->fleet ? sh->div : 1,
+					   d->pkts));
+	else
+		a = SLUICE_CONTENDED;
+	if (a == SLUICE_PASS) {
+		if (shape && sc->also_depart > d->depart)
+			d->depart = sc->also_depart;
 		return SLUICE_PASS;
+	}
 	if (a < 0)
 		return OUTCOME_FAILED;
 	if (g == KEYTAB_FOUND) {
@@ -461,7 +530,9 @@ static __always_inline int also_verdict(struct packet *pk, struct sluice_key *ke
 		if (b)
 			own_refund(d, &b->s[0], &b->s[1]);
 	}
-	return a == SLUICE_DROP ? OUTCOME_ALSO : SLUICE_CONTENDED;
+	if (a == SLUICE_DROP)
+		return OUTCOME_ALSO;
+	return a == SLUICE_HORIZON ? SLUICE_HORIZON : SLUICE_CONTENDED;
 }
 
 /*
@@ -532,19 +603,19 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 	default:
 		return OUTCOME_FAILED;
 	}
-	/* A second key (--also-rate): a limiter's bucket policies only; a
-	 * source charged to its aggregate (past --new-keys) is held by that
-	 * aggregate's prefix already. */
+	/* A second key (--also-rate): bucket policies only (a limiter's, a
+	 * shaper's, a fleet's); a source charged to its aggregate (past
+	 * --new-keys) is held by that aggregate's prefix already. */
 	if (!shape && v == SLUICE_PASS && SLUICE_POLICY_ALSO(p) &&
 	    p->algo <= SLUICE_ALGO_LEAKY_BUCKET && !(key->tag & SLUICE_TAG_AGGREGATE))
-		v = also_verdict(pk, key, d, fk, &ref, g);
+		v = also_verdict(pk, key, d, fk, &ref, g, shape);
 	return v;
 }
 
 /* A refused packet (reason: SLUICE_REASON_*): counted, and the reason to
  * drop it; under dry-run counted as a would-drop, and 0: it passes. */
 static __always_inline __u8 refuse(struct packet *pk, struct sluice_key *key, __u8 *src,
-				   __u8 reason, const int shape, const struct shape_out *out)
+				   __u8 reason, const int shape, const struct decision *d)
 {
 	struct sluice_stats *st = pk->st;
 
@@ -564,7 +635,7 @@ static __always_inline __u8 refuse(struct packet *pk, struct sluice_key *key, __
 		st->denied++;
 	else if (reason == SLUICE_REASON_CONTENDED)
 		st->contended++;
-	else if (!shape || !out->horizon)
+	else if (!shape || !d->horizon)
 		st->limited++; /* not a horizon drop: sluice_tc counts that one */
 	return reason;
 }
@@ -589,8 +660,7 @@ static __always_inline __u8 table_failed(struct packet *pk, struct sluice_key *k
  * drop the packet (SLUICE_REASON_*), or 0: it passes.
  */
 static __always_inline __u8 account(struct packet *pk, struct sluice_key *key, __u8 *src,
-				    const struct decision *d, int v, const int shape,
-				    struct shape_out *out)
+				    struct decision *d, int v, const int shape)
 {
 	__u8 reason;
 
@@ -602,12 +672,10 @@ static __always_inline __u8 account(struct packet *pk, struct sluice_key *key, _
 		return table_failed(pk, key, src);
 	if (v == SLUICE_PASS) {
 		if (d->sh.record)
-			fleet_record(key, d->used);
+			fleet_record(key, d->used[0], d->used[1]);
 		if (shape && pk->policy->algo <= SLUICE_ALGO_LEAKY_BUCKET) {
-			out->now = d->now;
-			out->depart = d->depart;
-			out->shaped = 1;
-			out->dry = dry_run(pk->policy, pk->set);
+			d->shaped = 1;
+			d->dry = dry_run(pk->policy, pk->set);
 		}
 		return 0;
 	}
@@ -627,9 +695,9 @@ static __always_inline __u8 account(struct packet *pk, struct sluice_key *key, _
 			box_key(key, d->now, sluice_penalty_ds(pk->policy));
 		reason = v == SLUICE_CONTENDED ? SLUICE_REASON_CONTENDED : SLUICE_REASON_LIMITED;
 		if (shape && v == SLUICE_HORIZON)
-			out->horizon = 1;
+			d->horizon = 1;
 	}
-	return refuse(pk, key, src, reason, shape, out);
+	return refuse(pk, key, src, reason, shape, d);
 }
 
 /* Verdict: pass (reason 0) or drop, counted globally and in the policy's
@@ -658,20 +726,23 @@ static __always_inline int verdict(struct packet *pk, struct sluice_key *key, __
  * The datapath of both programs, on the frame [data, data_end) of `len`
  * bytes: parse -> classify (policy and rule) -> key state (new-key admission
  * included) -> decide -> account -> verdict; returns the program's verdict
- * (XDP_PASS or XDP_DROP, TC_ACT_OK or TC_ACT_SHOT). `shape` is a compile-time
- * constant: 0 for sluice_xdp, which has none of the shaper's code, 1 for
- * sluice_tc, where `pkts` packets (GSO segments) are charged, the key may be
- * the destination (config.kind), a token/leaky bucket policy gives an
- * accepted packet a departure in *out and window algorithms meter (drop the
+ * (XDP_PASS or XDP_DROP, TC_ACT_OK or TC_ACT_SHOT). The caller's decision
+ * dp holds len, dp->pkts and dp->max_wait (~0) on entry: it is the
+ * caller's so that sluice_tc reads the departure from it, with no copy in
+ * a frame of its own. `shape` is a compile-time constant: 0 for sluice_xdp,
+ * which has none of the shaper's code, 1 for sluice_tc, where dp->pkts
+ * packets (GSO segments) are charged, the key may be the destination
+ * (config.kind), a token/leaky bucket policy gives an accepted packet a
+ * departure (dp->depart, dp->shaped) and window algorithms meter (drop the
  * excess, delay nothing; they count a GSO packet once, as they count a
  * packet at XDP).
  */
-static __always_inline int pipeline(void *ctx, void *data, void *data_end, __u32 len, __u32 pkts,
-				    const int shape, struct shape_out *out)
+static __always_inline int pipeline(void *ctx, void *data, void *data_end, const int shape,
+				    struct decision *dp)
 {
+	__u32 len = dp->len;
 	struct sluice_key key = {};
 	__u8 src[16] __attribute__((aligned(8))) = {};
-	struct decision d = { .max_wait = ~0ULL, .len = len, .pkts = pkts };
 	struct packet pk = { .len = len };
 	void *l3 = data;
 	__u32 zero = 0;
@@ -716,8 +787,8 @@ static __always_inline int pipeline(void *ctx, void *data, void *data_end, __u32
 	else if (pk.policy->action == SLUICE_ACT_DENY)
 		v = OUTCOME_DENIED;
 	else
-		v = key_verdict(&pk, &key, &d, ctx, (__u32)(l3 - data), shape);
-	return verdict(&pk, &key, src, account(&pk, &key, src, &d, v, shape, out), shape);
+		v = key_verdict(&pk, &key, dp, ctx, (__u32)(l3 - data), shape);
+	return verdict(&pk, &key, src, account(&pk, &key, src, dp, v, shape), shape);
 }
 
 SEC("xdp")
@@ -725,9 +796,9 @@ int sluice_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct shape_out out; /* never touched: shape is 0 */
+	struct decision d = { .max_wait = ~0ULL, .len = data_end - data, .pkts = 1 };
 
-	return pipeline(ctx, data, data_end, data_end - data, 1, 0, &out);
+	return pipeline(ctx, data, data_end, 0, &d);
 }
 
 /* ---- The shaper: tc egress, in front of an fq qdisc (`sluice shape`) ---- */
@@ -759,7 +830,7 @@ int sluice_xdp(struct xdp_md *ctx)
 SEC("tc")
 int sluice_tc(struct __sk_buff *skb)
 {
-	struct shape_out out = {};
+	struct decision d = { .max_wait = ~0ULL };
 	struct sluice_shape_stats *ss;
 	__u32 zero = 0, pkts = skb->gso_segs;
 	void *data = (void *)(long)skb->data;
@@ -777,28 +848,30 @@ int sluice_tc(struct __sk_buff *skb)
 	ss = bpf_map_lookup_elem(&sluice_shape_stats, &zero);
 	if (!ss)
 		return TC_ACT_OK; /* cannot happen: arrays always have entry 0 */
-	if (pipeline(skb, data, data_end, skb->len, pkts, 1, &out) == TC_ACT_SHOT) {
-		if (out.horizon)
+	d.len = skb->len;
+	d.pkts = pkts;
+	if (pipeline(skb, data, data_end, 1, &d) == TC_ACT_SHOT) {
+		if (d.horizon)
 			ss->horizon_dropped++;
 		return TC_ACT_SHOT;
 	}
 	tstamp = skb->tstamp;
 	mono = skb->tstamp_type == BPF_SKB_TSTAMP_DELIVERY_MONO;
-	if (out.shaped) {
+	if (d.shaped) {
 		ss->shaped++;
-		if (out.depart > out.now) {
-			depart_ns = (out.depart + (1 << SLUICE_TICK_SHIFT) - 1) >>
+		if (d.depart > d.now) {
+			depart_ns = (d.depart + (1 << SLUICE_TICK_SHIFT) - 1) >>
 				    SLUICE_TICK_SHIFT;
-			delay = depart_ns - (out.now >> SLUICE_TICK_SHIFT);
+			delay = depart_ns - (d.now >> SLUICE_TICK_SHIFT);
 			count_delay(ss, delay);
-			if (!out.dry) {
+			if (!d.dry) {
 				if (!mono || tstamp < depart_ns)
 					bpf_skb_set_tstamp(skb, depart_ns,
 							   BPF_SKB_TSTAMP_DELIVERY_MONO);
 				return TC_ACT_OK;
 			}
 		}
-	} else if (out.horizon) {
+	} else if (d.horizon) {
 		ss->horizon_dropped++; /* dry-run: a would-drop, passed */
 	}
 	if (tstamp && !mono) {

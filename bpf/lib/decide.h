@@ -36,6 +36,11 @@ struct decision {
 	__u32 len; /* bytes */
 	__u32 pkts; /* packets: GSO segments at tc, 1 at XDP */
 	int v; /* out: the verdict, when a key table decided (keytab.h) */
+	/* out, sluice_tc's: a token/leaky bucket policy gave the packet a
+	 * departure (depart, taken at now); under dry-run, to be counted and
+	 * not applied; the departure would reach the fq horizon: dropped (or
+	 * would be) */
+	__u8 shaped, dry, horizon;
 };
 
 static __always_inline void fleet_share(const struct sluice_policy *p, struct share *sh, __u64 now)
@@ -97,9 +102,9 @@ static __always_inline int decide(struct decision *d, __u64 *s0, __u64 *s1, cons
 	const struct share *sh = &d->sh;
 
 	if (shape && p->algo <= SLUICE_ALGO_LEAKY_BUCKET)
-		return sluice_bucket_shape_at(p, s0, s1, d->now, d->len, d->pkts,
+		return sluice_bucket_shape_to(p, s0, s1, d->now, d->len, d->pkts,
 					      sh->fleet ? sh->mult : 1, sh->fleet ? sh->div : 1,
-					      d->max_wait, d->used, &d->depart);
+					      d->max_wait, d->used, &d->depart, d->wrote);
 	if (shape) {
 		int v = shaper_meter(p, s0, s1, d->now, d->len);
 
@@ -112,10 +117,11 @@ static __always_inline int decide(struct decision *d, __u64 *s0, __u64 *s1, cons
 		return v == SLUICE_RETRY ? SLUICE_RETRY : SLUICE_CONTENDED;
 	}
 	if (sh->fleet)
-		return sluice_bucket_admit_shared(p, s0, s1, d->now, d->len, sh->mult, sh->div,
-						  d->used);
-	/* sluice_admit_at()'s switch, with the charges of a bucket kept in d:
-	 * a second key that refuses the packet gives them back (--also-rate). */
+		return sluice_bucket_admit_to(p, s0, s1, d->now, d->len, sh->mult, sh->div, d->used,
+					      d->wrote);
+	/* sluice_admit_at()'s switch. A bucket's charges are kept in d (here,
+	 * on a fleet's share and on a shaper's too): a second key that refuses
+	 * the packet gives them back (--also-rate). */
 	switch (p->algo) {
 	case SLUICE_ALGO_TOKEN_BUCKET:
 	case SLUICE_ALGO_LEAKY_BUCKET:
@@ -128,9 +134,14 @@ static __always_inline int decide(struct decision *d, __u64 *s0, __u64 *s1, cons
 	return SLUICE_PASS; /* sliding-log keys live in sluice_logs */
 }
 
-/* What an admitted packet of a fleet policy cost, for the agent to push.
- * Aggregate buckets (new keys over --new-keys) stay local. */
-static __always_inline void fleet_record(const struct sluice_key *key, const __u64 *used)
+/* A fleet key's first usage: 0, added to (a value from .rodata, off the
+ * stack of the global function that records a second key's). */
+const volatile struct sluice_fleet_use fleet_use_zero = {};
+
+/* What an admitted packet of a fleet policy cost, for the agent to push
+ * (used0 packets, used1 bytes, in ticks of the whole limit). Aggregate
+ * buckets (new keys over --new-keys) stay local. */
+static __always_inline void fleet_record(const struct sluice_key *key, __u64 used0, __u64 used1)
 {
 	struct sluice_fleet_use *u;
 
@@ -138,18 +149,19 @@ static __always_inline void fleet_record(const struct sluice_key *key, const __u
 		return;
 	u = bpf_map_lookup_elem(&sluice_fleet_use, key);
 	if (!u) {
-		struct sluice_fleet_use nu = { .used = { used[0], used[1] } };
+		int err = (int)bpf_map_update_elem(&sluice_fleet_use, key,
+						   (void *)&fleet_use_zero, BPF_NOEXIST);
 
-		if (!(int)bpf_map_update_elem(&sluice_fleet_use, key, &nu, BPF_NOEXIST))
+		if (err && err != -EEXIST)
 			return;
 		u = bpf_map_lookup_elem(&sluice_fleet_use, key);
 		if (!u)
 			return;
 	}
-	if (used[0])
-		__sync_fetch_and_add(&u->used[0], used[0]);
-	if (used[1])
-		__sync_fetch_and_add(&u->used[1], used[1]);
+	if (used0)
+		__sync_fetch_and_add(&u->used[0], used0);
+	if (used1)
+		__sync_fetch_and_add(&u->used[1], used1);
 }
 
 #endif /* SLUICE_BPF_DECIDE_H */

@@ -71,6 +71,10 @@ struct keytab_scratch {
 	 * the XDP program, whose frames and sets_find()'s share 512 bytes */
 	struct sluice_key ak;
 	struct sets_req aq;
+	struct sets_req q; /* the own key's lookup in the set table (keytab_sets()) */
+	__u64 also_now, also_arg, also_share; /* ... its arguments, kept over calls */
+	__u64 also_wrote; /* ... the TAT its charge wrote */
+	__u64 also_depart; /* ... on a shaper, the packet's turn in its queue */
 };
 
 struct {
@@ -295,28 +299,40 @@ static __always_inline int keytab_sets(void *k, struct sluice_key *key, const in
 				       struct sluice_stats *st, const struct decision *d,
 				       struct keytab_ref *r)
 {
-	struct sets_req q = { .seed = SLUICE_READ(cfg->set_seed), .now = d->now };
+	struct keytab_scratch *sc;
+	struct sets_req *q;
 	struct way_ref wr;
+	__u32 zero = 0;
 	int g;
 
+	/* The request in this CPU's scratch entry, not in the frame: the
+	 * frames of a program, of also_charge() and of sets_find() share 512
+	 * bytes. */
+	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
+	if (!sc)
+		return KEYTAB_FAILED;
+	q = &sc->q;
+	q->seed = SLUICE_READ(cfg->set_seed);
+	q->now = d->now;
+	q->hashed = 0;
 	/* Without a new-key limit, find or claim in one pass. */
-	q.create = !(set->new_keys.interval | set->new_keys.interval_frac);
-	q.flags = sets_flags(d->p);
-	q.window = sets_window(d->p);
-	g = wide ? sets_find_wide(k, &q) : sets_find(k, &q);
+	q->create = !(set->new_keys.interval | set->new_keys.interval_frac);
+	q->flags = sets_flags(d->p);
+	q->window = sets_window(d->p);
+	g = wide ? sets_find_wide(k, q) : sets_find(k, q);
 	if (g == SETS_MISSING) {
 		if (new_key_over(key, cfg, set, st, d->now)) {
-			q.hashed = 0; /* now the aggregate's key */
+			q->hashed = 0; /* now the aggregate's key */
 			if (wide)
 				wide_key_aggregate(k);
 		}
-		q.create = 1;
-		g = wide ? sets_find_wide(k, &q) : sets_find(k, &q);
+		q->create = 1;
+		g = wide ? sets_find_wide(k, q) : sets_find(k, q);
 	}
 	if (g == SETS_CLAIMED)
 		st->new_keys++;
 	if ((g != SETS_FOUND && g != SETS_CLAIMED) ||
-	    sets_ref(wide ? SETS_WIDE_FAMILY : key->family, q.loc, &wr))
+	    sets_ref(wide ? SETS_WIDE_FAMILY : key->family, q->loc, &wr))
 		return KEYTAB_CONTENDED;
 	r->s0 = wr.s0;
 	r->s1 = &wr.x->s1;

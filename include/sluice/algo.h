@@ -518,19 +518,20 @@ static __always_inline __u64 sluice_shape_delay(const struct sluice_limit *l, __
  * departure max_wait or more ticks after now is SLUICE_HORIZON, with
  * nothing charged (~0: no such bound). mult and div are a fleet policy's
  * share as in sluice_bucket_admit_shared() (1, 1: the whole limit; used[]
- * gets the costs of the whole limit).
+ * gets the costs of the whole limit, wrote[] the TATs its charges wrote, as
+ * sluice_bucket_admit_to()'s).
  */
 static __always_inline __u64 sluice_share_delay(__u64 delay, __u32 mult)
 {
 	return delay == ~0ULL ? delay : sluice_share_cost(delay, mult);
 }
 
-static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p, __u64 *s0,
+static __always_inline int sluice_bucket_shape_to(const struct sluice_policy *p, __u64 *s0,
 						  __u64 *s1, __u64 now, __u32 len, __u32 pkts,
 						  __u32 mult, __u32 div, __u64 max_wait,
-						  __u64 *used, __u64 *depart)
+						  __u64 *used, __u64 *depart, __u64 *wrote2)
 {
-	__u64 pkt_cost = 0, byte_cost = 0, local = 0, d = now, d2, wrote = 0, w2;
+	__u64 pkt_cost = 0, byte_cost = 0, local = 0, d = now, d2, wrote = 0, w2 = 0;
 	int v;
 
 	if (p->pkt.interval | p->pkt.interval_frac) {
@@ -563,8 +564,21 @@ static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p,
 	}
 	used[0] = pkt_cost;
 	used[1] = byte_cost;
+	wrote2[0] = wrote;
+	wrote2[1] = w2;
 	*depart = d;
 	return SLUICE_PASS;
+}
+
+static __always_inline int sluice_bucket_shape_at(const struct sluice_policy *p, __u64 *s0,
+						  __u64 *s1, __u64 now, __u32 len, __u32 pkts,
+						  __u32 mult, __u32 div, __u64 max_wait,
+						  __u64 *used, __u64 *depart)
+{
+	__u64 wrote[2];
+
+	return sluice_bucket_shape_to(p, s0, s1, now, len, pkts, mult, div, max_wait, used, depart,
+				      wrote);
 }
 
 static __always_inline int sluice_bucket_shape_shared(const struct sluice_policy *p, __u64 *s,

@@ -12,7 +12,7 @@
  * it) and known ones, IPv4 and IPv6, a rule's policy, dry-run, a source
  * charged to its aggregate past --new-keys (its aggregate holds the prefix:
  * no second charge), a wide key (--key src,dport), and a window policy,
- * which never has a second key. On the test clock: the default policy 10/s
+ * which never has a second key; a fleet policy's share. On the test clock: the default policy 10/s
  * burst 5 per /32 (and /64); its second key 10/s burst 8 per /24 (and /48).
  */
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "libsluice.h"
+#include "sluice.skel.h"
 #include <sluice/algo.h>
 #include "../lib/bpfrun.h"
 #include "../lib/l4frame.h"
@@ -372,6 +373,110 @@ static void differential(struct bpfrun *r)
 	counts(r, t, (struct counts){ .passed = passed, .limited = n - passed, .also = also });
 }
 
+/* sluice_fleet: `live` boxes, synced until ok_until (ticks); every usage
+ * recorded forgotten. */
+static bool fleet_at(struct bpfrun *r, __u32 live, __u64 ok_until)
+{
+	int fd = bpf_map__fd(r->skel->maps.sluice_fleet);
+	int use = bpf_map__fd(r->skel->maps.sluice_fleet_use);
+	struct sluice_fleet v;
+	struct sluice_key k;
+	__u32 zero = 0;
+
+	while (!bpf_map_get_next_key(use, NULL, &k))
+		if (bpf_map_delete_elem(use, &k))
+			return false;
+	if (bpf_map_lookup_elem(fd, &zero, &v))
+		return false;
+	v.live = live;
+	v.ok_until = ok_until;
+	return !bpf_map_update_elem(fd, &zero, &v, BPF_ANY);
+}
+
+/* The usage recorded for the fleet agent under the key tag, src/len:
+ * packets' ticks, ~0 when there is none. */
+static __u64 fleet_used(struct bpfrun *r, __u32 tag, const char *src, __u8 len)
+{
+	struct sluice_fleet_use u;
+	struct sluice_key k;
+
+	if (bpfrun_key(tag, src, len, &k))
+		return ~0ULL;
+	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.sluice_fleet_use), &k, &u))
+		return ~0ULL;
+	return u.used[0];
+}
+
+/*
+ * A fleet-wide policy (--fleet on) with a second key: the prefix decides on
+ * the box's share of its limit as the own key does. Three boxes, no sync
+ * (an outage): rate/3 and burst/3 each, so a /24's burst of 8 is 2 packets
+ * here. Synced: the whole rate and burst/3 (2 packets at once again), and
+ * what the prefix admitted is recorded for the agent under its own key,
+ * beside each source's.
+ */
+static void fleet(struct bpfrun *r)
+{
+	const char *t = "a fleet policy's second key";
+	struct sluice_settings set;
+	char src[32], got[16] = "";
+	int i;
+
+	if (!tap_ok(bpfrun_setup(r, &set, 1) && put_also(r, 8, 24, 48) &&
+			    fleet_at(r, 3, TICKS(SCN_T0) - 1),
+		    "%s: setup", t))
+		return;
+	limit_10(&set.def);
+	set.def.tag = TAG_DEFAULT;
+	set.def.flags |= SLUICE_POLICY_FLEET;
+	if (!tap_ok(!bpfrun_configure(r, &set) && !bpfrun_put_policy(r, &set.def),
+		    "%s: the policy", t))
+		return;
+	for (i = 1; i <= 4; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i);
+		bpfrun_sendn(r, src, 64, 1, got + i - 1);
+	}
+	TAP_TRUE(!strcmp(got, "PPDD"),
+		 "%s, no sync, 3 boxes: the /24 passes its share, 2 of 8 (got %s)", t, got);
+	counts(r, t, (struct counts){ .passed = 2, .limited = 2, .also = 2 });
+	TAP_TRUE(fleet_used(r, SLUICE_ALSO_TAG(TAG_DEFAULT), "198.18.0.0", 24) == ~0ULL,
+		 "%s, no sync: nothing recorded for the fleet", t);
+	TAP_TRUE(tat(bucket(r, TAG_DEFAULT, "198.18.0.3", 32)) <= TICKS(SCN_T0),
+		 "%s, no sync: a refused source's own share is given back", t);
+
+	/* synced: the whole rate, burst/3 */
+	if (!tap_ok(bpfrun_setup(r, &set, 1) && put_also(r, 8, 24, 48) &&
+			    fleet_at(r, 3, TICKS(SCN_T0 + BPFRUN_HOUR)),
+		    "%s: synced: setup", t))
+		return;
+	limit_10(&set.def);
+	set.def.tag = TAG_DEFAULT;
+	set.def.flags |= SLUICE_POLICY_FLEET;
+	if (!tap_ok(!bpfrun_configure(r, &set) && !bpfrun_put_policy(r, &set.def),
+		    "%s: synced: the policy", t))
+		return;
+	memset(got, 0, sizeof(got));
+	for (i = 1; i <= 4; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i);
+		bpfrun_sendn(r, src, 64, 1, got + i - 1);
+	}
+	TAP_TRUE(!strcmp(got, "PPDD"), "%s, synced, 3 boxes: the /24 passes burst/3, 2 (got %s)",
+		 t, got);
+	TAP_TRUE(fleet_used(r, SLUICE_ALSO_TAG(TAG_DEFAULT), "198.18.0.0", 24) == 2 * COST,
+		 "%s, synced: the prefix's 2 packets recorded under its key (%llu ticks)", t,
+		 (unsigned long long)fleet_used(r, SLUICE_ALSO_TAG(TAG_DEFAULT), "198.18.0.0",
+						24));
+	TAP_TRUE(fleet_used(r, TAG_DEFAULT, "198.18.0.1", 32) == COST &&
+			 fleet_used(r, TAG_DEFAULT, "198.18.0.3", 32) == ~0ULL,
+		 "%s, synced: an admitted source's own packet is recorded, a refused one's not",
+		 t);
+	/* 100 ms later: one packet's room at the whole rate */
+	bpfrun_clock(r, SCN_T0 + SLUICE_NS_PER_SEC / 10);
+	bpfrun_expect(r, "198.18.0.5", 64, "PD",
+		      "%s, synced: 100 ms later, one more of the /24 (the whole rate)", t);
+	fleet_at(r, 1, 0);
+}
+
 int main(void)
 {
 	struct bpfrun r;
@@ -389,6 +494,7 @@ int main(void)
 	window(&r);
 	wide(&r);
 	differential(&r);
+	fleet(&r);
 	bpfrun_close(&r);
 	return tap_done();
 }

@@ -517,7 +517,7 @@ const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned 
 }
 
 /* The key of src under tag, masked to prefixlen: 0, or -EINVAL. */
-static int key_of(__u32 tag, const char *src, __u8 prefixlen, struct sluice_key *key)
+int bpfrun_key(__u32 tag, const char *src, __u8 prefixlen, struct sluice_key *key)
 {
 	struct sluice_cidr c;
 
@@ -537,7 +537,7 @@ int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 
 {
 	struct sluice_key key;
 
-	if (key_of(tag, src, prefixlen, &key))
+	if (bpfrun_key(tag, src, prefixlen, &key))
 		return -EINVAL;
 	if (!logs)
 		return sluice_keytab_lookup(&r->keys, &key, value);
@@ -550,7 +550,7 @@ int bpfrun_box(struct bpfrun *r, __u32 tag, const char *src, __u8 prefixlen, str
 {
 	struct sluice_key key;
 
-	if (key_of(tag, src, prefixlen, &key))
+	if (bpfrun_key(tag, src, prefixlen, &key))
 		return -EINVAL;
 	if (bpf_map_lookup_elem(r->penalty_fd, &key, out))
 		return -errno;

@@ -116,6 +116,8 @@ const char *bpfrun_sendn(struct bpfrun *r, const char *src, __u32 len, unsigned 
 
 /* The state of key (tag, src masked to prefixlen) in sluice_buckets or, with
  * logs, sluice_logs (value of the map's size). 0, or -ENOENT. */
+/* The key of src under tag, masked to prefixlen: 0, or -EINVAL. */
+int bpfrun_key(__u32 tag, const char *src, __u8 prefixlen, struct sluice_key *key);
 int bpfrun_lookup(struct bpfrun *r, bool logs, __u32 tag, const char *src, __u8 prefixlen,
 		  void *value);
 
