@@ -23,7 +23,9 @@
 # its name, "sluice:{FLEET}:a:198.18.64.0/24". Then a /24 of its own whose
 # sources reach one box only gets the whole second-key limit there (at least
 # 0.9 x rate x t, at most burst + rate x t + rate x S), as a source does
-# (fleet.sh, 3). The burst is 300, a second deep on each box (burst/N at
+# (fleet.sh, 3). Last, a CIDR rule inside a /24 with a second key of its
+# own beside the default's: the /24's two keys have two names in Redis, the
+# rule's by its CIDR, whatever slot each box gave the rule. The burst is 300, a second deep on each box (burst/N at
 # 100/s), so that a sender held off the CPU for up to a second forfeits
 # nothing; a count below the floor is measured again with a fresh /24 when
 # the sender says it fell further behind, and a spray beyond the bound while
@@ -229,6 +231,39 @@ for net in $ONE_NETS; do
 done
 pass_if "one box: at most burst + rate x t + rate x S" le "$ADMITTED" "$hi"
 pass_if "one box: the whole second-key rate (at least 0.9 x rate x t)" le "$lo" "$ADMITTED"
+
+# ---- 3. two policies' second keys over one /24: two keys in Redis ----
+# A rule 198.18.70.0/28 with a second key of its own /24, fleet-wide, beside
+# the default's: the /24's sources in the /28 are charged to the rule's
+# second key, the others to the default's; locally two buckets (two tags),
+# in Redis two names, the rule's by its CIDR. Box 2 has a rule more first
+# (never met here), so that the rule sits on another slot there: the name
+# must not depend on it.
+ctl 2 rule add 198.18.71.0/24 --rate 10/s >/dev/null ||
+	{ not_ok "add a rule of box 2's own"; exit 1; }
+for i in 1 2 3; do
+	ctl "$i" rule add 198.18.70.0/28 --rate "$OWN_RATE/s" --burst "$OWN_BURST" \
+		--also-prefix "$ALSO_PREFIX" --also-rate "$ALSO_RATE/s" --also-burst "$ALSO_BURST" \
+		--fleet on >"$D/rule$i" 2>&1 ||
+		{ not_ok "rule add ... --also-rate ... --fleet on on box $i"; \
+			diag "$(cat "$D/rule$i")"; exit 1; }
+done
+ok "rule add CIDR --also-rate --also-prefix 24 --fleet on is taken on 3 boxes"
+slot() { ctl "$1" rule list -j | jq -r '.[] | select(.match == "198.18.70.0/28") | .slot'; }
+s1=$(slot 1) s2=$(slot 2)
+diag "the rule's slot: box 1 $s1, box 2 $s2"
+differ() { [ -n "$1" ] && [ "$1" != null ] && [ "$1" != "$2" ]; }
+pass_if "the rule sits on another slot on box 2" differ "$s1" "$s2"
+send 198.18.70 1 2 3 || { not_ok "two policies: the generators ran"; exit 1; }
+def="sluice:{$FLEET}:a:198.18.70.0/24" rule="sluice:{$FLEET}:a:198.18.70.0/24@198.18.70.0/28"
+diag "two policies: $ADMITTED of the /24 admitted ($PER_BOX); Redis:" \
+	"$(redis-cli -s "$SOCK" --raw keys "sluice:{$FLEET}:a:198.18.70.*" | tr '\n' ' ')"
+pass_if "Redis holds the default's second key of the /24: $def" \
+	[ "$(redis-cli -s "$SOCK" --raw exists "$def")" = 1 ]
+pass_if "and the rule's, named by its CIDR: $rule" \
+	[ "$(redis-cli -s "$SOCK" --raw exists "$rule")" = 1 ]
+pass_if "and no other key of the /24's second keys" \
+	[ "$(redis-cli -s "$SOCK" --raw keys "sluice:{$FLEET}:a:198.18.70.*" | grep -c .)" = 2 ]
 
 [ "$TAP_FAILED" = 0 ] || for i in 1 2 3; do diag "run $i: $(tail -5 "${RUNLOG[$i]}")"; done
 exit $((TAP_FAILED > 0))
