@@ -69,7 +69,6 @@ usage "also: off with a burst" "--also-rate off removes the second key" \
 usage "also: burst 0" "--also-burst is 0" set --also-rate 10/s --also-burst 0
 usage "also: a window algorithm" "only token-bucket and leaky-bucket" \
 	set --algo fixed-window --rate 10/s --also-rate 100/s
-usage "also: fleet" "the second key is this box's own" set --also-rate 100/s --fleet on
 usage "also: prefix too long" "too large: at most 32" set --also-rate 100/s --also-prefix4 33
 usage "also: not shorter than the key" "is not shorter than the key's own /24" \
 	rule add 198.18.0.0/16 --rate 10/s --prefix 24 --also-rate 100/s
@@ -217,6 +216,13 @@ usage "batch file with a wide key on sliding-log" "keys.conf:2: --key flow with 
 	-b "$tmp/keys.conf"
 printf 'set --key src,dport --key flow\n' >"$tmp/keys2.conf"
 usage "batch file with --key twice" "keys2.conf:1: --key is given twice" -b "$tmp/keys2.conf"
+# A second key on a fleet-wide policy is taken (the fleet shares it): the
+# batch is refused at its last line, a bad one, not before.
+printf '%s\n' 'set --rate 1000/s --also-rate 1000/s --fleet on' \
+	'rule add 198.18.0.0/28 --rate 10/s --fleet on --also-rate 100/s --also-prefix 24' \
+	'set --rate 0/s' >"$tmp/fleetalso.conf"
+usage "batch file: --also-rate with --fleet on is taken, on set and on a rule" \
+	"fleetalso.conf:3: rate '0/s' is zero" -b "$tmp/fleetalso.conf"
 # A pipe is read once, and checked before any interface is looked for.
 batch_stdin() { printf '%b' "$1" | "$SLUICECTL" -b /dev/stdin; }
 expect_usage "batch from a pipe with a bad line" "/dev/stdin:2: rate '0/s' is zero" \

@@ -6,9 +6,13 @@
  * and at each sync the agent charges what it admitted N-fold and raises the
  * key's bucket. Over a flood the key gets its outage share, rate/N, within
  * burst/N + rate/N x t + rate x S, and not much less; a key that stays
- * under its share is never held; the table forgets full buckets.
+ * under its share is never held; the table forgets full buckets. A key of
+ * a policy's second key (--also-rate) is one more key: its usage comes in
+ * its own limit's units, so it is held to its own rate/N, apart from the
+ * own key of a source in its prefix.
  */
 #include <string.h>
+#include <sluice/sluice.h>
 
 #include "fleetalone.h"
 #include "../lib/tap.h"
@@ -56,6 +60,33 @@ static __u64 run(struct sluice_fleet_alone *a, const struct sluice_key *k, doubl
 	return admitted;
 }
 
+/* A second key's key (SLUICE_ALSO_TAG(), the /24 of source 7) and the
+ * source's own key: two buckets, each charged its own usage; the second
+ * key's held to its own rate/N. */
+static void test_also(struct sluice_fleet_alone *a)
+{
+	struct sluice_key own = key4(7), al = key4(7);
+	__u64 d1, d2, got, want_max, want_min, secs = 10;
+
+	own.tag = SLUICE_TAG(3, 0, 1);
+	al.tag = SLUICE_ALSO_TAG(own.tag);
+	al.prefixlen = 24;
+	d1 = sluice_fleet_alone_charge(a, &own, 0, 1000, 3, 2000 * US);
+	d2 = sluice_fleet_alone_charge(a, &al, 0, 500, 3, 2000 * US);
+	TAP_TRUE(d1 == 3000 && d2 == 1500,
+		 "a second key's key and a source's own: two buckets (%llu, %llu)",
+		 (unsigned long long)d1, (unsigned long long)d2);
+	al.addr[3] = 0;
+	got = run(a, &al, 100, 90, 3, 1000, (double)secs, 100000);
+	want_max = 90 / 3 + 100 * secs / 3 + 100 / 10 + 1;
+	want_min = 9 * 100 * secs / 3 / 10;
+	TAP_TRUE(got <= want_max && got >= want_min,
+		 "a second key of 100/s burst 90, N 3, a flood: %llu admitted, within rate/N "
+		 "(%llu to %llu)",
+		 (unsigned long long)got, (unsigned long long)want_min,
+		 (unsigned long long)want_max);
+}
+
 int main(void)
 {
 	struct sluice_fleet_alone *a;
@@ -94,6 +125,8 @@ int main(void)
 	TAP_TRUE(sluice_fleet_alone_count(a, 1000 * US) >= 1 &&
 			 !sluice_fleet_alone_count(a, 30000000),
 		 "a lane in debt is counted, and later every bucket is full again");
+
+	test_also(a);
 	sluice_fleet_alone_free(a);
 	return tap_done();
 }

@@ -7,7 +7,9 @@
  * every interval, at phases of their own. A source sprayed over every box
  * gets one burst and the rate, burst + rate x t, and never more than burst +
  * rate x t + (N - 1) x rate x S (issue 20, B7), also after a pause that
- * leaves the fleet's bucket half full.
+ * leaves the fleet's bucket half full. The tolerances the fold and the
+ * threshold take, by tag: a policy's second key (--also-rate) has its own,
+ * of packets only, under SLUICE_ALSO_TAG() of the policy's tag.
  */
 #include <string.h>
 
@@ -139,9 +141,86 @@ static void spray(int n, __u64 burst, __u64 secs, bool (*on)(__u64), const char 
 			 n, (unsigned long long)burst, how);
 }
 
+/*
+ * The tolerances of a default of 1000/s burst 1000 with a second key of
+ * 100/s burst 90, a rule on L4 of 10/s burst 20 with one of 5/s burst 50, a
+ * rule of a CIDR alone with one that is not fleet-wide: the second keys'
+ * keys fold and share by their own limit; a policy's own keys as before.
+ */
+static void test_tols(void)
+{
+	struct sluice_fleet_tols t = { 0 };
+	struct sluice_policies pol;
+	struct sluice_txn_rule r;
+	struct sluice_txn_l4 l4;
+	struct sluice_key own = { .tag = SLUICE_TAG(0, 0, 1), .family = 4, .prefixlen = 32 };
+	struct sluice_key al = { .tag = SLUICE_ALSO_TAG(SLUICE_TAG(0, 0, 1)),
+				 .family = 4,
+				 .prefixlen = 24 };
+	const struct sluice_limit *a1 = &pol.also[1].pkt, *a2 = &pol.also[2].pkt;
+	__u64 sec = SLUICE_TICKS_PER_SEC, d = 45 * sec / 100;
+
+	memset(&pol, 0, sizeof(pol));
+	memset(&r, 0, sizeof(r));
+	memset(&l4, 0, sizeof(l4));
+	pol.set.def.tag = SLUICE_TAG(0, 0, 1);
+	pol.set.def.flags = SLUICE_POLICY_FLEET | 1 << SLUICE_POLICY_ALSO_SHIFT;
+	sluice_limit_set(&pol.set.def.pkt, 1000, SLUICE_NS_PER_SEC, 1000, NULL, 0);
+	sluice_limit_set(&pol.also[1].pkt, 100, SLUICE_NS_PER_SEC, 90, NULL, 0);
+	l4.policy.tag = SLUICE_TAG(7, 1, 2);
+	l4.policy.algo = SLUICE_ALGO_LEAKY_BUCKET;
+	l4.policy.flags = SLUICE_POLICY_FLEET | 2 << SLUICE_POLICY_ALSO_SHIFT;
+	sluice_limit_set(&l4.policy.pkt, 10, SLUICE_NS_PER_SEC, 20, NULL, 0);
+	sluice_limit_set(&pol.also[2].pkt, 5, SLUICE_NS_PER_SEC, 50, NULL, 0);
+	r.rule.policy.tag = SLUICE_TAG(3, 0, 1);
+	r.rule.policy.flags = 1 << SLUICE_POLICY_ALSO_SHIFT; /* not fleet-wide */
+	sluice_limit_set(&r.rule.policy.pkt, 100, SLUICE_NS_PER_SEC, 100, NULL, 0);
+	pol.rules = &r;
+	pol.nr_rules = 1;
+	pol.l4 = &l4;
+	pol.nr_l4 = 1;
+	if (!tap_ok(!sluice_fleet_tols_set(&t, &pol), "the tolerances of four keys' limits"))
+		return;
+	TAP_EQ(t.n, 4,
+	       "the default, the rule on L4, and their second keys: 4 (the rule of a "
+	       "CIDR alone is not fleet-wide)");
+
+	TAP_EQ(sluice_fleet_share_tol(&t, &own, 0, 3),
+	       sluice_share_tolerance(pol.set.def.pkt.tolerance,
+				      sluice_limit_cost(&pol.set.def.pkt, 1), 1, 3),
+	       "the default's own key: a third of its burst of 1000");
+	TAP_EQ(sluice_fleet_share_tol(&t, &al, 0, 3),
+	       sluice_share_tolerance(a1->tolerance, sluice_limit_cost(a1, 1), 1, 3),
+	       "its second key's: a third of the second key's burst of 90");
+	TAP_EQ(sluice_fleet_share_tol(&t, &al, 0, 3), 30 * sec / 100,
+	       "... 30 packets of 100/s: 0.3 s");
+	TAP_EQ(sluice_fleet_share_tol(&t, &al, 1, 3), 0, "a second key has no byte lane");
+	/* a debt of 0.45 s, half the second key's burst: a third of it */
+	TAP_EQ(sluice_fleet_fold(&t, &al, 0, 3, d), d / 3,
+	       "its second key's debt, half its burst: the box's third of it");
+	/* 1.2 s: past both bursts, each folded by its own */
+	d = 12 * sec / 10;
+	TAP_EQ(sluice_fleet_fold(&t, &al, 0, 3, d), d - (90 * sec / 100 - 30 * sec / 100),
+	       "its second key's debt of 1.2 s, past its 0.9 s: the share and all beyond");
+	TAP_EQ(sluice_fleet_fold(&t, &own, 0, 3, d),
+	       d - (pol.set.def.pkt.tolerance - sluice_fleet_share_tol(&t, &own, 0, 3)),
+	       "the same debt on the own key: past its own burst, by its own");
+
+	al.tag = SLUICE_ALSO_TAG(SLUICE_TAG(7, 1, 2));
+	TAP_EQ(sluice_fleet_share_tol(&t, &al, 0, 2),
+	       sluice_share_tolerance(a2->tolerance, sluice_limit_cost(a2, 1), 1, 2),
+	       "the rule on L4's second key: half its burst of 50 (rules on L4 are read)");
+	al.tag = SLUICE_ALSO_TAG(SLUICE_TAG(3, 0, 1));
+	TAP_EQ(sluice_fleet_share_tol(&t, &al, 0, 2), 0,
+	       "a second key of a policy that is not fleet-wide: none");
+	TAP_EQ(sluice_fleet_fold(&t, &al, 0, 2, d), d, "... and its debt folds whole");
+	sluice_fleet_tols_free(&t);
+}
+
 int main(void)
 {
 	test_arithmetic();
+	test_tols();
 	spray(2, 300, 3, always, "sprayed evenly");
 	spray(3, 300, 3, always, "sprayed evenly");
 	spray(5, 300, 3, always, "sprayed evenly");

@@ -877,10 +877,6 @@ static int check_algo(const struct edit *e, char *err, size_t errlen)
 				  "gives a packet's charge back when it refuses it, which only "
 				  "token-bucket and leaky-bucket do",
 				  sluice_algo_name(e->algo));
-	if (sluice_edit_also_given(e) && !e->also_off && e->fleet > 0)
-		return sluice_err(err, errlen, -EINVAL,
-				  "--fleet with a second key (--also-rate): the second key is this "
-				  "box's own; give one or the other");
 	if (e->algo >= 0 && sluice_algo_is_window(e->algo)) {
 		if (e->bytes.given)
 			return sluice_err(

@@ -375,10 +375,6 @@ static int build_also(const struct edit *e, const struct sluice_policy *np,
 					  " (the policy's second key is kept: give --also-rate "
 					  "off with it to remove it)" :
 					  "");
-	if (np->flags & SLUICE_POLICY_FLEET)
-		return sluice_err(err, errlen, -EINVAL,
-				  "a second key (--also-rate) is this box's own, and the policy "
-				  "is fleet-wide (--fleet): give one or the other");
 	if (family != 6 && a.prefix4 >= np->prefix4)
 		return sluice_err(err, errlen, -EINVAL,
 				  "the second key's IPv4 prefix /%u is not shorter than the key's "

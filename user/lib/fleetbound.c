@@ -46,6 +46,7 @@ struct sluice_fleet_bound {
 	__u64 seq; /* of the settings they were read at */
 	__u32 tag[SLUICE_MAX_RULES]; /* the fleet policy of each slot; 0: none */
 	__u64 w[SLUICE_MAX_RULES][2];
+	__u64 also_w[SLUICE_MAX_RULES]; /* its second key's packets; 0: none */
 	__u64 widest[2];
 };
 
@@ -85,27 +86,37 @@ static __u64 limit_w(const struct sluice_limit *l, __u64 unit)
 	return l->tolerance > c ? l->tolerance : c;
 }
 
-void sluice_fleet_bound_set(struct sluice_fleet_bound *b, const struct sluice_policy *p)
+void sluice_fleet_bound_set(struct sluice_fleet_bound *b, const struct sluice_policy *p,
+			    const struct sluice_also *al)
 {
 	__u32 slot = SLUICE_TAG_SLOT(p->tag) & (SLUICE_MAX_RULES - 1);
+	__u64 unit = b->shape ? UNIT_PKTS_SHAPE : 1;
 	int j;
 
 	if (!(p->flags & SLUICE_POLICY_FLEET) || p->action != SLUICE_ACT_LIMIT ||
 	    p->algo > SLUICE_ALGO_LEAKY_BUCKET)
 		return;
 	b->tag[slot] = p->tag;
-	b->w[slot][0] = limit_w(&p->pkt, b->shape ? UNIT_PKTS_SHAPE : 1);
+	b->w[slot][0] = limit_w(&p->pkt, unit);
 	b->w[slot][1] = limit_w(&p->bytes, UNIT_BYTES);
+	/* A second key's keys are shared as the policy's own (their share
+	 * of the second key's limit, at most w ahead of now on each box), so
+	 * the same bound holds them with the second key's w. */
+	b->also_w[slot] = al ? limit_w(&al->pkt, unit) : 0;
 	for (j = 0; j < 2; j++)
 		if (b->w[slot][j] > b->widest[j])
 			b->widest[j] = b->w[slot][j];
+	/* The widest is for a key of a tag no current policy has (its policy
+	 * changed since it was collected): it may be a second key's as well
+	 * as a policy's own, so the widest holds the second keys' too. */
+	if (b->also_w[slot] > b->widest[0])
+		b->widest[0] = b->also_w[slot];
 }
 
 int sluice_fleet_bound_refresh(struct sluice_fleet_bound *b, struct sluice_handle *h)
 {
 	struct sluice_policies pol;
 	__u64 seq;
-	size_t i;
 	int ret;
 
 	if (b->read && !sluice_settings_changed(h, b->seq))
@@ -116,15 +127,30 @@ int sluice_fleet_bound_refresh(struct sluice_fleet_bound *b, struct sluice_handl
 	ret = sluice_read_policies(h, &pol, false, NULL, 0);
 	if (ret)
 		return ret;
-	memset(b, 0, sizeof(*b));
-	b->shape = h->cfg->kind & SLUICE_KIND_SHAPE;
-	for (i = 0; i <= pol.nr_rules; i++)
-		sluice_fleet_bound_set(b,
-				       i < pol.nr_rules ? &pol.rules[i].rule.policy : &pol.set.def);
+	sluice_fleet_bound_set_all(b, &pol, h->cfg->kind & SLUICE_KIND_SHAPE);
 	b->read = true;
 	b->seq = seq;
 	sluice_free_policies(&pol);
 	return 0;
+}
+
+void sluice_fleet_bound_set_all(struct sluice_fleet_bound *b, const struct sluice_policies *pol,
+				bool shape)
+{
+	size_t i;
+
+	memset(b, 0, sizeof(*b));
+	b->shape = shape;
+	/* the rules of a CIDR alone, the default, the rules on L4 */
+	for (i = 0; i <= pol->nr_rules + pol->nr_l4; i++) {
+		const struct sluice_policy *p =
+			i < pol->nr_rules  ? &pol->rules[i].rule.policy :
+			i == pol->nr_rules ? &pol->set.def :
+					     &pol->l4[i - pol->nr_rules - 1].policy;
+		__u32 id = SLUICE_POLICY_ALSO(p);
+
+		sluice_fleet_bound_set(b, p, id && id < SLUICE_ALSO_IDS ? &pol->also[id] : NULL);
+	}
 }
 
 __u64 sluice_fleet_bound_w(const struct sluice_fleet_bound *b, const struct sluice_key *k, int lane)
@@ -132,6 +158,13 @@ __u64 sluice_fleet_bound_w(const struct sluice_fleet_bound *b, const struct slui
 	__u32 slot = SLUICE_TAG_SLOT(k->tag) & (SLUICE_MAX_RULES - 1);
 
 	lane = lane ? 1 : 0;
+	/* A second key's: of packets only (no byte limit: the widest). */
+	if (SLUICE_TAG_IS_ALSO(k->tag)) {
+		if (b->tag[slot] && SLUICE_ALSO_TAG(b->tag[slot]) == k->tag && !lane &&
+		    b->also_w[slot])
+			return b->also_w[slot];
+		return b->widest[lane];
+	}
 	if (b->tag[slot] && b->tag[slot] == (k->tag & ~SLUICE_TAG_AGGREGATE) && b->w[slot][lane])
 		return b->w[slot][lane];
 	return b->widest[lane];

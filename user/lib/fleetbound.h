@@ -9,10 +9,12 @@
 #ifndef SLUICE_FLEETBOUND_H
 #define SLUICE_FLEETBOUND_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include <sluice/sluice.h>
 
 struct sluice_handle;
+struct sluice_policies;
 struct sluice_fleet_bound; /* opaque: what each slot's fleet policy allows */
 
 /*
@@ -31,13 +33,21 @@ __u64 sluice_fleet_debt_bound_us(__u64 w_ticks, __u32 n, __u64 sync_ns, __u64 ti
 
 int sluice_fleet_bound_new(struct sluice_fleet_bound **out);
 void sluice_fleet_bound_free(struct sluice_fleet_bound *b);
-/* Take p (a rule's or the default) as the policy of its tag's slot. */
-void sluice_fleet_bound_set(struct sluice_fleet_bound *b, const struct sluice_policy *p);
+/* Take p (a rule's or the default) as the policy of its tag's slot, al its
+ * second key (--also-rate; NULL: none). */
+void sluice_fleet_bound_set(struct sluice_fleet_bound *b, const struct sluice_policy *p,
+			    const struct sluice_also *al);
+/* The bounds of the policies pol alone (every kind of rule, the default,
+ * their second keys), of a shaper's state when shape. */
+void sluice_fleet_bound_set_all(struct sluice_fleet_bound *b, const struct sluice_policies *pol,
+				bool shape);
 /* Read h's policies again when its settings changed since the last read:
  * 0, or -errno (the bounds of the last read stay). */
 int sluice_fleet_bound_refresh(struct sluice_fleet_bound *b, struct sluice_handle *h);
 /* w of key k's limit (lane 0 packets, 1 bytes): its policy's, found by the
- * tag; a key of a tag no current policy has, the widest of them all. */
+ * tag, or for a key of a second key (SLUICE_TAG_IS_ALSO()) the second
+ * key's; a key of a tag no current policy has, the widest of them all,
+ * second keys included. */
 __u64 sluice_fleet_bound_w(const struct sluice_fleet_bound *b, const struct sluice_key *k,
 			   int lane);
 

@@ -11,6 +11,10 @@
  *
  * The tolerances come from the policies, by tag (a key's tag names the
  * policy it was admitted under), read again whenever the settings change.
+ * A policy's second key (--also-rate) is a limit of its own on keys of
+ * their own, tagged SLUICE_ALSO_TAG() of the policy's: its tolerance is
+ * the second key's, and the fold and the threshold hold it as they hold
+ * the policy's own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,47 +46,71 @@ static int cmp_tag(const void *x, const void *y)
 	return a->tag < b->tag ? -1 : a->tag > b->tag;
 }
 
+/* The tolerance of limit l in t (none: l has no interval). */
+static void tol_set(struct sluice_fleet_tol *t, int lane, const struct sluice_limit *l)
+{
+	if (!(l->interval | l->interval_frac))
+		return;
+	t->tol[lane] = l->tolerance;
+	if (!lane)
+		t->cost = sluice_limit_cost(l, 1);
+}
+
+int sluice_fleet_tols_set(struct sluice_fleet_tols *t, const struct sluice_policies *pol)
+{
+	struct sluice_fleet_tol *v;
+	size_t i, n = 0;
+
+	/* Two a policy at most: its own key's, its second key's. */
+	v = calloc(2 * (pol->nr_rules + 1 + pol->nr_l4), sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	/* the rules of a CIDR alone, the default, the rules on L4 */
+	for (i = 0; i <= pol->nr_rules + pol->nr_l4; i++) {
+		const struct sluice_policy *p =
+			i < pol->nr_rules  ? &pol->rules[i].rule.policy :
+			i == pol->nr_rules ? &pol->set.def :
+					     &pol->l4[i - pol->nr_rules - 1].policy;
+		__u32 id = SLUICE_POLICY_ALSO(p);
+
+		if (!(p->flags & SLUICE_POLICY_FLEET) || p->algo > SLUICE_ALGO_LEAKY_BUCKET)
+			continue;
+		v[n].tag = p->tag;
+		tol_set(&v[n], 0, &p->pkt);
+		tol_set(&v[n], 1, &p->bytes);
+		n++;
+		/* The second key's keys (tagged SLUICE_ALSO_TAG()) are shared
+		 * as the policy's own are (bpf/sluice.bpf.c): the same share
+		 * of their one limit, of packets only. */
+		if (!id || id >= SLUICE_ALSO_IDS)
+			continue;
+		v[n].tag = SLUICE_ALSO_TAG(p->tag);
+		tol_set(&v[n], 0, &pol->also[id].pkt);
+		n += v[n].tol[0] != 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_tag);
+	free(t->v);
+	t->v = v;
+	t->n = n;
+	return 0;
+}
+
 void sluice_fleet_tols_refresh(struct sluice_fleet_tols *t, struct sluice_handle *h)
 {
 	struct sluice_policies pol;
 	struct sluice_settings set;
-	struct sluice_fleet_tol *v;
-	size_t i, n = 0;
 	__u64 seq;
+	int ret;
 
 	sluice_read_settings(h, &set, &seq);
 	if (t->read && seq == t->seq)
 		return;
 	if (sluice_read_policies(h, &pol, false, NULL, 0))
 		return;
-	v = calloc(pol.nr_rules + 1 + pol.nr_l4, sizeof(*v));
-	if (!v) {
-		sluice_free_policies(&pol);
-		return;
-	}
-	/* the rules of a CIDR alone, the default, the rules on L4 */
-	for (i = 0; i <= pol.nr_rules + pol.nr_l4; i++) {
-		const struct sluice_policy *p =
-			i < pol.nr_rules  ? &pol.rules[i].rule.policy :
-			i == pol.nr_rules ? &pol.set.def :
-					    &pol.l4[i - pol.nr_rules - 1].policy;
-
-		if (!(p->flags & SLUICE_POLICY_FLEET) || p->algo > SLUICE_ALGO_LEAKY_BUCKET)
-			continue;
-		v[n].tag = p->tag;
-		if (p->pkt.interval | p->pkt.interval_frac) {
-			v[n].tol[0] = p->pkt.tolerance;
-			v[n].cost = sluice_limit_cost(&p->pkt, 1);
-		}
-		if (p->bytes.interval | p->bytes.interval_frac)
-			v[n].tol[1] = p->bytes.tolerance;
-		n++;
-	}
+	ret = sluice_fleet_tols_set(t, &pol);
 	sluice_free_policies(&pol);
-	qsort(v, n, sizeof(*v), cmp_tag);
-	free(t->v);
-	t->v = v;
-	t->n = n;
+	if (ret)
+		return;
 	/* The version read before the policies: if they changed meanwhile,
 	 * the next call reads them again. */
 	t->seq = seq;

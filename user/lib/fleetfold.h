@@ -13,7 +13,9 @@
 
 #include "state.h"
 
-/* The fleet policies' tolerances by tag, as of the settings of version seq. */
+/* The fleet policies' tolerances by tag, as of the settings of version seq:
+ * each policy's own keys' by its tag, its second key's (--also-rate) by
+ * SLUICE_ALSO_TAG() of it. */
 struct sluice_fleet_tol;
 struct sluice_fleet_tols {
 	struct sluice_fleet_tol *v;
@@ -22,6 +24,9 @@ struct sluice_fleet_tols {
 	bool read;
 };
 
+struct sluice_policies;
+/* The table of the policies pol: 0, or -ENOMEM (t is as it was). */
+int sluice_fleet_tols_set(struct sluice_fleet_tols *t, const struct sluice_policies *pol);
 /* Read the tolerances again when the settings changed since (a failed read
  * keeps the old table: a tag it lacks folds the whole debt). */
 void sluice_fleet_tols_refresh(struct sluice_fleet_tols *t, struct sluice_handle *h);

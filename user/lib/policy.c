@@ -209,14 +209,12 @@ int sluice_policy_check(const struct sluice_policy *p, char *err, size_t errlen)
 		return sluice_err(err, errlen, -ERANGE, "unknown key mode %u",
 				  SLUICE_POLICY_KEY(p));
 	if (SLUICE_POLICY_ALSO(p) &&
-	    (p->action != SLUICE_ACT_LIMIT || p->algo > SLUICE_ALGO_LEAKY_BUCKET ||
-	     (p->flags & SLUICE_POLICY_FLEET)))
+	    (p->action != SLUICE_ACT_LIMIT || p->algo > SLUICE_ALGO_LEAKY_BUCKET))
 		return sluice_err(err, errlen, -ERANGE,
-				  "a second key (--also-rate) is for a box's own token-bucket or "
-				  "leaky-bucket limit: not %s%s",
+				  "a second key (--also-rate) is for a token-bucket or "
+				  "leaky-bucket limit: not %s",
 				  p->action != SLUICE_ACT_LIMIT ? sluice_action_name(p->action) :
-								  sluice_algo_name(p->algo),
-				  p->flags & SLUICE_POLICY_FLEET ? " (fleet-wide)" : "");
+								  sluice_algo_name(p->algo));
 	if (p->action != SLUICE_ACT_LIMIT)
 		return 0;
 	if (SLUICE_POLICY_KEY(p) != SLUICE_KEY_SRC && p->algo == SLUICE_ALGO_SLIDING_LOG)

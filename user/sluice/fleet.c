@@ -69,7 +69,8 @@
 #include "fleet.skel.h"
 
 /* Redis keys name a key by its rule's match (a rule on L4) and its masked
- * address, one per limit (lane): user/lib/fleetname.c. */
+ * address, one per limit (lane); a second key's (--also-rate) by its prefix
+ * and its rule: user/lib/fleetname.c. */
 #define KEY_TEXT SLUICE_FLEET_KEY_NAME
 #define TICKS_PER_US (1000ULL << SLUICE_TICK_SHIFT)
 
@@ -784,6 +785,7 @@ void fleet_stop(struct fleet_agent *a)
 	free(a->rec_of);
 	free(a->lane_of);
 	sluice_fleet_tols_free(&a->tols);
+	sluice_fleet_names_free(&a->rule_names);
 	sluice_fleet_push_free(a->push);
 	sluice_fleet_alone_free(a->alone);
 	free(a);
