@@ -7,7 +7,9 @@
  * lies about the map, redirects to itself forever, asks, answers what no
  * node would, and hangs: no sync crashes or outlives its deadline, the keys
  * of a node that lies are down (-1) and the members' answer still counts.
- * The fake listens on 198.18.99.1 in a network namespace of this program's
+ * Then two fakes and a failover: the primary of the keys dies, the other
+ * is given its slots; the keys follow, and the dead node, a primary no
+ * more, is not said down for ever. The fake listens on 198.18.99.1 in a network namespace of this program's
  * own (root; skipped without).
  */
 #include <errno.h>
@@ -285,6 +287,8 @@ static struct sluice_redis *client(const char *seeds)
 	return r;
 }
 
+static bool own_netns; /* test_fake() made it: HOST is on its lo */
+
 static void test_fake(void)
 {
 	struct sluice_redis_sync_stats st;
@@ -305,6 +309,7 @@ static void test_fake(void)
 		tap_skip("no network namespace", "a fake cluster node");
 		return;
 	}
+	own_netns = true;
 	if (!tap_ok(!fakeredis_start_tcp(&fk, HOST, handler, NULL), "a fake node on " HOST))
 		return;
 	snprintf(fx.self, sizeof(fx.self), "%s", fakeredis_addr(fk));
@@ -380,10 +385,113 @@ static void test_fake(void)
 	fakeredis_stop(fk);
 }
 
+/*
+ * A failover, as a cluster with replicas makes it: primary A holds every
+ * slot but the members' (B's); A dies; the cluster then gives A's slots to
+ * B (its replica promoted). The agent must move the keys to B and stop
+ * saying the shard down: A, which no longer owns a slot, is no shard.
+ */
+static struct {
+	char a[8], b[8]; /* the two fakes' ports */
+	bool promoted;
+	__u16 mslot; /* the members' slot */
+} fo;
+
+#define RANGE "*3\r\n:%u\r\n:%u\r\n*2\r\n$11\r\n" HOST "\r\n:%s\r\n"
+
+static enum fr_action fo_handler(struct fakeredis *f, const struct fr_cmd *c, void *ctx)
+{
+	static const struct fr_sane sane = { .live = 2 };
+	int k = lanes_keys(c), i;
+	char map[512];
+	size_t at;
+
+	(void)ctx;
+	if (k >= 0) {
+		fr_sendf(f, "*%d\r\n", k);
+		for (i = 0; i < k; i++)
+			fr_sendf(f, ":7\r\n");
+		return FR_ANSWERED;
+	}
+	if (!fr_is(c, "CLUSTER"))
+		return fr_sane(f, c, &sane);
+	if (fo.promoted) {
+		fr_sendf(f, "*1\r\n" RANGE, 0U, SLUICE_CLUSTER_SLOTS - 1U, fo.b);
+		return FR_ANSWERED;
+	}
+	at = (size_t)snprintf(map, sizeof(map), "*%u\r\n",
+			      1U + (fo.mslot > 0) + (fo.mslot < SLUICE_CLUSTER_SLOTS - 1));
+	if (fo.mslot > 0)
+		at += (size_t)snprintf(map + at, sizeof(map) - at, RANGE, 0U, fo.mslot - 1U, fo.a);
+	at += (size_t)snprintf(map + at, sizeof(map) - at, RANGE, (unsigned int)fo.mslot,
+			       (unsigned int)fo.mslot, fo.b);
+	if (fo.mslot < SLUICE_CLUSTER_SLOTS - 1)
+		at += (size_t)snprintf(map + at, sizeof(map) - at, RANGE, fo.mslot + 1U,
+				       SLUICE_CLUSTER_SLOTS - 1U, fo.a);
+	fr_send(f, map, at);
+	return FR_ANSWERED;
+}
+
+static void test_failover(void)
+{
+	struct sluice_redis_sync_stats st;
+	struct fakeredis *a = NULL, *b = NULL;
+	struct sluice_redis *r = NULL;
+	char err[SLUICE_ERR_LEN], seeds[64];
+	__s64 debt[2];
+	__u32 live;
+	__u64 took;
+	int ret, k;
+
+	if (!own_netns)
+		return; /* test_fake() said why */
+	fo.mslot = sluice_key_slot("sluice:{fk}:boxes", strlen("sluice:{fk}:boxes"));
+	if (!tap_ok(!fakeredis_start_tcp(&a, HOST, fo_handler, NULL) &&
+			    !fakeredis_start_tcp(&b, HOST, fo_handler, NULL),
+		    "two fake nodes, a primary and its replica-to-be"))
+		goto out;
+	snprintf(fo.a, sizeof(fo.a), "%s", strchr(fakeredis_addr(a), ':') + 1);
+	snprintf(fo.b, sizeof(fo.b), "%s", strchr(fakeredis_addr(b), ':') + 1);
+	snprintf(seeds, sizeof(seeds), "%s,%s", fakeredis_addr(a), fakeredis_addr(b));
+	r = client(seeds);
+	ret = r ? sync2(r, debt, &live, &st, &took, err) : -1;
+	if (!TAP_TRUE(ret == 0 && debt[0] == 7 && debt[1] == 7 && st.shards == 2 && !st.shards_down,
+		      "before the failover: two shards, the keys on A"))
+		tap_diag("  ret %d debts %lld %lld shards %u down %u: %s", ret, (long long)debt[0],
+			 (long long)debt[1], st.shards, st.shards_down, err);
+
+	fakeredis_stop(a);
+	a = NULL;
+	ret = sync2(r, debt, &live, &st, &took, err);
+	TAP_TRUE(ret == 0 && debt[0] == -1 && debt[1] == -1 && st.shards_down == 1,
+		 "A dies: its keys are down (-1), the members' answer counts: %s",
+		 sluice_redis_fault(r));
+
+	fo.promoted = true;
+	for (k = 1; k <= 3; k++) {
+		ret = sync2(r, debt, &live, &st, &took, err);
+		if (!TAP_TRUE(ret == 0 && debt[0] == 7 && debt[1] == 7 && st.shards == 1 &&
+				      !st.shards_down && !*sluice_redis_fault(r),
+			      "B promoted, sync %d: the map read again, the keys on B, no shard "
+			      "down (A, no primary now, is not asked)",
+			      k))
+			tap_diag("  ret %d debts %lld %lld shards %u down %u: %s", ret,
+				 (long long)debt[0], (long long)debt[1], st.shards, st.shards_down,
+				 sluice_redis_fault(r));
+	}
+out:
+	sluice_redis_close(r);
+	if (a)
+		fakeredis_stop(a);
+	if (b)
+		fakeredis_stop(b);
+}
+
 int main(void)
 {
 	test_slots();
 	test_redirects();
 	test_fake();
+	test_failover();
 	return tap_done();
 }

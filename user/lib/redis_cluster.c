@@ -197,13 +197,13 @@ static int map_from(struct sluice_redis *r, size_t i, __u64 deadline, char *err,
 	}
 	pthread_mutex_unlock(&lock);
 	memcpy(c->owner, owner, sizeof(owner));
+	memset(c->primary, 0, sizeof(c->primary));
+	for (s = 0; s < SLUICE_CLUSTER_SLOTS; s++)
+		if (c->owner[s] != CLUSTER_NO_NODE)
+			c->primary[c->owner[s]] = true;
 	c->shards = 0;
 	for (k = 0; k < c->nnodes; k++)
-		for (s = 0; s < SLUICE_CLUSTER_SLOTS; s++)
-			if (c->owner[s] == k) {
-				c->shards++;
-				break;
-			}
+		c->shards += c->primary[k];
 	c->have_map = true;
 	c->stale = false;
 	return 0;

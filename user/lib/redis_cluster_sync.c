@@ -479,14 +479,18 @@ int redis_cluster_sync(struct sluice_redis *r, const char *fleet, const char *me
 	/*
 	 * A shard down at the last sync with no key now (its keys are held,
 	 * their buckets raised: nothing to push) is asked PING, so that it is
-	 * said down until it answers, not up because it was not asked.
+	 * said down until it answers, not up because it was not asked. Only
+	 * while the map still names it a primary: once the cluster has failed
+	 * it over (the map read again after its fault gives its slots to its
+	 * replica), its keys are the new primary's, and the dead node, which
+	 * would never answer, must not keep the shard said down for ever.
 	 */
 	for (g = 0; g < CLUSTER_NODES_MAX; g++) {
 		bool asked = false;
 
 		for (i = 0; i < ncalls && !asked; i++)
 			asked = calls[i].node == g;
-		if (c->was_down[g] && !asked && g < c->nnodes)
+		if (c->was_down[g] && !asked && g < c->nnodes && c->primary[g])
 			calls[ncalls++] = (struct call){ .node = (__u16)g, .ping = true };
 	}
 	ret = run_calls(&x, calls, ncalls, cap, debt_us, live, st, err, len);

@@ -150,6 +150,9 @@ struct redis_cluster {
 	char fleet[SLUICE_REDIS_FLEET_MAX + 1];
 	__u16 group_slot[SLUICE_CLUSTER_GROUPS];
 	char fault[SLUICE_ERR_LEN];
+	/* the nodes that own a slot in the map: a primary failed over by the
+	 * cluster owns none, is a shard no more, and is not asked PING */
+	bool primary[CLUSTER_NODES_MAX];
 	bool down[CLUSTER_NODES_MAX]; /* the nodes that failed this sync */
 	bool was_down[CLUSTER_NODES_MAX]; /* and the last one */
 };
