@@ -22,7 +22,8 @@
 #      from then on; a source of another shard on box 1 alone still gets the
 #      whole rate (its shard syncs).
 # Every count is nft's at the boxes. Every process is stopped and every
-# namespace deleted by the trap.
+# namespace deleted by the trap. A cluster with replicas, a primary failed
+# over and agents killed and started again: tests/net/fleet-failover.sh.
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh

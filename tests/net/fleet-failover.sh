@@ -16,21 +16,27 @@
 #   3. box 2's agent killed -9 mid-spray: box 1 says it silent; started
 #      again, it syncs, box 1 says no box is silent; the spray meanwhile is
 #      held to tests/net/fleet.sh 6e's bound, the synced one plus, for the
-#      dead box, rate x H + burst/N + burst/4 (H = 3 S + 2 RTT);
+#      dead box, rate x H + burst/N (H = 3 S + 2 RTT);
 #   4. a primary (not that of the members) killed -9 mid-flood: its replica
 #      is promoted by the cluster; the boxes see the shard down, then follow
 #      the new primary (the map read again: the shard answers, shards_down
 #      back to 0, each box's log says the fault once and the end of it once);
 #      a source of that shard sprayed over both boxes through it is held to
 #      the shard-kill bound of tests/net/fleet-cluster.sh (+ burst + N x
-#      rate x S);
+#      rate x S) plus one burst for the switch back (the shard's usage
+#      meanwhile is not charged);
 #   5. after the failover, a fresh source of that shard sprayed over both
 #      boxes: its key is written to the new primary, and it is held to the
 #      synced bound again.
 # Every count is nft's at the boxes. Every process is stopped and every
-# namespace deleted by the trap. One run on the 2-CPU VM (make test's load):
-# the promotion took about 2 s after the kill; the figures are in
-# docs/fleet.md's fault table.
+# namespace deleted by the trap. Three runs on the 2-CPU VM (one beside
+# fleet-cluster.sh), rate 100/s burst 100, S 100 ms, about 28 s each:
+#   2. 493 to 501 admitted in 4.0 s; bound 544.7, floor 399.7;
+#   3. 638 to 650 in 5.0 s; bound 724.7 (H 300 ms);
+#   4. the replica promoted 2.4 to 2.7 s after the kill, both boxes
+#      following within 0.2 s; 918 to 925 in 7.0 s; bound 1064.7 (964.7
+#      without the burst of the switch back; burst + rate x t is 800);
+#   5. 498 to 503 in 4.0 s; bound 544.7.
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -264,6 +270,7 @@ spray_at "$SA" 1 "$PPS"
 spray_at "$SA" 2 "$PPS"
 sleep 1
 { kill -KILL "${RPID[$K]}" && wait "${RPID[$K]}"; } 2>/dev/null
+tk=$(date +%s.%N)
 saw=0
 for _ in $(seq 200); do
 	fleet_of 1 | jq -e '.shards_down >= 1' >/dev/null 2>&1 && saw=1 && break
@@ -275,11 +282,15 @@ for _ in $(seq 300); do
 	[ "$(owner "$sa_slot")" = "$R" ] && promoted=1 && break
 	sleep 0.05
 done
+tp=$(date +%s.%N)
 pass_if "the cluster promotes $K's replica $R" [ $promoted = 1 ] ||
 	diag "$(rcli -p "$LIVE" cluster nodes)"
 pass_if "the boxes follow the new primary: three shards, none down, one fault" \
 	boxes_both '.state == "synced" and .shards == 3 and .shards_down == 0 and
 		.shard_faults == 1'
+tb=$(date +%s.%N)
+# Said, not checked (no check times anything): the figures of docs/fleet.md.
+diag "$(awk -v k="$tk" -v p="$tp" -v b="$tb" 'BEGIN { printf "promoted %.1f s after the kill, both boxes followed %.1f s after it", p - k, b - k }')"
 gens_done || { not_ok "the generators ran"; exit 1; }
 dn=("" $(($(loglines 1 "$DOWN_SAID") - d1)) $(($(loglines 2 "$DOWN_SAID") - d2)))
 un=("" $(($(loglines 1 "$UP_SAID") - u1)) $(($(loglines 2 "$UP_SAID") - u2)))
@@ -289,11 +300,18 @@ for i in 1 2; do
 done
 status=$(bx 1 "$SLUICE" status 2>&1)
 pass_if "status says no shard down" not_in "shards down" "$status" || diag "$status"
+# The bound: fleet-cluster's for a shard killed (+ burst for the switch to
+# the outage share, + N x rate x S), and one burst more for the switch back:
+# what the boxes admitted while the shard was down is not charged, so the
+# key's bucket on the new primary has filled meanwhile (as with one Redis
+# back). Three runs measured 918 to 925 where the first bound alone is
+# 964.7 and burst + rate x t 800: most of the return's burst is taken.
 t=$(secs_of "$SA")
 adm=$(counted "$SA" 1 2)
-b=$(bound "$t" "$(calc "$BURST + $N * $RATE * $SYNC_MS / 1000")")
+b0=$(bound "$t" "$(calc "$BURST + $N * $RATE * $SYNC_MS / 1000")")
+b=$(calc "$b0 + $BURST")
 diag "SA (through the failover): $adm admitted ($(counted "$SA" 1) + $(counted "$SA" 2)) in" \
-	"$t s; bound $b"
+	"$t s; bound $b (the shard-kill bound alone $b0)"
 pass_if "a source of the failed-over shard sprayed through the failover is held to the bound" \
 	le "$adm" "$b"
 
