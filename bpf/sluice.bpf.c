@@ -469,32 +469,73 @@ __noinline int also_charge(__u64 now, __u64 arg, __u64 share)
 	return SLUICE_CONTENDED;
 }
 
-/* Give back what the key's own limit charged a packet (d->used, d->wrote,
- * on the share d->sh) on its state s0, s1: its second key refused it. */
-static __always_inline void own_refund(const struct decision *d, __u64 *s0, __u64 *s1)
+/*
+ * also_refund(): give back the own key's charge (own_used[], own_wrote[] of
+ * the scratch entry, on a share of `mult`) of a packet its second key
+ * refused. The own key's state is found again, as a scalar cannot carry a
+ * pointer to it: on the set table at the way sets_find() gave it (the
+ * scratch entry's q.loc), on the LRU table by its key (`key`, or with
+ * `wide` the wide key in the scratch entry). The refund is a CAS from the
+ * TAT the charge wrote (sluice_gcra_refund()): it never takes from a state
+ * that is not the one charged. Returns 0 (a global function of 6.1 returns
+ * a scalar).
+ */
+__noinline int also_refund(const struct sluice_key *key, __u32 wide, __u32 mult)
 {
-	__u32 mult = d->sh.fleet ? d->sh.mult : 1;
+	struct keytab_scratch *sc;
+	__u64 *s0, *s1;
+	__u32 zero = 0;
 
-	if (d->used[0])
-		sluice_gcra_refund(s0, d->wrote[0], sluice_share_cost(d->used[0], mult));
-	if (d->used[1])
-		sluice_gcra_refund(s1, d->wrote[1], sluice_share_cost(d->used[1], mult));
+	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
+	if (!sc || !key)
+		return 0;
+	if (table_sets) {
+		struct way_ref wr;
+
+		if (sets_ref(wide ? SETS_WIDE_FAMILY : key->family, sc->q.loc, &wr))
+			return 0;
+		s0 = wr.s0;
+		s1 = &wr.x->s1;
+	} else {
+		struct sluice_bucket *b;
+
+		/* two lookups, each checked: clang took b + 8 of a merged
+		 * pointer before its check */
+		if (wide) {
+			b = bpf_map_lookup_elem(&sluice_flows, &sc->fk);
+			if (!b)
+				return 0;
+		} else {
+			/* a copy: 6.1 takes no argument's memory as a map key */
+			__builtin_memcpy(&sc->own, key, sizeof(sc->own));
+			b = bpf_map_lookup_elem(&sluice_buckets, &sc->own);
+			if (!b)
+				return 0;
+		}
+		s0 = &b->s[0];
+		s1 = &b->s[1];
+	}
+	if (sc->own_used[0])
+		sluice_gcra_refund(s0, sc->own_wrote[0], sluice_share_cost(sc->own_used[0], mult));
+	if (sc->own_used[1])
+		sluice_gcra_refund(s1, sc->own_wrote[1], sluice_share_cost(sc->own_used[1], mult));
+	return 0;
 }
 
 /*
- * A packet its own key admitted (g: how keytab_state() found the key, ref:
- * its state when found) under a policy with a second key: that key's
- * verdict. When it refuses, the own key's charge is given back first, so
- * neither is charged: SLUICE_CONTENDED, SLUICE_HORIZON (a shaper's), or
- * OUTCOME_ALSO. A new LRU key (KEYTAB_DECIDED) was published with the
- * charge in it: it is looked up. A second key the table refused fails as a
- * key would (table_failed()), its own key's charge kept: a fail-open policy
- * passes the packet. On a shaper the packet departs at the later of the
- * two keys' turns (d->depart).
+ * A packet its own key admitted under a policy with a second key: that
+ * key's verdict. When it refuses, the own key's charge is given back first
+ * (also_refund()), so neither is charged: OUTCOME_ALSO, SLUICE_HORIZON (a
+ * shaper's prefix turn at the fq horizon) or SLUICE_CONTENDED. A second
+ * key the table refused fails as a key would (OUTCOME_FAILED, then
+ * table_failed()), its own key's charge kept: a fail-open policy passes
+ * the packet. On a shaper the packet departs at the later of the two keys'
+ * turns (d->depart). Every call passes scalars and reads a scalar back: no
+ * pointer into a key table is live over them, which kept the states the
+ * verifier walks in sluice_tc from multiplying.
  */
 static __always_inline int also_verdict(struct packet *pk, struct sluice_key *key,
-					struct decision *d, struct sluice_fkey *fk,
-					const struct keytab_ref *ref, int g, const int shape)
+					struct decision *d, struct sluice_fkey *fk, const int shape)
 {
 	const struct share *sh = &d->sh;
 	struct keytab_scratch *sc;
@@ -504,6 +545,10 @@ static __always_inline int also_verdict(struct packet *pk, struct sluice_key *ke
 	sc = bpf_map_lookup_elem(&sluice_scratch, &zero);
 	if (!sc || also_key(key, SLUICE_POLICY_ALSO(d->p), d->now))
 		return OUTCOME_FAILED;
+	sc->own_used[0] = d->used[0];
+	sc->own_used[1] = d->used[1];
+	sc->own_wrote[0] = d->wrote[0];
+	sc->own_wrote[1] = d->wrote[1];
 	a = table_sets ? sets_find(&sc->ak, &sc->aq) : SETS_FOUND;
 	if (a == SETS_FOUND || a == SETS_CLAIMED)
 		a = also_charge(
@@ -519,15 +564,7 @@ static __always_inline int also_verdict(struct packet *pk, struct sluice_key *ke
 	}
 	if (a < 0)
 		return OUTCOME_FAILED;
-	if (g == KEYTAB_FOUND) {
-		own_refund(d, ref->s0, ref->s1);
-	} else {
-		struct sluice_bucket *b = fk ? bpf_map_lookup_elem(&sluice_flows, fk) :
-					       bpf_map_lookup_elem(&sluice_buckets, key);
-
-		if (b)
-			own_refund(d, &b->s[0], &b->s[1]);
-	}
+	also_refund(key, fk != NULL, sh->fleet ? sh->mult : 1);
 	if (a == SLUICE_DROP)
 		return OUTCOME_ALSO;
 	return a == SLUICE_HORIZON ? SLUICE_HORIZON : SLUICE_CONTENDED;
@@ -603,10 +640,13 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 	}
 	/* A second key (--also-rate): bucket policies only (a limiter's, a
 	 * shaper's, a fleet's); a source charged to its aggregate (past
-	 * --new-keys) is held by that aggregate's prefix already. */
-	if (!shape && v == SLUICE_PASS && SLUICE_POLICY_ALSO(p) &&
-	    p->algo <= SLUICE_ALGO_LEAKY_BUCKET && !(key->tag & SLUICE_TAG_AGGREGATE))
-		v = also_verdict(pk, key, d, fk, &ref, g, shape);
+	 * --new-keys) is held by that aggregate's prefix already. A shaper's
+	 * policy keyed by more than the source has none (userspace refuses
+	 * it): with the wide keys' paths, sluice_tc passed the million
+	 * instructions 6.1's verifier walks. */
+	if (v == SLUICE_PASS && SLUICE_POLICY_ALSO(p) && p->algo <= SLUICE_ALGO_LEAKY_BUCKET &&
+	    !(key->tag & SLUICE_TAG_AGGREGATE) && (!shape || !fk))
+		v = also_verdict(pk, key, d, fk, shape);
 	return v;
 }
 

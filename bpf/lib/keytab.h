@@ -73,6 +73,8 @@ struct keytab_scratch {
 	struct sets_req aq;
 	struct sets_req q; /* the own key's lookup in the set table (keytab_sets()) */
 	__u64 also_now, also_arg, also_share; /* ... its arguments, kept over calls */
+	__u64 own_used[2], own_wrote[2]; /* ... the own key's charge, to give back */
+	struct sluice_key own; /* ... and its key: 6.1 takes no argument's memory as a map key */
 	__u64 also_wrote; /* ... the TAT its charge wrote */
 	__u64 also_depart; /* ... on a shaper, the packet's turn in its queue */
 };

@@ -6,7 +6,8 @@
  * packet over random arrivals (IPv4 and IPv6, GSO segments), drops beyond
  * the queue, the counters, keys by destination, exempt and non-IP packets
  * untouched, a foreign tstamp cleared and counted, a later monotonic one
- * kept, the horizon drop, window algorithms as meters and dry-run; and the
+ * kept, the horizon drop, window algorithms as meters and dry-run, a
+ * second key (--also-rate) that delays too; and the
  * clock at 0, on the key table under test (SLUICE_TEST_TABLE).
  *
  * BPF_PROG_TEST_RUN gives a tstamp no type: tools/bench/tcbare.bpf.c's
@@ -505,6 +506,79 @@ static void meters_and_dry_run(void)
 		 "dry-run: the 2 beyond the queue are would-drops");
 }
 
+/*
+ * A second key on a shaper (--also-rate): the prefix delays too. Each
+ * source of a /24 is far under its own limit (1000/s), and the /24 has
+ * 10/s with --also-burst 4: a packet departs at the later of its two keys'
+ * turns, so one packet from each of six sources departs at 0, 100, 200,
+ * 300 and 400 ms, and the sixth, beyond the prefix's queue, is dropped
+ * with its own key's charge given back (also_limited). With the fq horizon
+ * at 250 ms the fourth turn is refused as a horizon drop instead, and takes
+ * no turn. Another /24 is a prefix of its own.
+ */
+static void also(void)
+{
+	struct sluice_also a = { .prefix4 = 24, .prefix6 = 48 };
+	struct sluice_settings set;
+	struct sluice_shape_stats ss;
+	struct sluice_xstats xs;
+	struct sluice_bucket b;
+	struct sluice_stats st;
+	char got[128], src[32];
+	__u32 id = 3;
+	size_t off = 0;
+	int i;
+
+	shaper(&set, 1000, 100, 0);
+	set.def.flags |= id << SLUICE_POLICY_ALSO_SHIFT;
+	if (!tap_ok(!sluice_limit_set(&a.pkt, 10, SLUICE_NS_PER_SEC, 4, NULL, 0) &&
+			    !bpf_map_update_elem(r.also_fd, &id, &a, BPF_ANY) &&
+			    !bpfrun_configure(&r, &set),
+		    "second key: a shaper's policy with --also-rate 10/s --also-burst 4"))
+		return;
+	got[0] = '\0';
+	for (i = 1; i <= 6; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i);
+		off += (size_t)snprintf(got + off, sizeof(got) - off, "%s%s", i > 1 ? " " : "",
+					burst(src, "198.19.255.254", 1, T0, (char[512]){ 0 }));
+	}
+	TAP_TRUE(!strcmp(got, "- 100 200 300 400 D"),
+		 "second key: six sources of a /24 depart at the prefix's turns, the sixth "
+		 "beyond its queue (got %s)",
+		 got);
+	st = stats();
+	if (bpfrun_xstats(&r, &xs))
+		memset(&xs, 0xff, sizeof(xs));
+	if (bpfrun_lookup(&r, false, set.def.tag, "198.18.0.6", 32, &b))
+		memset(&b, 0xff, sizeof(b));
+	TAP_TRUE(xs.also_limited == 1 && st.limited == 1 && st.dropped == 1,
+		 "second key: the drop is the prefix's: also_limited %llu, limited %llu",
+		 (unsigned long long)xs.also_limited, (unsigned long long)st.limited);
+	TAP_TRUE(b.s[0] == SLUICE_FRESH || b.s[0] <= (T0 << SLUICE_TICK_SHIFT),
+		 "second key: the dropped source's own turn is given back (TAT %llu)",
+		 (unsigned long long)b.s[0]);
+	expect("198.18.1.1", "198.19.255.254", 2, T0, "- 100",
+	       "second key: another /24 is a prefix of its own: at once, then the prefix's 100 ms");
+
+	shaper(&set, 1000, 100, 0);
+	set.def.flags |= id << SLUICE_POLICY_ALSO_SHIFT;
+	r.horizon_us = 250000;
+	bpfrun_configure(&r, &set);
+	got[0] = '\0';
+	off = 0;
+	for (i = 1; i <= 5; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i);
+		off += (size_t)snprintf(got + off, sizeof(got) - off, "%s%s", i > 1 ? " " : "",
+					burst(src, "198.19.255.254", 1, T0, (char[512]){ 0 }));
+	}
+	ss = sstats();
+	TAP_TRUE(!strcmp(got, "- 100 200 D D") && ss.horizon_dropped == 2,
+		 "second key, horizon 250 ms: the prefix's turns at 300 ms and on are horizon "
+		 "drops, taking no turn (got %s, horizon_dropped %llu)",
+		 got, (unsigned long long)ss.horizon_dropped);
+	r.horizon_us = 0;
+}
+
 int main(void)
 {
 	int fd, zero = 0;
@@ -527,6 +601,7 @@ int main(void)
 	horizon();
 	meters_and_dry_run();
 	clock_zero();
+	also();
 	host_vs_bpf(100, 20, 0, 0, 0, 1, T0);
 	host_vs_bpf(100, 20, 5, 0, 0, 2, T0);
 	host_vs_bpf(3, 4, 1, 0, 0, 3, T0);

@@ -75,7 +75,6 @@ usage "also: not shorter than the key" "is not shorter than the key's own /24" \
 usage "also: --also-prefix and --also-prefix4" "not both" \
 	rule add 198.18.0.0/16 --rate 10/s --also-prefix 16 --also-prefix4 16 --also-rate 1/s
 usage "also: on a deny rule" "--also-*" rule add 198.18.0.0/24 --deny --also-rate 10/s
-usage "also: on a shaper" "a shaper has no second key" -i shape:lo set --also-rate 10/s
 usage "also: --also-prefix on set" "unknown option '--also-prefix'" set --also-prefix 16
 
 # Key modes (--key)

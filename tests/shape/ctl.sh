@@ -204,4 +204,15 @@ else
 	diag "before: $before, after: $after"
 fi
 
+# A second key (--also-rate) on a shaper: a packet waits for the later of
+# its two keys' turns, so the prefix's queue must fit the horizon too.
+expect_usage "a second key whose queue reaches the horizon" "reaches the fq horizon of 5m" \
+	sctl rule add 198.18.$N.128/26 --rate 10/s --also-rate 1/s --also-burst 400
+expect_status 0 "rule add with a second key on the shaper" \
+	sctl rule add 198.18.$N.128/26 --rate 10/s --also-rate 100/s --also-burst 50 \
+	--also-prefix 24
+same "rule list -j: the rule's second key" \
+	"$(sctl -j rule list | jq -c --arg m "198.18.$N.128/26" \
+		'.[] | select(.match == $m) | [.also.prefix4, .also.packets.burst]')" "[24,50]"
+
 tap_done

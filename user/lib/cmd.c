@@ -246,11 +246,6 @@ int sluice_edit_check_kind(const struct edit *e, enum edit_kind kind, char *err,
 		      (kind == EDIT_FOR_ANY && delay);
 	const struct rate_arg *zero = NULL;
 
-	if (sluice_edit_also_given(e) && !e->also_off &&
-	    (kind == EDIT_FOR_SHAPER || (kind == EDIT_FOR_ANY && delay)))
-		return sluice_err(err, errlen, -EINVAL,
-				  "a shaper has no second key (--also-rate): it delays each key "
-				  "on its own; a second key is a limiter's");
 	if (delay && kind == EDIT_FOR_LIMITER)
 		return sluice_err(err, errlen, -EINVAL,
 				  "a limiter drops and never delays: %s is for a shaper, "

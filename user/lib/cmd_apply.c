@@ -314,8 +314,8 @@ static int build_policy(const struct edit *e, const struct sluice_policy *base,
  * and /48, its burst as --rate's does.
  */
 static int build_also(const struct edit *e, const struct sluice_policy *np,
-		      const struct sluice_also *ba, int family, bool shape, struct sluice_also *out,
-		      char *err, size_t errlen)
+		      const struct sluice_also *ba, int family, struct sluice_also *out, char *err,
+		      size_t errlen)
 {
 	char inner[SLUICE_ERR_LEN];
 	struct sluice_also a;
@@ -360,10 +360,6 @@ static int build_also(const struct edit *e, const struct sluice_policy *np,
 		return sluice_err(err, errlen, -EINVAL, "--also-burst %llu: %s",
 				  (unsigned long long)e->also.burst, inner);
 	}
-	if (shape)
-		return sluice_err(err, errlen, -EINVAL,
-				  "a shaper has no second key (--also-rate): it delays each key "
-				  "on its own; a second key is a limiter's");
 	if (np->action != SLUICE_ACT_LIMIT || np->algo > SLUICE_ALGO_LEAKY_BUCKET)
 		return sluice_err(err, errlen, -EINVAL,
 				  "a second key (--also-rate) gives a packet's charge back when it "
@@ -394,13 +390,39 @@ static int build_also(const struct edit *e, const struct sluice_policy *np,
 /* np's second key (build_also()) given an index of t's table (t NULL: a
  * check alone). */
 static int put_also(struct sluice_txn *t, const struct edit *e, struct sluice_policy *np,
-		    const struct sluice_also *ba, int family, bool shape, char *err, size_t errlen)
+		    const struct sluice_also *ba, int family, char *err, size_t errlen)
 {
 	struct sluice_also a;
-	int ret = build_also(e, np, ba, family, shape, &a, err, errlen);
+	int ret = build_also(e, np, ba, family, &a, err, errlen);
+	const struct sluice_handle *h = t ? t->h : NULL;
 
 	if (ret < 0 || !t)
 		return ret < 0 ? ret : 0;
+	if (ret && h && h->cfg && (h->cfg->kind & SLUICE_KIND_SHAPE) &&
+	    SLUICE_POLICY_KEY(np) != SLUICE_KEY_SRC)
+		return sluice_err(err, errlen, -EINVAL,
+				  "a shaper's second key (--also-rate) is for a policy keyed by "
+				  "the source (--key src): sluice_tc with both would pass what "
+				  "6.1's verifier checks; a limiter takes both");
+	/* On a shaper a packet may wait the prefix's whole queue: within the
+	 * fq horizon, as a policy's own queue (check_delay()). */
+	if (ret && h && h->cfg && (h->cfg->kind & SLUICE_KIND_SHAPE) && h->cfg->shape_horizon_us) {
+		__u64 longest = sluice_shape_longest_ns(&a.pkt, 0),
+		      horizon_ns = (__u64)h->cfg->shape_horizon_us * 1000ULL;
+		char wait[32], hz[32];
+
+		if (longest >= horizon_ns) {
+			sluice_format_duration(longest, wait, sizeof(wait));
+			sluice_format_duration(horizon_ns, hz, sizeof(hz));
+			return sluice_err(err, errlen, -EINVAL,
+					  "the second key's --also-burst %u delays a packet up "
+					  "to %s, which reaches the fq horizon of %s of %s (fq "
+					  "would drop it): lower --also-burst, or raise the "
+					  "horizon: sluice shape attach %s --horizon DUR",
+					  a.pkt.burst, wait, hz, h->name[0] ? h->name : h->ifname,
+					  h->ifname);
+		}
+	}
 	return sluice_txn_also_put(t, ret ? &a : NULL, np, err, errlen);
 }
 
@@ -507,7 +529,7 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 
 			ret = build_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
 			if (!ret)
-				ret = put_also(t, e, &np, ba, 0, shape, err, errlen);
+				ret = put_also(t, e, &np, ba, 0, err, errlen);
 			if (ret)
 				return ret;
 			/* New state format: fresh, full buckets rather than old
@@ -546,7 +568,7 @@ static int apply_edit(struct sluice_txn *t, const struct edit *e, struct sluice_
 	case EDIT_RULE_ADD:
 		ret = build_rule_policy(e, &t->set.def, t->h, shape, &np, err, errlen);
 		if (!ret)
-			ret = put_also(t, e, &np, NULL, e->cidr.family, shape, err, errlen);
+			ret = put_also(t, e, &np, NULL, e->cidr.family, err, errlen);
 		if (ret)
 			return ret;
 		if (e->has_match) {
@@ -623,7 +645,7 @@ int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, 
 	struct sluice_settings s;
 	struct sluice_policy np;
 	struct edit e;
-	bool shape, also_shape;
+	bool shape;
 	int ret;
 
 	ret = sluice_edit_parse(argc, argv, &e, err, errlen);
@@ -635,13 +657,9 @@ int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, 
 	shape = kind == EDIT_FOR_SHAPER || kind == EDIT_FOR_EITHER ||
 		(kind == EDIT_FOR_ANY && sluice_edit_delay_given(&e));
 	sluice_settings_init(&s);
-	/* A file's line (either kind): a shaper's refusal is left to the
-	 * state it is applied to. */
-	also_shape = shape && kind != EDIT_FOR_EITHER;
 	if (e.op == EDIT_RULE_ADD) {
 		ret = build_rule_policy(&e, &s.def, NULL, shape, &np, err, errlen);
-		return ret ? ret :
-			     put_also(NULL, &e, &np, NULL, e.cidr.family, also_shape, err, errlen);
+		return ret ? ret : put_also(NULL, &e, &np, NULL, e.cidr.family, err, errlen);
 	}
 	/* A set that gives both the algorithm and the rate does not depend
 	 * on the live policy: check it whole. But for a window algorithm
@@ -652,7 +670,7 @@ int sluice_cmd_check_for(int argc, char **argv, enum edit_kind kind, char *err, 
 		ret = build_policy(&e, &s.def, NULL, shape, &np, err, errlen);
 		/* with --also-rate: the second key against that policy */
 		if (!ret && e.also.given)
-			ret = put_also(NULL, &e, &np, NULL, 0, also_shape, err, errlen);
+			ret = put_also(NULL, &e, &np, NULL, 0, err, errlen);
 		return ret;
 	}
 	return 0;

@@ -224,7 +224,7 @@ static int validate_edits(struct attach_ctx *c)
 	pol.rules = NULL;
 	ret = edit_txn(&t, c, c->err, sizeof(c->err));
 	if (!ret && c->t->size)
-		ret = c->t->size(c, &t.set, t.rules, t.nr_rules);
+		ret = c->t->size(c, &t);
 	sluice_txn_end(&t);
 	sluice_free_policies(&pol);
 	return ret;

@@ -26,7 +26,8 @@
 /* fq's own defaults, the least sluice gives it. */
 #define FQ_DEFAULT_PLIMIT 10000
 #define FQ_DEFAULT_FLOW_PLIMIT 100
-/* The horizon: the longest queue of the policies x 5/4, at least 1 s. */
+/* The horizon: the longest queue of the policies (their second keys' too)
+ * x 5/4, at least 1 s. */
 #define HORIZON_MIN_NS SLUICE_NS_PER_SEC
 /* A byte burst in packets: as many as the smallest frames it could be. */
 #define MIN_PKT_BYTES 64
@@ -127,12 +128,23 @@ static int shape_inspect(struct attach_ctx *c)
 	return 0;
 }
 
-static void size_policy(struct shape_attach *s, const struct sluice_policy *p)
+/* A policy's queues (and its second key's, al: NULL for none): the longest
+ * wait, the largest burst. */
+static void size_policy(struct shape_attach *s, const struct sluice_policy *p,
+			const struct sluice_also *al)
 {
 	__u64 q, b;
 
 	if (p->action != SLUICE_ACT_LIMIT || sluice_algo_is_window(p->algo))
 		return; /* exempt, deny and the meters queue nothing */
+	if (al) {
+		/* the prefix's queue: a packet may wait its whole --also-burst */
+		q = al->pkt.tolerance >> SLUICE_TICK_SHIFT;
+		if (q > s->longest_queue_ns)
+			s->longest_queue_ns = q;
+		if (al->pkt.burst > s->largest_burst)
+			s->largest_burst = al->pkt.burst;
+	}
 	q = p->pkt.tolerance > p->bytes.tolerance ? p->pkt.tolerance : p->bytes.tolerance;
 	q >>= SLUICE_TICK_SHIFT;
 	if (q > s->longest_queue_ns)
@@ -144,8 +156,7 @@ static void size_policy(struct shape_attach *s, const struct sluice_policy *p)
 		s->largest_burst = (__u32)(b > 0xfffffffeU ? 0xfffffffeU : b);
 }
 
-static int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
-		      const struct sluice_txn_rule *rules, size_t nr_rules)
+static int shape_size(struct attach_ctx *c, struct sluice_txn *t)
 {
 	struct shape_attach *s = c->priv;
 	const struct attach_opts *o = c->o;
@@ -154,9 +165,10 @@ static int shape_size(struct attach_ctx *c, const struct sluice_settings *set,
 
 	s->longest_queue_ns = 0;
 	s->largest_burst = 0;
-	size_policy(s, &set->def);
-	for (i = 0; i < nr_rules; i++)
-		size_policy(s, &rules[i].rule.policy);
+	size_policy(s, &t->set.def, sluice_txn_also_of(t, &t->set.def));
+	for (i = 0; i < t->nr_rules; i++)
+		size_policy(s, &t->rules[i].rule.policy,
+			    sluice_txn_also_of(t, &t->rules[i].rule.policy));
 	h = o->shape.horizon_ns;
 	if (!h) {
 		h = s->longest_queue_ns + s->longest_queue_ns / 4;

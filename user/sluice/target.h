@@ -34,9 +34,8 @@ struct attach_target {
 	int (*inspect)(struct attach_ctx *c);
 	/* A config in memory that the edits are checked against. */
 	void (*scratch)(struct attach_ctx *c, struct sluice_config *cfg);
-	/* What the policies after the edits ask of the target. */
-	int (*size)(struct attach_ctx *c, const struct sluice_settings *set,
-		    const struct sluice_txn_rule *rules, size_t nr_rules);
+	/* What the policies after the edits (t's) ask of the target. */
+	int (*size)(struct attach_ctx *c, struct sluice_txn *t);
 	/* The kind bits of a new state's config (SLUICE_KIND_*). */
 	__u32 (*new_kind)(const struct attach_ctx *c);
 	/* Step 2, the maps made: before any program reads the state. */
