@@ -214,5 +214,12 @@ expect_status 0 "rule add with a second key on the shaper" \
 same "rule list -j: the rule's second key" \
 	"$(sctl -j rule list | jq -c --arg m "198.18.$N.128/26" \
 		'.[] | select(.match == $m) | [.also.prefix4, .also.packets.burst]')" "[24,50]"
+# ... but not on a policy keyed by more than the source: wide keys on (an
+# upgrade in place with --max-flows), such a rule with a second key is
+# refused, saying why.
+expect_status 0 "shape attach again with --max-flows (wide keys on)" \
+	rx_sluice shape attach "$IF_RX" --max-flows 4096 --horizon 300s
+expect_usage "a second key on a shaper's policy keyed by src,dport" "keyed by the source" \
+	sctl rule add 198.18.$N.192/26 --rate 10/s --key src,dport --also-rate 100/s
 
 tap_done

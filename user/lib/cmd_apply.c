@@ -31,15 +31,34 @@ static int limit_set(struct sluice_limit *l, const struct rate_arg *r, __u64 bur
 }
 
 /*
- * A shaper's delay for one limit: at most its burst, and the longest wait it
- * leaves (sluice_shape_longest_ns()) short of the fq horizon the shaper's
- * qdisc has (cfg->shape_horizon_us; 0: not known, nothing to check).
+ * A shaper's queue of `longest` ns (sluice_shape_longest_ns()) short of the
+ * fq horizon its qdisc has (cfg->shape_horizon_us; 0: not known, nothing to
+ * check): 0, or the refusal, which names what makes the queue (`what`) and
+ * how to shorten it (`lower`).
  */
+static int check_horizon(const struct sluice_handle *h, __u64 longest, const char *what,
+			 const char *lower, char *err, size_t errlen)
+{
+	__u64 horizon_ns = h && h->cfg ? (__u64)h->cfg->shape_horizon_us * 1000ULL : 0;
+	char wait[32], hz[32];
+
+	if (!horizon_ns || longest < horizon_ns)
+		return 0;
+	sluice_format_duration(longest, wait, sizeof(wait));
+	sluice_format_duration(horizon_ns, hz, sizeof(hz));
+	return sluice_err(err, errlen, -EINVAL,
+			  "%s delays a packet up to %s, which reaches the fq horizon of %s of %s "
+			  "(fq would drop it): %s, or raise the horizon: sluice shape attach %s "
+			  "--horizon DUR",
+			  what, wait, hz, h->name[0] ? h->name : h->ifname, lower, h->ifname);
+}
+
+/* A shaper's delay for one limit: at most its burst, and its queue within
+ * the fq horizon (check_horizon()). */
 static int check_delay(const struct sluice_handle *h, const struct sluice_limit *l, __u32 d,
 		       bool bytes, const char *rate, char *err, size_t errlen)
 {
-	char dw[32], wait[32], hz[32];
-	__u64 longest, horizon_ns;
+	char dw[32], what[160];
 
 	if (d != SLUICE_NODELAY && d > l->burst)
 		return sluice_err(err, errlen, -EINVAL,
@@ -48,22 +67,10 @@ static int check_delay(const struct sluice_handle *h, const struct sluice_limit 
 				  "use --nodelay",
 				  sluice_delay_words(d, dw, sizeof(dw)), l->burst,
 				  bytes ? "byte" : "packet", rate);
-	horizon_ns = h && h->cfg ? (__u64)h->cfg->shape_horizon_us * 1000ULL : 0;
-	if (!horizon_ns)
-		return 0;
-	longest = sluice_shape_longest_ns(l, d);
-	if (longest < horizon_ns)
-		return 0;
-	sluice_format_duration(longest, wait, sizeof(wait));
-	sluice_format_duration(horizon_ns, hz, sizeof(hz));
-	return sluice_err(err, errlen, -EINVAL,
-			  "the %s rate %s with --burst %u and %s delays a packet up to %s, which "
-			  "reaches the fq horizon of %s of %s (fq would drop it): lower --burst, "
-			  "raise --delay (or --nodelay), or raise the horizon: sluice shape attach "
-			  "%s --horizon DUR",
-			  bytes ? "byte" : "packet", rate, l->burst,
-			  sluice_delay_words(d, dw, sizeof(dw)), wait, hz,
-			  h->name[0] ? h->name : h->ifname, h->ifname);
+	snprintf(what, sizeof(what), "the %s rate %s with --burst %u and %s",
+		 bytes ? "byte" : "packet", rate, l->burst, sluice_delay_words(d, dw, sizeof(dw)));
+	return check_horizon(h, sluice_shape_longest_ns(l, d), what,
+			     "lower --burst, raise --delay (or --nodelay)", err, errlen);
 }
 
 /*
@@ -398,30 +405,23 @@ static int put_also(struct sluice_txn *t, const struct edit *e, struct sluice_po
 
 	if (ret < 0 || !t)
 		return ret < 0 ? ret : 0;
-	if (ret && h && h->cfg && (h->cfg->kind & SLUICE_KIND_SHAPE) &&
-	    SLUICE_POLICY_KEY(np) != SLUICE_KEY_SRC)
-		return sluice_err(err, errlen, -EINVAL,
-				  "a shaper's second key (--also-rate) is for a policy keyed by "
-				  "the source (--key src): sluice_tc with both would pass what "
-				  "6.1's verifier checks; a limiter takes both");
-	/* On a shaper a packet may wait the prefix's whole queue: within the
-	 * fq horizon, as a policy's own queue (check_delay()). */
-	if (ret && h && h->cfg && (h->cfg->kind & SLUICE_KIND_SHAPE) && h->cfg->shape_horizon_us) {
-		__u64 longest = sluice_shape_longest_ns(&a.pkt, 0),
-		      horizon_ns = (__u64)h->cfg->shape_horizon_us * 1000ULL;
-		char wait[32], hz[32];
+	if (ret && h && h->cfg && (h->cfg->kind & SLUICE_KIND_SHAPE)) {
+		char what[64];
+		int hr;
 
-		if (longest >= horizon_ns) {
-			sluice_format_duration(longest, wait, sizeof(wait));
-			sluice_format_duration(horizon_ns, hz, sizeof(hz));
-			return sluice_err(err, errlen, -EINVAL,
-					  "the second key's --also-burst %u delays a packet up "
-					  "to %s, which reaches the fq horizon of %s of %s (fq "
-					  "would drop it): lower --also-burst, or raise the "
-					  "horizon: sluice shape attach %s --horizon DUR",
-					  a.pkt.burst, wait, hz, h->name[0] ? h->name : h->ifname,
-					  h->ifname);
-		}
+		if (SLUICE_POLICY_KEY(np) != SLUICE_KEY_SRC)
+			return sluice_err(
+				err, errlen, -EINVAL,
+				"a shaper's second key (--also-rate) is for a policy keyed "
+				"by the source (--key src): sluice_tc with both would pass "
+				"what 6.1's verifier checks; a limiter takes both");
+		/* A packet may wait the prefix's whole queue, which no --delay
+		 * shortens: within the horizon as a policy's own queue. */
+		snprintf(what, sizeof(what), "the second key's --also-burst %u", a.pkt.burst);
+		hr = check_horizon(h, sluice_shape_longest_ns(&a.pkt, 0), what,
+				   "lower --also-burst", err, errlen);
+		if (hr)
+			return hr;
 	}
 	return sluice_txn_also_put(t, ret ? &a : NULL, np, err, errlen);
 }
