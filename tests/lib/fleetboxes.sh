@@ -24,6 +24,7 @@
 #   nft_counted SRC BOX  how many it has
 #   box_run I ARGS       `sluice run IFR[I] ARGS` in box I, in the background:
 #                        RUNP[I] is sluice's own pid, its output goes to RUNLOG[I]
+#   box_kill I           that run killed -9 and waited for; RUNP[I] emptied
 #   boxes_cleanup        the trap: boxes_stop (the script's, when it defines
 #                        one: stops its processes), sluice detached on each box,
 #                        pins_release, the box namespaces deleted, then NS_G and
@@ -154,6 +155,13 @@ box_run() {
 		>>"${RUNLOG[i]}" 2>&1 &
 	# shellcheck disable=SC2034 # the script's (its boxes_stop stops it)
 	RUNP[i]=$!
+}
+
+box_kill() {
+	local i=$1
+	kill -KILL "${RUNP[i]}" 2>/dev/null
+	wait "${RUNP[i]}" 2>/dev/null
+	RUNP[i]=
 }
 
 boxes_cleanup() {

@@ -28,6 +28,7 @@ set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
 source tests/lib/fleetboxes.sh
+source tests/lib/fleetcluster.sh
 
 netns_need_root "fleet-cluster" jq redis-server redis-cli nft
 netns_need_sluice "fleet-cluster"
@@ -45,74 +46,7 @@ boxes_stop() { boxes_kill "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; }
 BOXES_DEL=("$NS_R")
 boxes_trap
 
-rx() { nsenter --net="/var/run/netns/$NS_R" "$@"; }
-rcli() { rx redis-cli -h "$RIP" "$@"; }
-lab() {
-	boxes_lab 2 fleet-clu && boxes_ingress 2 || return 1
-	boxes_redis_ns "$NS_R" "$RIP" 2
-}
-
-# node_up PORT: a cluster node in NS_R on RIP:PORT. A shard down must not
-# stop the others (cluster-require-full-coverage no), and is known fast.
-node_up() {
-	local port=$1
-	mkdir -p "$D/n$port"
-	nsenter --net="/var/run/netns/$NS_R" redis-server --bind "$RIP" --port "$port" \
-		--protected-mode no --save '' --appendonly no --dir "$D/n$port" \
-		--cluster-enabled yes --cluster-config-file "$D/n$port/nodes.conf" \
-		--cluster-node-timeout 1000 --cluster-require-full-coverage no \
-		--daemonize no >"$D/redis$port.log" 2>&1 &
-	RPIDS+=($!)
-	RPID[$port]=$!
-}
-
-# The shard (port) of a fleet key, as the agent names it (redis_cluster.c):
-# its group is CRC16 of its name mod 1024 (= its own slot mod 1024), its
-# slot that of the hash tag {FLEET#gG}.
-key_slot() {
-	local g
-	g=$(($(rcli -p 7001 cluster keyslot "$1") % 1024))
-	rcli -p 7001 cluster keyslot "sluice:{$FLEET#g$g}:$1"
-}
-owner() { # SLOT: the port of its primary now
-	rcli -p 7001 cluster slots | awk -v s="$1" '
-		{ v[++n] = $0 }
-		END {
-			for (i = 1; i + 3 <= n; i++)
-				if (v[i] ~ /^[0-9]+$/ && v[i + 1] ~ /^[0-9]+$/ && v[i + 2] ~ /\./ &&
-				    v[i + 3] ~ /^[0-9]+$/ && s >= v[i] + 0 && s <= v[i + 1] + 0) {
-					print v[i + 3]; exit
-				}
-		}'
-}
-spray() { # SRC BOX... : PPS for SECS from the gateway to each box
-	local src=$1 i
-	shift
-	for i in "$@"; do
-		gx "$SLUICE_GEN" -i "${IFT[$i]}" -s "$src" -d "198.18.$i.2" -r "$PPS" -t "$SECS" -j \
-			>"$D/gen-$src-$i.json" 2>"$D/gen-$src-$i.err" &
-		PIDS+=($!)
-	done
-}
-gens_done() {
-	local st=0 pid
-	for pid in "${PIDS[@]}"; do wait "$pid" || st=1; done
-	PIDS=()
-	[ $st = 0 ] || { diag "$(cat "$D"/gen*.err)"; return 1; }
-}
-counted() { # SRC BOX...: packets nft counted from SRC at those boxes
-	local src=$1 i s=0
-	shift
-	for i in "$@"; do s=$((s + $(nft_counted "$src" "$i"))); done
-	echo $s
-}
-secs_of() { jq -s 'map(.seconds) | max' "$D"/gen-"$1"-*.json; }
-bound() { # T EXTRA: the fleet bound over T seconds, EXTRA packets more
-	awk -v b=$BURST -v r=$RATE -v t="$1" -v n=$N -v s=$SYNC_MS -v rtt="$RTT" -v x="$2" \
-		'BEGIN { printf "%.1f", b + r * t + (n - 1) * r * (2 * s + rtt) / 1000 + b / 4 + x }'
-}
-
-lab || { not_ok "build the generator, the cluster's namespace and two boxes"; exit 1; }
+cluster_lab fleet-clu || { not_ok "build the generator, the cluster's namespace and two boxes"; exit 1; }
 for p in 7001 7002 7003; do node_up $p; done
 for _ in $(seq 100); do
 	rcli -p 7003 ping >/dev/null 2>&1 && rcli -p 7001 ping >/dev/null 2>&1 &&

@@ -48,6 +48,7 @@ set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
 source tests/lib/fleetboxes.sh
+source tests/lib/fleetcluster.sh
 
 netns_need_root "fleet-failover" jq redis-server redis-cli nft
 netns_need_sluice "fleet-failover"
@@ -67,86 +68,11 @@ boxes_stop() { boxes_kill "${PIDS[@]}" "${RUNP[@]}" "${RPIDS[@]}"; }
 BOXES_DEL=("$NS_R")
 boxes_trap
 
-rx() { nsenter --net="/var/run/netns/$NS_R" "$@"; }
-rcli() { rx redis-cli -h "$RIP" "$@"; }
-lab() {
-	boxes_lab 2 fleet-fo && boxes_ingress 2 || return 1
-	boxes_redis_ns "$NS_R" "$RIP" 2
-}
-
-# node_up PORT: a cluster node in NS_R on RIP:PORT. A shard down must not
-# stop the others (cluster-require-full-coverage no), and is failed over
-# fast (cluster-node-timeout 1000 ms: a replica is promoted about 2 s after
-# its primary dies).
-node_up() {
-	local port=$1
-	mkdir -p "$D/n$port"
-	# nsenter itself, not rx: $! is then redis-server's own pid (nsenter
-	# execs it), the one to kill -9
-	nsenter --net="/var/run/netns/$NS_R" redis-server --bind "$RIP" --port "$port" \
-		--protected-mode no --save '' --appendonly no --dir "$D/n$port" \
-		--cluster-enabled yes --cluster-config-file "$D/n$port/nodes.conf" \
-		--cluster-node-timeout 1000 --cluster-require-full-coverage no \
-		--daemonize no >"$D/redis$port.log" 2>&1 &
-	RPIDS+=($!)
-	RPID[$port]=$!
-}
-
-# LIVE: a node to ask for the map and slots (never the one killed).
-LIVE=7001
-key_group() { echo $(($(rcli -p "$LIVE" cluster keyslot "$1") % 1024)); }
-key_name() { echo "sluice:{$FLEET#g$(key_group "$1")}:$1"; }
-key_slot() { rcli -p "$LIVE" cluster keyslot "$(key_name "$1")"; }
-owner() { # SLOT: the port of its primary now
-	rcli -p "$LIVE" cluster slots | awk -v s="$1" '
-		{ v[++n] = $0 }
-		END {
-			for (i = 1; i + 3 <= n; i++)
-				if (v[i] ~ /^[0-9]+$/ && v[i + 1] ~ /^[0-9]+$/ && v[i + 2] ~ /\./ &&
-				    v[i + 3] ~ /^[0-9]+$/ && s >= v[i] + 0 && s <= v[i + 1] + 0) {
-					print v[i + 3]; exit
-				}
-		}'
-}
-# primaries: the ports of the primaries now.
-primaries() {
-	rcli -p "$LIVE" cluster nodes | awk '$3 ~ /master/ && $3 !~ /fail/ {
-		sub(/@.*/, "", $2); sub(/.*:/, "", $2); print $2 }' | sort
-}
-# replica_of PORT: the port of the replica of the primary at PORT.
-replica_of() {
-	local id
-	id=$(rcli -p "$1" cluster myid)
-	rcli -p "$LIVE" cluster nodes | awk -v id="$id" '$3 ~ /slave/ && $4 == id {
-		sub(/@.*/, "", $2); sub(/.*:/, "", $2); print $2; exit }'
-}
-spray_at() { # SRC BOX PPS: PPS for SECS from the gateway to BOX
-	gx "$SLUICE_GEN" -i "${IFT[$2]}" -s "$1" -d "198.18.$2.2" -r "$3" -t "$SECS" -j \
-		>"$D/gen-$1-$2.json" 2>"$D/gen-$1-$2.err" &
-	PIDS+=($!)
-}
-gens_done() {
-	local st=0 pid
-	for pid in "${PIDS[@]}"; do wait "$pid" || st=1; done
-	PIDS=()
-	[ $st = 0 ] || { diag "$(cat "$D"/gen*.err)"; return 1; }
-}
-counted() { # SRC BOX...: packets nft counted from SRC at those boxes
-	local src=$1 i s=0
-	shift
-	for i in "$@"; do s=$((s + $(nft_counted "$src" "$i"))); done
-	echo $s
-}
-secs_of() { jq -s 'map(.seconds) | max' "$D"/gen-"$1"-*.json; }
-bound() { # T EXTRA: the fleet bound over T seconds, EXTRA packets more
-	awk -v b=$BURST -v r=$RATE -v t="$1" -v n=$N -v s=$SYNC_MS -v rtt="$RTT" -v x="$2" \
-		'BEGIN { printf "%.1f", b + r * t + (n - 1) * r * (2 * s + rtt) / 1000 + b / 4 + x }'
-}
 calc() { awk "BEGIN { printf \"%.1f\", $* }"; }
 loglines() { grep -c "$2" "${RUNLOG[$1]}"; }
 not_in() { ! grep -q "$1" <<<"$2"; }
 
-lab || { not_ok "build the generator, the cluster's namespace and two boxes"; exit 1; }
+cluster_lab fleet-fo || { not_ok "build the generator, the cluster's namespace and two boxes"; exit 1; }
 for p in $PORTS; do node_up "$p"; done
 for p in $PORTS; do
 	for _ in $(seq 100); do
@@ -241,9 +167,7 @@ SECS=5
 spray_at "$SE" 1 "$PPS"
 spray_at "$SE" 2 "$PPS"
 sleep 1
-kill -KILL "${RUNP[2]}"
-wait "${RUNP[2]}" 2>/dev/null
-RUNP[2]=
+box_kill 2
 saw=0
 for _ in $(seq 200); do
 	fleet_of 1 | jq -e '.silent == 1 and .boxes == 2' >/dev/null 2>&1 && saw=1 && break
@@ -349,9 +273,7 @@ pass_if "and both boxes stayed synced, no shard down since" \
 # The node an operator named first (K) is dead since 4: box 2's agent,
 # killed and started with K first and the seed after it, reads the map from
 # the seed, and the shards are the three primaries of now.
-kill -KILL "${RUNP[2]}"
-wait "${RUNP[2]}" 2>/dev/null
-RUNP[2]=
+box_kill 2
 # Until its ok_until has passed, the state the dead agent left says
 # synced: the check below must read the new agent's.
 gone=0

@@ -641,9 +641,7 @@ gen_one 3 "$DEAD_SRC" 1200 5
 SILENT_SAID='fleet: 1 of the 3 boxes of fleet .* has not synced within its horizon'
 silent0=$(loglines 1 "$SILENT_SAID")
 sleep 1
-kill -KILL "${RUNP[3]}"
-wait "${RUNP[3]}" 2>/dev/null
-RUNP[3]=
+box_kill 3
 WAIT_BOXES="1 2"
 if all_boxes '.state == "synced" and .silent == 1 and .boxes == 3'; then
 	ok "an agent killed: the live boxes say one box is silent, N stays 3"
