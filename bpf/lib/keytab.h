@@ -299,7 +299,7 @@ static __always_inline int keytab_log(struct sluice_key *key, struct sluice_conf
 static __always_inline int keytab_sets(void *k, struct sluice_key *key, const int wide,
 				       struct sluice_config *cfg, struct sluice_settings *set,
 				       struct sluice_stats *st, const struct decision *d,
-				       struct keytab_ref *r)
+				       const int shape, struct keytab_ref *r)
 {
 	struct keytab_scratch *sc;
 	struct sets_req *q;
@@ -321,7 +321,14 @@ static __always_inline int keytab_sets(void *k, struct sluice_key *key, const in
 	q->create = !(set->new_keys.interval | set->new_keys.interval_frac);
 	q->flags = sets_flags(d->p);
 	q->window = sets_window(d->p);
-	g = wide ? sets_find_wide(k, q) : sets_find(k, q);
+	if (!wide && !shape) {
+		/* sluice_xdp: look inline, claim in the call (sets.h) */
+		g = sets_find_inline(k, q, 1);
+		if (g == SETS_MISSING && q->create)
+			g = sets_find(k, q);
+	} else {
+		g = wide ? sets_find_wide(k, q) : sets_find(k, q);
+	}
 	if (g == SETS_MISSING) {
 		if (new_key_over(key, cfg, set, st, d->now)) {
 			q->hashed = 0; /* now the aggregate's key */
@@ -400,11 +407,11 @@ static __always_inline int keytab_state(struct sluice_key *key, struct sluice_fk
 	fleet_share(d->p, &d->sh, d->now);
 	if (!fk) {
 		if (table_sets)
-			return keytab_sets(key, key, 0, cfg, set, st, d, r);
+			return keytab_sets(key, key, 0, cfg, set, st, d, shape, r);
 		return keytab_lru(&sluice_buckets, key, key, 0, cfg, set, st, d, shape, r);
 	}
 	if (table_sets)
-		g = keytab_sets(fk, &fk->k, 1, cfg, set, st, d, r);
+		g = keytab_sets(fk, &fk->k, 1, cfg, set, st, d, shape, r);
 	else
 		g = keytab_lru(&sluice_flows, fk, &fk->k, 1, cfg, set, st, d, shape, r);
 	/* The key as the table keyed it (its aggregate's, maybe): for the
