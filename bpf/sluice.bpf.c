@@ -139,8 +139,12 @@ static __always_inline int dry_run(const struct sluice_policy *p, const struct s
  * traffic, and sources sent round-robin all had their samples land on one
  * of them. So the count is unbiased, with a standard deviation of about
  * sqrt(sample x (N - sample)) for N drops (8 x sqrt(N - 64) by default).
+ * sluice_xdp draws with sample_draw() (keytab.h), no helper call; sluice_tc
+ * (`shape`) from the kernel's generator: sample_draw() inlined there took 8
+ * bytes more of its frame, which 6.1 has no room for.
  */
-static __always_inline void count_key_drop(__u64 *dropped, __u32 *dropped32, __u32 event_mask)
+static __always_inline void count_key_drop(__u64 *dropped, __u32 *dropped32, __u32 event_mask,
+					   const int shape)
 {
 	__u64 sample = (__u64)event_mask + 1;
 
@@ -150,13 +154,14 @@ static __always_inline void count_key_drop(__u64 *dropped, __u32 *dropped32, __u
 
 		if (d < sample)
 			__sync_fetch_and_add(dropped32, 1);
-		else if (d < SLUICE_WAY_DROPPED_MAX && !(bpf_get_prandom_u32() & event_mask))
+		else if (d < SLUICE_WAY_DROPPED_MAX &&
+			 !((shape ? bpf_get_prandom_u32() : sample_draw()) & event_mask))
 			__sync_fetch_and_add(dropped32, (__u32)sample);
 		return;
 	}
 	if (SLUICE_READ(*dropped) < sample)
 		__sync_fetch_and_add(dropped, 1);
-	else if (!(bpf_get_prandom_u32() & event_mask))
+	else if (!((shape ? bpf_get_prandom_u32() : sample_draw()) & event_mask))
 		__sync_fetch_and_add(dropped, sample);
 }
 
@@ -462,7 +467,7 @@ __noinline int also_charge(__u64 now, __u64 arg, __u64 share)
 			fleet_record(&sc->ak, cost, 0);
 		return SLUICE_PASS;
 	}
-	count_key_drop(dropped, dropped32, (__u32)arg);
+	count_key_drop(dropped, dropped32, (__u32)arg, 0);
 	/* a way frozen while it is handed to another key: contended */
 	if (v == SLUICE_DROP || v == SLUICE_HORIZON)
 		return v;
@@ -594,7 +599,7 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 		struct sluice_box *b = box_held(key, d->now);
 
 		if (b) {
-			count_key_drop(&b->dropped, NULL, pk->set->event_mask);
+			count_key_drop(&b->dropped, NULL, pk->set->event_mask, shape);
 			return OUTCOME_PENALIZED;
 		}
 	}
@@ -628,7 +633,7 @@ static __always_inline int key_verdict(struct packet *pk, struct sluice_key *key
 		 * the accounting once for every table, not once per table
 		 * (the wide keys' tripled it). */
 		if (v != SLUICE_PASS)
-			count_key_drop(ref.dropped, ref.dropped32, pk->set->event_mask);
+			count_key_drop(ref.dropped, ref.dropped32, pk->set->event_mask, shape);
 		break;
 	case KEYTAB_DECIDED:
 		v = d->v;
