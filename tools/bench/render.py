@@ -408,6 +408,66 @@ def tables_rows(c, md, out):
         goals["worst_t3_minus_t1"] = worst_t3
         goals["t3_minus_t1_le_250ns"] = worst_t3 <= 250.0
     out["sets_goals"] = goals
+    issue23_goals(c, md, out)
+
+
+# Issue 23's goal 1: (T2a-T1) over the floor's (T2-T1), by algorithm.
+HOT_WANT = {"token-bucket": 1.25, "leaky-bucket": 1.25, "fixed-window": 1.5,
+            "sliding-window": 1.5, "sliding-log": 2.0}
+
+
+def issue23_goals(c, md, out):
+    """Issue 23, goals 1 and 2, from the same rounds: one hot key on either
+    table within 1.25x the floor's T2-T1 (the windows 1.5x, the sliding log
+    2x), the drop path (T2b-T1) at most 10% over the pass path (T2a-T1),
+    and a new key on the set table (free and held) within 1.15x the floor's
+    T3-T1 (not under -q)."""
+    md.append("\n#### Issue 23: the packet path against the floor\n\n"
+              "hot: (T2a-T1) / floor (T2-T1), want %s; drop: (T2b-T1) / (T2a-T1), want "
+              "<= 1.10; new key: sets (T3-T1) / floor (T3-T1), free and held, want <= 1.15. "
+              "Every ratio is of this run's medians.\n\n" %
+              ", ".join("%s <= %.2f" % (a, w) for a, w in HOT_WANT.items()))
+    md.append("| table | fam | algo | hot | | drop | | new key free | new key held | |\n"
+              "|---|---|---|---|---|---|---|---|---|---|\n")
+    rows, met = [], {"hot": True, "drop": True, "new_key": True}
+    for table in TABLES:
+        for fam in FAMS:
+            t1 = med(c.find("T1", "lru", fam, "none"))
+            p = med(c.find("T1", "floor", fam, "none"))
+            fl2 = med(c.find("T2", "floor", fam, "none")) - p
+            fl3 = med(c.find("T3", "floor", fam, "none")) - p
+            for a in c.algos:
+                a2, b2 = c.find("T2a", table, fam, a), c.find("T2b", table, fam, a)
+                if not a2 or not b2:
+                    continue
+                hot = div(med(a2) - t1, fl2)
+                drop = div(med(b2) - t1, med(a2) - t1)
+                want = HOT_WANT.get(a, 1.25)
+                hot_ok, drop_ok = hot <= want, drop <= 1.10
+                met["hot"] = met["hot"] and hot_ok
+                met["drop"] = met["drop"] and drop_ok
+                row = {"table": table, "family": fam, "algo": a, "hot": hot, "hot_want": want,
+                       "drop": drop}
+                cells = ["-", "-", ""]
+                if table == "sets" and not c.quick and a != "sliding-log":
+                    f3, h3 = c.find("T3", table, fam, a), c.find("T3held", table, fam, a)
+                    nf = div(med(f3) - t1, fl3) if f3 else NAN
+                    nh = div(med(h3) - t1, fl3) if h3 else NAN
+                    ok = nf <= 1.15 and nh <= 1.15
+                    met["new_key"] = met["new_key"] and ok
+                    cells = ["%.2f" % nf, "%.2f" % nh, "met" if ok else "MISSED"]
+                    row.update({"new_key_free": nf, "new_key_held": nh})
+                md.append("| %s | IPv%d | %s | %.2f | %s | %.2f | %s | %s | %s | %s |\n" % (
+                    table, fam, a, hot, "met" if hot_ok else "MISSED", drop,
+                    "met" if drop_ok else "MISSED", *cells))
+                rows.append(row)
+    if c.quick:
+        met.pop("new_key")
+        md.append("\nNew keys (T3) not run (-q).\n")
+    md.append("\nIssue 23: hot %s, drop %s%s.\n\n" % (
+        "met" if met["hot"] else "MISSED", "met" if met["drop"] else "MISSED",
+        "" if c.quick else ", new key %s" % ("met" if met["new_key"] else "MISSED")))
+    out["issue23"] = {"rows": rows, "met": met}
 
 
 def scale(c, md, dat, out):
