@@ -14,7 +14,8 @@ command -v python3 >/dev/null || { skip "python3 is not installed (run 'sudo mak
 
 # py CODE: python3 with render.py imported as r and run(quick, ns) making
 # a cost document whose case (test, table, family, algo) runs in ns[key]
-# (every unnamed case: 100 ns), rendering the goals: prints what CODE prints.
+# (every unnamed case: 100 ns), rendering the goals, and row(g, table, fam,
+# algo) the goals' row of one case: prints what CODE prints.
 py() {
 	PYTHONDONTWRITEBYTECODE=1 python3 -c "import sys; sys.path.insert(0, 'tools/bench'); import render as r
 ALGOS = ['token-bucket', 'leaky-bucket', 'sliding-window', 'fixed-window', 'sliding-log']
@@ -36,6 +37,8 @@ def run(quick, ns):
     md, out = [], {}
     r.issue23_goals(c, md, out)
     return ''.join(md), out['issue23']
+def row(g, table, fam, algo):
+    return [x for x in g['rows'] if (x['table'], x['family'], x['algo']) == (table, fam, algo)][0]
 $1" 2>&1
 }
 is() {
@@ -60,9 +63,7 @@ is "a token bucket 51 ns over parse against the floor's 40 is 1.275x: missed" \
 	"1.275 False" \
 	"$(py "ns = $base
 ns[('T2a', 'sets', 6, 'token-bucket')] = 81
-md, g = run(False, ns)
-row = [x for x in g['rows'] if (x['table'], x['family'], x['algo']) == ('sets', 6, 'token-bucket')][0]
-print(row['hot'], g['met']['hot'])")"
+md, g = run(False, ns); print(row(g, 'sets', 6, 'token-bucket')['hot'], g['met']['hot'])")"
 is "a window may take 1.5x (60 ns over parse) and the log 2x (80): met" "True" \
 	"$(py "ns = $base
 for table in ('lru', 'sets'):
@@ -83,9 +84,8 @@ is "a held new key at 1.2x the floor's (240 over 200) is missed (the free one at
 	"False 1.1 1.2" \
 	"$(py "ns = $base
 ns[('T3held', 'sets', 4, 'leaky-bucket')] = 270
-md, g = run(False, ns)
-row = [x for x in g['rows'] if (x['table'], x['family'], x['algo']) == ('sets', 4, 'leaky-bucket')][0]
-print(g['met']['new_key'], round(row['new_key_free'], 3), round(row['new_key_held'], 3))")"
+md, g = run(False, ns); x = row(g, 'sets', 4, 'leaky-bucket')
+print(g['met']['new_key'], round(x['new_key_free'], 3), round(x['new_key_held'], 3))")"
 is "the sliding log's new keys (its LRU sluice_logs) are left out of goal 2" "True" \
 	"$(py "ns = $base
 ns[('T3', 'sets', 4, 'sliding-log')] = 1000
