@@ -210,8 +210,7 @@ __noinline int sets_find_wide(const struct sluice_fkey *key, struct sets_req *q)
 	}
 	q->loc = 0;
 	q->way = 0;
-	g = sets_get(q->hash, &key->k, SETS_WIDE, q->create, q->flags, q->window, q->now, &q->loc,
-		     &q->way);
+	g = sets_get(&key->k, SETS_WIDE, q, 0);
 	q->loc = q->loc << 2 | (q->way & 3);
 	return g;
 }
@@ -351,9 +350,10 @@ static __always_inline int keytab_sets(void *k, struct sluice_key *key, const in
 	q->flags = sets_flags(d->p);
 	q->window = sets_window(d->p);
 	if (!wide && !shape) {
-		/* sluice_xdp: look inline, claim in the call (sets.h) */
+		/* sluice_xdp: look inline, wait for a claim under way and
+		 * claim in the call (sets.h) */
 		g = sets_find_inline(k, q, 1);
-		if (g == SETS_MISSING && q->create)
+		if (g == SETS_MISSING)
 			g = sets_find(k, q);
 	} else {
 		g = wide ? sets_find_wide(k, q) : sets_find(k, q);

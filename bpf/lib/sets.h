@@ -4,13 +4,18 @@
  * and the hash are in include/sluice/sets.h): finding a key's way, and
  * claiming one for a new key.
  *
- * Claiming way v of set S for key N, whose scan found no way of N:
+ * A key N is in one of two sets: its own and its other one
+ * (include/sluice/sets.h, sluice_set_alt(); one set when they are the
+ * same). A lookup scans the own set, then the other. Claiming way v of set
+ * S (one of N's two) for N, whose scans found no way of N in either:
  *
- *  1. The victim: an empty way, else the way whose state becomes free
- *     soonest (sluice_way_free_at(): at or before now for a full bucket or
- *     an ended window). Ways being claimed (BUSY) or frozen, empty ones
- *     included, are never taken: so only the CPU that froze a way ever
- *     writes its s0 before the way is published or given back.
+ *  1. The victim: in each of N's sets, an empty way, else the way whose
+ *     state becomes free soonest (sluice_way_free_at(): at or before now
+ *     for a full bucket or an ended window); of the two, the one free
+ *     sooner, and between two free now, the one in the set with more empty
+ *     ways (the own set on a tie). Ways being claimed (BUSY) or frozen,
+ *     empty ones included, are never taken: so only the CPU that froze a
+ *     way ever writes its s0 before the way is published or given back.
  *  2. Freeze: CAS v.s0 from the value the decision read (o) to
  *     SLUICE_FROZEN. If it fails the victim's key was updated since the
  *     decision: decide again. Once frozen, no update of the victim's key can
@@ -31,14 +36,14 @@
  *     the first window of uptime, which a box booted less than a window
  *     ago is in.)
  *  5. Duplicates: another CPU may have claimed another way for N at the same
- *     time. Rescan the set: a way of N (live or BUSY) other than v means
- *     this claim gives way: v is emptied (ident 0) and the lookup starts
- *     over (it uses the live way; a BUSY one it may not wait out, and then
- *     the packet is dropped as contended). Both claims
- *     make their ident CAS (a full barrier) before their rescan, so at
- *     least one of two concurrent claims sees the other; both may give way,
- *     never neither, so N never holds two ways (two buckets would admit
- *     twice its burst).
+ *     time, in either of N's sets (it may have seen other loads). Rescan
+ *     both: a way of N (live or BUSY) other than v means this claim gives
+ *     way: v is emptied (ident 0) and the lookup starts over (it uses the
+ *     live way; a BUSY one it may not wait out, and then the packet is
+ *     dropped as contended). Both claims make their ident CAS (a full
+ *     barrier) before their rescan of both sets, so at least one of two
+ *     concurrent claims sees the other; both may give way, never neither,
+ *     so N never holds two ways (two buckets would admit twice its burst).
  *  6. Publish: CAS v.ident from N | BUSY to N. Until then N's packets that
  *     find N | BUSY look again (SETS_TRIES in all), and never decide on
  *     the way: past the tries they are dropped as contended.
@@ -139,13 +144,21 @@ static __always_inline int sets_scan(void *set, __u64 want)
 	return busy ? SETS_SCAN_BUSY : SETS_SCAN_NONE;
 }
 
-/* 1. The victim: the way of set to claim (-1: every way is being claimed),
- * with the ident and s0 the choice read (*vid, *vs0). */
-static __always_inline int sets_victim(void *set, const int kind, __u64 now, __u64 *vid, __u64 *vs0)
+/* 1. The victim in one set: the way to claim (-1: every way is being
+ * claimed), with the ident and s0 the choice read, when it becomes free
+ * (0: now), and how many of the set's ways are empty. */
+struct sets_victim {
+	__u64 id, s0, fa;
+	__s32 way;
+	__u32 empty;
+};
+
+static __always_inline void sets_victim(void *set, const int kind, __u64 now, struct sets_victim *v)
 {
 	__u64 best = ~0ULL;
 	int i, victim = -1;
 
+	v->empty = 0;
 #pragma unroll
 	for (i = 0; i < SLUICE_SET_WAYS; i++) {
 		__u64 id = SLUICE_READ(set_way(set, i)->ident);
@@ -157,6 +170,7 @@ static __always_inline int sets_victim(void *set, const int kind, __u64 now, __u
 			continue;
 		} else if (!id) {
 			fa = 0;
+			v->empty++;
 		} else {
 			struct sluice_way_aux *x = set_aux(set, kind, i);
 			__u64 s1 = 0;
@@ -173,104 +187,25 @@ static __always_inline int sets_victim(void *set, const int kind, __u64 now, __u
 		if (victim < 0 || fa < best) {
 			best = fa;
 			victim = i;
-			*vid = id;
-			*vs0 = s0;
+			v->id = id;
+			v->s0 = s0;
 		}
 	}
-	return victim;
+	v->fa = best;
+	v->way = victim;
 }
 
-/* 2. to 6.: claim way `victim` of set (ident vid, s0 vs0 when chosen) for
- * key (ident `want`, published as `mine`; of SETS_WIDE: a struct
- * sluice_fkey). 0: claimed, -1: look again. */
-static __always_inline int sets_claim(void *set, const int kind, int victim, __u64 vid, __u64 vs0,
-				      const struct sluice_key *key, __u64 want, __u64 mine,
-				      __u64 window)
+/* A way of identity `want` in set, other than way `skip` (-1: none)? */
+static __always_inline int sets_other(void *set, __u64 want, int skip)
 {
-	struct sluice_way *w = set_way(set, victim & (SLUICE_SET_WAYS - 1));
-	struct sluice_way_aux *x = set_aux(set, kind, victim & (SLUICE_SET_WAYS - 1));
-	int i, busy = 0;
+	int i, found = 0;
 
-	/* 2. freeze */
-	if (!sluice_cas(&w->s0, vs0, SLUICE_FROZEN))
-		return -1;
-	/* 3. take the identity */
-	if (!sluice_cas(&w->ident, vid, mine | (__u64)SLUICE_WAY_BUSY << 32)) {
-		SLUICE_WRITE(w->s0, vs0);
-		return -1;
-	}
-	/* 4. reset */
-	SLUICE_WRITE(x->s1, 0);
-	SLUICE_WRITE(x->dropped, 0);
-	/* a claim's only division: not on a packet that finds its way */
-	SLUICE_WRITE(x->meta,
-		     SLUICE_WAY_META(key->prefixlen, window ? sluice_window_ms(window) : 0));
-	if (kind == SETS_V6)
-		__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
-	else if (kind == SETS_WIDE)
-		__builtin_memcpy(&((struct sluice_way_auxf *)x)->key, key,
-				 sizeof(struct sluice_fkey));
-	SLUICE_WRITE(w->s0, vs0 ? 0 : SLUICE_FRESH);
-	/* 5. duplicates */
 #pragma unroll
 	for (i = 0; i < SLUICE_SET_WAYS; i++) {
-		if (i != victim && SLUICE_WAY_MATCH(SLUICE_READ(set_way(set, i)->ident)) == want)
-			busy = 1;
+		if (i != skip && SLUICE_WAY_MATCH(SLUICE_READ(set_way(set, i)->ident)) == want)
+			found = 1;
 	}
-	if (busy) {
-		sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, 0);
-		return -1;
-	}
-	/* 6. publish */
-	sluice_cas(&w->ident, mine | (__u64)SLUICE_WAY_BUSY << 32, mine);
-	return 0;
-}
-
-/*
- * Find key's way (create 0), or find or claim it (create 1: `flags`
- * SLUICE_WAY_AUX or 0, `window` the policy's window in ticks, 0 for a
- * bucket: with the key's prefix length, the claimed way's meta). `kind` is
- * a compile-time constant: SETS_V4 or SETS_V6 (the family of key), or
- * SETS_WIDE (key is a struct sluice_fkey).
- */
-static __always_inline int sets_get(__u64 hash, const struct sluice_key *key, const int kind,
-				    int create, __u32 flags, __u64 window, __u64 now, __u32 *idx,
-				    int *way)
-{
-	__u64 want, mine;
-	void *set;
-	int t;
-
-	*idx = sluice_set_index(hash, sets_n[kind]);
-	set = sets_at(kind, *idx);
-	if (!set)
-		return SETS_CONTENDED; /* cannot happen: the index is < sets_n */
-	want = kind == SETS_WIDE ? sluice_way_ident_wide((const struct sluice_fkey *)key, hash) :
-				   sluice_way_ident(key, hash);
-	mine = want | (__u64)flags << 32;
-
-	SLUICE_NOUNROLL
-	for (t = 0; t < SETS_TRIES; t++) {
-		__u64 vid = 0, vs0 = 0;
-		int i = sets_scan(set, want);
-
-		if (i >= 0) {
-			*way = i;
-			return SETS_FOUND;
-		}
-		if (i == SETS_SCAN_BUSY)
-			continue; /* N is being claimed on another CPU: wait for it */
-		if (!create)
-			return SETS_MISSING;
-		i = sets_victim(set, kind, now, &vid, &vs0);
-		if (i < 0)
-			continue; /* every way is being claimed */
-		if (sets_claim(set, kind, i, vid, vs0, key, want, mine, window))
-			continue;
-		*way = i;
-		return SETS_CLAIMED;
-	}
-	return SETS_CONTENDED;
+	return found;
 }
 
 /* What sets_find() is asked (the rest: the key). */
@@ -284,18 +219,167 @@ struct sets_req {
 	__u64 hash; /* the key's hash, kept for a second call on the same key */
 	__u32 hashed; /* hash holds it; 0 when the key changed */
 	__s32 way; /* sets_find()'s own: the way, kept here and not in its frame */
+	/* sets_get()'s own: the victim in each of the key's sets. Here and not
+	 * in its frame (6.1's 512 bytes), and read back as the verifier reads
+	 * memory: not as constants, which would have it walk the claim for
+	 * every way and count of empty ways of each set apart. */
+	struct sets_victim v[2];
+	__u64 want; /* ... the key's identity */
+	__u32 own, alt; /* ... its sets */
 };
+
+/* 2. to 6.: claim way `victim` of set, q->v[c]'s (its ident and s0 when
+ * chosen), for key (identity q->want, published with q->flags; of
+ * SETS_WIDE: a struct sluice_fkey), whose other set is `other` (the same
+ * set when the key has one: q->own == q->alt). 0: claimed, -1: look again.
+ * What it needs is read from q when it needs it, not kept in the frame. */
+static __always_inline int sets_claim(void *set, void *other, const int kind, int victim, int c,
+				      const struct sluice_key *key, struct sets_req *q)
+{
+	struct sluice_way *w = set_way(set, victim & (SLUICE_SET_WAYS - 1));
+	struct sluice_way_aux *x = set_aux(set, kind, victim & (SLUICE_SET_WAYS - 1));
+	struct sets_victim *v = &q->v[c & 1];
+	__u64 busy = (__u64)SLUICE_WAY_BUSY << 32;
+	__u64 window;
+
+	/* 2. freeze */
+	if (!sluice_cas(&w->s0, SLUICE_READ(v->s0), SLUICE_FROZEN))
+		return -1;
+	/* 3. take the identity */
+	if (!sluice_cas(&w->ident, SLUICE_READ(v->id),
+			SLUICE_READ(q->want) | (__u64)q->flags << 32 | busy)) {
+		SLUICE_WRITE(w->s0, SLUICE_READ(v->s0));
+		return -1;
+	}
+	/* 4. reset */
+	SLUICE_WRITE(x->s1, 0);
+	SLUICE_WRITE(x->dropped, 0);
+	/* a claim's only division: not on a packet that finds its way */
+	window = q->window;
+	SLUICE_WRITE(x->meta,
+		     SLUICE_WAY_META(key->prefixlen, window ? sluice_window_ms(window) : 0));
+	if (kind == SETS_V6)
+		__builtin_memcpy(((struct sluice_way_aux6 *)x)->addr, key->addr, 16);
+	else if (kind == SETS_WIDE)
+		__builtin_memcpy(&((struct sluice_way_auxf *)x)->key, key,
+				 sizeof(struct sluice_fkey));
+	SLUICE_WRITE(w->s0, SLUICE_READ(v->s0) ? 0 : SLUICE_FRESH);
+	/* 5. duplicates, in both of the key's sets (the same set twice when
+	 * the key has one: its way v is not a duplicate there either) */
+	if (sets_other(set, SLUICE_READ(q->want), victim) ||
+	    sets_other(other, SLUICE_READ(q->want),
+		       SLUICE_READ(q->own) == SLUICE_READ(q->alt) ? victim : -1)) {
+		sluice_cas(&w->ident, SLUICE_READ(q->want) | (__u64)q->flags << 32 | busy, 0);
+		return -1;
+	}
+	/* 6. publish */
+	sluice_cas(&w->ident, SLUICE_READ(q->want) | (__u64)q->flags << 32 | busy,
+		   SLUICE_READ(q->want) | (__u64)q->flags << 32);
+	return 0;
+}
+
+/*
+ * Find key's way (q->create 0), or find or claim it (q->create 1:
+ * q->flags SLUICE_WAY_AUX or 0, q->window the policy's window in ticks, 0
+ * for a bucket: with the key's prefix length, the claimed way's meta), of
+ * hash q->hash. `kind` is a compile-time constant: SETS_V4 or SETS_V6 (the
+ * family of key), or SETS_WIDE (key is a struct sluice_fkey). Out: the
+ * way's set in q->loc, the way in q->way. With `find_only` (a compile-time
+ * constant): one look at each set, no claim, no wait (q->create unread).
+ *
+ * The key is in its own set or its other one (sluice_set_alt()), looked
+ * for in that order. A new key takes the better victim of the two: the one
+ * free sooner, and between two free ones, the one in the set with more
+ * empty ways (two-choice hashing: the less loaded set), its own on a tie.
+ */
+static __always_inline int sets_get(const struct sluice_key *key, const int kind,
+				    struct sets_req *q, const int find_only)
+{
+	__u32 n = sets_n[kind];
+	void *set, *other;
+	int t;
+
+	/* The sets' indexes and the identity in q, not in this frame (6.1's
+	 * 512 bytes: sets_find()'s and sluice_tc's together) */
+	q->own = sluice_set_index(q->hash, n);
+	set = sets_at(kind, q->own);
+	if (!set)
+		return SETS_CONTENDED; /* cannot happen: the index is < sets_n */
+	q->want = kind == SETS_WIDE ?
+			  sluice_way_ident_wide((const struct sluice_fkey *)key, q->hash) :
+			  sluice_way_ident(key, q->hash);
+	if (find_only) {
+		/* live ways only: a key being claimed is SETS_MISSING here,
+		 * and sets_find() waits for it */
+		t = sets_scan(set, q->want);
+		if (t >= 0) {
+			q->loc = q->own;
+			q->way = t;
+			return SETS_FOUND;
+		}
+	}
+	q->alt = sluice_set_alt(q->own, q->want, n);
+	other = sets_at(kind, q->alt);
+	if (!other)
+		return SETS_CONTENDED; /* cannot happen: the index is < sets_n */
+	if (find_only) {
+		t = sets_scan(other, q->want);
+		if (t < 0)
+			return SETS_MISSING;
+		q->loc = q->alt;
+		q->way = t;
+		return SETS_FOUND;
+	}
+
+	SLUICE_NOUNROLL
+	for (t = 0; t < SETS_TRIES; t++) {
+		int i = sets_scan(set, SLUICE_READ(q->want)), j;
+
+		if (i >= 0) {
+			q->loc = q->own;
+			q->way = i;
+			return SETS_FOUND;
+		}
+		j = sets_scan(other, SLUICE_READ(q->want));
+		if (j >= 0) {
+			q->loc = q->alt;
+			q->way = j;
+			return SETS_FOUND;
+		}
+		if (i == SETS_SCAN_BUSY || j == SETS_SCAN_BUSY)
+			continue; /* N is being claimed on another CPU: wait for it */
+		if (!q->create)
+			return SETS_MISSING;
+		sets_victim(set, kind, q->now, &q->v[0]);
+		sets_victim(other, kind, q->now, &q->v[1]);
+		/* read back as memory (SLUICE_READ), not kept from the scans */
+		j = SLUICE_READ(q->v[1].way) >= 0 &&
+		    (SLUICE_READ(q->v[0].way) < 0 ||
+		     SLUICE_READ(q->v[1].fa) < SLUICE_READ(q->v[0].fa) ||
+		     (SLUICE_READ(q->v[1].fa) == SLUICE_READ(q->v[0].fa) &&
+		      SLUICE_READ(q->v[1].empty) > SLUICE_READ(q->v[0].empty)));
+		i = SLUICE_READ(q->v[j & 1].way);
+		if (i < 0)
+			continue; /* every way of both is being claimed */
+		if (sets_claim(j ? other : set, j ? set : other, kind, i, j, key, q))
+			continue;
+		q->loc = j ? q->alt : q->own;
+		q->way = i;
+		return SETS_CLAIMED;
+	}
+	return SETS_CONTENDED;
+}
 
 /*
  * sets_get() for a key of either family: the SETS_* result. sets_find() is
  * it as a function of its own, which the verifier checks once, not at every
  * place the pipeline asks. With `find_only` (a compile-time constant) it
- * only looks (q->create is not read): sluice_xdp's own key looks inline
- * first, and calls sets_find() only for a key that is not there. The call's
- * return (through the kernel's return thunk where SRSO is mitigated) cost
- * 12 ns a packet here, a fifth of the set table's hot path; the claim stays
- * in the function, as inlined it took sluice_xdp past the million
- * instructions 6.1's verifier walks.
+ * only looks, in both of the key's sets, once (q->create is not read):
+ * sluice_xdp's own key looks inline first, and calls sets_find() only for
+ * a key it did not find. The call's return (through the kernel's return
+ * thunk where SRSO is mitigated) cost 12 ns a packet here, a fifth of the
+ * set table's hot path. The claim stays in the function: inlined, it took
+ * sluice_xdp past the million instructions 6.1's verifier walks.
  */
 static __always_inline int sets_find_inline(const struct sluice_key *key, struct sets_req *q,
 					    const int find_only)
@@ -312,11 +396,9 @@ static __always_inline int sets_find_inline(const struct sluice_key *key, struct
 	q->loc = 0;
 	q->way = 0;
 	if (key->family == 6)
-		g = sets_get(q->hash, key, SETS_V6, find_only ? 0 : q->create, q->flags, q->window,
-			     q->now, &q->loc, &q->way);
+		g = sets_get(key, SETS_V6, q, find_only);
 	else
-		g = sets_get(q->hash, key, SETS_V4, find_only ? 0 : q->create, q->flags, q->window,
-			     q->now, &q->loc, &q->way);
+		g = sets_get(key, SETS_V4, q, find_only);
 	q->loc = q->loc << 2 | (q->way & 3);
 	return g;
 }

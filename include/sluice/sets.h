@@ -26,10 +26,15 @@
  * address itself, an IPv6 key's or a wide key's fingerprint (the hash's
  * other half).
  *
- * A new key takes a way that is free (empty, or whose state says it is as
- * good as no state: a bucket at or below now, a window that ended), else the
- * way that becomes free soonest: eviction by what the state means, so a
- * held source (a bucket far ahead of now) is the last a flood can evict.
+ * A key has two sets (two-choice hashing, sluice_set_alt()): its own, and
+ * another one computed from the own set and the way's identity, and it is
+ * in one of them. A new key takes a way that is free (empty, or whose state
+ * says it is as good as no state: a bucket at or below now, a window that
+ * ended), else the way that becomes free soonest, of both sets: eviction by
+ * what the state means, so a held source (a bucket far ahead of now) is
+ * the last a flood can evict. Between free ways it takes one in the set
+ * with more empty ways: a full table then places about 92% of its
+ * capacity, where one set a key placed 80% (docs/keys-and-tables.md).
  * The claim protocol is in bpf/lib/sets.h, with the proof that a key's
  * state read by another key can only cost that key packets.
  */
@@ -173,6 +178,42 @@ static __always_inline __u64 sluice_key_hash(__u64 seed, const struct sluice_key
 static __always_inline __u32 sluice_set_index(__u64 hash, __u32 nsets)
 {
 	return (__u32)(((__u64)(__u32)hash * nsets) >> 32);
+}
+
+/*
+ * A key's other set (two-choice hashing): a key is in its own set
+ * (sluice_set_index() of its hash) or in this one, and a new key takes a
+ * way in the one with more room. Computed from the set and the way's
+ * identity alone (its key without the claim's and the state's flags,
+ * SLUICE_WAY_MATCH()), so anything that reads a way knows its other set
+ * without the key's hash: (c - idx) mod nsets, with c a mix of the
+ * identity, which maps each of the two sets to the other. The own set is
+ * a keyed hash, so no sender can aim at the other either. One set: itself.
+ *
+ * With one choice a full table of 4-way sets places about 80% of its
+ * capacity; with two, 92% (docs/keys-and-tables.md, sluice-bench sizing).
+ */
+static __always_inline __u32 sluice_set_alt(__u32 idx, __u64 match, __u32 nsets)
+{
+	__u32 c;
+
+	/* murmur3's 64-bit finaliser: every bit of the identity in c */
+	match ^= match >> 33;
+	match *= 0xff51afd7ed558ccdULL;
+	match ^= match >> 33;
+	match *= 0xc4ceb9fe1a85ec53ULL;
+	match ^= match >> 33;
+	c = sluice_set_index(match, nsets);
+	return c >= idx ? c - idx : c + (nsets - idx);
+}
+
+/* The sets a key of hash h and identity `match` may be in, in the order to
+ * look: its own, then its other one. How many: 1 when they are one set. */
+static __always_inline int sluice_set_pair(__u64 h, __u64 match, __u32 nsets, __u32 idx[2])
+{
+	idx[0] = sluice_set_index(h, nsets);
+	idx[1] = sluice_set_alt(idx[0], match, nsets);
+	return idx[1] == idx[0] ? 1 : 2;
 }
 
 /*

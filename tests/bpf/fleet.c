@@ -707,20 +707,30 @@ static void test_apply(struct fleet *f)
 
 /* ---- the set table's ways (r.table_sets) ---- */
 
-/* The set of key k in the mapped table, and which of its ways holds k (-1:
- * none). */
+/* The set of key k in the mapped table (of its two, the one that holds it;
+ * its own when neither does), and which of its ways holds k (-1: none). */
 static void *set_of(struct fleet *f, const struct sluice_key *k, int *way)
 {
-	int v6 = k->family == 6, i;
+	int v6 = k->family == 6, i, c, n;
 	__u64 h = sluice_key_hash(f->r.seed, k), want = sluice_way_ident(k, h);
-	__u32 idx = sluice_set_index(h, f->r.keys.nsets[v6]);
-	void *set = (char *)f->r.keys.mem[v6] +
-		    (size_t)idx * (v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4));
+	__u32 idx[2];
+	void *set = NULL;
 
+	n = sluice_set_pair(h, want, f->r.keys.nsets[v6], idx);
 	*way = -1;
-	for (i = 0; i < SLUICE_SET_WAYS; i++)
-		if (SLUICE_WAY_MATCH(((struct sluice_way *)set)[i].ident) == want)
-			*way = i;
+	for (c = n - 1; c >= 0; c--) {
+		void *s = (char *)f->r.keys.mem[v6] +
+			  (size_t)idx[c] *
+				  (v6 ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4));
+
+		if (!set || *way < 0)
+			set = s;
+		for (i = 0; i < SLUICE_SET_WAYS; i++)
+			if (SLUICE_WAY_MATCH(((struct sluice_way *)s)[i].ident) == want) {
+				set = s;
+				*way = i;
+			}
+	}
 	return set;
 }
 

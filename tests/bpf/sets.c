@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <linux/bpf.h>
 
 #include <sluice/sets.h>
@@ -518,21 +519,22 @@ static void test_delete(struct bpfrun *r)
 
 /* ---- the claim protocol on two CPUs ---- */
 
-/* Live ways of one identity in the IPv4 set 0 (max_keys 4): at most one
- * each. Returns how many identities have two or more. */
+/* Live ways of one identity in the IPv4 sets (max_keys 4: one set; 8: two),
+ * read one after another: at most one each. Returns how many identities have two or more. */
 static int duplicates(struct bpfrun *r)
 {
 	struct sluice_set4 *s = r->keys.mem[0];
-	int i, j, dup = 0;
+	__u64 id[2 * SLUICE_SET_WAYS];
+	int n = 0, i, j, dup = 0;
+	__u32 c;
 
-	for (i = 0; i < SLUICE_SET_WAYS; i++)
-		for (j = i + 1; j < SLUICE_SET_WAYS; j++) {
-			__u64 a = __atomic_load_n(&s->w[i].ident, __ATOMIC_ACQUIRE);
-			__u64 b = __atomic_load_n(&s->w[j].ident, __ATOMIC_ACQUIRE);
-
-			if (a && SLUICE_WAY_MATCH(a) == SLUICE_WAY_MATCH(b))
+	for (c = 0; c < r->keys.nsets[0] && c < 2; c++)
+		for (i = 0; i < SLUICE_SET_WAYS; i++)
+			id[n++] = __atomic_load_n(&s[c].w[i].ident, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (id[i] && SLUICE_WAY_MATCH(id[i]) == SLUICE_WAY_MATCH(id[j]))
 				dup++;
-		}
 	return dup;
 }
 
@@ -542,17 +544,19 @@ static int stuck(struct bpfrun *r)
 {
 	struct sluice_set4 *s = r->keys.mem[0];
 	int i, n = 0;
+	__u32 c;
 
-	for (i = 0; i < SLUICE_SET_WAYS; i++) {
-		__u64 id = __atomic_load_n(&s->w[i].ident, __ATOMIC_ACQUIRE);
+	for (c = 0; c < r->keys.nsets[0]; c++)
+		for (i = 0; i < SLUICE_SET_WAYS; i++) {
+			__u64 id = __atomic_load_n(&s[c].w[i].ident, __ATOMIC_ACQUIRE);
 
-		n += __atomic_load_n(&s->w[i].s0, __ATOMIC_ACQUIRE) == SLUICE_FROZEN ||
-		     (id >> 32 & SLUICE_WAY_BUSY);
-	}
+			n += __atomic_load_n(&s[c].w[i].s0, __ATOMIC_ACQUIRE) == SLUICE_FROZEN ||
+			     (id >> 32 & SLUICE_WAY_BUSY);
+		}
 	return n;
 }
 
-#define NFRAMES 8
+#define NFRAMES 12
 struct race {
 	struct bpfrun *r;
 	__u8 frame[NFRAMES][128];
@@ -778,6 +782,214 @@ static void test_race(struct bpfrun *r)
 		 t, kp, RACE_BURST, (unsigned long long)(st.new_keys - st0.new_keys));
 }
 
+/* ---- two sets: a key's own set and its other one (two-choice) ---- */
+
+/* The default policy's /32 key of src. */
+static struct sluice_key key4(const char *src)
+{
+	struct sluice_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.tag = tag_of(SLUICE_ALGO_TOKEN_BUCKET);
+	k.family = 4;
+	k.prefixlen = 32;
+	inet_pton(AF_INET, src, k.addr);
+	return k;
+}
+
+/* 198.18.2.x addresses (x from *next on) whose own and other IPv4 sets are
+ * own and alt, into out (32 bytes each), n of them. */
+static int find_keys(struct bpfrun *r, __u32 own, __u32 alt, int n, int *next, char (*out)[32])
+{
+	int got = 0;
+
+	for (; got < n && *next < 256; (*next)++) {
+		struct sluice_key k;
+		__u32 idx[2];
+		__u64 h;
+
+		snprintf(out[got], 32, "198.18.2.%d", *next);
+		k = key4(out[got]);
+		h = sluice_key_hash(r->seed, &k);
+		sluice_set_pair(h, sluice_way_ident(&k, h), r->keys.nsets[0], idx);
+		if (idx[0] == own && idx[1] == alt)
+			got++;
+	}
+	return got == n ? 0 : -1;
+}
+
+/* The IPv4 set that holds src's key (-1: none), read from the table. */
+static int set_holding(struct bpfrun *r, const char *src)
+{
+	struct sluice_key k = key4(src);
+	__u64 want = sluice_way_ident(&k, sluice_key_hash(r->seed, &k));
+	struct sluice_set4 *s = r->keys.mem[0];
+	__u32 i;
+	int w;
+
+	for (i = 0; i < r->keys.nsets[0]; i++)
+		for (w = 0; w < SLUICE_SET_WAYS; w++)
+			if (SLUICE_WAY_MATCH(__atomic_load_n(&s[i].w[w].ident, __ATOMIC_ACQUIRE)) ==
+			    want)
+				return (int)i;
+	return -1;
+}
+
+/*
+ * Two CPUs churn 11 keys whose two sets are sets 0 and 1 (in either order)
+ * around HELD (a rule of burst 8, at its limit), 12 keys in 8 ways: claims
+ * in both sets at once, each key's in the one a CPU found better. HELD is
+ * never evicted nor passed, and no key has a way in each set.
+ */
+static void test_race_two(struct bpfrun *r)
+{
+	const char *t = "two sets, two CPUs";
+	static struct race x;
+	struct sluice_settings set;
+	struct sluice_policy p;
+	struct sluice_stats st0, st;
+	char keys[11][32];
+	int i, next = 0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		tap_skip("one CPU: two must race for the sets", "%s: the claim protocol", t);
+		return;
+	}
+	if (find_keys(r, 0, 1, 6, &next, keys) ||
+	    (next = 0, find_keys(r, 1, 0, 5, &next, keys + 6))) {
+		tap_ok(false, "%s: 198.18.2.0/24 has 11 keys of sets 0 and 1", t);
+		return;
+	}
+	if (!bpfrun_setup(r, &set, RACE_BURST)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	/* A new key's first packets on both CPUs at once, the table empty:
+	 * its sets equal, a CPU that sees the other's way frozen in one
+	 * claims in the other, and one of the two must give way. */
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.len = 60;
+	x.nframes = 1;
+	x.rounds = 5000;
+	frame_ip(x.frame[0], keys[0], 60, NULL);
+	x.mode = 0;
+	fresh_bad = fresh_dups = 0;
+	bpfrun_stats(r, &st0);
+	TAP_TRUE(run_race(&x, check_fresh),
+		 "%s, a new key of sets 0 and 1 on both at once, %d rounds: one way for it, "
+		 "never more than its burst (%d) passed, no way left frozen",
+		 t, x.rounds, RACE_BURST);
+	bpfrun_stats(r, &st);
+	tap_diag("%s: new_keys %llu, contended %llu", t,
+		 (unsigned long long)(st.new_keys - st0.new_keys),
+		 (unsigned long long)(st.contended - st0.contended));
+
+	bpfrun_policy(&p, SLUICE_ACT_LIMIT, 8);
+	set.nr_rules = 1;
+	if (bpfrun_rule(r, 0, "198.18.9.1/32", &p, BPFRUN_RULE_SLOT) || bpfrun_configure(r, &set)) {
+		tap_ok(false, "%s: rule", t);
+		return;
+	}
+	bpfrun_expect(r, "198.18.9.1", 60, "PPPPPPPPD", "%s: HELD is held at its limit (8)", t);
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.len = 60;
+	x.nframes = 12;
+	x.rounds = 1000;
+	x.mode = 1;
+	frame_ip(x.frame[0], "198.18.9.1", 60, NULL);
+	for (i = 1; i < x.nframes; i++)
+		frame_ip(x.frame[i], keys[i - 1], 60, NULL);
+	churn_bad = 0;
+	bpfrun_stats(r, &st0);
+	TAP_TRUE(run_race(&x, check_churn),
+		 "%s, 11 keys of two sets churning around a held one, %d rounds: HELD never "
+		 "evicted, never passed, no key in two ways, no way left frozen",
+		 t, x.rounds);
+	bpfrun_stats(r, &st);
+	tap_diag("%s: new_keys %llu, contended %llu", t,
+		 (unsigned long long)(st.new_keys - st0.new_keys),
+		 (unsigned long long)(st.contended - st0.contended));
+	TAP_TRUE(st.new_keys > st0.new_keys + 100,
+		 "%s: the keys were evicted and claimed again and again (%llu claims)", t,
+		 (unsigned long long)(st.new_keys - st0.new_keys));
+}
+
+/*
+ * --max-keys 8: two IPv4 sets. A0..A3 have set 0 as both their sets, B0..B3
+ * set 1, and N set 0 as its own and set 1 as its other. With set 0 held by
+ * the As, N takes a way in set 1, and its packets find it there; with both
+ * sets held, N evicts the way free soonest of the two (B3's, one packet of
+ * debt), not one of its own set; the keytab finds and deletes N in set 1.
+ */
+static void test_two_sets(void)
+{
+	const char *t = "two sets";
+	char a[4][32], b[4][32], n[1][32];
+	struct sluice_settings set;
+	struct sluice_stats st0, st;
+	struct bpfrun_opts o = { .max_keys = 8, .table = BPFRUN_SETS };
+	struct sluice_bucket bk;
+	struct sluice_key k;
+	struct bpfrun r;
+	int i, na = 0, nb = 0, nn = 0, held;
+
+	if (bpfrun_open(&r, &o)) {
+		tap_ok(false, "%s: load the sluice program on the set table, --max-keys 8", t);
+		return;
+	}
+	TAP_EQ(r.keys.nsets[0], 2, "%s: --max-keys 8 is two IPv4 sets", t);
+	if (find_keys(&r, 0, 0, 4, &na, a) || find_keys(&r, 1, 1, 4, &nb, b) ||
+	    find_keys(&r, 0, 1, 1, &nn, n)) {
+		tap_ok(false, "%s: 198.18.2.0/24 has keys of each pair of sets", t);
+		bpfrun_close(&r);
+		return;
+	}
+	if (!bpfrun_setup(&r, &set, 8)) {
+		tap_ok(false, "%s: setup", t);
+		bpfrun_close(&r);
+		return;
+	}
+	set.def.tag = tag_of(SLUICE_ALGO_TOKEN_BUCKET);
+	bpfrun_configure(&r, &set);
+	for (i = 0; i < 4; i++)
+		sendk(&r, a[i], 60, 9);
+	for (i = 0, held = 0; i < 4; i++)
+		held += set_holding(&r, a[i]) == 0;
+	TAP_EQ(held, 4, "%s: set 0 holds the four keys whose only set it is, held", t);
+	bpfrun_stats(&r, &st0);
+	bpfrun_expect(&r, n[0], 60, "PPPPPPPPD",
+		      "%s: N, of sets 0 and 1, gets its burst (8) and no more", t);
+	bpfrun_stats(&r, &st);
+	TAP_EQ(set_holding(&r, n[0]), 1, "%s: N took a way in its other set (1)", t);
+	TAP_EQ(st.new_keys - st0.new_keys, 1,
+	       "%s: N was claimed once: its packets after the first found it in set 1", t);
+	for (i = 0, held = 0; i < 4; i++)
+		held += set_holding(&r, a[i]) == 0;
+	TAP_EQ(held, 4, "%s: and no key of set 0 was evicted for it", t);
+	k = key4(n[0]);
+	TAP_EQ(sluice_keytab_lookup(&r.keys, &k, &bk), 0, "%s: the keytab finds N in set 1", t);
+	TAP_EQ(sluice_keytab_delete(&r.keys, &k), 0, "%s: and deletes it there", t);
+	TAP_EQ(set_holding(&r, n[0]), -1, "%s: N is gone", t);
+
+	/* Both sets held; B3 with one packet of debt, the smallest. */
+	for (i = 0; i < 3; i++)
+		sendk(&r, b[i], 60, 9);
+	sendk(&r, b[3], 60, 1);
+	sendk(&r, n[0], 60, 1);
+	for (i = 0, held = 0; i < 4; i++)
+		held += set_holding(&r, a[i]) == 0;
+	for (i = 0; i < 3; i++)
+		held += set_holding(&r, b[i]) == 1;
+	TAP_TRUE(set_holding(&r, n[0]) == 1 && set_holding(&r, b[3]) == -1 && held == 7,
+		 "%s: with both sets held, N evicts B3 (the smallest debt, in its other set), "
+		 "not a key of its own set; the 7 others stay (N in set %d, B3 in %d, %d kept)",
+		 t, set_holding(&r, n[0]), set_holding(&r, b[3]), held);
+	test_race_two(&r);
+	bpfrun_close(&r);
+}
+
 int main(void)
 {
 	struct bpfrun r;
@@ -804,5 +1016,6 @@ int main(void)
 	test_delete(&r);
 	test_race(&r);
 	bpfrun_close(&r);
+	test_two_sets();
 	return tap_done();
 }

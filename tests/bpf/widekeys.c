@@ -164,23 +164,25 @@ static int wide_state(struct bpfrun *r, const struct sluice_fkey *k, struct slui
 		__u32 nsets = bpf_map__max_entries(skel->maps.sluice_setsf);
 		__u64 h = sluice_fkey_hash(r->seed, k);
 		__u64 want = sluice_way_ident_wide(k, h);
-		__u32 idx = sluice_set_index(h, nsets);
+		__u32 idx[2];
 		struct sluice_setf s;
-		int i;
+		int i, c, n = sluice_set_pair(h, want, nsets, idx);
 
-		if (bpf_map__lookup_elem(skel->maps.sluice_setsf, &idx, sizeof(idx), &s, sizeof(s),
-					 0))
-			return -ENOENT;
-		for (i = 0; i < SLUICE_SET_WAYS; i++) {
-			if (SLUICE_WAY_MATCH(s.w[i].ident) != want)
-				continue;
-			/* The way holds the whole key, as claimed. */
-			if (memcmp(&s.x[i].key, k, sizeof(*k)))
-				return -EBADMSG;
-			b->s[0] = s.w[i].s0;
-			b->s[1] = s.x[i].a.s1;
-			b->dropped = s.x[i].a.dropped;
-			return 0;
+		for (c = 0; c < n; c++) {
+			if (bpf_map__lookup_elem(skel->maps.sluice_setsf, &idx[c], sizeof(idx[c]),
+						 &s, sizeof(s), 0))
+				return -ENOENT;
+			for (i = 0; i < SLUICE_SET_WAYS; i++) {
+				if (SLUICE_WAY_MATCH(s.w[i].ident) != want)
+					continue;
+				/* The way holds the whole key, as claimed. */
+				if (memcmp(&s.x[i].key, k, sizeof(*k)))
+					return -EBADMSG;
+				b->s[0] = s.w[i].s0;
+				b->s[1] = s.x[i].a.s1;
+				b->dropped = s.x[i].a.dropped;
+				return 0;
+			}
 		}
 		return -ENOENT;
 	}

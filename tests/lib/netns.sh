@@ -332,6 +332,22 @@ held_check() {
 	esac
 }
 
+# cfg_bytes PIN: a pinned config's bytes, as bpftool -j prints them; cfg_poke
+# PIN OFFSET BYTE...: write BYTEs over them at OFFSET (the layout is the first
+# word).
+cfg_bytes() {
+	bpftool -j map lookup pinned "$1" key 0 0 0 0 |
+		sed 's/.*"value":\[\([^]]*\)\].*/\1/; s/[",]/ /g'
+}
+cfg_poke() {
+	local pin=$1 off=$2 i b
+	shift 2
+	read -ra b <<<"$(cfg_bytes "$pin")"
+	[ "${#b[@]}" -ge 8 ] || return 1
+	for i in "$@"; do b[off]=$i; off=$((off + 1)); done
+	bpftool map update pinned "$pin" key 0 0 0 0 value "${b[@]}"
+}
+
 sluice_stat() {
 	bpftool -j map dump pinned "$RX_PINS/sluice_stats" |
 		grep -o "\"$1\":[0-9]*" | awk -F: '{ s += $2 } END { print s + 0 }'

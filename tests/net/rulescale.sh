@@ -108,19 +108,9 @@ else not_ok "two lengths again: every rule back in the hash"; fi
 
 # ---- config bytes, for the two states a test cannot reach otherwise ----
 CFG=$RX_PINS/sluice_config
-cfg_bytes() {
-	bpftool -j map lookup pinned "$CFG" key 0 0 0 0 |
-		sed 's/.*"value":\[\([^]]*\)\].*/\1/; s/[",]/ /g'
-}
 cfg_field() { bpftool -j map dump pinned "$CFG" | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
-# cfg_poke OFFSET BYTE...: write BYTEs at OFFSET of the config
-cfg_poke() {
-	local off=$1 i
-	shift
-	read -ra b <<<"$(cfg_bytes)"
-	for i in "$@"; do b[off]=$i; off=$((off + 1)); done
-	bpftool map update pinned "$CFG" key 0 0 0 0 value "${b[@]}"
-}
+# cfg_poke OFFSET BYTE...: write BYTEs at OFFSET of the config (netns.sh's)
+cfg_poke_rx() { cfg_poke "$CFG" "$@"; }
 RULETAB_SEQ=400
 
 # The rules without their counters, sorted as rule list sorts them.
@@ -147,7 +137,7 @@ done
 
 # The table those in-place changes left is the rules the maps hold.
 from_tab=$(policies)
-cfg_poke $RULETAB_SEQ 0 0 0 0 0 0 0 0 || not_ok "write ruletab_seq 0"
+cfg_poke_rx $RULETAB_SEQ 0 0 0 0 0 0 0 0 || not_ok "write ruletab_seq 0"
 if [ "$(policies)" = "$from_tab" ]; then
 	ok "after the in-place changes the rule table lists what the maps hold"
 else
@@ -177,7 +167,7 @@ ctl rule flush >/dev/null
 # Three lengths and no /32: every rule in the trie, as layout 4 had them.
 printf 'rule add 198.18.80.0/24 --rate 7/s\nrule add 198.18.81.0/25 --rate 7/s\nrule add 198.18.82.0/26 --rate 7/s\n' >"$T/three.conf"
 ctl -b "$T/three.conf" >/dev/null
-cfg_poke $RULETAB_SEQ 0 0 0 0 0 0 0 0 || not_ok "write ruletab_seq 0"
+cfg_poke_rx $RULETAB_SEQ 0 0 0 0 0 0 0 0 || not_ok "write ruletab_seq 0"
 n=$(ctl -j rule list | grep -o '"match":' | wc -l)
 if [ "$n" = 4 ]; then ok "with the rule table stale, rule list reads the rules from the maps"
 else not_ok "with the rule table stale, rule list reads the rules from the maps"; diag "$n rows"; fi
@@ -191,18 +181,18 @@ fi
 
 # A layout-4 state: no rule table, no rule hash, every rule in the trie.
 rm -f "$RX_PINS/sluice_ruletab" "$RX_PINS/sluice_rulehash"
-cfg_poke 0 4 0 0 0 || not_ok "write layout 4"
-cfg_poke $RULETAB_SEQ 0 0 0 0 0 0 0 0
+cfg_poke_rx 0 4 0 0 0 || not_ok "write layout 4"
+cfg_poke_rx $RULETAB_SEQ 0 0 0 0 0 0 0 0
 expect_status 1 "sluicectl refuses a layout-4 state" ctl rule list
 case $OUT in
 *"layout version 4"*"upgrades them"*) ok "and says attach upgrades it in place" ;;
 *) not_ok "and says attach upgrades it in place"; diag "$OUT" ;;
 esac
 expect_status 0 "sluice attach upgrades it" rx_sluice attach "$IF_RX"
-if [ "$(cfg_field layout)" = 5 ] && [ -e "$RX_PINS/sluice_ruletab" ] && [ -e "$RX_PINS/sluice_rulehash" ]; then
-	ok "layout 5 now, the rule table and the rule hash pinned"
+if [ "$(cfg_field layout)" = 6 ] && [ -e "$RX_PINS/sluice_ruletab" ] && [ -e "$RX_PINS/sluice_rulehash" ]; then
+	ok "layout 6 now, the rule table and the rule hash pinned"
 else
-	not_ok "layout 5 now, the rule table and the rule hash pinned"; diag "layout $(cfg_field layout)"
+	not_ok "layout 6 now, the rule table and the rule hash pinned"; diag "layout $(cfg_field layout)"
 fi
 n=$(ctl -j rule list | grep -o '"match":' | wc -l)
 if [ "$n" = 5 ]; then ok "the upgrade kept the 4 rules"; else

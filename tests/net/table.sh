@@ -89,11 +89,21 @@ bucket() { rx_ctl -i "$IF_RX" -j show "$FLOOD" | grep -o '"bucket":{.*' ; }
 B0=$(bucket)
 grep -q '"found":true' <<<"$B0" || { not_ok "the flood's bucket is found"; diag "$B0"; }
 
+# As the sluice before two-choice sets left it: layout 5 (the config's
+# first word), every key in its own set, which this sluice reads as it is.
+layout() { field "$(cfg_dump)" layout; }
+is "a fresh set table is of layout 6" "$(layout)" 6
+cfg_poke "$RX_PINS/sluice_config" 0 5 0 0 0 || not_ok "write layout 5 into the config"
+is "... written back as layout 5" "$(layout)" 5
+grep -q '"found":true' <<<"$(bucket)" && ok "sluicectl reads a layout-5 set table as it is" ||
+	{ not_ok "sluicectl reads a layout-5 set table as it is"; diag "$(bucket)"; }
+
 # Upgrade in place, the same options: table, seed, sizes and keys kept.
 PROG=$(xdp_prog_id)
 expect_status 0 "upgrade in place (attach again, the same options)" \
 	rx_sluice attach "$IF_RX" --table sets --max-keys "$N" --rate "$RATE/s" --burst "$BURST"
 grep -q "upgraded" <<<"$OUT" || { not_ok "the attach was an upgrade"; diag "$OUT"; }
+is "the upgrade writes layout 6" "$(layout)" 6
 [ "$(xdp_prog_id)" != "$PROG" ] && ok "the upgrade replaced the program" || not_ok "the upgrade replaced the program"
 is "the upgrade keeps set_seed" "$(seed)" "$SEED"
 is "the upgrade keeps sluice_sets4's size" "$(entries sluice_sets4)" "$SETS"

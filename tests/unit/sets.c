@@ -360,6 +360,66 @@ static void test_index_bounds(void)
 	       "set index: only the low 32 bits choose the set");
 }
 
+/* ---- a key's other set (two-choice) ---- */
+
+static void test_alt(void)
+{
+	static const __u32 ns[] = { 1, 2, 3, 1000, 262144, 0x7fffffff, 0xffffffff };
+	int bad = 0, notinv = 0, i, j;
+
+	for (i = 0; i < (int)(sizeof(ns) / sizeof(ns[0])); i++)
+		for (j = 0; j < 100000; j++) {
+			__u64 m = rnd();
+			__u32 own = sluice_set_index(rnd(), ns[i]),
+			      alt = sluice_set_alt(own, m, ns[i]);
+
+			bad += alt >= ns[i];
+			notinv += sluice_set_alt(alt, m, ns[i]) != own;
+		}
+	TAP_EQ(bad, 0, "other set: always below n, n from 1 to 2^32 - 1");
+	TAP_EQ(notinv, 0, "other set: the other set's other set is the own set (a way knows both)");
+	TAP_EQ(sluice_set_alt(0, rnd(), 1), 0, "other set: one set is its own other set");
+}
+
+/* Keys of one own set: their other sets spread over all sets, as keys do
+ * (two keys that share one set rarely share the other), and a key's two
+ * sets are one set about 1/n of the time. */
+static void test_alt_spread(void)
+{
+	const __u32 n = 1024;
+	const __u64 keys = 16 * n;
+	__u32 *cnt = calloc(n, sizeof(*cnt));
+	__u64 seed = rnd(), i, same = 0, found = 0;
+	double x, df = n - 1, bound = df + 8 * sqrt(2 * df) + 10;
+
+	if (!cnt) {
+		tap_ok(false, "other set: out of memory");
+		return;
+	}
+	for (i = 0; found < keys && i < 2 * n * keys; i++) {
+		struct sluice_key k;
+		__u64 h;
+		__u32 idx[2];
+
+		rnd_key(&k, i & 1 ? 6 : 4);
+		h = sluice_key_hash(seed, &k);
+		if (sluice_set_pair(h, sluice_way_ident(&k, h), n, idx) == 1)
+			same++;
+		if (idx[0] != 7)
+			continue;
+		cnt[idx[1]]++;
+		found++;
+	}
+	x = chi_square(cnt, n, found);
+	tap_ok(found == keys && x <= bound,
+	       "other set: %llu keys of set 7 have their other sets over %u sets, chi-square %.1f (df %.0f, bound %.0f)",
+	       (unsigned long long)found, n, x, df, bound);
+	/* i keys, each one set with chance 1/n: i/n, a few hundred */
+	tap_ok(same < 2 * i / n + 20, "other set: %llu of %llu keys have one set (chance %llu)",
+	       (unsigned long long)same, (unsigned long long)i, (unsigned long long)(i / n));
+	free(cnt);
+}
+
 /* ---- a way's identity ---- */
 
 static int cmp_u32(const void *a, const void *b)
@@ -719,6 +779,8 @@ int main(void)
 	test_spread(262144, 4);
 	test_spread(262144, 6);
 	test_index_bounds();
+	test_alt();
+	test_alt_spread();
 	test_fingerprint();
 	test_ident();
 	test_free_at_buckets();

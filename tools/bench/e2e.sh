@@ -35,8 +35,9 @@
 #                   2^20 keys a family, as many as the LRU table holds in all)
 #   sluice-sets-random-2x: sluice-sets-random with --max-keys 2097152: room
 #                   for twice the flood's sources (a 4-way set table full to
-#                   its capacity keeps about 80% of them: the rest are
-#                   evicted, and pass again), in 160 MiB against the LRU's 112
+#                   its capacity keeps about 92% of them, two sets a key: the
+#                   rest are evicted, and pass again), in 160 MiB against the
+#                   LRU's 112
 #   nft-meter       nftables netdev ingress, a dynamic set per source, limit
 #                   rate over 1000/s burst 1000 drop
 #   hashlimit       iptables-legacy raw PREROUTING hashlimit per source (the

@@ -138,10 +138,10 @@ int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		struct sluice_key k;
-		__u32 r = first + i;
-		__u64 h;
+		__u32 r = first + i, idx[2], empty[2];
+		__u64 h, want;
 		__u8 *set;
-		int w;
+		int w, c, nset;
 
 		/* What the datapath builds under bench_vary_keys. */
 		memset(&k, 0, sizeof(k));
@@ -152,7 +152,18 @@ int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
 		memcpy(&k.addr[v6 ? 12 : 0], &r, 4);
 		sluice_mask(k.addr, prefixlen);
 		h = sluice_key_hash(o->seed, &k);
-		set = base + (size_t)sluice_set_index(h, o->keys.nsets[v6]) * setsz;
+		want = sluice_way_ident(&k, h);
+		/* As a claim places it with nothing to evict: in the set of
+		 * the two with more empty ways, its own on a tie. */
+		nset = sluice_set_pair(h, want, o->keys.nsets[v6], idx);
+		for (c = 0; c < 2; c++) {
+			empty[c] = 0;
+			for (w = 0; w < SLUICE_SET_WAYS; w++)
+				empty[c] +=
+					!((struct sluice_way *)(base + (size_t)idx[c] * setsz))[w]
+						 .ident;
+		}
+		set = base + (size_t)idx[nset == 2 && empty[1] > empty[0]] * setsz;
 		for (w = 0; w < SLUICE_SET_WAYS; w++) {
 			struct sluice_way *way = &((struct sluice_way *)set)[w];
 			struct sluice_way_aux *x;
@@ -171,7 +182,7 @@ int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
 			x->dropped = 0;
 			x->meta = meta;
 			way->s0 = s0_base + (__u64)r * s0_step;
-			way->ident = sluice_way_ident(&k, h);
+			way->ident = want;
 			(*placed)++;
 			break;
 		}

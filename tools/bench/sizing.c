@@ -6,9 +6,10 @@
  * -k keys a family (1M):
  *
  *  - fill: the offered sources are placed as the datapath's claims would
- *    place them with nothing to evict (bench_sets_prefill(): a free way of
- *    the key's set, else left out), each held (a TAT two hours ahead and
- *    more, a different debt each): how many the table took;
+ *    place them with nothing to evict (bench_sets_prefill(): an empty way
+ *    of the one of the key's two sets with more of them, else left out),
+ *    each held (a TAT two hours ahead and more, a different debt each): how
+ *    many the table took;
  *  - flood: then -f new sources (4M by default), one packet each, through
  *    the program (BPF_PROG_TEST_RUN, bench_vary_keys: a random source per
  *    packet) under a policy that frees their way at once (1e9/s): how many

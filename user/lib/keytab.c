@@ -153,17 +153,21 @@ int sluice_keytab_lookup(const struct sluice_keytab *t, const struct sluice_key 
 {
 	struct sluice_key got;
 	__u64 h, want;
+	__u32 idx[2];
 	void *set;
-	int v6 = k->family == 6, w;
+	int v6 = k->family == 6, w, c, nset;
 
 	if (!t->sets)
 		return bpf_map_lookup_elem(t->buckets_fd, k, b) ? -errno : 0;
 	h = sluice_key_hash(t->seed, k);
 	want = sluice_way_ident(k, h);
-	set = set_at(t, v6, sluice_set_index(h, t->nsets[v6]));
-	for (w = 0; w < SLUICE_SET_WAYS; w++)
-		if (read_way(set, v6, w, want, &got, b))
-			return 0;
+	nset = sluice_set_pair(h, want, t->nsets[v6], idx);
+	for (c = 0; c < nset; c++) {
+		set = set_at(t, v6, idx[c]);
+		for (w = 0; w < SLUICE_SET_WAYS; w++)
+			if (read_way(set, v6, w, want, &got, b))
+				return 0;
+	}
 	return -ENOENT;
 }
 
@@ -182,19 +186,23 @@ static int empty_way(void *set, int w, __u64 id)
 int sluice_keytab_delete(struct sluice_keytab *t, const struct sluice_key *k)
 {
 	__u64 h, want;
+	__u32 idx[2];
 	void *set;
-	int v6 = k->family == 6, w;
+	int v6 = k->family == 6, w, c, nset;
 
 	if (!t->sets)
 		return bpf_map_delete_elem(t->buckets_fd, k) ? -errno : 0;
 	h = sluice_key_hash(t->seed, k);
 	want = sluice_way_ident(k, h);
-	set = set_at(t, v6, sluice_set_index(h, t->nsets[v6]));
-	for (w = 0; w < SLUICE_SET_WAYS; w++) {
-		__u64 id = __atomic_load_n(&way_at(set, w)->ident, __ATOMIC_ACQUIRE);
+	nset = sluice_set_pair(h, want, t->nsets[v6], idx);
+	for (c = 0; c < nset; c++) {
+		set = set_at(t, v6, idx[c]);
+		for (w = 0; w < SLUICE_SET_WAYS; w++) {
+			__u64 id = __atomic_load_n(&way_at(set, w)->ident, __ATOMIC_ACQUIRE);
 
-		if (SLUICE_WAY_MATCH(id) == want && !(id >> 32 & SLUICE_WAY_BUSY))
-			return empty_way(set, w, id);
+			if (SLUICE_WAY_MATCH(id) == want && !(id >> 32 & SLUICE_WAY_BUSY))
+				return empty_way(set, w, id);
+		}
 	}
 	return -ENOENT;
 }
@@ -406,7 +414,8 @@ int sluice_keytab_lookup_wide(const struct sluice_keytab *t, const struct sluice
 	struct sluice_setf *set;
 	struct sluice_fkey got;
 	__u64 h, want;
-	int w;
+	__u32 idx[2];
+	int w, c, nset;
 
 	if (!sluice_keytab_has_wide(t))
 		return -ENOENT;
@@ -414,10 +423,13 @@ int sluice_keytab_lookup_wide(const struct sluice_keytab *t, const struct sluice
 		return bpf_map_lookup_elem(t->flows_fd, f, b) ? -errno : 0;
 	h = sluice_fkey_hash(t->seed, f);
 	want = sluice_way_ident_wide(f, h);
-	set = setf_at(t, sluice_set_index(h, t->fsets));
-	for (w = 0; w < SLUICE_SET_WAYS; w++)
-		if (read_way_wide(set, w, want, f, &got, b))
-			return 0;
+	nset = sluice_set_pair(h, want, t->fsets, idx);
+	for (c = 0; c < nset; c++) {
+		set = setf_at(t, idx[c]);
+		for (w = 0; w < SLUICE_SET_WAYS; w++)
+			if (read_way_wide(set, w, want, f, &got, b))
+				return 0;
+	}
 	return -ENOENT;
 }
 
@@ -427,7 +439,8 @@ int sluice_keytab_delete_wide(struct sluice_keytab *t, const struct sluice_fkey 
 	struct sluice_setf *set;
 	struct sluice_fkey got;
 	__u64 h, want;
-	int w;
+	__u32 idx[2];
+	int w, c, nset;
 
 	if (!sluice_keytab_has_wide(t))
 		return -ENOENT;
@@ -435,12 +448,15 @@ int sluice_keytab_delete_wide(struct sluice_keytab *t, const struct sluice_fkey 
 		return bpf_map_delete_elem(t->flows_fd, f) ? -errno : 0;
 	h = sluice_fkey_hash(t->seed, f);
 	want = sluice_way_ident_wide(f, h);
-	set = setf_at(t, sluice_set_index(h, t->fsets));
-	for (w = 0; w < SLUICE_SET_WAYS; w++) {
-		__u64 id = __atomic_load_n(&set->w[w].ident, __ATOMIC_ACQUIRE);
+	nset = sluice_set_pair(h, want, t->fsets, idx);
+	for (c = 0; c < nset; c++) {
+		set = setf_at(t, idx[c]);
+		for (w = 0; w < SLUICE_SET_WAYS; w++) {
+			__u64 id = __atomic_load_n(&set->w[w].ident, __ATOMIC_ACQUIRE);
 
-		if (read_way_wide(set, w, want, f, &got, &b))
-			return empty_way(set, w, id);
+			if (read_way_wide(set, w, want, f, &got, &b))
+				return empty_way(set, w, id);
+		}
 	}
 	return -ENOENT;
 }

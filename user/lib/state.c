@@ -268,7 +268,7 @@ void sluice_close(struct sluice_handle *h)
 int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, char *err,
 			size_t errlen)
 {
-	if (cfg->layout == SLUICE_LAYOUT_VERSION)
+	if (cfg->layout == SLUICE_LAYOUT_VERSION || cfg->layout == SLUICE_LAYOUT_ONE_SET)
 		return 0;
 	if (cfg->layout == 3 || cfg->layout == 4)
 		return sluice_err(

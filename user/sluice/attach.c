@@ -186,7 +186,8 @@ static int validate_edits(struct attach_ctx *c)
 	cfg.layout = SLUICE_LAYOUT_VERSION;
 	sluice_settings_init(&cfg.settings[0]);
 	if (c->pins_existed && !c->fresh_config && c->plan.kind != RESUME_DROP) {
-		if (c->old_cfg.layout == SLUICE_LAYOUT_VERSION) {
+		if (c->old_cfg.layout == SLUICE_LAYOUT_VERSION ||
+		    c->old_cfg.layout == SLUICE_LAYOUT_ONE_SET) {
 			ret = sluice_open(o->name, &live, c->err, sizeof(c->err));
 			if (!ret)
 				ret = sluice_read_policies(&live, &pol, false, c->err,

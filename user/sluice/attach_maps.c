@@ -246,8 +246,9 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 			c->have_old_cfg = true;
 		} else if (cfg.layout >= 3 && cfg.layout <= SLUICE_LAYOUT_VERSION) {
 			/* Layout 3 is layout 4 without the owner, layout 4 is
-			 * this one with the rules all in the trie: upgraded in
-			 * place once attach knows whose it is. */
+			 * 5 with the rules all in the trie, 5 is this one with
+			 * one set a key: upgraded in place once attach knows
+			 * whose it is. */
 			c->old_cfg = cfg;
 			c->have_old_cfg = true;
 		} else {
@@ -350,11 +351,13 @@ static int init_config(struct attach_ctx *c, int fd)
 		if (bpf_map_update_elem(fd, &zero, &cfg, 0))
 			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
 				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 4) {
-		/* Its rule_maps and ruletab fields are 0: every rule in the
-		 * trie, no rule table yet, as this layout reads them. The
-		 * program is replaced before anything writes the new fields.
-		 * Only the layout word is written: the rest may be changing. */
+	} else if (cfg.layout == 4 || cfg.layout == SLUICE_LAYOUT_ONE_SET) {
+		/* Layout 4: its rule_maps and ruletab fields are 0: every rule
+		 * in the trie, no rule table yet, as this layout reads them.
+		 * The program is replaced before anything writes the new
+		 * fields. Layout 5: each set-table key in its own set, where
+		 * this layout looks first. Only the layout word is written:
+		 * the rest may be changing. */
 		struct sluice_config *m =
 			mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
