@@ -55,6 +55,8 @@ redis_up() {
 	RPIDS+=($!)
 	eval "REDIS_$port=$!"
 }
+# failover-timeout 3 s: sentinels whose election fails try again after twice
+# it. At 10 s one loaded CI run saw no failover within the test's 20 s wait.
 sentinel_up() {
 	local port=$1
 	cat >"$D/sentinel$port.conf" <<-EOF
@@ -64,7 +66,7 @@ sentinel_up() {
 	dir $D
 	sentinel monitor $MASTER $RIP 6379 2
 	sentinel down-after-milliseconds $MASTER 1000
-	sentinel failover-timeout $MASTER 10000
+	sentinel failover-timeout $MASTER 3000
 	sentinel parallel-syncs $MASTER 1
 	EOF
 	nsenter --net="/var/run/netns/$NS_R" redis-sentinel "$D/sentinel$port.conf" \
