@@ -701,16 +701,61 @@ static int check_churn(struct race *x, int round)
 	return 0;
 }
 
+/* The race of one new key's first packets (src) on both CPUs at once, in
+ * *x: whether every round kept one way for it and at most its burst. */
+static bool race_fresh(struct bpfrun *r, struct race *x, const char *src)
+{
+	memset(x, 0, sizeof(*x));
+	x->r = r;
+	x->len = 60;
+	x->nframes = 1;
+	x->rounds = 5000;
+	frame_ip(x->frame[0], src, 60, NULL);
+	x->mode = 0;
+	fresh_bad = fresh_dups = 0;
+	return run_race(x, check_fresh);
+}
+
+/* HELD (198.18.9.1: a rule of burst 8) driven to its limit, then n keys
+ * (srcs) churning around it on both CPUs, in *x, with the stats before the
+ * churn in *st0: whether every round kept HELD and no key in two ways; -1
+ * when the setup failed (reported as t's). */
+static int race_churn(struct bpfrun *r, struct sluice_settings *set, const char *t, struct race *x,
+		      char (*srcs)[32], int n, struct sluice_stats *st0)
+{
+	struct sluice_policy p;
+	int i;
+
+	bpfrun_policy(&p, SLUICE_ACT_LIMIT, 8);
+	set->nr_rules = 1;
+	if (bpfrun_rule(r, 0, "198.18.9.1/32", &p, BPFRUN_RULE_SLOT) || bpfrun_configure(r, set)) {
+		tap_ok(false, "%s: rule", t);
+		return -1;
+	}
+	bpfrun_expect(r, "198.18.9.1", 60, "PPPPPPPPD", "%s: HELD is held at its limit (8)", t);
+	memset(x, 0, sizeof(*x));
+	x->r = r;
+	x->len = 60;
+	x->nframes = n + 1;
+	x->rounds = 1000;
+	x->mode = 1;
+	frame_ip(x->frame[0], "198.18.9.1", 60, NULL);
+	for (i = 0; i < n; i++)
+		frame_ip(x->frame[i + 1], srcs[i], 60, NULL);
+	churn_bad = 0;
+	bpfrun_stats(r, st0);
+	return run_race(x, check_churn);
+}
+
 static void test_race(struct bpfrun *r)
 {
 	const char *t = "two CPUs";
 	static struct race x;
 	struct sluice_settings set;
-	struct sluice_policy p;
 	struct sluice_stats st0, st;
 	unsigned long kp;
-	char src[32];
-	int i;
+	char src[6][32];
+	int i, ok;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		tap_skip("one CPU: two must race for the set", "%s: the claim protocol", t);
@@ -721,15 +766,8 @@ static void test_race(struct bpfrun *r)
 		tap_ok(false, "%s: setup", t);
 		return;
 	}
-	memset(&x, 0, sizeof(x));
-	x.r = r;
-	x.len = 60;
-	x.nframes = 1;
-	x.rounds = 5000;
-	frame_ip(x.frame[0], "198.18.0.7", 60, NULL);
-	x.mode = 0;
-	fresh_bad = fresh_dups = 0;
-	TAP_TRUE(run_race(&x, check_fresh),
+	ok = race_fresh(r, &x, "198.18.0.7");
+	TAP_TRUE(ok,
 		 "%s, a new key's first packets on both at once, %d rounds: one way for it, "
 		 "never more than its burst (%d) passed, no way left frozen",
 		 t, x.rounds, RACE_BURST);
@@ -745,27 +783,12 @@ static void test_race(struct bpfrun *r)
 		tap_ok(false, "%s: setup", t);
 		return;
 	}
-	bpfrun_policy(&p, SLUICE_ACT_LIMIT, 8);
-	set.nr_rules = 1;
-	if (bpfrun_rule(r, 0, "198.18.9.1/32", &p, BPFRUN_RULE_SLOT) || bpfrun_configure(r, &set)) {
-		tap_ok(false, "%s: rule", t);
+	for (i = 0; i < 6; i++)
+		snprintf(src[i], sizeof(src[i]), "198.18.0.%d", i + 1);
+	ok = race_churn(r, &set, t, &x, src, 6, &st0);
+	if (ok < 0)
 		return;
-	}
-	bpfrun_expect(r, "198.18.9.1", 60, "PPPPPPPPD", "%s: HELD is held at its limit (8)", t);
-	memset(&x, 0, sizeof(x));
-	x.r = r;
-	x.len = 60;
-	x.nframes = 7;
-	x.rounds = 1000;
-	x.mode = 1;
-	frame_ip(x.frame[0], "198.18.9.1", 60, NULL);
-	for (i = 1; i < x.nframes; i++) {
-		snprintf(src, sizeof(src), "198.18.0.%d", i);
-		frame_ip(x.frame[i], src, 60, NULL);
-	}
-	churn_bad = 0;
-	bpfrun_stats(r, &st0);
-	TAP_TRUE(run_race(&x, check_churn),
+	TAP_TRUE(ok,
 		 "%s, 6 keys churning in one set around a held one, %d rounds: HELD never "
 		 "evicted, never passed, no key in two ways, no way left frozen",
 		 t, x.rounds);
@@ -846,10 +869,9 @@ static void test_race_two(struct bpfrun *r)
 	const char *t = "two sets, two CPUs";
 	static struct race x;
 	struct sluice_settings set;
-	struct sluice_policy p;
 	struct sluice_stats st0, st;
 	char keys[11][32];
-	int i, next = 0;
+	int ok, next = 0;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		tap_skip("one CPU: two must race for the sets", "%s: the claim protocol", t);
@@ -867,16 +889,9 @@ static void test_race_two(struct bpfrun *r)
 	/* A new key's first packets on both CPUs at once, the table empty:
 	 * its sets equal, a CPU that sees the other's way frozen in one
 	 * claims in the other, and one of the two must give way. */
-	memset(&x, 0, sizeof(x));
-	x.r = r;
-	x.len = 60;
-	x.nframes = 1;
-	x.rounds = 5000;
-	frame_ip(x.frame[0], keys[0], 60, NULL);
-	x.mode = 0;
-	fresh_bad = fresh_dups = 0;
 	bpfrun_stats(r, &st0);
-	TAP_TRUE(run_race(&x, check_fresh),
+	ok = race_fresh(r, &x, keys[0]);
+	TAP_TRUE(ok,
 		 "%s, a new key of sets 0 and 1 on both at once, %d rounds: one way for it, "
 		 "never more than its burst (%d) passed, no way left frozen",
 		 t, x.rounds, RACE_BURST);
@@ -885,27 +900,12 @@ static void test_race_two(struct bpfrun *r)
 		 (unsigned long long)(st.new_keys - st0.new_keys),
 		 (unsigned long long)(st.contended - st0.contended));
 
-	bpfrun_policy(&p, SLUICE_ACT_LIMIT, 8);
-	set.nr_rules = 1;
-	if (bpfrun_rule(r, 0, "198.18.9.1/32", &p, BPFRUN_RULE_SLOT) || bpfrun_configure(r, &set)) {
-		tap_ok(false, "%s: rule", t);
+	ok = race_churn(r, &set, t, &x, keys, 11, &st0);
+	if (ok < 0)
 		return;
-	}
-	bpfrun_expect(r, "198.18.9.1", 60, "PPPPPPPPD", "%s: HELD is held at its limit (8)", t);
-	memset(&x, 0, sizeof(x));
-	x.r = r;
-	x.len = 60;
-	x.nframes = 12;
-	x.rounds = 1000;
-	x.mode = 1;
-	frame_ip(x.frame[0], "198.18.9.1", 60, NULL);
-	for (i = 1; i < x.nframes; i++)
-		frame_ip(x.frame[i], keys[i - 1], 60, NULL);
-	churn_bad = 0;
-	bpfrun_stats(r, &st0);
-	TAP_TRUE(run_race(&x, check_churn),
-		 "%s, 11 keys of two sets churning around a held one, %d rounds: HELD never "
-		 "evicted, never passed, no key in two ways, no way left frozen",
+	TAP_TRUE(ok,
+		 "%s, 11 keys of two sets churning around a held one, %d rounds: HELD "
+		 "never evicted, never passed, no key in two ways, no way left frozen",
 		 t, x.rounds);
 	bpfrun_stats(r, &st);
 	tap_diag("%s: new_keys %llu, contended %llu", t,
