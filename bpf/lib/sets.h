@@ -4,18 +4,20 @@
  * and the hash are in include/sluice/sets.h): finding a key's way, and
  * claiming one for a new key.
  *
- * A key N is in one of two sets: its own and its other one
- * (include/sluice/sets.h, sluice_set_alt(); one set when they are the
- * same). A lookup scans the own set, then the other. Claiming way v of set
- * S (one of N's two) for N, whose scans found no way of N in either:
+ * A key N is in one of two groups of SLUICE_SET_GROUP sets: its own and
+ * its other one (include/sluice/sets.h, sluice_set_alt(); one group when
+ * they are the same). A lookup scans the own group's sets, then the
+ * other's. Claiming way v of set S (of one of N's two groups) for N, whose
+ * scans found no way of N in either:
  *
- *  1. The victim: in each of N's sets, an empty way, else the way whose
+ *  1. The victim: in each of N's groups, an empty way, else the way whose
  *     state becomes free soonest (sluice_way_free_at(): at or before now
  *     for a full bucket or an ended window); of the two, the one free
- *     sooner, and between two free now, the one in the set with more empty
- *     ways (the own set on a tie). Ways being claimed (BUSY) or frozen,
- *     empty ones included, are never taken: so only the CPU that froze a
- *     way ever writes its s0 before the way is published or given back.
+ *     sooner, and between two free now, the one in the group with more
+ *     empty ways (the own group on a tie). Ways being claimed (BUSY) or
+ *     frozen, empty ones included, are never taken: so only the CPU that
+ *     froze a way ever writes its s0 before the way is published or given
+ *     back.
  *  2. Freeze: CAS v.s0 from the value the decision read (o) to
  *     SLUICE_FROZEN. If it fails the victim's key was updated since the
  *     decision: decide again. Once frozen, no update of the victim's key can
@@ -36,12 +38,12 @@
  *     the first window of uptime, which a box booted less than a window
  *     ago is in.)
  *  5. Duplicates: another CPU may have claimed another way for N at the same
- *     time, in either of N's sets (it may have seen other loads). Rescan
+ *     time, in either of N's groups (it may have seen other loads). Rescan
  *     both: a way of N (live or BUSY) other than v means this claim gives
  *     way: v is emptied (ident 0) and the lookup starts over (it uses the
  *     live way; a BUSY one it may not wait out, and then the packet is
  *     dropped as contended). Both claims make their ident CAS (a full
- *     barrier) before their rescan of both sets, so at least one of two
+ *     barrier) before their rescan of both groups, so at least one of two
  *     concurrent claims sees the other; both may give way, never neither,
  *     so N never holds two ways (two buckets would admit twice its burst).
  *  6. Publish: CAS v.ident from N | BUSY to N. Until then N's packets that
@@ -59,7 +61,7 @@
  * only make stricter for a key of the same policy. A refund (a byte limit
  * refusing what the packet limit took) is made only from the exact value its
  * charge wrote (algo.h), so it can never give N back what N did not pay.
- * An IPv6 fingerprint shared by two keys of one set and policy (2^-32 a
+ * An IPv6 fingerprint shared by two keys of one group and policy (2^-32 a
  * pair) makes them share one bucket: each pays for the other, nothing extra.
  */
 #ifndef SLUICE_BPF_SETS_H
@@ -144,21 +146,42 @@ static __always_inline int sets_scan(void *set, __u64 want)
 	return busy ? SETS_SCAN_BUSY : SETS_SCAN_NONE;
 }
 
-/* 1. The victim in one set: the way to claim (-1: every way is being
- * claimed), with the ident and s0 the choice read, when it becomes free
- * (0: now), and how many of the set's ways are empty. */
+/* 1. The victim in one group: the way to claim (-1: every way is being
+ * claimed; else the set within the group << 2 | the way), with the ident
+ * and s0 the choice read, when it becomes free (0: now), and how many of
+ * the group's ways are empty. */
 struct sets_victim {
 	__u64 id, s0, fa;
 	__s32 way;
 	__u32 empty;
 };
 
-static __always_inline void sets_victim(void *set, const int kind, __u64 now, struct sets_victim *v)
-{
-	__u64 best = ~0ULL;
-	int i, victim = -1;
+/* What sets_find() is asked (the rest: the key). */
+struct sets_req {
+	__u64 seed; /* config.set_seed */
+	__u64 now;
+	__u64 window; /* a claim's: the policy's window (ticks; 0: a bucket) */
+	__u32 flags; /* ... and sets_flags() */
+	__u32 create; /* 0: find only */
+	__u32 loc; /* out: the key's set << 2 | way (SETS_FOUND, SETS_CLAIMED) */
+	__u64 hash; /* the key's hash, kept for a second call on the same key */
+	__u32 hashed; /* hash holds it; 0 when the key changed */
+	__s32 way; /* sets_find()'s own: the way, kept here and not in its frame */
+	/* sets_get()'s own: the victim in each of the key's groups. Here and
+	 * not in its frame (6.1's 512 bytes), and read back as the verifier
+	 * reads memory: not as constants, which would have it walk the claim
+	 * for every way and count of empty ways of each group apart. */
+	struct sets_victim v[2];
+	__u64 want; /* ... the key's identity */
+	__u32 own, alt; /* ... its groups' first sets */
+};
 
-	v->empty = 0;
+/* One set of the group, the s-th: v holds the best of the sets before it. */
+static __always_inline void sets_victim(void *set, const int kind, __u64 now, struct sets_victim *v,
+					int s)
+{
+	int i;
+
 #pragma unroll
 	for (i = 0; i < SLUICE_SET_WAYS; i++) {
 		__u64 id = SLUICE_READ(set_way(set, i)->ident);
@@ -184,15 +207,57 @@ static __always_inline void sets_victim(void *set, const int kind, __u64 now, st
 			if (fa < now)
 				fa = 0; /* free now: every free way is as good */
 		}
-		if (victim < 0 || fa < best) {
-			best = fa;
-			victim = i;
+		if (SLUICE_READ(v->way) < 0 || fa < SLUICE_READ(v->fa)) {
+			v->fa = fa;
+			v->way = s << 2 | i;
 			v->id = id;
 			v->s0 = s0;
 		}
 	}
-	v->fa = best;
-	v->way = victim;
+}
+
+static __always_inline void sets_group_victim(const int kind, __u32 base, __u64 now,
+					      struct sets_victim *v)
+{
+	int s;
+
+	v->fa = ~0ULL;
+	v->way = -1;
+	v->empty = 0;
+#pragma unroll
+	for (s = 0; s < SLUICE_SET_GROUP; s++) {
+		void *set = sets_at(kind, base + s);
+
+		if (!set)
+			break; /* a table pinned by an older sluice, ending in part of a group */
+		sets_victim(set, kind, now, v, s);
+	}
+}
+
+/* The way of ident `want` in the group of sets from base: 0 with its set
+ * in q->loc and the way in q->way, or SETS_SCAN_NONE, or SETS_SCAN_BUSY. */
+static __always_inline int sets_group_scan(const int kind, __u32 base, __u64 want,
+					   struct sets_req *q)
+{
+	int s, busy = 0;
+
+#pragma unroll
+	for (s = 0; s < SLUICE_SET_GROUP; s++) {
+		void *set = sets_at(kind, base + s);
+		int i;
+
+		if (!set)
+			break;
+		i = sets_scan(set, want);
+		if (i >= 0) {
+			q->loc = base + s;
+			q->way = i;
+			return 0;
+		}
+		if (i == SETS_SCAN_BUSY)
+			busy = 1;
+	}
+	return busy ? SETS_SCAN_BUSY : SETS_SCAN_NONE;
 }
 
 /* A way of identity `want` in set, other than way `skip` (-1: none)? */
@@ -208,36 +273,35 @@ static __always_inline int sets_other(void *set, __u64 want, int skip)
 	return found;
 }
 
-/* What sets_find() is asked (the rest: the key). */
-struct sets_req {
-	__u64 seed; /* config.set_seed */
-	__u64 now;
-	__u64 window; /* a claim's: the policy's window (ticks; 0: a bucket) */
-	__u32 flags; /* ... and sets_flags() */
-	__u32 create; /* 0: find only */
-	__u32 loc; /* out: the key's set << 2 | way (SETS_FOUND, SETS_CLAIMED) */
-	__u64 hash; /* the key's hash, kept for a second call on the same key */
-	__u32 hashed; /* hash holds it; 0 when the key changed */
-	__s32 way; /* sets_find()'s own: the way, kept here and not in its frame */
-	/* sets_get()'s own: the victim in each of the key's sets. Here and not
-	 * in its frame (6.1's 512 bytes), and read back as the verifier reads
-	 * memory: not as constants, which would have it walk the claim for
-	 * every way and count of empty ways of each set apart. */
-	struct sets_victim v[2];
-	__u64 want; /* ... the key's identity */
-	__u32 own, alt; /* ... its sets */
-};
+/* ... in the group of sets from base, other than way `way` of set `vset`? */
+static __always_inline int sets_group_other(const int kind, __u32 base, __u64 want, __u32 vset,
+					    int way)
+{
+	int s, found = 0;
 
-/* 2. to 6.: claim way `victim` of set, q->v[c]'s (its ident and s0 when
- * chosen), for key (identity q->want, published with q->flags; of
- * SETS_WIDE: a struct sluice_fkey), whose other set is `other` (the same
- * set when the key has one: q->own == q->alt). 0: claimed, -1: look again.
- * What it needs is read from q when it needs it, not kept in the frame. */
-static __always_inline int sets_claim(void *set, void *other, const int kind, int victim, int c,
+#pragma unroll
+	for (s = 0; s < SLUICE_SET_GROUP; s++) {
+		void *set = sets_at(kind, base + s);
+
+		if (!set)
+			break;
+		if (sets_other(set, want, base + s == vset ? way : -1))
+			found = 1;
+	}
+	return found;
+}
+
+/* 2. to 6.: claim way `way` of set `vset` (at `set`), q->v[c]'s (its ident
+ * and s0 when chosen), for key (identity q->want, published with q->flags;
+ * of SETS_WIDE: a struct sluice_fkey), whose groups start at q->own and
+ * q->alt (the same group when the key has one). 0: claimed, -1: look
+ * again. What it needs is read from q when it needs it, not kept in the
+ * frame. */
+static __always_inline int sets_claim(void *set, const int kind, __u32 vset, int way, int c,
 				      const struct sluice_key *key, struct sets_req *q)
 {
-	struct sluice_way *w = set_way(set, victim & (SLUICE_SET_WAYS - 1));
-	struct sluice_way_aux *x = set_aux(set, kind, victim & (SLUICE_SET_WAYS - 1));
+	struct sluice_way *w = set_way(set, way & (SLUICE_SET_WAYS - 1));
+	struct sluice_way_aux *x = set_aux(set, kind, way & (SLUICE_SET_WAYS - 1));
 	struct sets_victim *v = &q->v[c & 1];
 	__u64 busy = (__u64)SLUICE_WAY_BUSY << 32;
 	__u64 window;
@@ -264,11 +328,11 @@ static __always_inline int sets_claim(void *set, void *other, const int kind, in
 		__builtin_memcpy(&((struct sluice_way_auxf *)x)->key, key,
 				 sizeof(struct sluice_fkey));
 	SLUICE_WRITE(w->s0, SLUICE_READ(v->s0) ? 0 : SLUICE_FRESH);
-	/* 5. duplicates, in both of the key's sets (the same set twice when
-	 * the key has one: its way v is not a duplicate there either) */
-	if (sets_other(set, SLUICE_READ(q->want), victim) ||
-	    sets_other(other, SLUICE_READ(q->want),
-		       SLUICE_READ(q->own) == SLUICE_READ(q->alt) ? victim : -1)) {
+	/* 5. duplicates, in both of the key's groups (one when the key has
+	 * one: its way v is not a duplicate there either) */
+	if (sets_group_other(kind, SLUICE_READ(q->own), SLUICE_READ(q->want), vset, way) ||
+	    (SLUICE_READ(q->own) != SLUICE_READ(q->alt) &&
+	     sets_group_other(kind, SLUICE_READ(q->alt), SLUICE_READ(q->want), vset, way))) {
 		sluice_cas(&w->ident, SLUICE_READ(q->want) | (__u64)q->flags << 32 | busy, 0);
 		return -1;
 	}
@@ -285,73 +349,58 @@ static __always_inline int sets_claim(void *set, void *other, const int kind, in
  * hash q->hash. `kind` is a compile-time constant: SETS_V4 or SETS_V6 (the
  * family of key), or SETS_WIDE (key is a struct sluice_fkey). Out: the
  * way's set in q->loc, the way in q->way. With `find_only` (a compile-time
- * constant): one look at each set, no claim, no wait (q->create unread).
+ * constant): one look at each group, no claim, no wait (q->create unread).
  *
- * The key is in its own set or its other one (sluice_set_alt()), looked
+ * The key is in its own group or its other one (sluice_set_alt()), looked
  * for in that order. A new key takes the better victim of the two: the one
- * free sooner, and between two free ones, the one in the set with more
- * empty ways (two-choice hashing: the less loaded set), its own on a tie.
+ * free sooner, and between two free ones, the one in the group with more
+ * empty ways (two-choice hashing: the less loaded group), its own on a tie.
  */
 static __always_inline int sets_get(const struct sluice_key *key, const int kind,
 				    struct sets_req *q, const int find_only)
 {
-	__u32 n = sets_n[kind];
-	void *set, *other;
+	__u32 ng = sluice_set_groups(sets_n[kind]), g;
 	int t;
 
-	/* The sets' indexes and the identity in q, not in this frame (6.1's
-	 * 512 bytes: sets_find()'s and sluice_tc's together) */
-	q->own = sluice_set_index(q->hash, n);
-	set = sets_at(kind, q->own);
-	if (!set)
-		return SETS_CONTENDED; /* cannot happen: the index is < sets_n */
+	/* The groups and the identity in q, not in this frame (6.1's 512
+	 * bytes: sets_find()'s and sluice_tc's together) */
+	g = sluice_set_index(q->hash, ng);
+	q->own = g * SLUICE_SET_GROUP;
 	q->want = kind == SETS_WIDE ?
 			  sluice_way_ident_wide((const struct sluice_fkey *)key, q->hash) :
 			  sluice_way_ident(key, q->hash);
-	if (find_only) {
-		/* live ways only: a key being claimed is SETS_MISSING here,
-		 * and sets_find() waits for it */
-		t = sets_scan(set, q->want);
-		if (t >= 0) {
-			q->loc = q->own;
-			q->way = t;
-			return SETS_FOUND;
-		}
-	}
-	q->alt = sluice_set_alt(q->own, q->want, n);
-	other = sets_at(kind, q->alt);
-	if (!other)
-		return SETS_CONTENDED; /* cannot happen: the index is < sets_n */
-	if (find_only) {
-		t = sets_scan(other, q->want);
-		if (t < 0)
-			return SETS_MISSING;
-		q->loc = q->alt;
-		q->way = t;
+	/* live ways only: a key being claimed is SETS_MISSING here, and
+	 * sets_find() waits for it */
+	if (find_only && !sets_group_scan(kind, q->own, q->want, q))
 		return SETS_FOUND;
-	}
+	q->alt = sluice_set_alt(g, q->want, ng) * SLUICE_SET_GROUP;
+	if (find_only)
+		return q->alt != q->own && !sets_group_scan(kind, q->alt, q->want, q) ?
+			       SETS_FOUND :
+			       SETS_MISSING;
 
 	SLUICE_NOUNROLL
 	for (t = 0; t < SETS_TRIES; t++) {
-		int i = sets_scan(set, SLUICE_READ(q->want)), j;
+		int i = sets_group_scan(kind, SLUICE_READ(q->own), SLUICE_READ(q->want), q), j;
+		__u32 vset;
+		void *set;
 
-		if (i >= 0) {
-			q->loc = q->own;
-			q->way = i;
+		if (!i)
 			return SETS_FOUND;
-		}
-		j = sets_scan(other, SLUICE_READ(q->want));
-		if (j >= 0) {
-			q->loc = q->alt;
-			q->way = j;
-			return SETS_FOUND;
+		j = SETS_SCAN_NONE;
+		if (SLUICE_READ(q->alt) != SLUICE_READ(q->own)) {
+			j = sets_group_scan(kind, SLUICE_READ(q->alt), SLUICE_READ(q->want), q);
+			if (!j)
+				return SETS_FOUND;
 		}
 		if (i == SETS_SCAN_BUSY || j == SETS_SCAN_BUSY)
 			continue; /* N is being claimed on another CPU: wait for it */
 		if (!q->create)
 			return SETS_MISSING;
-		sets_victim(set, kind, q->now, &q->v[0]);
-		sets_victim(other, kind, q->now, &q->v[1]);
+		sets_group_victim(kind, SLUICE_READ(q->own), q->now, &q->v[0]);
+		q->v[1].way = -1;
+		if (SLUICE_READ(q->alt) != SLUICE_READ(q->own))
+			sets_group_victim(kind, SLUICE_READ(q->alt), q->now, &q->v[1]);
 		/* read back as memory (SLUICE_READ), not kept from the scans */
 		j = SLUICE_READ(q->v[1].way) >= 0 &&
 		    (SLUICE_READ(q->v[0].way) < 0 ||
@@ -361,10 +410,14 @@ static __always_inline int sets_get(const struct sluice_key *key, const int kind
 		i = SLUICE_READ(q->v[j & 1].way);
 		if (i < 0)
 			continue; /* every way of both is being claimed */
-		if (sets_claim(j ? other : set, j ? set : other, kind, i, j, key, q))
+		vset = (j ? SLUICE_READ(q->alt) : SLUICE_READ(q->own)) + ((__u32)i >> 2);
+		set = sets_at(kind, vset);
+		if (!set)
+			continue; /* cannot happen: the victim's set was read */
+		if (sets_claim(set, kind, vset, i & (SLUICE_SET_WAYS - 1), j, key, q))
 			continue;
-		q->loc = j ? q->alt : q->own;
-		q->way = i;
+		q->loc = vset;
+		q->way = i & (SLUICE_SET_WAYS - 1);
 		return SETS_CLAIMED;
 	}
 	return SETS_CONTENDED;
@@ -374,7 +427,7 @@ static __always_inline int sets_get(const struct sluice_key *key, const int kind
  * sets_get() for a key of either family: the SETS_* result. sets_find() is
  * it as a function of its own, which the verifier checks once, not at every
  * place the pipeline asks. With `find_only` (a compile-time constant) it
- * only looks, in both of the key's sets, once (q->create is not read):
+ * only looks, in both of the key's groups, once (q->create is not read):
  * sluice_xdp's own key looks inline first, and calls sets_find() only for
  * a key it did not find. The call's return (through the kernel's return
  * thunk where SRSO is mitigated) cost 12 ns a packet here, a fifth of the

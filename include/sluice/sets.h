@@ -18,23 +18,25 @@
  *             keys of --key src,dport and flow, both families, each way's
  *             aux holding its whole struct sluice_fkey)
  *
- * A key's set is a keyed hash (SipHash-1-3 of the key under the state's
- * random seed, struct sluice_config.set_seed) of its masked address, tag,
- * family and prefix length, so no remote sender can aim its sources at a
- * victim's set. A way's identity is the policy tag (with the way's own flags
+ * A key's own group of sets is a keyed hash (SipHash-1-3 of the key under
+ * the state's random seed, struct sluice_config.set_seed) of its masked
+ * address, tag, family and prefix length, so no remote sender can aim its
+ * sources at a victim's group. A way's identity is the policy tag (with the way's own flags
  * in bits the tag never uses) and 32 bits of key: an IPv4 key's masked
  * address itself, an IPv6 key's or a wide key's fingerprint (the hash's
  * other half).
  *
- * A key has two sets (two-choice hashing, sluice_set_alt()): its own, and
- * another one computed from the own set and the way's identity, and it is
- * in one of them. A new key takes a way that is free (empty, or whose state
+ * A key has two groups of SLUICE_SET_GROUP consecutive sets (two-choice
+ * hashing, sluice_set_alt() of groups): its own, and another one computed
+ * from the own group and the way's identity, and it is in one of their
+ * 2 x 16 ways. A new key takes a way that is free (empty, or whose state
  * says it is as good as no state: a bucket at or below now, a window that
- * ended), else the way that becomes free soonest, of both sets: eviction by
- * what the state means, so a held source (a bucket far ahead of now) is
- * the last a flood can evict. Between free ways it takes one in the set
- * with more empty ways: a full table then places about 92% of its
- * capacity, where one set a key placed 80% (docs/keys-and-tables.md).
+ * ended), else the way that becomes free soonest, of both groups: eviction
+ * by what the state means, so a held source (a bucket far ahead of now) is
+ * the last a flood can evict. Between free ways it takes one in the group
+ * with more empty ways: a full table then places about 98% of its
+ * capacity, where two sets of 4 ways placed 92% and one set 80%
+ * (docs/keys-and-tables.md).
  * The claim protocol is in bpf/lib/sets.h, with the proof that a key's
  * state read by another key can only cost that key packets.
  */
@@ -109,12 +111,34 @@ struct sluice_setf {
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct sluice_setf) == 320, "sluice_setf layout");
 
-/* Sets for max_keys keys (per family): at least one. */
+/*
+ * A key's choice is between two groups of SLUICE_SET_GROUP consecutive sets
+ * (16 ways each), not two sets: two choices of 16 ways place about 98% of
+ * a full table, two of 4 placed 92% (docs/keys-and-tables.md). The sets
+ * keep their layout; a group is a run of them, so a table has a whole
+ * number of groups (sluice_sets_for()).
+ */
+#define SLUICE_SET_GROUP 4
+#define SLUICE_GROUP_WAYS (SLUICE_SET_GROUP * SLUICE_SET_WAYS)
+/* The most sets a key may be in: its two groups. */
+#define SLUICE_KEY_SETS (2 * SLUICE_SET_GROUP)
+
+/* Sets for max_keys keys (per family): whole groups, at least one. */
 static inline __u32 sluice_sets_for(__u32 max_keys)
 {
 	__u32 n = max_keys / SLUICE_SET_WAYS + (max_keys % SLUICE_SET_WAYS != 0);
 
-	return n ? n : 1;
+	n = n / SLUICE_SET_GROUP + (n % SLUICE_SET_GROUP != 0);
+	return (n ? n : 1) * SLUICE_SET_GROUP;
+}
+
+/* The groups of a table of nsets sets (a table pinned by an older sluice
+ * may end in part of one, which no key is then placed in): at least one. */
+static inline __u32 sluice_set_groups(__u32 nsets)
+{
+	__u32 g = nsets / SLUICE_SET_GROUP;
+
+	return g ? g : 1;
 }
 
 /* ---- The keyed hash: SipHash-1-3 over 64-bit words ---- */
@@ -181,17 +205,15 @@ static __always_inline __u32 sluice_set_index(__u64 hash, __u32 nsets)
 }
 
 /*
- * A key's other set (two-choice hashing): a key is in its own set
- * (sluice_set_index() of its hash) or in this one, and a new key takes a
- * way in the one with more room. Computed from the set and the way's
- * identity alone (its key without the claim's and the state's flags,
- * SLUICE_WAY_MATCH()), so anything that reads a way knows its other set
- * without the key's hash: (c - idx) mod nsets, with c a mix of the
- * identity, which maps each of the two sets to the other. The own set is
- * a keyed hash, so no sender can aim at the other either. One set: itself.
- *
- * With one choice a full table of 4-way sets places about 80% of its
- * capacity; with two, 92% (docs/keys-and-tables.md, sluice-bench sizing).
+ * A key's other group (two-choice hashing), of n groups: a key is in its
+ * own group (sluice_set_index() of its hash) or in this one, and a new key
+ * takes a way in the one with more room. Computed from the group and the
+ * way's identity alone (its key without the claim's and the state's flags,
+ * SLUICE_WAY_MATCH()), so anything that reads a way knows its other group
+ * without the key's hash: (c - idx) mod n, with c a mix of the identity,
+ * which maps each of the two groups to the other. The own group is a keyed
+ * hash, so no sender can aim at the other either. One group: itself.
+ * (Layouts 5 and 6 used it on single sets: sluice_key_sets()'s legacy.)
  */
 static __always_inline __u32 sluice_set_alt(__u32 idx, __u64 match, __u32 nsets)
 {
@@ -207,13 +229,44 @@ static __always_inline __u32 sluice_set_alt(__u32 idx, __u64 match, __u32 nsets)
 	return c >= idx ? c - idx : c + (nsets - idx);
 }
 
-/* The sets a key of hash h and identity `match` may be in, in the order to
- * look: its own, then its other one. How many: 1 when they are one set. */
-static __always_inline int sluice_set_pair(__u64 h, __u64 match, __u32 nsets, __u32 idx[2])
+/* The groups a key of hash h and identity `match` may be in, as the first
+ * set of each, in the order to look: its own, then its other one. How
+ * many: 1 when they are one group. A group's sets past nsets (a table
+ * pinned by an older sluice) do not exist. */
+static __always_inline int sluice_set_pair(__u64 h, __u64 match, __u32 nsets, __u32 base[2])
 {
-	idx[0] = sluice_set_index(h, nsets);
-	idx[1] = sluice_set_alt(idx[0], match, nsets);
-	return idx[1] == idx[0] ? 1 : 2;
+	__u32 ng = sluice_set_groups(nsets);
+
+	base[0] = sluice_set_index(h, ng);
+	base[1] = sluice_set_alt(base[0], match, ng);
+	base[0] *= SLUICE_SET_GROUP;
+	base[1] *= SLUICE_SET_GROUP;
+	return base[1] == base[0] ? 1 : 2;
+}
+
+/*
+ * The sets a key may be in, in the order to look, for readers on the host:
+ * how many (up to SLUICE_KEY_SETS). legacy: as layouts 5 and 6 placed keys
+ * (two sets a key, its own and sluice_set_alt() of it, each a group of
+ * one), which a reader of a state not yet upgraded looks in.
+ */
+static inline int sluice_key_sets(__u64 h, __u64 match, __u32 nsets, int legacy,
+				  __u32 out[SLUICE_KEY_SETS])
+{
+	__u32 base[2];
+	int c, s, n = 0, groups;
+
+	if (legacy) {
+		out[0] = sluice_set_index(h, nsets);
+		out[1] = sluice_set_alt(out[0], match, nsets);
+		return out[1] == out[0] ? 1 : 2;
+	}
+	groups = sluice_set_pair(h, match, nsets, base);
+	for (c = 0; c < groups; c++)
+		for (s = 0; s < SLUICE_SET_GROUP; s++)
+			if (base[c] + s < nsets)
+				out[n++] = base[c] + s;
+	return n;
 }
 
 /*

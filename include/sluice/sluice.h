@@ -16,21 +16,26 @@
  * Map layout version. A loader refuses pinned maps whose config carries another
  * version instead of misreading them. Bump on any change to a pinned struct.
  */
-#define SLUICE_LAYOUT_VERSION 6
+#define SLUICE_LAYOUT_VERSION 7
 /*
  * Older layouts that attach upgrades in place: 3 (no owner), 4 (no rule
  * table, no rule hash; its ruletab fields and rule_maps are 0, which
- * means "the rules are in the trie"), 5 (a set table's key in its own set
- * only). From 4 on, a config records its owner.
+ * means "the rules are in the trie"), 5 and 6 (below). From 4 on, a
+ * config records its owner.
  */
 #define SLUICE_LAYOUT_OWNER 4
 /*
- * Layout 5 is this layout with every key of a set table in its own set, one
- * of the two this layout may put it in (include/sluice/sets.h): read as it
- * is, and attach writes 6 in place. An older sluice refuses 6, so it never
- * runs on a table whose keys it would look for in one set of their two.
+ * Layouts 5 and 6 are this one with a set table's keys placed in single
+ * sets: 5 in its own set, 6 in its own or its other one; this layout
+ * places a key in one of two groups of SLUICE_SET_GROUP sets
+ * (include/sluice/sets.h). Readers look for a key where its layout put it
+ * (sluice_key_sets()'s legacy). Attach upgrades one in place (writes 7)
+ * when every key is in one of its groups (one set a key: so, when the
+ * table is whole groups), and refuses it otherwise. An older sluice
+ * refuses 7, so it never runs on a table whose keys it would not find.
  */
 #define SLUICE_LAYOUT_ONE_SET 5
+#define SLUICE_LAYOUT_TWO_SETS 6
 
 /* Pinned map names, also the names of the maps in the object. */
 #define SLUICE_MAP_BUCKETS "sluice_buckets"

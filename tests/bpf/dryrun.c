@@ -220,7 +220,7 @@ static void test_fail_closed(bool sets)
 	struct bpfrun_opts o = { .buckets_type = BPF_MAP_TYPE_HASH,
 				 .max_keys = 1,
 				 .table = BPFRUN_LRU };
-	struct bpfrun_opts os = { .max_keys = 4, .table = BPFRUN_SETS };
+	struct bpfrun_opts os = { .max_keys = 4, .sets_n = { 1, 1 }, .table = BPFRUN_SETS };
 	struct sluice_settings set;
 	struct sluice_rwould w;
 	struct bpfrun r;

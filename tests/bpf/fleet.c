@@ -707,16 +707,16 @@ static void test_apply(struct fleet *f)
 
 /* ---- the set table's ways (r.table_sets) ---- */
 
-/* The set of key k in the mapped table (of its two, the one that holds it;
- * its own when neither does), and which of its ways holds k (-1: none). */
+/* The set of key k in the mapped table (of its groups' sets, the one that
+ * holds it; its own group's first when none does), and which of its ways holds k (-1: none). */
 static void *set_of(struct fleet *f, const struct sluice_key *k, int *way)
 {
 	int v6 = k->family == 6, i, c, n;
 	__u64 h = sluice_key_hash(f->r.seed, k), want = sluice_way_ident(k, h);
-	__u32 idx[2];
+	__u32 idx[SLUICE_KEY_SETS];
 	void *set = NULL;
 
-	n = sluice_set_pair(h, want, f->r.keys.nsets[v6], idx);
+	n = sluice_key_sets(h, want, f->r.keys.nsets[v6], 0, idx);
 	*way = -1;
 	for (c = n - 1; c >= 0; c--) {
 		void *s = (char *)f->r.keys.mem[v6] +
@@ -891,7 +891,9 @@ static void test_sets(struct fleet *f)
 static void test_sets_evict(void)
 {
 	const char *t = "set table of one set: eviction";
-	struct bpfrun_opts o = { .max_keys = SLUICE_SET_WAYS, .table = BPFRUN_SETS };
+	struct bpfrun_opts o = { .max_keys = SLUICE_SET_WAYS,
+				 .sets_n = { 1, 1 },
+				 .table = BPFRUN_SETS };
 	struct sluice_settings set;
 	struct sluice_policy p;
 	struct sluice_way w;

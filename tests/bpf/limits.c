@@ -433,7 +433,7 @@ static void test_fail_sets(bool dry)
 {
 	const char *t = dry ? "--table sets: a full set, fail-closed under dry-run" :
 			      "--table sets: a full set, fail-closed";
-	struct bpfrun_opts o = { .max_keys = 4, .table = BPFRUN_SETS };
+	struct bpfrun_opts o = { .max_keys = 4, .sets_n = { 1, 1 }, .table = BPFRUN_SETS };
 	struct sluice_settings set;
 	struct sluice_stats want;
 	char src[32], got[32] = "";

@@ -49,9 +49,12 @@ static __u32 tag_of(__u8 algo)
 	return SLUICE_TAG(0, algo, 1);
 }
 
+/* 4 keys a family: of the set table, one set of 4 ways (a table that ends
+ * in part of a group, as one pinned by an older sluice may: the claim's
+ * choice and the protocol are the same on a whole group's 16 ways). */
 static int open_table(struct bpfrun *r, int table)
 {
-	struct bpfrun_opts o = { .max_keys = 4, .table = table };
+	struct bpfrun_opts o = { .max_keys = 4, .sets_n = { 1, 1 }, .table = table };
 
 	return bpfrun_open(r, &o);
 }
@@ -184,7 +187,7 @@ static void test_evict_window(struct bpfrun *r, __u8 algo)
 	TAP_EQ(bpfrun_count_keys(r, false), 4, "%s: the set holds 4 keys", t);
 }
 
-/* Way `w` of IPv4 set 0 (max_keys 4: the only one), as the program left it. */
+/* Way `w` of IPv4 set 0 (open_table(): the only one), as the program left it. */
 static struct sluice_way raw_way(struct bpfrun *r, int w)
 {
 	struct sluice_set4 *s = r->keys.mem[0];
@@ -519,16 +522,17 @@ static void test_delete(struct bpfrun *r)
 
 /* ---- the claim protocol on two CPUs ---- */
 
-/* Live ways of one identity in the IPv4 sets (max_keys 4: one set; 8: two),
- * read one after another: at most one each. Returns how many identities have two or more. */
+/* Live ways of one identity in the IPv4 sets (one set, or test_two_groups()'s
+ * eight), read one after another: at most one each. Returns how many
+ * identities have two or more. */
 static int duplicates(struct bpfrun *r)
 {
 	struct sluice_set4 *s = r->keys.mem[0];
-	__u64 id[2 * SLUICE_SET_WAYS];
+	__u64 id[2 * SLUICE_GROUP_WAYS];
 	int n = 0, i, j, dup = 0;
 	__u32 c;
 
-	for (c = 0; c < r->keys.nsets[0] && c < 2; c++)
+	for (c = 0; c < r->keys.nsets[0] && c < 2 * SLUICE_SET_GROUP; c++)
 		for (i = 0; i < SLUICE_SET_WAYS; i++)
 			id[n++] = __atomic_load_n(&s[c].w[i].ident, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++)
@@ -805,7 +809,7 @@ static void test_race(struct bpfrun *r)
 		 t, kp, RACE_BURST, (unsigned long long)(st.new_keys - st0.new_keys));
 }
 
-/* ---- two sets: a key's own set and its other one (two-choice) ---- */
+/* ---- two groups: a key's own group and its other one (two-choice) ---- */
 
 /* The default policy's /32 key of src. */
 static struct sluice_key key4(const char *src)
@@ -820,29 +824,29 @@ static struct sluice_key key4(const char *src)
 	return k;
 }
 
-/* 198.18.2.x addresses (x from *next on) whose own and other IPv4 sets are
- * own and alt, into out (32 bytes each), n of them. */
+/* 198.18.2.x addresses (x from *next on) whose own and other IPv4 groups
+ * are own and alt, into out (32 bytes each), n of them. */
 static int find_keys(struct bpfrun *r, __u32 own, __u32 alt, int n, int *next, char (*out)[32])
 {
 	int got = 0;
 
 	for (; got < n && *next < 256; (*next)++) {
 		struct sluice_key k;
-		__u32 idx[2];
+		__u32 base[2];
 		__u64 h;
 
 		snprintf(out[got], 32, "198.18.2.%d", *next);
 		k = key4(out[got]);
 		h = sluice_key_hash(r->seed, &k);
-		sluice_set_pair(h, sluice_way_ident(&k, h), r->keys.nsets[0], idx);
-		if (idx[0] == own && idx[1] == alt)
+		sluice_set_pair(h, sluice_way_ident(&k, h), r->keys.nsets[0], base);
+		if (base[0] == own * SLUICE_SET_GROUP && base[1] == alt * SLUICE_SET_GROUP)
 			got++;
 	}
 	return got == n ? 0 : -1;
 }
 
-/* The IPv4 set that holds src's key (-1: none), read from the table. */
-static int set_holding(struct bpfrun *r, const char *src)
+/* The IPv4 group that holds src's key (-1: none), read from the table. */
+static int group_holding(struct bpfrun *r, const char *src)
 {
 	struct sluice_key k = key4(src);
 	__u64 want = sluice_way_ident(&k, sluice_key_hash(r->seed, &k));
@@ -854,32 +858,49 @@ static int set_holding(struct bpfrun *r, const char *src)
 		for (w = 0; w < SLUICE_SET_WAYS; w++)
 			if (SLUICE_WAY_MATCH(__atomic_load_n(&s[i].w[w].ident, __ATOMIC_ACQUIRE)) ==
 			    want)
-				return (int)i;
+				return (int)(i / SLUICE_SET_GROUP);
 	return -1;
 }
 
-/*
- * Two CPUs churn 11 keys whose two sets are sets 0 and 1 (in either order)
- * around HELD (a rule of burst 8, at its limit), 12 keys in 8 ways: claims
- * in both sets at once, each key's in the one a CPU found better. HELD is
- * never evicted nor passed, and no key has a way in each set.
- */
-static void test_race_two(struct bpfrun *r)
+/* How many of srcs (n) group g holds. */
+static int held_in(struct bpfrun *r, char (*srcs)[32], int n, int g)
 {
-	const char *t = "two sets, two CPUs";
+	int i, held = 0;
+
+	for (i = 0; i < n; i++)
+		held += group_holding(r, srcs[i]) == g;
+	return held;
+}
+
+#define GW SLUICE_GROUP_WAYS
+#define FILL (GW - 2) /* keys held in each group around test_race_two()'s churn */
+
+/*
+ * Two CPUs race over two groups. First a new key's first packets, of
+ * groups 0 and 1, on both at once. Then FILL keys whose only group is 0
+ * (a) and FILL whose only group is 1 (b) are held 24 h ahead, leaving two
+ * ways free in each group, and 11 keys whose groups are 0 and 1 (in either
+ * order) churn around HELD (a rule of burst 8, at its limit), 12 keys in 4
+ * ways: claims in both groups at once, each key's in the one a CPU found
+ * better. HELD is never evicted nor passed, nor is any a or b (held
+ * longer), and no key has a way in each group.
+ */
+static void test_race_two(struct bpfrun *r, char (*a)[32], char (*b)[32])
+{
+	const char *t = "two groups, two CPUs";
 	static struct race x;
 	struct sluice_settings set;
 	struct sluice_stats st0, st;
 	char keys[11][32];
-	int ok, next = 0;
+	int i, ok, next = 0;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		tap_skip("one CPU: two must race for the sets", "%s: the claim protocol", t);
+		tap_skip("one CPU: two must race for the groups", "%s: the claim protocol", t);
 		return;
 	}
 	if (find_keys(r, 0, 1, 6, &next, keys) ||
 	    (next = 0, find_keys(r, 1, 0, 5, &next, keys + 6))) {
-		tap_ok(false, "%s: 198.18.2.0/24 has 11 keys of sets 0 and 1", t);
+		tap_ok(false, "%s: 198.18.2.0/24 has 11 keys of groups 0 and 1", t);
 		return;
 	}
 	if (!bpfrun_setup(r, &set, RACE_BURST)) {
@@ -887,12 +908,12 @@ static void test_race_two(struct bpfrun *r)
 		return;
 	}
 	/* A new key's first packets on both CPUs at once, the table empty:
-	 * its sets equal, a CPU that sees the other's way frozen in one
+	 * its groups equal, a CPU that sees the other's way frozen in one
 	 * claims in the other, and one of the two must give way. */
 	bpfrun_stats(r, &st0);
 	ok = race_fresh(r, &x, keys[0]);
 	TAP_TRUE(ok,
-		 "%s, a new key of sets 0 and 1 on both at once, %d rounds: one way for it, "
+		 "%s, a new key of groups 0 and 1 on both at once, %d rounds: one way for it, "
 		 "never more than its burst (%d) passed, no way left frozen",
 		 t, x.rounds, RACE_BURST);
 	bpfrun_stats(r, &st);
@@ -900,11 +921,24 @@ static void test_race_two(struct bpfrun *r)
 		 (unsigned long long)(st.new_keys - st0.new_keys),
 		 (unsigned long long)(st.contended - st0.contended));
 
+	if (!bpfrun_setup(r, &set, RACE_BURST)) {
+		tap_ok(false, "%s: setup", t);
+		return;
+	}
+	/* charged 20 h on: their debts end 24 h after the race's clock */
+	bpfrun_clock(r, SCN_T0 + 20 * BPFRUN_HOUR);
+	for (i = 0; i < FILL; i++) {
+		sendk(r, a[i], 60, RACE_BURST + 1);
+		sendk(r, b[i], 60, RACE_BURST + 1);
+	}
+	bpfrun_clock(r, SCN_T0);
+	TAP_TRUE(held_in(r, a, FILL, 0) == FILL && held_in(r, b, FILL, 1) == FILL,
+		 "%s: %d keys held in each group, 2 ways free in each", t, FILL);
 	ok = race_churn(r, &set, t, &x, keys, 11, &st0);
 	if (ok < 0)
 		return;
 	TAP_TRUE(ok,
-		 "%s, 11 keys of two sets churning around a held one, %d rounds: HELD "
+		 "%s, 11 keys of two groups churning around a held one, %d rounds: HELD "
 		 "never evicted, never passed, no key in two ways, no way left frozen",
 		 t, x.rounds);
 	bpfrun_stats(r, &st);
@@ -914,35 +948,41 @@ static void test_race_two(struct bpfrun *r)
 	TAP_TRUE(st.new_keys > st0.new_keys + 100,
 		 "%s: the keys were evicted and claimed again and again (%llu claims)", t,
 		 (unsigned long long)(st.new_keys - st0.new_keys));
+	TAP_TRUE(held_in(r, a, FILL, 0) == FILL && held_in(r, b, FILL, 1) == FILL,
+		 "%s: and none of the %d keys held longer was evicted (%d and %d kept)", t,
+		 2 * FILL, held_in(r, a, FILL, 0), held_in(r, b, FILL, 1));
 }
 
 /*
- * --max-keys 8: two IPv4 sets. A0..A3 have set 0 as both their sets, B0..B3
- * set 1, and N set 0 as its own and set 1 as its other. With set 0 held by
- * the As, N takes a way in set 1, and its packets find it there; with both
- * sets held, N evicts the way free soonest of the two (B3's, one packet of
- * debt), not one of its own set; the keytab finds and deletes N in set 1.
+ * --max-keys 32: two IPv4 groups (8 sets). The a keys have group 0 as both
+ * their groups, the b keys group 1, and N group 0 as its own and group 1
+ * as its other. With group 0 held by 16 a keys, N takes a way in group 1,
+ * and its packets find it there; with both groups held, N evicts the way
+ * free soonest of the two (the last b's, one packet of debt), not one of
+ * its own group; the keytab finds and deletes N in group 1.
  */
-static void test_two_sets(void)
+static void test_two_groups(void)
 {
-	const char *t = "two sets";
-	char a[4][32], b[4][32], n[1][32];
+	const char *t = "two groups";
+	char a[GW][32], b[GW][32], n[1][32];
 	struct sluice_settings set;
 	struct sluice_stats st0, st;
-	struct bpfrun_opts o = { .max_keys = 8, .table = BPFRUN_SETS };
+	struct bpfrun_opts o = { .max_keys = 2 * GW, .table = BPFRUN_SETS };
 	struct sluice_bucket bk;
 	struct sluice_key k;
 	struct bpfrun r;
 	int i, na = 0, nb = 0, nn = 0, held;
 
 	if (bpfrun_open(&r, &o)) {
-		tap_ok(false, "%s: load the sluice program on the set table, --max-keys 8", t);
+		tap_ok(false, "%s: load the sluice program on the set table, --max-keys %d", t,
+		       2 * GW);
 		return;
 	}
-	TAP_EQ(r.keys.nsets[0], 2, "%s: --max-keys 8 is two IPv4 sets", t);
-	if (find_keys(&r, 0, 0, 4, &na, a) || find_keys(&r, 1, 1, 4, &nb, b) ||
+	TAP_EQ(r.keys.nsets[0], 2 * SLUICE_SET_GROUP, "%s: --max-keys %d is two IPv4 groups", t,
+	       2 * GW);
+	if (find_keys(&r, 0, 0, GW, &na, a) || find_keys(&r, 1, 1, GW, &nb, b) ||
 	    find_keys(&r, 0, 1, 1, &nn, n)) {
-		tap_ok(false, "%s: 198.18.2.0/24 has keys of each pair of sets", t);
+		tap_ok(false, "%s: 198.18.2.0/24 has keys of each pair of groups", t);
 		bpfrun_close(&r);
 		return;
 	}
@@ -953,40 +993,119 @@ static void test_two_sets(void)
 	}
 	set.def.tag = tag_of(SLUICE_ALGO_TOKEN_BUCKET);
 	bpfrun_configure(&r, &set);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < GW; i++)
 		sendk(&r, a[i], 60, 9);
-	for (i = 0, held = 0; i < 4; i++)
-		held += set_holding(&r, a[i]) == 0;
-	TAP_EQ(held, 4, "%s: set 0 holds the four keys whose only set it is, held", t);
+	TAP_EQ(held_in(&r, a, GW, 0), GW, "%s: group 0 holds the %d keys whose only group it is", t,
+	       GW);
 	bpfrun_stats(&r, &st0);
 	bpfrun_expect(&r, n[0], 60, "PPPPPPPPD",
-		      "%s: N, of sets 0 and 1, gets its burst (8) and no more", t);
+		      "%s: N, of groups 0 and 1, gets its burst (8) and no more", t);
 	bpfrun_stats(&r, &st);
-	TAP_EQ(set_holding(&r, n[0]), 1, "%s: N took a way in its other set (1)", t);
+	TAP_EQ(group_holding(&r, n[0]), 1, "%s: N took a way in its other group (1)", t);
 	TAP_EQ(st.new_keys - st0.new_keys, 1,
-	       "%s: N was claimed once: its packets after the first found it in set 1", t);
-	for (i = 0, held = 0; i < 4; i++)
-		held += set_holding(&r, a[i]) == 0;
-	TAP_EQ(held, 4, "%s: and no key of set 0 was evicted for it", t);
+	       "%s: N was claimed once: its packets after the first found it in group 1", t);
+	TAP_EQ(held_in(&r, a, GW, 0), GW, "%s: and no key of group 0 was evicted for it", t);
 	k = key4(n[0]);
-	TAP_EQ(sluice_keytab_lookup(&r.keys, &k, &bk), 0, "%s: the keytab finds N in set 1", t);
+	TAP_EQ(sluice_keytab_lookup(&r.keys, &k, &bk), 0, "%s: the keytab finds N in group 1", t);
 	TAP_EQ(sluice_keytab_delete(&r.keys, &k), 0, "%s: and deletes it there", t);
-	TAP_EQ(set_holding(&r, n[0]), -1, "%s: N is gone", t);
+	TAP_EQ(group_holding(&r, n[0]), -1, "%s: N is gone", t);
 
-	/* Both sets held; B3 with one packet of debt, the smallest. */
-	for (i = 0; i < 3; i++)
+	/* Both groups held; the last b with one packet of debt, the smallest. */
+	for (i = 0; i < GW - 1; i++)
 		sendk(&r, b[i], 60, 9);
-	sendk(&r, b[3], 60, 1);
+	sendk(&r, b[GW - 1], 60, 1);
 	sendk(&r, n[0], 60, 1);
-	for (i = 0, held = 0; i < 4; i++)
-		held += set_holding(&r, a[i]) == 0;
-	for (i = 0; i < 3; i++)
-		held += set_holding(&r, b[i]) == 1;
-	TAP_TRUE(set_holding(&r, n[0]) == 1 && set_holding(&r, b[3]) == -1 && held == 7,
-		 "%s: with both sets held, N evicts B3 (the smallest debt, in its other set), "
-		 "not a key of its own set; the 7 others stay (N in set %d, B3 in %d, %d kept)",
-		 t, set_holding(&r, n[0]), set_holding(&r, b[3]), held);
-	test_race_two(&r);
+	held = held_in(&r, a, GW, 0) + held_in(&r, b, GW - 1, 1);
+	TAP_TRUE(group_holding(&r, n[0]) == 1 && group_holding(&r, b[GW - 1]) == -1 &&
+			 held == 2 * GW - 1,
+		 "%s: with both groups held, N evicts the last b (the smallest debt, in its "
+		 "other group), not a key of its own group; the %d others stay (N in group %d, "
+		 "the last b in %d, %d kept)",
+		 t, 2 * GW - 1, group_holding(&r, n[0]), group_holding(&r, b[GW - 1]), held);
+	test_race_two(&r, a, b);
+	bpfrun_close(&r);
+}
+
+/*
+ * A set table of layout 5 or 6 (a key in single sets) read by this
+ * sluice: --max-keys 64, four groups. K's legacy other set is outside its
+ * groups. In that set, K is found by a reader of layout 6 and not of 7,
+ * and counted out of place (attach then refuses the upgrade); in its own
+ * set (layout 5's place), every reader finds it, the datapath too.
+ */
+static void test_legacy(void)
+{
+	const char *t = "layouts 5 and 6";
+	struct bpfrun_opts o = { .max_keys = 64, .table = BPFRUN_SETS };
+	struct sluice_settings set;
+	struct sluice_set4 *s4;
+	struct sluice_bucket bk;
+	struct sluice_key k;
+	__u32 layout = 6, own, alt, idx[SLUICE_KEY_SETS];
+	__u64 h, want;
+	struct bpfrun r;
+	char src[32];
+	int x, c, n, in;
+
+	if (bpfrun_open(&r, &o)) {
+		tap_ok(false, "%s: load the sluice program on the set table, --max-keys 64", t);
+		return;
+	}
+	if (!bpfrun_setup(&r, &set, 8)) {
+		tap_ok(false, "%s: setup", t);
+		goto out;
+	}
+	set.def.tag = tag_of(SLUICE_ALGO_TOKEN_BUCKET);
+	bpfrun_configure(&r, &set);
+	for (x = 1; x < 256; x++) {
+		snprintf(src, sizeof(src), "198.18.3.%d", x);
+		k = key4(src);
+		h = sluice_key_hash(r.seed, &k);
+		want = sluice_way_ident(&k, h);
+		own = sluice_set_index(h, r.keys.nsets[0]);
+		alt = sluice_set_alt(own, want, r.keys.nsets[0]);
+		n = sluice_key_sets(h, want, r.keys.nsets[0], 0, idx);
+		for (c = 0, in = 0; c < n; c++)
+			in |= idx[c] == alt;
+		if (!in)
+			break;
+	}
+	if (x == 256) {
+		tap_ok(false,
+		       "%s: 198.18.3.0/24 has a key whose legacy other set is outside its groups",
+		       t);
+		goto out;
+	}
+	/* K held (a TAT 10 h ahead of the clock: burst 8), in way 2 of its legacy other set */
+	s4 = r.keys.mem[0];
+	s4[alt].x[2].meta = SLUICE_WAY_META(32, 0);
+	s4[alt].w[2].s0 = (SCN_T0 + 10 * BPFRUN_HOUR) << SLUICE_TICK_SHIFT;
+	__atomic_store_n(&s4[alt].w[2].ident, want, __ATOMIC_RELEASE);
+	r.keys.layout = &layout;
+	TAP_EQ(sluice_keytab_lookup(&r.keys, &k, &bk), 0,
+	       "%s: a reader of a layout-6 state finds K in its other set (%u)", t, alt);
+	layout = SLUICE_LAYOUT_VERSION;
+	TAP_EQ(sluice_keytab_lookup(&r.keys, &k, &bk), -ENOENT,
+	       "%s: ... a reader of layout %d does not: it is outside K's groups", t,
+	       SLUICE_LAYOUT_VERSION);
+	TAP_EQ(sluice_keytab_misplaced(&r.keys), 1, "%s: ... and K is counted out of place", t);
+	/* Layout 5's place: its own set, in its own group. */
+	__atomic_store_n(&s4[alt].w[2].ident, 0, __ATOMIC_RELEASE);
+	s4[alt].w[2].s0 = 0;
+	s4[own].x[3].meta = SLUICE_WAY_META(32, 0);
+	s4[own].w[3].s0 = (SCN_T0 + 10 * BPFRUN_HOUR) << SLUICE_TICK_SHIFT;
+	__atomic_store_n(&s4[own].w[3].ident, want, __ATOMIC_RELEASE);
+	layout = SLUICE_LAYOUT_ONE_SET;
+	TAP_EQ(sluice_keytab_lookup(&r.keys, &k, &bk), 0,
+	       "%s: a reader of a layout-5 state finds K in its own set (%u)", t, own);
+	layout = SLUICE_LAYOUT_VERSION;
+	TAP_EQ(sluice_keytab_lookup(&r.keys, &k, &bk), 0,
+	       "%s: ... a reader of layout %d too: the own set is in the own group", t,
+	       SLUICE_LAYOUT_VERSION);
+	TAP_EQ(sluice_keytab_misplaced(&r.keys), 0, "%s: ... nothing out of place", t);
+	bpfrun_expect(&r, src, 60, "D", "%s: and the datapath finds K there, held", t);
+	r.keys.layout = NULL;
+out:
 	bpfrun_close(&r);
 }
 
@@ -1000,10 +1119,10 @@ int main(void)
 	 * the LRU forgot two keys). The racers pin themselves to their CPUs. */
 	bpfrun_one_cpu();
 	if (open_table(&r, BPFRUN_SETS)) {
-		tap_ok(false, "load the sluice program on the set table, --max-keys 4");
+		tap_ok(false, "load the sluice program on the set table of one set a family");
 		return tap_done();
 	}
-	TAP_EQ(r.keys.nsets[0], 1, "--max-keys 4 is one IPv4 set");
+	TAP_EQ(r.keys.nsets[0], 1, "a table of one IPv4 set");
 	test_evict_bucket(&r, SLUICE_ALGO_TOKEN_BUCKET, false);
 	test_evict_bucket(&r, SLUICE_ALGO_LEAKY_BUCKET, false);
 	test_evict_bucket(&r, SLUICE_ALGO_TOKEN_BUCKET, true);
@@ -1016,6 +1135,7 @@ int main(void)
 	test_delete(&r);
 	test_race(&r);
 	bpfrun_close(&r);
-	test_two_sets();
+	test_two_groups();
+	test_legacy();
 	return tap_done();
 }

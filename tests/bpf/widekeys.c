@@ -164,9 +164,9 @@ static int wide_state(struct bpfrun *r, const struct sluice_fkey *k, struct slui
 		__u32 nsets = bpf_map__max_entries(skel->maps.sluice_setsf);
 		__u64 h = sluice_fkey_hash(r->seed, k);
 		__u64 want = sluice_way_ident_wide(k, h);
-		__u32 idx[2];
+		__u32 idx[SLUICE_KEY_SETS];
 		struct sluice_setf s;
-		int i, c, n = sluice_set_pair(h, want, nsets, idx);
+		int i, c, n = sluice_key_sets(h, want, nsets, 0, idx);
 
 		for (c = 0; c < n; c++) {
 			if (bpf_map__lookup_elem(skel->maps.sluice_setsf, &idx[c], sizeof(idx[c]),

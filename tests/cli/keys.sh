@@ -79,16 +79,16 @@ expect_usage "show a CIDR of a deny rule: no state per source" "keeps no state p
 # ---- the set table: per family ----
 rx_sluice detach "$IF_RX" >/dev/null
 expect_status 0 "attach --table sets --max-keys 3" rx_sluice attach "$IF_RX" --table sets --max-keys 3
-has "the summary says --max-keys 3 became 4 a family" \
-	"--max-keys 3 is rounded up to 4 keys a family (whole sets of 4)" "$OUT"
+has "the summary says --max-keys 3 became 16 a family" \
+	"--max-keys 3 is rounded up to 16 keys a family (whole groups of 16)" "$OUT"
 # (a neighbour discovery packet may have made a key by then)
-grep -qE "sets table: IPv4 [0-9]+ of 4, IPv6 [0-9]+ of 4 keys" <<<"$OUT" &&
+grep -qE "sets table: IPv4 [0-9]+ of 16, IPv6 [0-9]+ of 16 keys" <<<"$OUT" &&
 	ok "the summary says the table per family" ||
 	{ not_ok "the summary says the table per family"; diag "$OUT"; }
 rx_sluice detach "$IF_RX" >/dev/null
 expect_status 0 "attach --table sets --max-keys 64" rx_sluice attach "$IF_RX" --table sets --max-keys 64
-lacks "--max-keys 64 is whole sets: no rounding said" "rounded up" "$OUT"
-# 200 IPv4 sources, many times each: every set of the IPv4 half is full.
+lacks "--max-keys 64 is whole groups: no rounding said" "rounded up" "$OUT"
+# 200 IPv4 sources, many times each: every group of the IPv4 half is full.
 tx_gen -s 198.18.$N.0/24 -d "$ADDR4_RX" --keys 200 -n 4000 -r 40000 >/dev/null
 sleep 0.3
 st=$(rx_sluice status -j "$IF_RX")
@@ -99,7 +99,7 @@ m6=$(num "$st" interfaces 0 key_table ipv6 max)
 [ "${u4:-0}" -gt 48 ] && ok "status -j: the IPv4 half is (nearly) full: $u4 of 64, not 'of 128'" ||
 	{ not_ok "status -j: the IPv4 half is (nearly) full"; diag "$st"; }
 if [ "$u4" != 64 ]; then
-	skip "a set drew fewer than 4 of the 200 sources: IPv4 holds $u4 of 64" \
+	skip "a group drew fewer than 16 of the 200 sources: IPv4 holds $u4 of 64" \
 		"status -j: key_table.ipv4.full"
 elif [ "$(num "$st" interfaces 0 key_table ipv4 full)" = true ]; then
 	ok "status -j: key_table.ipv4.full"

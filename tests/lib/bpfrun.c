@@ -151,7 +151,7 @@ static int open_sets(struct bpfrun *r, struct sluice_bpf *skel, const struct bpf
 	for (v6 = 0; v6 < 2; v6++) {
 		__u32 keys = opts->sets_keys[v6] ? opts->sets_keys[v6] : opts->max_keys;
 
-		n[v6] = sluice_sets_for(keys ? keys : 4096);
+		n[v6] = opts->sets_n[v6] ? opts->sets_n[v6] : sluice_sets_for(keys ? keys : 4096);
 		skel->rodata->sets_n[v6] = n[v6];
 	}
 	skel->rodata->table_sets = 1;

@@ -61,6 +61,10 @@ struct bpfrun_opts {
 	int table;
 	/* Keys per family (IPv4, IPv6) of the sets table; 0: as max_keys. */
 	__u32 sets_keys[2];
+	/* Sets per family of the sets table, exactly (0: as sets_keys, in whole
+	 * groups): fewer than a group is a table that ends in part of one, as
+	 * an older sluice's may (1: one set of SLUICE_SET_WAYS ways). */
+	__u32 sets_n[2];
 	/* Load sluice_tc too (bpfrun_run_tc()): only the shaper's tests need
 	 * it, and its verification costs as much as sluice_xdp's. */
 	bool tc;

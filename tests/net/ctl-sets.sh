@@ -369,22 +369,22 @@ for T in ${TABLES:-lru sets}; do
 	rx_exec nft delete table netdev sluice_test 2>/dev/null
 done
 
-# A sets table of one set a family (--max-keys 4): 8 IPv4 sources, 4 ways;
-# every new source takes the way free soonest (the oldest source's: one packet
-# of 6/m keeps a bucket 10 s from full), so 4 are evicted, and stats
-# says so.
+# A sets table of one group a family (--max-keys 16): 20 IPv4 sources, 16
+# ways; every new source takes the way free soonest (the oldest source's:
+# one packet of 6/m keeps a bucket 10 s from full), so 4 are evicted, and
+# stats says so.
 if [[ " ${TABLES:-lru sets} " == *" sets "* ]]; then
 	T=sets
-	expect_status 0 "sets: attach --table sets --max-keys 4" \
-		rx_sluice attach "$IF_RX" --table sets --max-keys 4 "${POL[@]}" --config "$QUIET"
-	for i in 1 2 3 4 5 6 7 8; do send 198.18.39.$i 1; done
+	expect_status 0 "sets: attach --table sets --max-keys 16" \
+		rx_sluice attach "$IF_RX" --table sets --max-keys 16 "${POL[@]}" --config "$QUIET"
+	for i in $(seq 1 20); do send 198.18.39.$i 1; done
 	sleep 0.1
 	j=$(rx_ctl -i "$IF_RX" -j stats)
 	p=$(jget "$j" '[.keys, .new_keys, .evicted_estimate] | @tsv')
-	is "sets: one set, 8 sources: stats -j keys 4, new_keys 8, evicted_estimate 4" "$p" "$(printf '4\t8\t4')"
-	is "sets: ... bpftool sees the 4 ways live" "$(table_keys)" 4
-	p=$(for i in 5 6 7 8; do jget "$(show_j 198.18.39.$i)" .bucket.found; done | sort -u)
-	is "sets: ... the 4 latest sources hold them" "$p" true
+	is "sets: one group, 20 sources: stats -j keys 16, new_keys 20, evicted_estimate 4" "$p" "$(printf '16\t20\t4')"
+	is "sets: ... bpftool sees the 16 ways live" "$(table_keys)" 16
+	p=$(for i in $(seq 5 20); do jget "$(show_j 198.18.39.$i)" .bucket.found; done | sort -u)
+	is "sets: ... the 16 latest sources hold them" "$p" true
 	rx_sluice detach "$IF_RX" >/dev/null 2>&1
 fi
 

@@ -189,10 +189,11 @@ case $OUT in
 *) not_ok "and says attach upgrades it in place"; diag "$OUT" ;;
 esac
 expect_status 0 "sluice attach upgrades it" rx_sluice attach "$IF_RX"
-if [ "$(cfg_field layout)" = 6 ] && [ -e "$RX_PINS/sluice_ruletab" ] && [ -e "$RX_PINS/sluice_rulehash" ]; then
-	ok "layout 6 now, the rule table and the rule hash pinned"
+LAYOUT=$(sed -n 's/^#define SLUICE_LAYOUT_VERSION[[:space:]]*\([0-9]*\).*/\1/p' include/sluice/sluice.h)
+if [ "$(cfg_field layout)" = "$LAYOUT" ] && [ -e "$RX_PINS/sluice_ruletab" ] && [ -e "$RX_PINS/sluice_rulehash" ]; then
+	ok "layout $LAYOUT now, the rule table and the rule hash pinned"
 else
-	not_ok "layout 6 now, the rule table and the rule hash pinned"; diag "layout $(cfg_field layout)"
+	not_ok "layout $LAYOUT now, the rule table and the rule hash pinned"; diag "layout $(cfg_field layout)"
 fi
 n=$(ctl -j rule list | grep -o '"match":' | wc -l)
 if [ "$n" = 5 ]; then ok "the upgrade kept the 4 rules"; else

@@ -17,7 +17,7 @@ netns_need_sluice "table"
 # As limit.sh: a burst of one second's worth.
 RATE=1000 BURST=1000 SECS=3
 N=1000 # --max-keys: keys per family on the set table
-SETS=$(((N + 3) / 4)) # sluice_sets_for(N)
+SETS=$(((N + 15) / 16 * 4)) # sluice_sets_for(N): whole groups of 4 sets
 CAP=$((2 * 4 * SETS)) # both families, four ways a set
 BYTES=$((SETS * 128 + SETS * 192))
 
@@ -89,21 +89,77 @@ bucket() { rx_ctl -i "$IF_RX" -j show "$FLOOD" | grep -o '"bucket":{.*' ; }
 B0=$(bucket)
 grep -q '"found":true' <<<"$B0" || { not_ok "the flood's bucket is found"; diag "$B0"; }
 
-# As the sluice before two-choice sets left it: layout 5 (the config's
-# first word), every key in its own set, which this sluice reads as it is.
+# As the sluice before groups left it: layout 6 (the config's first word).
+# This table's keys are where layout 7 put them, in their groups: attach
+# upgrades it in place. (Reading a layout-5 or -6 table where those layouts
+# put keys is tests/bpf/keytab.c's.)
 layout() { field "$(cfg_dump)" layout; }
-is "a fresh set table is of layout 6" "$(layout)" 6
-cfg_poke "$RX_PINS/sluice_config" 0 5 0 0 0 || not_ok "write layout 5 into the config"
-is "... written back as layout 5" "$(layout)" 5
-grep -q '"found":true' <<<"$(bucket)" && ok "sluicectl reads a layout-5 set table as it is" ||
-	{ not_ok "sluicectl reads a layout-5 set table as it is"; diag "$(bucket)"; }
+is "a fresh set table is of layout 7" "$(layout)" 7
+cfg_poke "$RX_PINS/sluice_config" 0 6 0 0 0 || not_ok "write layout 6 into the config"
+is "... written back as layout 6" "$(layout)" 6
+
+# way_copy PIN ADDR: copy the way of IPv4 source ADDR into way 3 of two sets
+# far from its own (n/4 and n/2 on): two groups, at most one of them its
+# other, so one copy at least is outside its groups; prints the two sets.
+# way_clear PIN SET...: empty way 3 of those sets again.
+way_copy() {
+	python3 - "$@" <<'PY'
+import json, subprocess, sys
+pin, addr = sys.argv[1:3]
+a = bytes(int(x) for x in addr.split('.'))
+d = json.loads(subprocess.check_output(['bpftool', '-j', 'map', 'dump', 'pinned', pin]))
+vals = {int.from_bytes(bytes(int(b, 16) for b in e['key']), 'little'):
+	bytearray(int(b, 16) for b in e['value']) for e in d}
+n = len(vals)
+own = [(i, w) for i, v in vals.items() for w in range(4)
+       if v[16 * w:16 * w + 4] == a and v[16 * w + 7] & 0x40]
+if len(own) != 1:
+	sys.exit('ways of %s: %s' % (addr, own))
+i, w = own[0]
+far = ((i + n // 4) % n, (i + n // 2) % n)
+for f in far:
+	v = vals[f]
+	v[48:64] = vals[i][16 * w:16 * w + 16]
+	v[112:128] = vals[i][64 + 16 * w:64 + 16 * w + 16]
+	subprocess.check_call(['bpftool', 'map', 'update', 'pinned', pin, 'key'] +
+			      [str(b) for b in f.to_bytes(4, 'little')] + ['value'] + [str(b) for b in v])
+print(*far)
+PY
+}
+way_clear() {
+	local pin=$1 set v
+	shift
+	for set in "$@"; do
+		read -ra v <<<"$(bpftool -j map lookup pinned "$pin" key $((set & 255)) $((set >> 8 & 255)) 0 0 |
+			sed 's/.*"value":\[\([^]]*\)\].*/\1/; s/[",]/ /g')"
+		[ "${#v[@]}" = 128 ] || return 1
+		for i in $(seq 48 63) $(seq 112 127); do v[i]=0; done
+		bpftool map update pinned "$pin" key $((set & 255)) $((set >> 8 & 255)) 0 0 value "${v[@]}" ||
+			return 1
+	done
+}
+
+# A key outside its groups: the upgrade is refused, and nothing changes.
+PROG=$(xdp_prog_id)
+FAR=$(way_copy "$RX_PINS/sluice_sets4" "$FLOOD") && ok "a copy of the flood's way outside its groups" ||
+	{ not_ok "a copy of the flood's way outside its groups"; diag "$FAR"; }
+expect_status 1 "attach over a layout-6 set table with a key outside its groups: exit 1" \
+	rx_sluice attach "$IF_RX" --table sets --max-keys "$N" --rate "$RATE/s" --burst "$BURST"
+grep -Eq "has [12] keys? in sets where this sluice does not look for them" <<<"$OUT" &&
+	grep -q "attach with --fresh" <<<"$OUT" &&
+	ok "... says how many keys are out of place, and what to do" ||
+	{ not_ok "... says how many keys are out of place, and what to do"; diag "$OUT"; }
+is "... the layout stays 6" "$(layout)" 6
+is "... the program stays" "$(xdp_prog_id)" "$PROG"
+# shellcheck disable=SC2086 # two set numbers
+way_clear "$RX_PINS/sluice_sets4" $FAR && ok "the copies removed" || not_ok "the copies removed"
 
 # Upgrade in place, the same options: table, seed, sizes and keys kept.
 PROG=$(xdp_prog_id)
 expect_status 0 "upgrade in place (attach again, the same options)" \
 	rx_sluice attach "$IF_RX" --table sets --max-keys "$N" --rate "$RATE/s" --burst "$BURST"
 grep -q "upgraded" <<<"$OUT" || { not_ok "the attach was an upgrade"; diag "$OUT"; }
-is "the upgrade writes layout 6" "$(layout)" 6
+is "the upgrade writes layout 7" "$(layout)" 7
 [ "$(xdp_prog_id)" != "$PROG" ] && ok "the upgrade replaced the program" || not_ok "the upgrade replaced the program"
 is "the upgrade keeps set_seed" "$(seed)" "$SEED"
 is "the upgrade keeps sluice_sets4's size" "$(entries sluice_sets4)" "$SETS"

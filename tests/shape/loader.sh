@@ -189,7 +189,7 @@ expect_status 0 "attach --table sets" rx_sluice shape attach "$IF_RX" --table se
 has "attach --table sets: says so" "sets table: IPv4 " "$OUT"
 j=$(st_json)
 same "--table sets: status -j key_table.table" "$(jget .key_table.table "$j")" "sets"
-same "--table sets: capacity, 1000 keys of each family" "$(jget .key_table.max "$j")" "2000"
+same "--table sets: capacity, --max-keys 1000 is 1008 keys of each family (whole groups of 16)" "$(jget .key_table.max "$j")" "2016"
 used=0
 for try in 1 2 3 4 5 6 7 8 9 10; do
 	rx_exec bash -c "for i in 1 2 3; do echo sluice >/dev/udp/$ADDR4_TX/9; done" 2>/dev/null

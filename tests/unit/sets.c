@@ -381,9 +381,9 @@ static void test_alt(void)
 	TAP_EQ(sluice_set_alt(0, rnd(), 1), 0, "other set: one set is its own other set");
 }
 
-/* Keys of one own set: their other sets spread over all sets, as keys do
- * (two keys that share one set rarely share the other), and a key's two
- * sets are one set about 1/n of the time. */
+/* Keys of one own group: their other groups spread over all groups, as
+ * keys do (two keys that share one group rarely share the other), and a
+ * key's two groups are one group about 1/n of the time. */
 static void test_alt_spread(void)
 {
 	const __u32 n = 1024;
@@ -393,31 +393,78 @@ static void test_alt_spread(void)
 	double x, df = n - 1, bound = df + 8 * sqrt(2 * df) + 10;
 
 	if (!cnt) {
-		tap_ok(false, "other set: out of memory");
+		tap_ok(false, "other group: out of memory");
 		return;
 	}
 	for (i = 0; found < keys && i < 2 * n * keys; i++) {
 		struct sluice_key k;
 		__u64 h;
-		__u32 idx[2];
+		__u32 base[2];
 
 		rnd_key(&k, i & 1 ? 6 : 4);
 		h = sluice_key_hash(seed, &k);
-		if (sluice_set_pair(h, sluice_way_ident(&k, h), n, idx) == 1)
+		if (sluice_set_pair(h, sluice_way_ident(&k, h), n * SLUICE_SET_GROUP, base) == 1)
 			same++;
-		if (idx[0] != 7)
+		if (base[0] != 7 * SLUICE_SET_GROUP)
 			continue;
-		cnt[idx[1]]++;
+		cnt[base[1] / SLUICE_SET_GROUP]++;
 		found++;
 	}
 	x = chi_square(cnt, n, found);
 	tap_ok(found == keys && x <= bound,
-	       "other set: %llu keys of set 7 have their other sets over %u sets, chi-square %.1f (df %.0f, bound %.0f)",
+	       "other group: %llu keys of group 7 have their other groups over %u groups, chi-square %.1f (df %.0f, bound %.0f)",
 	       (unsigned long long)found, n, x, df, bound);
-	/* i keys, each one set with chance 1/n: i/n, a few hundred */
-	tap_ok(same < 2 * i / n + 20, "other set: %llu of %llu keys have one set (chance %llu)",
+	/* i keys, each one group with chance 1/n: i/n, a few hundred */
+	tap_ok(same < 2 * i / n + 20, "other group: %llu of %llu keys have one group (chance %llu)",
 	       (unsigned long long)same, (unsigned long long)i, (unsigned long long)(i / n));
 	free(cnt);
+}
+
+/* The sets a reader looks in (sluice_key_sets()): a key's two groups, whole
+ * and in order, own first; a table that ends in part of a group (pinned
+ * by an older sluice) has only the sets it has; legacy (layouts 5 and 6):
+ * the own set and its other one. */
+static void test_key_sets(void)
+{
+	static const __u32 ns[] = { 1, 2, 4, 6, 8, 1000, 262144, 262146 };
+	int bad = 0, order = 0, legacy = 0, i, j, c;
+
+	for (i = 0; i < (int)(sizeof(ns) / sizeof(ns[0])); i++)
+		for (j = 0; j < 20000; j++) {
+			__u64 h = rnd(), m = rnd();
+			__u32 out[SLUICE_KEY_SETS], base[2], own, alt;
+			int n = sluice_key_sets(h, m, ns[i], 0, out),
+			    g = sluice_set_pair(h, m, ns[i], base);
+
+			for (c = 0; c < n; c++) {
+				bad += out[c] >= ns[i];
+				/* c-th: group c / 4's, set c % 4 of it, while whole */
+				if (ns[i] % SLUICE_SET_GROUP == 0)
+					order += out[c] !=
+						 base[c / SLUICE_SET_GROUP] + c % SLUICE_SET_GROUP;
+			}
+			if (ns[i] % SLUICE_SET_GROUP == 0)
+				bad += n != g * SLUICE_SET_GROUP;
+			else if (ns[i] < SLUICE_SET_GROUP)
+				bad += n != (int)ns[i];
+			own = sluice_set_index(h, ns[i]);
+			alt = sluice_set_alt(own, m, ns[i]);
+			n = sluice_key_sets(h, m, ns[i], 1, out);
+			legacy += out[0] != own || (n == 2 ? out[1] != alt : alt != own);
+		}
+	TAP_EQ(bad, 0, "key sets: each below n, whole groups (a table of fewer sets: all of them)");
+	TAP_EQ(order, 0, "key sets: the own group's 4 sets, then the other's");
+	TAP_EQ(legacy, 0, "key sets, legacy (layouts 5 and 6): the own set, then its other one");
+	/* a layout-5 key (in its own set) is in its own group when the table
+	 * is whole groups: the multiply-shift index of n / 4 groups is the set's / 4 */
+	for (i = 0, bad = 0; i < 200000; i++) {
+		__u32 n = (__u32)(rnd() % (1U << 28)) * SLUICE_SET_GROUP + SLUICE_SET_GROUP;
+		__u64 h = rnd();
+
+		bad += sluice_set_index(h, n) / SLUICE_SET_GROUP !=
+		       sluice_set_index(h, n / SLUICE_SET_GROUP);
+	}
+	TAP_EQ(bad, 0, "a key's own set is in its own group (tables of whole groups)");
 }
 
 /* ---- a way's identity ---- */
@@ -723,21 +770,23 @@ static void test_reset_values(void)
 
 static void test_layout(void)
 {
-	TAP_EQ(sluice_sets_for(0), 1, "sets for 0 keys: 1");
-	TAP_EQ(sluice_sets_for(1), 1, "sets for 1 key: 1");
-	TAP_EQ(sluice_sets_for(4), 1, "sets for 4 keys: 1");
-	TAP_EQ(sluice_sets_for(5), 2, "sets for 5 keys: 2");
+	TAP_EQ(sluice_sets_for(0), 4, "sets for 0 keys: 4 (one group)");
+	TAP_EQ(sluice_sets_for(1), 4, "sets for 1 key: 4");
+	TAP_EQ(sluice_sets_for(16), 4, "sets for 16 keys: 4");
+	TAP_EQ(sluice_sets_for(17), 8, "sets for 17 keys: 8");
 	TAP_EQ(sluice_sets_for(1000000), 250000, "sets for 1000000 keys: 250000");
-	TAP_EQ(sluice_sets_for(1000001), 250001, "sets for 1000001 keys: 250001");
+	TAP_EQ(sluice_sets_for(1000001), 250004, "sets for 1000001 keys: 250004");
 	TAP_EQ(sluice_sets_for(0xffffffffU), 0x40000000U,
 	       "sets for 2^32 - 1 keys: 2^30, no overflow");
 	{
 		__u32 n, bad = 0;
 
 		for (n = 0; n < 100000; n++)
-			bad += sluice_sets_for(n) != (n ? (n + 3) / 4 : 1);
-		TAP_EQ(bad, 0, "sets for N: ceil(N / 4), at least 1, for N < 100000");
+			bad += sluice_sets_for(n) != (n ? (n + 15) / 16 * 4 : 4);
+		TAP_EQ(bad, 0,
+		       "sets for N: 4 x ceil(N / 16) (whole groups), at least 4, for N < 100000");
 	}
+	TAP_EQ(SLUICE_SET_GROUP, 4, "4 sets a group: 16 ways a key's choice");
 	TAP_EQ(SLUICE_SET_WAYS, 4, "4 ways a set");
 	TAP_EQ(sizeof(struct sluice_set4), 128, "IPv4 set: 128 bytes");
 	TAP_EQ(sizeof(struct sluice_set4) / SLUICE_SET_WAYS, 32, "IPv4: 32 bytes a key");
@@ -781,6 +830,7 @@ int main(void)
 	test_index_bounds();
 	test_alt();
 	test_alt_spread();
+	test_key_sets();
 	test_fingerprint();
 	test_ident();
 	test_free_at_buckets();

@@ -124,6 +124,23 @@ out:
 	return ret;
 }
 
+/* Way w (of SLUICE_GROUP_WAYS) of the group whose first set is base_set,
+ * and its set in *set: NULL when its set is past the table's nsets. An
+ * empty way reads as a way of ident 0 for the count (set NULL). */
+static struct sluice_way *way_of(__u8 *base, size_t setsz, __u32 nsets, __u32 base_set, int w,
+				 __u8 **set)
+{
+	__u32 i = base_set + (__u32)w / SLUICE_SET_WAYS;
+	__u8 *s;
+
+	if (i >= nsets)
+		return NULL;
+	s = base + (size_t)i * setsz;
+	if (set)
+		*set = s;
+	return &((struct sluice_way *)s)[w % SLUICE_SET_WAYS];
+}
+
 int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen, const __u8 *src,
 		       __u32 first, __u32 n, __u64 s0_base, __u64 s0_step, __u32 meta,
 		       __u32 *placed)
@@ -153,30 +170,35 @@ int bench_sets_prefill(struct bpfrun *o, __u32 tag, __u8 family, __u8 prefixlen,
 		sluice_mask(k.addr, prefixlen);
 		h = sluice_key_hash(o->seed, &k);
 		want = sluice_way_ident(&k, h);
-		/* As a claim places it with nothing to evict: in the set of
-		 * the two with more empty ways, its own on a tie. */
+		/* As a claim places it with nothing to evict: in the group of
+		 * the two with more empty ways, its own on a tie, at the
+		 * group's first empty way. */
 		nset = sluice_set_pair(h, want, o->keys.nsets[v6], idx);
 		for (c = 0; c < 2; c++) {
 			empty[c] = 0;
-			for (w = 0; w < SLUICE_SET_WAYS; w++)
-				empty[c] +=
-					!((struct sluice_way *)(base + (size_t)idx[c] * setsz))[w]
-						 .ident;
+			for (w = 0; w < SLUICE_GROUP_WAYS; w++) {
+				struct sluice_way *e =
+					way_of(base, setsz, o->keys.nsets[v6], idx[c], w, NULL);
+
+				empty[c] += e && !e->ident;
+			}
 		}
-		set = base + (size_t)idx[nset == 2 && empty[1] > empty[0]] * setsz;
-		for (w = 0; w < SLUICE_SET_WAYS; w++) {
-			struct sluice_way *way = &((struct sluice_way *)set)[w];
+		c = nset == 2 && empty[1] > empty[0];
+		for (w = 0; w < SLUICE_GROUP_WAYS; w++) {
+			struct sluice_way *way =
+				way_of(base, setsz, o->keys.nsets[v6], idx[c], w, &set);
 			struct sluice_way_aux *x;
 
-			if (way->ident)
+			if (!way || way->ident)
 				continue;
 			if (v6) {
-				struct sluice_way_aux6 *x6 = &((struct sluice_set6 *)set)->x[w];
+				struct sluice_way_aux6 *x6 =
+					&((struct sluice_set6 *)set)->x[w % SLUICE_SET_WAYS];
 
 				memcpy(x6->addr, k.addr, 16);
 				x = &x6->a;
 			} else {
-				x = &((struct sluice_set4 *)set)->x[w];
+				x = &((struct sluice_set4 *)set)->x[w % SLUICE_SET_WAYS];
 			}
 			x->s1 = 0;
 			x->dropped = 0;

@@ -91,6 +91,12 @@ void sluice_keytab_close(struct sluice_keytab *t)
 	t->fsets = 0;
 }
 
+/* Are the keys where layouts 5 and 6 put them (struct sluice_keytab)? */
+static int keytab_legacy(const struct sluice_keytab *t)
+{
+	return t->layout && __atomic_load_n(t->layout, __ATOMIC_ACQUIRE) < SLUICE_LAYOUT_VERSION;
+}
+
 static void *set_at(const struct sluice_keytab *t, int v6, __u32 i)
 {
 	return (char *)t->mem[v6] + (size_t)i * set_size(v6);
@@ -153,7 +159,7 @@ int sluice_keytab_lookup(const struct sluice_keytab *t, const struct sluice_key 
 {
 	struct sluice_key got;
 	__u64 h, want;
-	__u32 idx[2];
+	__u32 idx[SLUICE_KEY_SETS];
 	void *set;
 	int v6 = k->family == 6, w, c, nset;
 
@@ -161,7 +167,7 @@ int sluice_keytab_lookup(const struct sluice_keytab *t, const struct sluice_key 
 		return bpf_map_lookup_elem(t->buckets_fd, k, b) ? -errno : 0;
 	h = sluice_key_hash(t->seed, k);
 	want = sluice_way_ident(k, h);
-	nset = sluice_set_pair(h, want, t->nsets[v6], idx);
+	nset = sluice_key_sets(h, want, t->nsets[v6], keytab_legacy(t), idx);
 	for (c = 0; c < nset; c++) {
 		set = set_at(t, v6, idx[c]);
 		for (w = 0; w < SLUICE_SET_WAYS; w++)
@@ -186,7 +192,7 @@ static int empty_way(void *set, int w, __u64 id)
 int sluice_keytab_delete(struct sluice_keytab *t, const struct sluice_key *k)
 {
 	__u64 h, want;
-	__u32 idx[2];
+	__u32 idx[SLUICE_KEY_SETS];
 	void *set;
 	int v6 = k->family == 6, w, c, nset;
 
@@ -194,7 +200,7 @@ int sluice_keytab_delete(struct sluice_keytab *t, const struct sluice_key *k)
 		return bpf_map_delete_elem(t->buckets_fd, k) ? -errno : 0;
 	h = sluice_key_hash(t->seed, k);
 	want = sluice_way_ident(k, h);
-	nset = sluice_set_pair(h, want, t->nsets[v6], idx);
+	nset = sluice_key_sets(h, want, t->nsets[v6], keytab_legacy(t), idx);
 	for (c = 0; c < nset; c++) {
 		set = set_at(t, v6, idx[c]);
 		for (w = 0; w < SLUICE_SET_WAYS; w++) {
@@ -414,7 +420,7 @@ int sluice_keytab_lookup_wide(const struct sluice_keytab *t, const struct sluice
 	struct sluice_setf *set;
 	struct sluice_fkey got;
 	__u64 h, want;
-	__u32 idx[2];
+	__u32 idx[SLUICE_KEY_SETS];
 	int w, c, nset;
 
 	if (!sluice_keytab_has_wide(t))
@@ -423,7 +429,7 @@ int sluice_keytab_lookup_wide(const struct sluice_keytab *t, const struct sluice
 		return bpf_map_lookup_elem(t->flows_fd, f, b) ? -errno : 0;
 	h = sluice_fkey_hash(t->seed, f);
 	want = sluice_way_ident_wide(f, h);
-	nset = sluice_set_pair(h, want, t->fsets, idx);
+	nset = sluice_key_sets(h, want, t->fsets, keytab_legacy(t), idx);
 	for (c = 0; c < nset; c++) {
 		set = setf_at(t, idx[c]);
 		for (w = 0; w < SLUICE_SET_WAYS; w++)
@@ -439,7 +445,7 @@ int sluice_keytab_delete_wide(struct sluice_keytab *t, const struct sluice_fkey 
 	struct sluice_setf *set;
 	struct sluice_fkey got;
 	__u64 h, want;
-	__u32 idx[2];
+	__u32 idx[SLUICE_KEY_SETS];
 	int w, c, nset;
 
 	if (!sluice_keytab_has_wide(t))
@@ -448,7 +454,7 @@ int sluice_keytab_delete_wide(struct sluice_keytab *t, const struct sluice_fkey 
 		return bpf_map_delete_elem(t->flows_fd, f) ? -errno : 0;
 	h = sluice_fkey_hash(t->seed, f);
 	want = sluice_way_ident_wide(f, h);
-	nset = sluice_set_pair(h, want, t->fsets, idx);
+	nset = sluice_key_sets(h, want, t->fsets, keytab_legacy(t), idx);
 	for (c = 0; c < nset; c++) {
 		set = setf_at(t, idx[c]);
 		for (w = 0; w < SLUICE_SET_WAYS; w++) {
@@ -629,4 +635,60 @@ __u64 sluice_keytab_wide_bytes(const struct sluice_keytab *t)
 	if (!sluice_keytab_has_wide(t))
 		return 0;
 	return sluice_map_bytes(t->sets ? t->setsf_fd : t->flows_fd);
+}
+
+/* A key read at set index i: is i one of the sets this layout places it
+ * in (sluice_key_sets(), not legacy)? */
+static bool placed_at(__u64 h, __u64 want, __u32 nsets, __u32 i)
+{
+	__u32 idx[SLUICE_KEY_SETS];
+	int c, n = sluice_key_sets(h, want, nsets, 0, idx);
+
+	for (c = 0; c < n; c++)
+		if (idx[c] == i)
+			return true;
+	return false;
+}
+
+struct misplaced_ctx {
+	const struct sluice_keytab *t;
+	long n;
+};
+
+static int misplaced_one(void *set, int w, __u64 id, const struct sluice_key *k,
+			 const struct sluice_bucket *b, void *ctx)
+{
+	struct misplaced_ctx *m = ctx;
+	int v6 = k->family == 6;
+	__u32 i = (__u32)(((char *)set - (char *)m->t->mem[v6]) / set_size(v6));
+
+	(void)w;
+	(void)b;
+	m->n += !placed_at(sluice_key_hash(m->t->seed, k), SLUICE_WAY_MATCH(id), m->t->nsets[v6],
+			   i);
+	return 0;
+}
+
+static int misplaced_wide(struct sluice_setf *set, int w, __u64 id, const struct sluice_fkey *k,
+			  const struct sluice_bucket *b, void *ctx)
+{
+	struct misplaced_ctx *m = ctx;
+	__u32 i = (__u32)(set - (struct sluice_setf *)m->t->fmem);
+
+	(void)w;
+	(void)b;
+	m->n += !placed_at(sluice_fkey_hash(m->t->seed, k), SLUICE_WAY_MATCH(id), m->t->fsets, i);
+	return 0;
+}
+
+long sluice_keytab_misplaced(const struct sluice_keytab *t)
+{
+	struct misplaced_ctx m = { .t = t };
+
+	if (!t->sets)
+		return 0;
+	each_way(t, misplaced_one, &m);
+	if (sluice_keytab_has_wide(t))
+		each_wide_way(t, misplaced_wide, &m);
+	return m.n;
 }

@@ -27,6 +27,11 @@
  */
 struct sluice_keytab {
 	bool sets;
+	/* The state's layout word (the mapped config's; NULL: this one's), read
+	 * at every look: a set table of layout 5 or 6 not upgraded yet has its
+	 * keys where those layouts put them (sluice_key_sets()'s legacy), and
+	 * attach may upgrade it while this table is open. */
+	const __u32 *layout;
 	__u64 seed; /* config.set_seed */
 	int buckets_fd, fd[2]; /* fd: sluice_sets4, sluice_sets6 */
 	void *mem[2];
@@ -100,5 +105,9 @@ long sluice_keytab_flush_wide(struct sluice_keytab *t, sluice_fkey_match_fn matc
 /* Wide keys it can hold, and that table's memory (0 without one). */
 __u64 sluice_keytab_wide_capacity(const struct sluice_keytab *t);
 __u64 sluice_keytab_wide_bytes(const struct sluice_keytab *t);
+/* How many keys of a set table (wide ones too) are not in a set where this
+ * layout looks for them (a state of layout 5 or 6 that attach would
+ * upgrade): 0 when none, or for the LRU. */
+long sluice_keytab_misplaced(const struct sluice_keytab *t);
 
 #endif /* SLUICE_KEYTAB_H */

@@ -268,7 +268,8 @@ void sluice_close(struct sluice_handle *h)
 int sluice_check_layout(const struct sluice_config *cfg, const char *ifname, char *err,
 			size_t errlen)
 {
-	if (cfg->layout == SLUICE_LAYOUT_VERSION || cfg->layout == SLUICE_LAYOUT_ONE_SET)
+	if (cfg->layout == SLUICE_LAYOUT_VERSION || cfg->layout == SLUICE_LAYOUT_ONE_SET ||
+	    cfg->layout == SLUICE_LAYOUT_TWO_SETS)
 		return 0;
 	if (cfg->layout == 3 || cfg->layout == 4)
 		return sluice_err(
@@ -556,6 +557,7 @@ static int map_state(struct sluice_handle *h, const char *ifname, char *err, siz
 
 		ret = sluice_keytab_open(&h->keys, sets, h->cfg->set_seed, h->buckets_fd,
 					 h->sets4_fd, h->sets6_fd);
+		h->keys.layout = &h->cfg->layout;
 		/* the wide keys' table (--key src,dport|flow) of the same kind */
 		if (!ret)
 			ret = sluice_keytab_open_wide(&h->keys, h->flows_fd, h->setsf_fd);

@@ -187,7 +187,8 @@ static int validate_edits(struct attach_ctx *c)
 	sluice_settings_init(&cfg.settings[0]);
 	if (c->pins_existed && !c->fresh_config && c->plan.kind != RESUME_DROP) {
 		if (c->old_cfg.layout == SLUICE_LAYOUT_VERSION ||
-		    c->old_cfg.layout == SLUICE_LAYOUT_ONE_SET) {
+		    c->old_cfg.layout == SLUICE_LAYOUT_ONE_SET ||
+		    c->old_cfg.layout == SLUICE_LAYOUT_TWO_SETS) {
 			ret = sluice_open(o->name, &live, c->err, sizeof(c->err));
 			if (!ret)
 				ret = sluice_read_policies(&live, &pol, false, c->err,
@@ -269,7 +270,7 @@ static int apply_settings(struct attach_ctx *c, struct sluice_handle *h)
 }
 
 /* What --max-keys asked for, when the set table holds more: it is made of
- * whole sets of SLUICE_SET_WAYS keys a family. */
+ * whole groups of SLUICE_GROUP_WAYS keys a family. */
 static void keys_rounding(const struct attach_ctx *c, const struct sluice_keys_view *v, char *buf,
 			  size_t len)
 {
@@ -277,9 +278,9 @@ static void keys_rounding(const struct attach_ctx *c, const struct sluice_keys_v
 	if (v->sets && c->o->max_keys && v->max_family[0] != c->o->max_keys)
 		snprintf(buf, len,
 			 "; --max-keys %llu is rounded up to %llu keys a family (whole "
-			 "sets of %d)",
+			 "groups of %d)",
 			 (unsigned long long)c->o->max_keys, (unsigned long long)v->max_family[0],
-			 SLUICE_SET_WAYS);
+			 SLUICE_GROUP_WAYS);
 }
 
 static void print_summary(struct attach_ctx *c, struct sluice_handle *h, __u32 new_id,

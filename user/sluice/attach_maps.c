@@ -166,6 +166,52 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 	return 0;
 }
 
+/*
+ * A set table pinned by layouts 4 to 6 (a key in one set, then in one of
+ * two) is upgraded in place when every key is in one of the two groups
+ * where this layout looks for it: with one set a key, so whenever the
+ * table is whole groups; with two, when no key went to an other set
+ * outside them. Else its keys would be lost to lookups (and claimed again,
+ * with full buckets): refused before anything changes.
+ */
+static int check_placement(struct attach_ctx *c, const struct sluice_config *cfg, const int *fds)
+{
+	int s4 = -1, s6 = -1, sf = -1, ret;
+	struct sluice_keytab t;
+	size_t i;
+	long n;
+
+	if (!(cfg->kind & SLUICE_KIND_SETS) || cfg->layout >= SLUICE_LAYOUT_VERSION)
+		return 0;
+	for (i = 0; i < sluice_nr_maps; i++) {
+		if (!strcmp(sluice_maps[i].name, SLUICE_MAP_SETS4))
+			s4 = fds[i];
+		else if (!strcmp(sluice_maps[i].name, SLUICE_MAP_SETS6))
+			s6 = fds[i];
+		else if (!strcmp(sluice_maps[i].name, SLUICE_MAP_SETSF))
+			sf = fds[i];
+	}
+	ret = sluice_keytab_open(&t, true, cfg->set_seed, -1, s4, s6);
+	if (!ret)
+		ret = sluice_keytab_open_wide(&t, -1, sf);
+	if (ret) {
+		sluice_keytab_close(&t);
+		return refuse(c, ret, "Couldn't map the set table of %s to check it: %s",
+			      c->o->ifname, strerror(-ret));
+	}
+	n = sluice_keytab_misplaced(&t);
+	sluice_keytab_close(&t);
+	if (n)
+		return refuse(c, -EPROTO,
+			      "the set table of %s (layout %u) has %ld key%s in sets where this "
+			      "sluice does not look for them (a key's two groups of %d sets, "
+			      "layout %u): detach with the sluice that attached it, or attach "
+			      "with --fresh to drop the state (keys, rules and counters)",
+			      c->o->ifname, cfg->layout, n, n == 1 ? "" : "s", SLUICE_SET_GROUP,
+			      SLUICE_LAYOUT_VERSION);
+	return 0;
+}
+
 /* What is pinned for this interface, and is it something we can reuse? */
 int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 {
@@ -246,11 +292,13 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 			c->have_old_cfg = true;
 		} else if (cfg.layout >= 3 && cfg.layout <= SLUICE_LAYOUT_VERSION) {
 			/* Layout 3 is layout 4 without the owner, layout 4 is
-			 * 5 with the rules all in the trie, 5 is this one with
-			 * one set a key: upgraded in place once attach knows
-			 * whose it is. */
+			 * 5 with the rules all in the trie, 5 and 6 are this
+			 * one with a key in single sets: upgraded in place once
+			 * attach knows whose it is. */
 			c->old_cfg = cfg;
 			c->have_old_cfg = true;
+			if (!c->o->fresh)
+				ret = check_placement(c, &cfg, fds);
 		} else {
 			ret = sluice_check_layout(&cfg, c->o->ifname, c->err, sizeof(c->err));
 		}
@@ -351,13 +399,14 @@ static int init_config(struct attach_ctx *c, int fd)
 		if (bpf_map_update_elem(fd, &zero, &cfg, 0))
 			ret = refuse(c, -errno, "Couldn't upgrade the config of %s: %s",
 				     c->o->ifname, strerror(errno));
-	} else if (cfg.layout == 4 || cfg.layout == SLUICE_LAYOUT_ONE_SET) {
+	} else if (cfg.layout == 4 || cfg.layout == SLUICE_LAYOUT_ONE_SET ||
+		   cfg.layout == SLUICE_LAYOUT_TWO_SETS) {
 		/* Layout 4: its rule_maps and ruletab fields are 0: every rule
 		 * in the trie, no rule table yet, as this layout reads them.
 		 * The program is replaced before anything writes the new
-		 * fields. Layout 5: each set-table key in its own set, where
-		 * this layout looks first. Only the layout word is written:
-		 * the rest may be changing. */
+		 * fields. Layouts 4 to 6: each set-table key in one of its
+		 * groups (attach_inspect_pins() checked it). Only the layout
+		 * word is written: the rest may be changing. */
 		struct sluice_config *m =
 			mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
