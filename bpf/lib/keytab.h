@@ -345,6 +345,7 @@ static __always_inline int keytab_sets(void *k, struct sluice_key *key, const in
 	q->seed = SLUICE_READ(cfg->set_seed);
 	q->now = d->now;
 	q->hashed = 0;
+	q->scanned = 0;
 	/* Without a new-key limit, find or claim in one pass. */
 	q->create = !(set->new_keys.interval | set->new_keys.interval_frac);
 	q->flags = sets_flags(d->p);

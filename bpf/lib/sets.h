@@ -174,6 +174,10 @@ struct sets_req {
 	struct sets_victim v[2];
 	__u64 want; /* ... the key's identity */
 	__u32 own, alt; /* ... its groups' first sets */
+	/* A look with find_only found neither the key nor a claim of it under
+	 * way: the next sets_get() of the key (the caller clears it when the
+	 * key changes) decides on a claim without looking again first. */
+	__u32 scanned;
 };
 
 /* One set of the group, the s-th: v holds the best of the sets before it. */
@@ -371,27 +375,42 @@ static __always_inline int sets_get(const struct sluice_key *key, const int kind
 			  sluice_way_ident(key, q->hash);
 	/* live ways only: a key being claimed is SETS_MISSING here, and
 	 * sets_find() waits for it */
-	if (find_only && !sets_group_scan(kind, q->own, q->want, q))
-		return SETS_FOUND;
+	if (find_only) {
+		t = sets_group_scan(kind, q->own, q->want, q);
+		if (!t)
+			return SETS_FOUND;
+	}
 	q->alt = sluice_set_alt(g, q->want, ng) * SLUICE_SET_GROUP;
-	if (find_only)
-		return q->alt != q->own && !sets_group_scan(kind, q->alt, q->want, q) ?
-			       SETS_FOUND :
-			       SETS_MISSING;
+	if (find_only) {
+		int j = SETS_SCAN_NONE;
+
+		if (q->alt != q->own) {
+			j = sets_group_scan(kind, q->alt, q->want, q);
+			if (!j)
+				return SETS_FOUND;
+		}
+		q->scanned = t == SETS_SCAN_NONE && j == SETS_SCAN_NONE;
+		return SETS_MISSING;
+	}
+	g = q->scanned; /* the find_only look just missed: no second look */
+	q->scanned = 0;
 
 	SLUICE_NOUNROLL
 	for (t = 0; t < SETS_TRIES; t++) {
-		int i = sets_group_scan(kind, SLUICE_READ(q->own), SLUICE_READ(q->want), q), j;
+		int i = SETS_SCAN_NONE, j = SETS_SCAN_NONE;
 		__u32 vset;
 		void *set;
 
-		if (!i)
-			return SETS_FOUND;
-		j = SETS_SCAN_NONE;
-		if (SLUICE_READ(q->alt) != SLUICE_READ(q->own)) {
-			j = sets_group_scan(kind, SLUICE_READ(q->alt), SLUICE_READ(q->want), q);
-			if (!j)
+		if (!g || t) {
+			i = sets_group_scan(kind, SLUICE_READ(q->own), SLUICE_READ(q->want), q);
+			if (!i)
 				return SETS_FOUND;
+			if (SLUICE_READ(q->alt) != SLUICE_READ(q->own)) {
+				j = sets_group_scan(kind, SLUICE_READ(q->alt), SLUICE_READ(q->want),
+						    q);
+				if (!j)
+					return SETS_FOUND;
+			}
 		}
 		if (i == SETS_SCAN_BUSY || j == SETS_SCAN_BUSY)
 			continue; /* N is being claimed on another CPU: wait for it */

@@ -7,14 +7,14 @@
  *
  *  - fill: the offered sources are placed as the datapath's claims would
  *    place them with nothing to evict (bench_sets_prefill(): an empty way
- *    of the one of the key's two sets with more of them, else left out),
+ *    of the one of the key's two groups with more of them, else left out),
  *    each held (a TAT two hours ahead and more, a different debt each): how
  *    many the table took;
  *  - flood: then -f new sources (4M by default), one packet each, through
  *    the program (BPF_PROG_TEST_RUN, bench_vary_keys: a random source per
  *    packet) under a policy that frees their way at once (1e9/s): how many
  *    of the held sources are still there, held, after it. A new source
- *    evicts a held one only where its set has no free way.
+ *    evicts a held one only where its two groups have no free way.
  *
  * IPv4 (32 bytes a key). Prints a markdown table; -o FILE writes it there
  * too. About 10 s a load here.
@@ -100,8 +100,9 @@ static void print_rows(FILE *out, const struct sizing_row *rows, int n, __u32 fl
 			r->held_before ? 100.0 * r->held_after / r->held_before : 0.0);
 	}
 	fprintf(out,
-		"\nIPv4, %u keys of capacity (%u sets of %d ways); held: a debt of 2 h or more.\n",
-		rows[0].cap, rows[0].cap / SLUICE_SET_WAYS, SLUICE_SET_WAYS);
+		"\nIPv4, %u keys of capacity (%u sets of %d ways, in groups of %d); held: a debt "
+		"of 2 h or more.\n",
+		rows[0].cap, rows[0].cap / SLUICE_SET_WAYS, SLUICE_SET_WAYS, SLUICE_SET_GROUP);
 }
 
 int cmd_sizing(int argc, char **argv)
