@@ -475,7 +475,7 @@ def scale(c, md, dat, out):
     md.append("Each row is its own object per table and family: lru a 1M-key "
               "sluice_buckets, sets 1M keys of the family (262,144 sets), both first "
               "filled with the first 1M keys the packets ask for (sets: those with room "
-              "in one of their two sets; the rest are claimed by the packets). Medians "
+              "in one of their two groups of 4 sets; the rest are claimed by the packets). Medians "
               "[min-max].\n\n")
     md.append("| keys | lru IPv4 ns | sets IPv4 ns | lru IPv6 ns | sets IPv6 ns | lru IPv4 "
               "new keys | sets IPv4 new keys | lru IPv6 new keys | sets IPv6 new keys | "
@@ -507,7 +507,7 @@ def scale(c, md, dat, out):
                      "sets_v6_prefilled": s6.get("prefilled", 0)})
     out["scale"] = rows
     md.append("\nThe sets prefill placed %u IPv4 and %u IPv6 keys of the 1M (a key whose "
-              "two sets are both full is left out).\n\n" %
+              "two groups are both full is left out).\n\n" %
               (c.find("scale", "sets", 4, 0, 1).get("prefilled", 0),
                c.find("scale", "sets", 6, 0, 1).get("prefilled", 0)))
     for k in c.cases:
