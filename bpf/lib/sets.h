@@ -368,7 +368,7 @@ static __always_inline int sets_get(const struct sluice_key *key, const int kind
 
 	/* The groups and the identity in q, not in this frame (6.1's 512
 	 * bytes: sets_find()'s and sluice_tc's together) */
-	g = sluice_set_index(q->hash, ng);
+	g = sluice_set_group(q->hash, sets_n[kind]);
 	q->own = g * SLUICE_SET_GROUP;
 	q->want = kind == SETS_WIDE ?
 			  sluice_way_ident_wide((const struct sluice_fkey *)key, q->hash) :

@@ -132,11 +132,12 @@ static inline __u32 sluice_sets_for(__u32 max_keys)
 	return (n ? n : 1) * SLUICE_SET_GROUP;
 }
 
-/* The groups of a table of nsets sets (a table pinned by an older sluice
- * may end in part of one, which no key is then placed in): at least one. */
+/* The groups of a table of nsets sets: whole groups, and a last one in part
+ * when nsets is not a multiple of SLUICE_SET_GROUP (a table pinned by an
+ * older sluice). */
 static inline __u32 sluice_set_groups(__u32 nsets)
 {
-	__u32 g = nsets / SLUICE_SET_GROUP;
+	__u32 g = nsets / SLUICE_SET_GROUP + (nsets % SLUICE_SET_GROUP != 0);
 
 	return g ? g : 1;
 }
@@ -204,6 +205,15 @@ static __always_inline __u32 sluice_set_index(__u64 hash, __u32 nsets)
 	return (__u32)(((__u64)(__u32)hash * nsets) >> 32);
 }
 
+/* A key's own group, of hash h in a table of nsets sets: the group of the
+ * set sluice_set_index() gives it, so a key that layout 5 put in its own
+ * set is in its own group, whatever nsets. (For whole groups it is also
+ * sluice_set_index(h, nsets / SLUICE_SET_GROUP).) */
+static __always_inline __u32 sluice_set_group(__u64 h, __u32 nsets)
+{
+	return sluice_set_index(h, nsets) / SLUICE_SET_GROUP;
+}
+
 /*
  * A key's other group (two-choice hashing), of n groups: a key is in its
  * own group (sluice_set_index() of its hash) or in this one, and a new key
@@ -237,7 +247,7 @@ static __always_inline int sluice_set_pair(__u64 h, __u64 match, __u32 nsets, __
 {
 	__u32 ng = sluice_set_groups(nsets);
 
-	base[0] = sluice_set_index(h, ng);
+	base[0] = sluice_set_group(h, nsets);
 	base[1] = sluice_set_alt(base[0], match, ng);
 	base[0] *= SLUICE_SET_GROUP;
 	base[1] *= SLUICE_SET_GROUP;

@@ -30,8 +30,8 @@
  * places a key in one of two groups of SLUICE_SET_GROUP sets
  * (include/sluice/sets.h). Readers look for a key where its layout put it
  * (sluice_key_sets()'s legacy). Attach upgrades one in place (writes 7)
- * when every key is in one of its groups (one set a key: so, when the
- * table is whole groups), and refuses it otherwise. An older sluice
+ * when every key is in one of its groups (always so with one set a key:
+ * a key's own group is its own set's), and refuses it otherwise. An older sluice
  * refuses 7, so it never runs on a table whose keys it would not find.
  */
 #define SLUICE_LAYOUT_ONE_SET 5

@@ -455,16 +455,28 @@ static void test_key_sets(void)
 	TAP_EQ(bad, 0, "key sets: each below n, whole groups (a table of fewer sets: all of them)");
 	TAP_EQ(order, 0, "key sets: the own group's 4 sets, then the other's");
 	TAP_EQ(legacy, 0, "key sets, legacy (layouts 5 and 6): the own set, then its other one");
-	/* a layout-5 key (in its own set) is in its own group when the table
-	 * is whole groups: the multiply-shift index of n / 4 groups is the set's / 4 */
-	for (i = 0, bad = 0; i < 200000; i++) {
-		__u32 n = (__u32)(rnd() % (1U << 28)) * SLUICE_SET_GROUP + SLUICE_SET_GROUP;
+	/* A layout-5 key (in its own set) is in its own group, whatever the
+	 * table's size (a last group in part included); for whole groups the
+	 * own group is also the multiply-shift index of n / 4 groups. */
+	for (i = 0, bad = 0, c = 0; i < 200000; i++) {
+		__u32 n = (__u32)(rnd() % (1U << 30)) + 1, w = n - n % SLUICE_SET_GROUP;
+		__u32 base[2], out[SLUICE_KEY_SETS], own;
 		__u64 h = rnd();
+		int k, in = 0;
 
-		bad += sluice_set_index(h, n) / SLUICE_SET_GROUP !=
-		       sluice_set_index(h, n / SLUICE_SET_GROUP);
+		own = sluice_set_index(h, n);
+		k = sluice_key_sets(h, rnd(), n, 0, out);
+		while (k--)
+			in |= out[k] == own;
+		bad += !in;
+		sluice_set_pair(h, 0, n, base);
+		bad += base[0] / SLUICE_SET_GROUP >= sluice_set_groups(n);
+		if (w)
+			c += sluice_set_index(h, w) / SLUICE_SET_GROUP !=
+			     sluice_set_index(h, w / SLUICE_SET_GROUP);
 	}
-	TAP_EQ(bad, 0, "a key's own set is in its own group (tables of whole groups)");
+	TAP_EQ(bad, 0, "a key's own set is in its two groups' sets, for any number of sets");
+	TAP_EQ(c, 0, "whole groups: the own group is the index of n / 4 groups");
 }
 
 /* ---- a way's identity ---- */

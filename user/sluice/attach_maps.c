@@ -30,6 +30,17 @@ static void size_flows(struct attach_ctx *c, bool sets)
 	c->max_flows = !sets && f ? f : SLUICE_FLOWS_OFF;
 }
 
+/* Does a pinned set table of `have` sets hold `want` keys a family? As
+ * this layout sizes it (whole groups), or as layouts 4 to 6 did (whole
+ * sets): the upgrade of such a state then checks where its keys are. */
+static bool sets_fit(const struct attach_ctx *c, __u64 want, __u32 have)
+{
+	__u64 sets = want / SLUICE_SET_WAYS + (want % SLUICE_SET_WAYS != 0);
+
+	return sluice_sets_for((__u32)want) == have ||
+	       (c->have_old_cfg && c->old_cfg.layout < SLUICE_LAYOUT_VERSION && sets == have);
+}
+
 /* Compare one pinned map with what this sluice would create. */
 static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const char *name, int fd)
 {
@@ -79,8 +90,7 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 			return 0;
 		if (sets)
 			have *= SLUICE_SET_WAYS;
-		if ((sets && sluice_sets_for((__u32)want) != info.max_entries) ||
-		    (!sets && want != have))
+		if ((sets && !sets_fit(c, want, info.max_entries)) || (!sets && want != have))
 			return refuse(c, -EEXIST,
 				      "the pinned wide-key table of %s holds %llu keys, not %llu: "
 				      "detach first to resize ('sluice %sdetach %s' drops its "
@@ -96,7 +106,7 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 		/* A state of the LRU table has one set each: kept as pinned. */
 		c->sets_n[v6] = info.max_entries;
 		if (c->pinned_sets && !c->table_change && want &&
-		    sluice_sets_for((__u32)want) != info.max_entries)
+		    !sets_fit(c, want, info.max_entries))
 			return refuse(
 				c, -EEXIST,
 				"the pinned key table of %s (--table sets) holds %llu keys "
@@ -169,8 +179,8 @@ static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const
 /*
  * A set table pinned by layouts 4 to 6 (a key in one set, then in one of
  * two) is upgraded in place when every key is in one of the two groups
- * where this layout looks for it: with one set a key, so whenever the
- * table is whole groups; with two, when no key went to an other set
+ * where this layout looks for it: with one set a key, always (a key's own
+ * group is its own set's); with two, when no key went to an other set
  * outside them. Else its keys would be lost to lookups (and claimed again,
  * with full buckets): refused before anything changes.
  */
