@@ -345,7 +345,8 @@ static __always_inline int keytab_sets(void *k, struct sluice_key *key, const in
 	q->seed = SLUICE_READ(cfg->set_seed);
 	q->now = d->now;
 	q->hashed = 0;
-	q->scanned = 0;
+	/* (q->scanned is 0 here: the inline look below sets it only on a miss,
+	 * and the sets_find() that always follows a miss clears it.) */
 	/* Without a new-key limit, find or claim in one pass. */
 	q->create = !(set->new_keys.interval | set->new_keys.interval_frac);
 	q->flags = sets_flags(d->p);

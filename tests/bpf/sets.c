@@ -721,12 +721,14 @@ static bool race_fresh(struct bpfrun *r, struct race *x, const char *src)
 }
 
 /* HELD (198.18.9.1: a rule of burst 8) driven to its limit, then n keys
- * (srcs) churning around it on both CPUs, in *x, with the stats before the
- * churn in *st0: whether every round kept HELD and no key in two ways; -1
- * when the setup failed (reported as t's). */
+ * (srcs, `what` in the check's name) churning around it on both CPUs, in
+ * *x, with the stats before the churn in *st0: checks that every round kept
+ * HELD and no key in two ways, and returns whether it did; -1 when the
+ * setup failed (reported as t's). */
 static int race_churn(struct bpfrun *r, struct sluice_settings *set, const char *t, struct race *x,
-		      char (*srcs)[32], int n, struct sluice_stats *st0)
+		      char (*srcs)[32], int n, struct sluice_stats *st0, const char *what)
 {
+	bool ok;
 	struct sluice_policy p;
 	int i;
 
@@ -748,7 +750,12 @@ static int race_churn(struct bpfrun *r, struct sluice_settings *set, const char 
 		frame_ip(x->frame[i + 1], srcs[i], 60, NULL);
 	churn_bad = 0;
 	bpfrun_stats(r, st0);
-	return run_race(x, check_churn);
+	ok = run_race(x, check_churn);
+	TAP_TRUE(ok,
+		 "%s, %s around a held one, %d rounds: HELD never evicted, never passed, no key "
+		 "in two ways, no way left frozen",
+		 t, what, x->rounds);
+	return ok;
 }
 
 static void test_race(struct bpfrun *r)
@@ -789,13 +796,8 @@ static void test_race(struct bpfrun *r)
 	}
 	for (i = 0; i < 6; i++)
 		snprintf(src[i], sizeof(src[i]), "198.18.0.%d", i + 1);
-	ok = race_churn(r, &set, t, &x, src, 6, &st0);
-	if (ok < 0)
+	if (race_churn(r, &set, t, &x, src, 6, &st0, "6 keys churning in one set") < 0)
 		return;
-	TAP_TRUE(ok,
-		 "%s, 6 keys churning in one set around a held one, %d rounds: HELD never "
-		 "evicted, never passed, no key in two ways, no way left frozen",
-		 t, x.rounds);
 	bpfrun_stats(r, &st);
 	for (i = 1, kp = 0; i < x.nframes; i++)
 		kp += x.total[0][i] + x.total[1][i];
@@ -934,13 +936,8 @@ static void test_race_two(struct bpfrun *r, char (*a)[32], char (*b)[32])
 	bpfrun_clock(r, SCN_T0);
 	TAP_TRUE(held_in(r, a, FILL, 0) == FILL && held_in(r, b, FILL, 1) == FILL,
 		 "%s: %d keys held in each group, 2 ways free in each", t, FILL);
-	ok = race_churn(r, &set, t, &x, keys, 11, &st0);
-	if (ok < 0)
+	if (race_churn(r, &set, t, &x, keys, 11, &st0, "11 keys of two groups churning") < 0)
 		return;
-	TAP_TRUE(ok,
-		 "%s, 11 keys of two groups churning around a held one, %d rounds: HELD "
-		 "never evicted, never passed, no key in two ways, no way left frozen",
-		 t, x.rounds);
 	bpfrun_stats(r, &st);
 	tap_diag("%s: new_keys %llu, contended %llu", t,
 		 (unsigned long long)(st.new_keys - st0.new_keys),
