@@ -7,7 +7,11 @@
 #    passes), and show says so;
 #  - a set table's families fill apart: 200 IPv4 sources in --max-keys 64
 #    fill the IPv4 half, and status, stats and the metrics say "64 of 64"
-#    per family, not "64 of 128"; a --max-keys the sets round up is said.
+#    per family, not "64 of 128"; a --max-keys the sets round up is said;
+#  - which table and why: a new state without --table is of the set table
+#    ("the default"), one with --table says so, and an LRU state made by a
+#    sluice whose default the LRU was (no SLUICE_KIND_TABLE_ASKED) keeps its
+#    table through an upgrade and says "an older sluice's default, kept".
 set -u
 source tests/lib/tap.sh
 source tests/lib/netns.sh
@@ -82,7 +86,7 @@ expect_status 0 "attach --table sets --max-keys 3" rx_sluice attach "$IF_RX" --t
 has "the summary says --max-keys 3 became 16 a family" \
 	"--max-keys 3 is rounded up to 16 keys a family (whole groups of 16)" "$OUT"
 # (a neighbour discovery packet may have made a key by then)
-grep -qE "sets table: IPv4 [0-9]+ of 16, IPv6 [0-9]+ of 16 keys" <<<"$OUT" &&
+grep -qE "sets table \(--table sets\): IPv4 [0-9]+ of 16, IPv6 [0-9]+ of 16 keys" <<<"$OUT" &&
 	ok "the summary says the table per family" ||
 	{ not_ok "the summary says the table per family"; diag "$OUT"; }
 rx_sluice detach "$IF_RX" >/dev/null
@@ -107,7 +111,7 @@ else
 	not_ok "status -j: key_table.ipv4.full"; diag "$st"
 fi
 txt=$(rx_sluice status "$IF_RX")
-has "status: the IPv4 half as it is" "sets table: IPv4 $u4 of 64" "$txt"
+has "status: the IPv4 half as it is" "sets table (--table sets): IPv4 $u4 of 64" "$txt"
 lacks "status: no '64 of 128'" " of 128" "$txt"
 sj=$(ctl -j stats)
 [ "$(num "$sj" key_table ipv4 used)" = "$u4" ] && [ "$(num "$sj" key_table ipv4 max)" = 64 ] &&
@@ -124,19 +128,71 @@ has "metrics: what the IPv6 half holds" \
 	"sluice_key_table_max_keys{interface=\"$IF_RX\",family=\"ipv6\"} 64" "$prom"
 # The LRU table: one capacity for both families, said as such.
 rx_sluice detach "$IF_RX" >/dev/null
-expect_status 0 "attach --max-keys 1000 (lru)" rx_sluice attach "$IF_RX" --max-keys 1000
+expect_status 0 "attach --table lru --max-keys 1000" rx_sluice attach "$IF_RX" --table lru \
+	--max-keys 1000
 # The counts are what arrived since the attach: the veth's own IPv6 (a
 # router solicitation, an MLD report) may have made a key already.
-if grep -Eq 'of 1000 keys \(lru table: IPv4 [0-9]+, IPv6 [0-9]+ share it' <<<"$OUT"; then
-	ok "lru: the families share the table"
+if grep -Eq 'lru table \(--table lru\): [0-9]+ of 1000 keys, IPv4 [0-9]+ and IPv6 [0-9]+ share it' \
+	<<<"$OUT"; then
+	ok "lru: the families share the table, made by --table lru"
 else
-	not_ok "lru: the families share the table"
-	diag "want 'of 1000 keys (lru table: IPv4 N, IPv6 M share it' in: $OUT"
+	not_ok "lru: the families share the table, made by --table lru"
+	diag "want 'lru table (--table lru): N of 1000 keys, IPv4 N and IPv6 M share it' in: $OUT"
 fi
 st=$(rx_sluice status -j "$IF_RX")
 [ "$(num "$st" interfaces 0 key_table families_share_max)" = true ] &&
 	[ "$(num "$st" interfaces 0 key_table ipv4 max)" = 1000 ] &&
 	ok "lru: families_share_max, each family's max the table's" ||
 	{ not_ok "lru: families_share_max, each family's max the table's"; diag "$st"; }
+[ "$(num "$st" interfaces 0 key_table chosen_by)" = option ] &&
+	ok "lru: status -j: key_table.chosen_by option" ||
+	{ not_ok "lru: status -j: key_table.chosen_by option"; diag "$st"; }
+
+# Which table and why. config.kind's SLUICE_KIND_TABLE_ASKED (bit 3),
+# found by its name in the map's BTF.
+kind_off() {
+	bpftool btf dump map pinned "$RX_PINS/sluice_config" value format raw |
+		awk -F"bits_offset=" "/'kind' type_id/ { print int(\$2 / 8); exit }"
+}
+kind_byte() { local b; read -ra b <<<"$(cfg_bytes "$RX_PINS/sluice_config")"; echo "${b[$1]}"; }
+OFF=$(kind_off)
+[ -n "$OFF" ] && ok "config.kind is at byte $OFF (BTF)" || not_ok "config.kind's offset from BTF"
+is_kind_bit() {
+	local got=$(($(kind_byte "$OFF") & 8))
+	[ "$got" = "$2" ] && ok "$1" || { not_ok "$1"; diag "kind byte: $(kind_byte "$OFF")"; }
+}
+is_kind_bit "--table lru: config.kind has SLUICE_KIND_TABLE_ASKED" 8
+# An LRU state made by a sluice whose default the LRU was: no ASKED bit.
+# An upgrade keeps it, without --table and with the default's options.
+expect_status 0 "detach --keep-state" rx_sluice detach "$IF_RX" --keep-state
+K=$(kind_byte "$OFF")
+cfg_poke "$RX_PINS/sluice_config" "$OFF" $((K & ~8)) ||
+	not_ok "clear SLUICE_KIND_TABLE_ASKED, as an older sluice made it"
+expect_status 0 "attach resumes the older LRU state" rx_sluice attach "$IF_RX"
+has "... and keeps the LRU table: the summary says why" \
+	"lru table (an older sluice's default, kept): " "$OUT"
+st=$(rx_sluice status -j "$IF_RX")
+[ "$(num "$st" interfaces 0 key_table table)" = lru ] &&
+	[ "$(num "$st" interfaces 0 key_table chosen_by)" = older_default ] &&
+	ok "... status -j: table lru, chosen_by older_default" ||
+	{ not_ok "... status -j: table lru, chosen_by older_default"; diag "$st"; }
+is_kind_bit "... config.kind still without SLUICE_KIND_TABLE_ASKED" 0
+expect_status 0 "attach again (the same command twice)" rx_sluice attach "$IF_RX"
+has "... still the LRU table, and why" "lru table (an older sluice's default, kept): " "$OUT"
+has "stats: key_table_chosen_by" "key_table_chosen_by older_default" "$(ctl stats | tr -s ' ')"
+# Without --table, a new state is of the set table.
+rx_sluice detach "$IF_RX" >/dev/null
+expect_status 0 "attach without --table (a new state)" rx_sluice attach "$IF_RX" --max-keys 64
+has "... the set table: the summary says it is the default" "sets table (the default): " "$OUT"
+st=$(rx_sluice status -j "$IF_RX")
+[ "$(num "$st" interfaces 0 key_table table)" = sets ] &&
+	[ "$(num "$st" interfaces 0 key_table chosen_by)" = default ] &&
+	ok "... status -j: table sets, chosen_by default" ||
+	{ not_ok "... status -j: table sets, chosen_by default"; diag "$st"; }
+has "... status says it too" "sets table (the default): IPv4 " "$(rx_sluice status "$IF_RX")"
+is_kind_bit "... config.kind without SLUICE_KIND_TABLE_ASKED" 0
+expect_status 0 "attach --table sets over it (an upgrade: the same table)" \
+	rx_sluice attach "$IF_RX" --table sets
+has "... keeps why the state has it" "sets table (the default): " "$OUT"
 
 tap_done

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# --table lru|sets of sluice attach, run and shape attach: a bad value is a
-# usage error (exit 2) naming both, before anything looks at IFACE; the help
-# texts document it. No root needed: the interface does not exist.
+# --table sets|lru of sluice attach, run and shape attach: a bad value is a
+# usage error (exit 2) naming both, the default first, before anything looks
+# at IFACE; the help texts document it, and that sets is the default. No root needed: the interface does not exist.
 set -u
 source tests/lib/tap.sh
 
@@ -17,9 +17,10 @@ usage() { local n=$1 p=$2; shift 2; expect_usage "$n" "$p" "$SLUICE" "$@"; }
 
 for cmd in attach run "shape attach"; do
 	# shellcheck disable=SC2086 # "shape attach" is two words
-	usage "$cmd --table hash" "--table takes 'lru'" $cmd "$IF" --table hash
+	usage "$cmd --table hash" "--table takes 'sets' (the set-associative table, the default)" \
+		$cmd "$IF" --table hash
 	# shellcheck disable=SC2086
-	usage "$cmd --table hash names sets" "or 'sets'" $cmd "$IF" --table hash
+	usage "$cmd --table hash names lru" "or 'lru'" $cmd "$IF" --table hash
 	# shellcheck disable=SC2086
 	usage "$cmd --table without a value" "needs a value" $cmd "$IF" --table
 	# shellcheck disable=SC2086
@@ -42,21 +43,22 @@ done
 for cmd in attach "shape attach"; do
 	# shellcheck disable=SC2086
 	OUT=$($SLUICE $cmd --help 2>&1)
-	if grep -q -- "--table lru|sets" <<<"$OUT"; then
-		ok "$cmd --help documents --table lru|sets"
+	if grep -q -- "--table sets|lru" <<<"$OUT"; then
+		ok "$cmd --help documents --table sets|lru"
 	else
-		not_ok "$cmd --help documents --table lru|sets"
+		not_ok "$cmd --help documents --table sets|lru"
 		diag "$OUT"
 	fi
 done
 OUT=$($SLUICE attach --help 2>&1)
-if grep -q "keys per family" <<<"$OUT" && grep -q "set-associative" <<<"$OUT"; then
-	ok "attach --help: --max-keys on the sets table is per family"
+if grep -q "keys per family" <<<"$OUT" && grep -q "set-associative" <<<"$OUT" &&
+	grep -q "a new state: sets (default)" <<<"$OUT"; then
+	ok "attach --help: sets is the default, --max-keys on it is per family"
 else
-	not_ok "attach --help: --max-keys on the sets table is per family"
+	not_ok "attach --help: sets is the default, --max-keys on it is per family"
 	diag "$OUT"
 fi
-if [ -r man/sluice.8 ] && grep -q 'table " " lru | sets' man/sluice.8 &&
+if [ -r man/sluice.8 ] && grep -q 'table " " sets | lru' man/sluice.8 &&
 	grep -q 'sluice_sets_for(N)' man/sluice.8; then
 	ok "sluice(8) documents --table and the sets table's size"
 else

@@ -94,9 +94,10 @@ valid 6 "IPv6, random sources in 2001:2::/48, odd length" -s 2001:2::/48 -d "$AD
 valid 6 "IPv6, random sources in a /112" -s 2001:2:0:1:2:3:4:0/112 -d "$ADDR6_RX"
 
 # -n is exact, and --keys N gives exactly N sources: sluice (if built) keys
-# them by /32, and its table must hold N IPv4 keys afterwards.
+# them by /32, and its table must hold N IPv4 keys afterwards (the LRU
+# table's entries, which bpftool lists by key).
 if [ -x "$SLUICE" ]; then
-	rx_sluice attach "$IF_RX" --rate 1000000/s >/dev/null 2>&1 ||
+	rx_sluice attach "$IF_RX" --table lru --rate 1000000/s >/dev/null 2>&1 ||
 		{ not_ok "sluice attach, to count sources"; exit 1; }
 	before=$(rx_counter udp_in) lost=$(tx_lost)
 	tx_gen -s 198.18.128.0/20 --keys 50 -d "$ADDR4_RX" -n 5000 -r 50000 >/dev/null

@@ -36,7 +36,7 @@ is() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1"; diag "got '$2', 
 expect_status 0 "attach --table sets --max-keys $N" \
 	rx_sluice attach "$IF_RX" --table sets --max-keys "$N" --rate "$RATE/s" --burst "$BURST" ||
 	exit 1
-grep -qE "sets table: IPv4 [0-9]+ of $((CAP / 2)), IPv6 [0-9]+ of $((CAP / 2)) keys" <<<"$OUT" &&
+grep -qE "sets table \(--table sets\): IPv4 [0-9]+ of $((CAP / 2)), IPv6 [0-9]+ of $((CAP / 2)) keys" <<<"$OUT" &&
 	ok "the attach summary says the sets table of $((CAP / 2)) keys a family" ||
 	{ not_ok "the attach summary says the sets table of $((CAP / 2)) keys a family"; diag "$OUT"; }
 is "sluice_sets4 has sluice_sets_for($N) sets" "$(entries sluice_sets4)" "$SETS"
@@ -74,7 +74,7 @@ USED=$(field "$kj" used)
 [ "${USED:-0}" -ge 2 ] && ok "status -j: key_table.used counts the sources ($USED)" ||
 	{ not_ok "status -j: key_table.used counts the sources"; diag "$kj"; }
 txt=$(rx_sluice status "$IF_RX")
-grep -q "sets table: IPv4 [0-9]* of $((CAP / 2)), IPv6 [0-9]* of $((CAP / 2))" <<<"$txt" &&
+grep -q "sets table (--table sets): IPv4 [0-9]* of $((CAP / 2)), IPv6 [0-9]* of $((CAP / 2))" <<<"$txt" &&
 	ok "status says the sets table and its capacity" ||
 	{ not_ok "status says the sets table and its capacity"; diag "$txt"; }
 prom=$(rx_ctl -i "$IF_RX" stats --prometheus)

@@ -186,7 +186,7 @@ same "detach: the default root again (after --key dst)" "$(root_qdisc)" "$defaul
 # ---- the set-associative key table (--table sets) ----
 expect_status 0 "attach --table sets" rx_sluice shape attach "$IF_RX" --table sets \
 	--rate 100/s --burst 200 --max-keys 1000
-has "attach --table sets: says so" "sets table: IPv4 " "$OUT"
+has "attach --table sets: says so" "sets table (--table sets): IPv4 " "$OUT"
 j=$(st_json)
 same "--table sets: status -j key_table.table" "$(jget .key_table.table "$j")" "sets"
 same "--table sets: capacity, --max-keys 1000 is 1008 keys of each family (whole groups of 16)" "$(jget .key_table.max "$j")" "2016"

@@ -164,18 +164,20 @@ setup() {
 	floor*)
 		inr "$BENCH" xdp attach "$IFR" floor ;;
 	sluice)
-		inr "$SLUICE" attach "$IFR" --rate 1000/s --burst 1000 --new-keys off >/dev/null ;;
+		inr "$SLUICE" attach "$IFR" "${LRU[@]}" --rate 1000/s --burst 1000 --new-keys off \
+			>/dev/null ;;
 	sluice-256)
-		inr "$SLUICE" attach "$IFR" --rate 10/s --burst 10 --new-keys off >/dev/null ;;
+		inr "$SLUICE" attach "$IFR" "${LRU[@]}" --rate 10/s --burst 10 --new-keys off \
+			>/dev/null ;;
 	sluice-sets-256)
 		inr "$SLUICE" attach "$IFR" --table sets --max-keys 1048576 --rate 10/s --burst 10 \
 			--new-keys off >/dev/null ;;
 	sluice-random)
 		# A /48 holds 65,536 /64s: key by the whole address for 1M sources.
-		inr "$SLUICE" attach "$IFR" --rate 1/m --burst 1 --prefix6 128 --new-keys off \
-			>/dev/null ;;
+		inr "$SLUICE" attach "$IFR" "${LRU[@]}" --rate 1/m --burst 1 --prefix6 128 \
+			--new-keys off >/dev/null ;;
 	sluice-newkeys)
-		inr "$SLUICE" attach "$IFR" --rate 1/m --burst 1 --prefix6 128 \
+		inr "$SLUICE" attach "$IFR" "${LRU[@]}" --rate 1/m --burst 1 --prefix6 128 \
 			--new-keys 10000/s >/dev/null ;;
 	sluice-sets)
 		inr "$SLUICE" attach "$IFR" --table sets --max-keys 1048576 --rate 1000/s \
@@ -437,6 +439,10 @@ HAVE_SETS=yes
 case "$("$SLUICE" attach --help 2>&1)" in *--table*) ;; *) HAVE_SETS= ;; esac
 [ -n "$HAVE_SETS" ] || echo "e2e: $SLUICE attach has no --table: no sluice-sets rows" >&2
 pick_sets() { case $1 in sluice-sets*) [ -n "$HAVE_SETS" ] ;; esac; }
+# The rows without "sets" are the LRU table's: named, since the set table
+# became the default (a loader without --table has only the LRU).
+LRU=()
+[ -z "$HAVE_SETS" ] || LRU=(--table lru)
 for cpus in 1 $([ "$NCPU" -ge 2 ] && echo 2); do
 	# Each flood's ceiling first, then the floor and sluice on both tables.
 	for sys in xdp-drop floor sluice sluice-sets \

@@ -317,8 +317,8 @@ def tables_floor(c, md, out):
     its keys are in its LRU sluice_logs on both tables)."""
     md.append("### Both key tables and the floor (issue 13)\n\n")
     md.append("ns per packet over T1, medians of the same interleaved rounds. lru = "
-              "sluice_buckets (the default table, 1M keys for both families), sets = "
-              "--table sets (1M keys a family: 262,144 sets of 4 ways in each of "
+              "sluice_buckets (--table lru, 1M keys for both families), sets = "
+              "the set table (the default, --table sets: 1M keys a family: 262,144 sets of 4 ways in each of "
               "sluice_sets4/6). T1 is sluice's parse-only program for both tables. The "
               "floor (tools/bench/floor.bpf.c) parses the same frame, then one array lookup "
               "at a multiplicative hash of the address, a compare, bpf_ktime_get_ns and "

@@ -408,6 +408,10 @@ void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counter
 
 	memset(v, 0, sizeof(*v));
 	v->sets = h->keys.sets;
+	if (h->cfg->kind & SLUICE_KIND_TABLE_ASKED)
+		v->from = SLUICE_TABLE_ASKED;
+	else
+		v->from = v->sets ? SLUICE_TABLE_DEFAULT : SLUICE_TABLE_KEPT;
 	v->bytes = sluice_keytab_bytes(&h->keys);
 	v->max = sluice_keytab_capacity(&h->keys);
 	for (f = 0; f < 2; f++) {
@@ -446,6 +450,24 @@ void sluice_human_bytes(__u64 b, char *buf, size_t len)
 		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
 }
 
+const char *sluice_table_from_text(const struct sluice_keys_view *v)
+{
+	switch (v->from) {
+	case SLUICE_TABLE_ASKED:
+		return v->sets ? "--table sets" : "--table lru";
+	case SLUICE_TABLE_KEPT:
+		return "an older sluice's default, kept";
+	default:
+		return "the default";
+	}
+}
+
+static const char *const table_from_words[] = {
+	[SLUICE_TABLE_DEFAULT] = "default",
+	[SLUICE_TABLE_ASKED] = "option",
+	[SLUICE_TABLE_KEPT] = "older_default",
+};
+
 void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 {
 	char mem[32];
@@ -454,15 +476,17 @@ void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 	sluice_human_bytes(v->bytes, mem, sizeof(mem));
 	if (!v->sets) {
 		snprintf(buf, len,
-			 "%llu of %llu keys (lru table: IPv4 %llu, IPv6 %llu share it; %s)",
-			 (unsigned long long)(v->used[0] + v->used[1]), (unsigned long long)v->max,
-			 (unsigned long long)v->used[0], (unsigned long long)v->used[1], mem);
+			 "lru table (%s): %llu of %llu keys, IPv4 %llu and IPv6 %llu "
+			 "share it (%s)",
+			 sluice_table_from_text(v), (unsigned long long)(v->used[0] + v->used[1]),
+			 (unsigned long long)v->max, (unsigned long long)v->used[0],
+			 (unsigned long long)v->used[1], mem);
 		wide_text(v, buf, len);
 		return;
 	}
 	/* A set table's families fill apart: a full IPv4 half is full
 	 * whatever the IPv6 half holds, so each is said on its own. */
-	snprintf(buf, len, "sets table:");
+	snprintf(buf, len, "sets table (%s):", sluice_table_from_text(v));
 	for (f = 0; f < 2; f++) {
 		size_t n = strlen(buf);
 
@@ -481,6 +505,7 @@ void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v)
 
 	sluice_rec_begin(r, "key_table");
 	sluice_rec_str(r, "table", v->sets ? "sets" : "lru");
+	sluice_rec_str(r, "chosen_by", table_from_words[v->from]);
 	sluice_rec_u64(r, "used", v->used[0] + v->used[1]);
 	sluice_rec_u64(r, "max", v->max);
 	sluice_rec_bool(r, "families_share_max", !v->sets);

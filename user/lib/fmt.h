@@ -60,8 +60,17 @@ void sluice_settings_text(const struct sluice_settings *s, char *buf, size_t len
 void sluice_settings_json(struct sluice_json *j, const struct sluice_settings *s);
 
 /* What the key table holds and can hold, per family ([0] IPv4, [1] IPv6). */
+/* Why a state has its key table (config.kind's SLUICE_KIND_TABLE_ASKED). */
+enum sluice_table_from {
+	SLUICE_TABLE_DEFAULT, /* a sets state made without --table */
+	SLUICE_TABLE_ASKED, /* made with --table */
+	SLUICE_TABLE_KEPT, /* an lru state made without --table: an older
+			    * sluice's default, kept by every upgrade since */
+};
+
 struct sluice_keys_view {
 	bool sets; /* the set table; else the LRU, whose families share max */
+	enum sluice_table_from from;
 	__u64 used[2]; /* keys now */
 	__u64 max_family[2]; /* what each family can hold (the LRU: max) */
 	__u64 max; /* both families */
@@ -74,12 +83,15 @@ struct sluice_keys_view {
 /* From a handle and its counters (sluice_read_counters()). */
 void sluice_keys_view(const struct sluice_handle *h, const struct sluice_counters *c,
 		      struct sluice_keys_view *v);
-/* "sets table: IPv4 64 of 64 (full), IPv6 1 of 64 keys (12.0 KiB)", and
- * "; wide keys: 3 of 4096" or "; wide keys off" */
+/* "sets table (the default): IPv4 64 of 64 (full), IPv6 1 of 64 keys
+ * (12.0 KiB)", or "lru table (--table lru): 3 of 100 keys, IPv4 2 and IPv6 1
+ * share it (11.4 KiB)", and "; wide keys: 3 of 4096" or "; wide keys off" */
 void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len);
 /* b bytes as "%.1f GiB", "MiB" or "KiB". */
 void sluice_human_bytes(__u64 b, char *buf, size_t len);
-/* "key_table": {table, used, max, families_share_max, memlock, ipv4: {used, max,
+/* The why of sluice_keys_text(): "the default", "--table sets", ... */
+const char *sluice_table_from_text(const struct sluice_keys_view *v);
+/* "key_table": {table, chosen_by, used, max, families_share_max, memlock, ipv4: {used, max,
  * full}, ipv6: {...}, wide: {on, used, max}} */
 void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v);
 /* A shaper's counters: "shape": {shaped, delayed, delay_ns, mean_delay_ns,

@@ -43,7 +43,7 @@ void attach_usage(FILE *f)
 	fprintf(f,
 		"  sluice attach IFACE [--mode native|skb] [--rate RATE] [--burst N]\n"
 		"                [--algo ALGO] [--window DUR] [--prefix4 LEN] [--prefix6 LEN]\n"
-		"                [--table lru|sets] [--max-keys N] [--max-log-keys N]\n"
+		"                [--table sets|lru] [--max-keys N] [--max-log-keys N]\n"
 		"                [--max-rules N] [--max-flows N] [--fleet-keys N]\n"
 		"                [--new-keys RATE|off]\n"
 		"                [--fail-closed|--fail-open] [--config FILE] [--resume|--fresh]\n"
@@ -66,28 +66,30 @@ static void attach_help(void)
 	       "  --window DUR        window of the window algorithms: 100ms to 1h\n"
 	       "  --prefix4 LEN       IPv4 sources share a bucket per /LEN (default 32)\n"
 	       "  --prefix6 LEN       IPv6 sources share a bucket per /LEN (default 64)\n"
-	       "  --table lru|sets    the key table of a new state: lru (default), an LRU\n"
-	       "                      hash that evicts the least recently used key; sets, a\n"
-	       "                      set-associative table (4 keys a set, a keyed hash picks\n"
-	       "                      the set) that evicts the key whose state means least;\n"
-	       "                      fixed once pinned (a change needs --fresh)\n"
+	       "  --table sets|lru    the key table of a new state: sets (default), a\n"
+	       "                      set-associative table (a keyed hash picks two groups\n"
+	       "                      of 16 keys) that evicts the key whose state means\n"
+	       "                      least, so a flood of new sources cannot push out a\n"
+	       "                      held one; lru, an LRU hash that evicts the least\n"
+	       "                      recently used key; fixed once pinned: an upgrade\n"
+	       "                      keeps the pinned state's, a change needs --fresh\n"
 	       "  --max-keys N        size of the key table (default %u); fixed once pinned;\n"
-	       "                      with --table sets N keys per family (IPv4 and IPv6\n"
-	       "                      each: 32 and 48 bytes a key)\n"
+	       "                      sets: N keys per family (IPv4 and IPv6 each: 32 and\n"
+	       "                      48 bytes a key); lru: N in all (112 bytes a key)\n"
 	       "  --max-log-keys N    size of the sliding-log table (default %u), an LRU hash\n"
 	       "                      with either --table\n"
 	       "  --max-rules N       most rules (default %u, 136 bytes each); fixed once pinned\n"
 	       "  --max-flows N       turn on wide keys (policies keyed by source and port,\n"
 	       "                      or by flow: sluicectl's key option; off by default) in\n"
-	       "                      a table of N: an LRU hash, or\n"
-	       "                      with --table sets sets of 80 bytes a key; fixed once\n"
+	       "                      a table of N: sets of 80 bytes a key, or with\n"
+	       "                      --table lru an LRU hash; fixed once\n"
 	       "                      pinned (an attach with it turns them on in place)\n"
 	       "  --fleet-keys N      active keys of fleet policies a sync can push (default\n"
 	       "                      %u); fixed once pinned, see sluice run --redis\n"
 	       "  --new-keys RATE     admit at most RATE new sources; past it, new sources\n"
 	       "                      share their /24 (/48) bucket; 'off' to stop\n"
 	       "  --fail-closed       drop packets whose key the table refuses (rare: a full\n"
-	       "                      LRU table evicts instead; see sluice(8))\n"
+	       "                      table evicts instead; see sluice(8))\n"
 	       "  --fail-open         pass them (default)\n"
 	       "  --config FILE       the whole desired state: sluicectl editing commands\n"
 	       "                      (set, rule add), one per line; settings and rules become\n"
@@ -467,7 +469,7 @@ int sluice_attach(const struct attach_target *t, struct attach_opts *o)
 		refuse(&c, -ENOMEM, "Couldn't attach to %s: %s", o->ifname, strerror(ENOMEM));
 		goto out;
 	}
-	attach_size_keys(&c, o->table == ATTACH_TABLE_SETS);
+	attach_size_keys(&c, o->table != ATTACH_TABLE_LRU);
 	c.max_log_keys = o->max_log_keys ? (__u32)o->max_log_keys : SLUICE_DEFAULT_MAX_LOG_KEYS;
 	c.max_rules = o->max_rules ? (__u32)o->max_rules : SLUICE_DEFAULT_MAX_RULES;
 	c.fleet_keys = o->fleet_keys ? (__u32)o->fleet_keys : SLUICE_DEFAULT_FLEET_KEYS;

@@ -324,10 +324,12 @@ int attach_inspect_pins(struct attach_ctx *c, struct sluice_bpf *skel)
 							sluice_map_max_entries(bfd) > 1);
 		c->table_change = c->o->table &&
 				  (c->o->table == ATTACH_TABLE_SETS) != c->pinned_sets;
-		c->sets = c->pinned_sets;
-		/* A state pinned before wide keys gets their tables (created at
-		 * load), sized for its key table; pinned ones say their size. */
-		size_flows(c, c->pinned_sets);
+		/* The state's table, whatever the default: a state pinned
+		 * before wide keys, or an LRU state pinned before the set
+		 * table, gets the tables it lacks (created at load) sized for
+		 * its key table, the other table's at one set; pinned ones say
+		 * their size. */
+		attach_size_keys(c, c->pinned_sets);
 		if (c->pinned_sets && s4fd < 0)
 			ret = refuse(c, -EPROTO,
 				     "the pinned state of %s is of the sets table but %s/%s is "
@@ -392,7 +394,8 @@ static int init_config(struct attach_ctx *c, int fd)
 		cfg.settings[1] = cfg.settings[0];
 		cfg.layout = SLUICE_LAYOUT_VERSION;
 		cfg.kind = (c->t->new_kind ? c->t->new_kind(c) : 0) |
-			   (c->sets ? SLUICE_KIND_SETS : 0);
+			   (c->sets ? SLUICE_KIND_SETS : 0) |
+			   (c->o->table ? SLUICE_KIND_TABLE_ASKED : 0);
 		/* Whose it is from the start; "attaching" until the program
 		 * runs, so that a state this call leaves behind when it is
 		 * killed is never taken for a finished one. */
@@ -514,7 +517,7 @@ int attach_check_table(struct attach_ctx *c)
 		return 0;
 	if (c->plan.kind == RESUME_DROP) {
 		/* --fresh: a new state of the table asked for. */
-		attach_size_keys(c, o->table == ATTACH_TABLE_SETS);
+		attach_size_keys(c, o->table != ATTACH_TABLE_LRU);
 		return 0;
 	}
 	if (c->prog_id)

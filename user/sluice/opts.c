@@ -191,9 +191,9 @@ static int opt_table(struct opt_parse *p, const struct attach_opt *opt, const ch
 		p->o->table = ATTACH_TABLE_SETS;
 	else
 		return sluice_cli_usage(p->name,
-					"--table takes 'lru' (an LRU hash, the default) "
-					"or 'sets' (the set-associative table), not '%s'%s",
-					arg, lower_hint(arg, "lru", "sets"));
+					"--table takes 'sets' (the set-associative table, "
+					"the default) or 'lru' (an LRU hash), not '%s'%s",
+					arg, lower_hint(arg, "sets", "lru"));
 	return 0;
 }
 

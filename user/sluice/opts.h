@@ -19,7 +19,7 @@
 
 /* --table: the key table of a new state */
 enum attach_table {
-	ATTACH_TABLE_UNSET, /* not given: a new state's is LRU, a pinned one's stays */
+	ATTACH_TABLE_UNSET, /* not given: a new state's is sets, a pinned one's stays */
 	ATTACH_TABLE_LRU,
 	ATTACH_TABLE_SETS,
 };

@@ -219,7 +219,8 @@ static void shape_prepare(struct attach_ctx *c, struct sluice_handle *h)
 	struct shape_attach *s = c->priv;
 	__u32 key = o->key_given ? o->key_kind : (h->cfg->kind & SLUICE_KIND_KEY_DST);
 
-	h->cfg->kind = SLUICE_KIND_SHAPE | key | (h->cfg->kind & SLUICE_KIND_SETS);
+	h->cfg->kind = SLUICE_KIND_SHAPE | key |
+		       (h->cfg->kind & (SLUICE_KIND_SETS | SLUICE_KIND_TABLE_ASKED));
 	__atomic_store_n(&h->cfg->shape_horizon_us, s->fq.horizon_us, __ATOMIC_RELEASE);
 }
 
