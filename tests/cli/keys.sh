@@ -180,6 +180,9 @@ is_kind_bit "... config.kind still without SLUICE_KIND_TABLE_ASKED" 0
 expect_status 0 "attach again (the same command twice)" rx_sluice attach "$IF_RX"
 has "... still the LRU table, and why" "lru table (an older sluice's default, kept): " "$OUT"
 has "stats: key_table_chosen_by" "key_table_chosen_by older_default" "$(ctl stats | tr -s ' ')"
+has "metrics: sluice_key_table says why" \
+	"sluice_key_table{interface=\"$IF_RX\",table=\"lru\",chosen_by=\"older_default\"} 1" \
+	"$(ctl stats --prometheus)"
 # Without --table, a new state is of the set table.
 rx_sluice detach "$IF_RX" >/dev/null
 expect_status 0 "attach without --table (a new state)" rx_sluice attach "$IF_RX" --max-keys 64

@@ -78,7 +78,7 @@ grep -q "sets table (--table sets): IPv4 [0-9]* of $((CAP / 2)), IPv6 [0-9]* of 
 	ok "status says the sets table and its capacity" ||
 	{ not_ok "status says the sets table and its capacity"; diag "$txt"; }
 prom=$(rx_ctl -i "$IF_RX" stats --prometheus)
-grep -q "^sluice_key_table{interface=\"$IF_RX\",table=\"sets\"} 1$" <<<"$prom" &&
+grep -q "^sluice_key_table{interface=\"$IF_RX\",table=\"sets\",chosen_by=\"option\"} 1$" <<<"$prom" &&
 	grep -q "^sluice_max_keys{interface=\"$IF_RX\"} $CAP$" <<<"$prom" &&
 	grep -q "^sluice_key_table_bytes{interface=\"$IF_RX\"} $BYTES$" <<<"$prom" &&
 	ok "metrics: sluice_key_table{table=\"sets\"}, sluice_max_keys $CAP, sluice_key_table_bytes" ||

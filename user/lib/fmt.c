@@ -462,11 +462,16 @@ const char *sluice_table_from_text(const struct sluice_keys_view *v)
 	}
 }
 
-static const char *const table_from_words[] = {
-	[SLUICE_TABLE_DEFAULT] = "default",
-	[SLUICE_TABLE_ASKED] = "option",
-	[SLUICE_TABLE_KEPT] = "older_default",
-};
+const char *sluice_table_from_word(const struct sluice_keys_view *v)
+{
+	static const char *const words[] = {
+		[SLUICE_TABLE_DEFAULT] = "default",
+		[SLUICE_TABLE_ASKED] = "option",
+		[SLUICE_TABLE_KEPT] = "older_default",
+	};
+
+	return words[v->from];
+}
 
 void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len)
 {
@@ -505,7 +510,7 @@ void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v)
 
 	sluice_rec_begin(r, "key_table");
 	sluice_rec_str(r, "table", v->sets ? "sets" : "lru");
-	sluice_rec_str(r, "chosen_by", table_from_words[v->from]);
+	sluice_rec_str(r, "chosen_by", sluice_table_from_word(v));
 	sluice_rec_u64(r, "used", v->used[0] + v->used[1]);
 	sluice_rec_u64(r, "max", v->max);
 	sluice_rec_bool(r, "families_share_max", !v->sets);

@@ -91,6 +91,8 @@ void sluice_keys_text(const struct sluice_keys_view *v, char *buf, size_t len);
 void sluice_human_bytes(__u64 b, char *buf, size_t len);
 /* The why of sluice_keys_text(): "the default", "--table sets", ... */
 const char *sluice_table_from_text(const struct sluice_keys_view *v);
+/* ... as one word, for JSON and metrics: "default", "option", "older_default" */
+const char *sluice_table_from_word(const struct sluice_keys_view *v);
 /* "key_table": {table, chosen_by, used, max, families_share_max, memlock, ipv4: {used, max,
  * full}, ipv6: {...}, wide: {on, used, max}} */
 void sluice_keys_out(struct sluice_rec *r, const struct sluice_keys_view *v);

@@ -68,15 +68,18 @@ static void counter(FILE *f, const char *name, const char *help, const char *ifn
 	sample(f, name, ifname, NULL, v);
 }
 
-/* sluice_key_table{interface="IFACE",table="lru"} 1: which key table the
- * state has (--table), an info-style gauge. */
-static void table_info(FILE *f, const char *ifname, bool sets)
+/* sluice_key_table{interface="IFACE",table="sets",chosen_by="default"} 1:
+ * which key table the state has and why (sluice_keys_view()), an info-style
+ * gauge. */
+static void table_info(FILE *f, const char *ifname, const struct sluice_keys_view *v)
 {
 	family(f, "sluice_key_table", "gauge",
-	       "The key table of the state, in the table label: lru or sets (always 1).");
+	       "The key table of the state, in the table label (lru or sets), and why, in "
+	       "chosen_by (default, option or older_default) (always 1).");
 	fprintf(f, "sluice_key_table{" IFACE_LABEL "=\"");
 	put_label(f, ifname);
-	fprintf(f, "\",table=\"%s\"} 1\n", sets ? "sets" : "lru");
+	fprintf(f, "\",table=\"%s\",chosen_by=\"%s\"} 1\n", v->sets ? "sets" : "lru",
+		sluice_table_from_word(v));
 }
 
 /*
@@ -365,7 +368,7 @@ int sluice_prometheus(FILE *f, struct sluice_handle *h, char *err, size_t errlen
 	      sluice_keytab_bytes(&h->keys));
 	sluice_keys_view(h, &c, &kv);
 	family_samples(f, label, &kv);
-	table_info(f, label, h->keys.sets);
+	table_info(f, label, &kv);
 	gauge(f, "sluice_max_log_keys", "Size of the sliding-log table (sluice_logs).", label,
 	      sluice_map_max_entries(h->logs_fd));
 	gauge(f, "sluice_wide_keys",
