@@ -381,9 +381,11 @@ _Static_assert(sizeof(struct sluice_owner) == 40, "sluice_owner layout");
 /* Keys live in sluice_sets4/sluice_sets6 (--table sets), not sluice_buckets;
  * fixed at attach, as set_seed is. */
 #define SLUICE_KIND_SETS (1U << 2)
-/* The key table was named by --table when the state was made. Without it,
- * a sets state took the default, and an lru one was made by a sluice whose
- * default was the LRU table (before 0.5.0) and kept by every upgrade since. */
+/* The key table was named by --table when the state was made (or when the
+ * state an attach --fresh dropped was made). Without it, a sets state took
+ * the default, and an lru one was made by a sluice whose default was the
+ * LRU table (0.4.0, and every build until the set table became the
+ * default) and kept by every upgrade since. */
 #define SLUICE_KIND_TABLE_ASKED (1U << 3)
 
 /* sluice_config.shape_flags */

@@ -183,6 +183,11 @@ has "stats: key_table_chosen_by" "key_table_chosen_by older_default" "$(ctl stat
 has "metrics: sluice_key_table says why" \
 	"sluice_key_table{interface=\"$IF_RX\",table=\"lru\",chosen_by=\"older_default\"} 1" \
 	"$(ctl stats --prometheus)"
+# --fresh without --table keeps the dropped state's table, and why it had it.
+expect_status 0 "detach --keep-state" rx_sluice detach "$IF_RX" --keep-state
+expect_status 0 "attach --fresh over the older LRU state" rx_sluice attach "$IF_RX" --fresh
+has "... a new LRU state, still said to be the older default's" \
+	"lru table (an older sluice's default, kept): " "$OUT"
 # Without --table, a new state is of the set table.
 rx_sluice detach "$IF_RX" >/dev/null
 expect_status 0 "attach without --table (a new state)" rx_sluice attach "$IF_RX" --max-keys 64
@@ -197,5 +202,11 @@ is_kind_bit "... config.kind without SLUICE_KIND_TABLE_ASKED" 0
 expect_status 0 "attach --table sets over it (an upgrade: the same table)" \
 	rx_sluice attach "$IF_RX" --table sets
 has "... keeps why the state has it" "sets table (the default): " "$OUT"
+rx_sluice detach "$IF_RX" >/dev/null
+expect_status 0 "attach --table lru --max-keys 64" rx_sluice attach "$IF_RX" --table lru --max-keys 64
+expect_status 0 "detach --keep-state" rx_sluice detach "$IF_RX" --keep-state
+expect_status 0 "attach --fresh" rx_sluice attach "$IF_RX" --fresh
+has "... the new LRU state says --table lru, as the dropped one did" "lru table (--table lru): " \
+	"$OUT"
 
 tap_done

@@ -59,7 +59,6 @@ void sluice_policy_json(struct sluice_json *j, const struct sluice_policy *p,
 void sluice_settings_text(const struct sluice_settings *s, char *buf, size_t len);
 void sluice_settings_json(struct sluice_json *j, const struct sluice_settings *s);
 
-/* What the key table holds and can hold, per family ([0] IPv4, [1] IPv6). */
 /* Why a state has its key table (config.kind's SLUICE_KIND_TABLE_ASKED). */
 enum sluice_table_from {
 	SLUICE_TABLE_DEFAULT, /* a sets state made without --table */
@@ -67,6 +66,8 @@ enum sluice_table_from {
 	SLUICE_TABLE_KEPT, /* an lru state made without --table: an older
 			    * sluice's default, kept by every upgrade since */
 };
+
+/* What the key table holds and can hold, per family ([0] IPv4, [1] IPv6). */
 
 struct sluice_keys_view {
 	bool sets; /* the set table; else the LRU, whose families share max */

@@ -41,6 +41,16 @@ static bool sets_fit(const struct attach_ctx *c, __u64 want, __u32 have)
 	       (c->have_old_cfg && c->old_cfg.layout < SLUICE_LAYOUT_VERSION && sets == have);
 }
 
+/* SLUICE_KIND_TABLE_ASKED of a new state: --table named its table, or
+ * --fresh without --table kept the table of the state it dropped, and so
+ * why that one had it. */
+static __u32 table_asked(const struct attach_ctx *c)
+{
+	if (c->o->table)
+		return SLUICE_KIND_TABLE_ASKED;
+	return c->have_old_cfg ? c->old_cfg.kind & SLUICE_KIND_TABLE_ASKED : 0;
+}
+
 /* Compare one pinned map with what this sluice would create. */
 static int check_pinned_map(struct attach_ctx *c, struct sluice_bpf *skel, const char *name, int fd)
 {
@@ -394,8 +404,7 @@ static int init_config(struct attach_ctx *c, int fd)
 		cfg.settings[1] = cfg.settings[0];
 		cfg.layout = SLUICE_LAYOUT_VERSION;
 		cfg.kind = (c->t->new_kind ? c->t->new_kind(c) : 0) |
-			   (c->sets ? SLUICE_KIND_SETS : 0) |
-			   (c->o->table ? SLUICE_KIND_TABLE_ASKED : 0);
+			   (c->sets ? SLUICE_KIND_SETS : 0) | table_asked(c);
 		/* Whose it is from the start; "attaching" until the program
 		 * runs, so that a state this call leaves behind when it is
 		 * killed is never taken for a finished one. */
