@@ -30,7 +30,9 @@
  * 1M keys a family as the LRU table). The sets table adds T3held: T3 into a
  * table whose every way holds a key with debt (a TAT an hour or more ahead,
  * and the new keys' own a 1/hour policy's), so every claim evicts by
- * smallest debt. The floor (tools/bench/floor.bpf.c: parse, one array
+ * smallest debt. Every algorithm's T3 cases share the two sets tables, and
+ * each timed run starts from the table as it was filled (restore_table()).
+ * The floor (tools/bench/floor.bpf.c: parse, one array
  * lookup, compare, clock, CAS) runs in the same rounds too, with its own T1
  * (parse only), T2 (one hot key) and T3 (a random key into 1M slots of 64 B).
  *
@@ -140,6 +142,14 @@ struct cost_ctx {
 	struct floor_bpf *floor;
 	/* [table]: lru, sets; held: the sets table full of held keys */
 	struct bpfrun parse, main[2], vary[2], held, scale[2][2][NR_SCALE];
+	/* The T3 set tables as prefill_vary() left them (vary[TAB_SETS], held),
+	 * each family's sets: restored before every timed run of a case on
+	 * them (restore_table()). */
+	struct table_snap {
+		struct bpfrun *obj;
+		void *mem[2];
+		size_t len[2];
+	} snap[2];
 	struct cost_case *cases;
 	int ncases, cap;
 	__u16 next_gen;
@@ -697,6 +707,49 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
  * kernel's count + 0.5 ns (the middle of its rounding, 0.5% or less of such a
  * case), counted in `fallbacks`.
  */
+/*
+ * The T3 set tables are shared by the cases of every algorithm, and a run
+ * leaves the keys it made: a window algorithm's stay unfree until their
+ * window ends, and make the next case's claims read their second line. So
+ * every timed run of a case on one of them starts from the table as it was
+ * prefilled (its family's sets copied back), and measures the table its row
+ * names, whatever ran before.
+ */
+static void snap_table(struct cost_ctx *c, int i, struct bpfrun *o)
+{
+	int f;
+
+	c->snap[i].obj = o;
+	for (f = 0; f < 2; f++) {
+		size_t len = (size_t)o->keys.nsets[f] *
+			     (f ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4));
+
+		c->snap[i].mem[f] = malloc(len);
+		if (!c->snap[i].mem[f])
+			continue; /* not restored: the runs meet what the last ones left */
+		memcpy(c->snap[i].mem[f], o->keys.mem[f], len);
+		c->snap[i].len[f] = len;
+	}
+}
+
+static void restore_table(struct cost_ctx *c, const struct cost_case *k)
+{
+	int i, f = k->family == 6;
+
+	for (i = 0; i < 2; i++)
+		if (c->snap[i].obj == k->obj && c->snap[i].mem[f])
+			memcpy(c->snap[i].obj->keys.mem[f], c->snap[i].mem[f], c->snap[i].len[f]);
+}
+
+static void free_snaps(struct cost_ctx *c)
+{
+	int i, f;
+
+	for (i = 0; i < 2; i++)
+		for (f = 0; f < 2; f++)
+			free(c->snap[i].mem[f]);
+}
+
 static int run_case(struct cost_ctx *c, struct cost_case *k, __u32 repeat, bool timed)
 {
 	double ns = 0;
@@ -706,6 +759,7 @@ static int run_case(struct cost_ctx *c, struct cost_case *k, __u32 repeat, bool 
 	if (!timed)
 		return run_once(k, repeat, false, NULL, NULL);
 	for (i = 0; i < 3; i++) {
+		restore_table(c, k);
 		ret = run_once(k, repeat, true, &ns, &kns);
 		if (ret)
 			return ret;
@@ -1060,6 +1114,8 @@ static int load_objects(struct cost_ctx *c, __s64 *avail)
 	ret = prefill_vary(c);
 	if (ret)
 		return ret;
+	snap_table(c, 0, &c->vary[TAB_SETS]);
+	snap_table(c, 1, &c->held);
 	for (i = TAB_LRU; i <= TAB_SETS; i++) {
 		avail[i] = mem_available_kb();
 		for (f = 0; f < 2; f++) {
@@ -1094,6 +1150,7 @@ static void close_objects(struct cost_ctx *c)
 	}
 	bpfrun_close(&c->held);
 	bpfrun_close(&c->parse);
+	free_snaps(c);
 }
 
 /* Every timed program into the XDP dispatcher (bench_hold()): c->wall, or

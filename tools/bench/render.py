@@ -327,7 +327,11 @@ def tables_floor(c, md, out):
               "the cheap one; its differences are over its own T1. T3 sets free: the table full "
               "of keys under their limit; T3 sets held: every way a key with a debt "
               "(TATs an hour ahead and more; the new keys a 1/hour policy's), so every "
-              "claim evicts by smallest debt.\n\n")
+              "claim evicts by smallest debt. The algorithms' T3 cases share these two "
+              "tables, and each timed run starts from the table as it was filled (its "
+              "family's sets copied back): before make bench run 2026-12-08, the keys a "
+              "window algorithm's run left, unfree until their window ended, made the "
+              "next runs' claims of every algorithm dearer, round after round.\n\n")
     md.append("| fam | floor T1 | floor T2 | floor T3 | floor T2-T1 | floor T3-T1 | floor "
               "T2 with SipHash-1-3 | its T2-T1 | the hash adds | disturbed runs |\n"
               "|---|---|---|---|---|---|---|---|---|---|\n")
