@@ -23,6 +23,11 @@ netns_need_root "run leaks" curl
 netns_need_sluice "run leaks"
 
 N=26
+# A small key table: a scrape, status and stats count its keys by walking
+# it, and the set table's walk reads every way (1M a family at the default:
+# about 30 ms a scrape), which would make the thousands below slow, not
+# leaky.
+KEYS="--max-keys 4096"
 netns_setup rl $N || { not_ok "build the namespaces and the veth pair"; exit 1; }
 SRC=198.18.$N.7
 XDPFS=
@@ -97,7 +102,7 @@ limits() {
 
 # ---- 1. under 80 fds, at --interval 100ms ----
 
-run_bg prlimit -- prlimit --nofile=80:80 "$SLUICE" run "$IF_RX" --rate 100/s --interval 100ms
+run_bg prlimit -- prlimit --nofile=80:80 "$SLUICE" run "$IF_RX" $KEYS --rate 100/s --interval 100ms
 run_reporting 1 || { not_ok "sluice run under prlimit reports"; diag "$(cat "$RUN_OUT")"; }
 base=$(fds)
 sleep 8
@@ -118,7 +123,7 @@ stop_run
 
 CONF=$NETNS_TMP/run.conf
 printf 'set --rate 100/s --burst 100\nrule add 198.18.%s.128/25 --rate 10/s\n' "$N" >"$CONF"
-run_bg busy SLUICE_TEST_INTERVAL=2ms -- "$SLUICE" run "$IF_RX" --config "$CONF" \
+run_bg busy SLUICE_TEST_INTERVAL=2ms -- "$SLUICE" run "$IF_RX" $KEYS --config "$CONF" \
 	--metrics 127.0.0.1:0 --interval 100ms
 run_reporting 1 || { not_ok "sluice run --metrics reports"; diag "$(cat "$RUN_OUT")"; exit 1; }
 URL=$(sed -n 's/^serving the counters at //p' "$RUN_OUT")
@@ -177,7 +182,7 @@ else
 	XDPFS=/sys/fs/bpf/sluice-test-runleak-$$
 	mkdir -p "$XDPFS/xdp"
 	expect_status 0 "attach --rate 100/s --burst 100" \
-		rx_sluice attach "$IF_RX" --rate 100/s --burst 100 --mode skb
+		rx_sluice attach "$IF_RX" $KEYS --rate 100/s --burst 100 --mode skb
 	ours=$(xdp_prog_id)
 	# libxdp's dispatcher at the interface, sluice's program its
 	# component 0, pinned where libxdp pins one (LIBXDP_BPFFS/xdp).
@@ -241,7 +246,7 @@ redis_up() {
 	return 1
 }
 redis_up || { not_ok "start redis-server"; exit 1; }
-expect_status 0 "attach a fleet policy" rx_sluice attach "$IF_RX" --rate 100/s --burst 100
+expect_status 0 "attach a fleet policy" rx_sluice attach "$IF_RX" $KEYS --rate 100/s --burst 100
 rx_ctl -i "$IF_RX" set --fleet on || not_ok "set --fleet on"
 run_bg fleet SLUICE_TEST_INTERVAL=5ms -- "$SLUICE" run "$IF_RX" --redis "unix:$SOCK" \
 	--fleet "leak$$" --sync-interval 10ms
