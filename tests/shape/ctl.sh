@@ -34,7 +34,8 @@ same() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; diag "'$2' != '$3'"
 # A 10 s interval: what the burst queued takes minutes to drain, so the
 # views below read the queue the burst left whatever the guest's speed.
 expect_status 0 "sluice shape attach with --delay" \
-	rx_sluice shape attach "$IF_RX" --rate 6/m --burst 20 --delay 5 --horizon 300s || exit 1
+	rx_sluice shape attach "$IF_RX" --rate 6/m --burst 20 --delay 5 --horizon 300s \
+		--max-keys 4096 || exit 1
 if rx_exec tc qdisc show dev "$IF_RX" | grep -q "^qdisc fq 51ce: root"; then
 	ok "the shaper's fq qdisc is the root"
 else
