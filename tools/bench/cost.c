@@ -698,16 +698,6 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
 }
 
 /*
- * A timed run. The wall clock has the resolution (a fraction of a ns over a
- * million packets), the kernel's count has the robustness: it stops while the
- * thread is scheduled out, but is rounded down to whole ns. Where they agree
- * (wall within [kernel, kernel + 1.25): the call itself adds a few us) the wall
- * clock is the measurement. A short case disturbed by the scheduler runs
- * again, up to twice; a case of 100 ns or more, or one never clean, takes the
- * kernel's count + 0.5 ns (the middle of its rounding, 0.5% or less of such a
- * case), counted in `fallbacks`.
- */
-/*
  * The T3 set tables are shared by the cases of every algorithm, and a run
  * leaves the keys it made: a window algorithm's stay unfree until their
  * window ends, and make the next case's claims read their second line. So
@@ -715,7 +705,7 @@ static int run_once(struct cost_case *k, __u32 repeat, bool count, double *ns, _
  * prefilled (its family's sets copied back), and measures the table its row
  * names, whatever ran before.
  */
-static void snap_table(struct cost_ctx *c, int i, struct bpfrun *o)
+static int snap_table(struct cost_ctx *c, int i, struct bpfrun *o)
 {
 	int f;
 
@@ -724,12 +714,16 @@ static void snap_table(struct cost_ctx *c, int i, struct bpfrun *o)
 		size_t len = (size_t)o->keys.nsets[f] *
 			     (f ? sizeof(struct sluice_set6) : sizeof(struct sluice_set4));
 
+		/* without it the rows would measure what earlier runs left */
 		c->snap[i].mem[f] = malloc(len);
 		if (!c->snap[i].mem[f])
-			continue; /* not restored: the runs meet what the last ones left */
+			return sluice_err(c->err, sizeof(c->err), -ENOMEM,
+					  "Couldn't keep a copy of a T3 set table (%zu bytes)",
+					  len);
 		memcpy(c->snap[i].mem[f], o->keys.mem[f], len);
 		c->snap[i].len[f] = len;
 	}
+	return 0;
 }
 
 static void restore_table(struct cost_ctx *c, const struct cost_case *k)
@@ -750,6 +744,16 @@ static void free_snaps(struct cost_ctx *c)
 			free(c->snap[i].mem[f]);
 }
 
+/*
+ * A timed run. The wall clock has the resolution (a fraction of a ns over a
+ * million packets), the kernel's count has the robustness: it stops while the
+ * thread is scheduled out, but is rounded down to whole ns. Where they agree
+ * (wall within [kernel, kernel + 1.25): the call itself adds a few us) the wall
+ * clock is the measurement. A short case disturbed by the scheduler runs
+ * again, up to twice; a case of 100 ns or more, or one never clean, takes the
+ * kernel's count + 0.5 ns (the middle of its rounding, 0.5% or less of such a
+ * case), counted in `fallbacks`.
+ */
 static int run_case(struct cost_ctx *c, struct cost_case *k, __u32 repeat, bool timed)
 {
 	double ns = 0;
@@ -1114,8 +1118,11 @@ static int load_objects(struct cost_ctx *c, __s64 *avail)
 	ret = prefill_vary(c);
 	if (ret)
 		return ret;
-	snap_table(c, 0, &c->vary[TAB_SETS]);
-	snap_table(c, 1, &c->held);
+	ret = snap_table(c, 0, &c->vary[TAB_SETS]);
+	if (!ret)
+		ret = snap_table(c, 1, &c->held);
+	if (ret)
+		return ret;
 	for (i = TAB_LRU; i <= TAB_SETS; i++) {
 		avail[i] = mem_available_kb();
 		for (f = 0; f < 2; f++) {
